@@ -1,0 +1,58 @@
+"""The Litestar application factory."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from litestar import Litestar
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+
+from api.auth import AuthCache, provide_caller
+from api.deps import provide_runtime
+from api.errors import EXCEPTION_HANDLERS
+from api.routes.animas import AnimaController
+from api.routes.events import EventController
+from api.routes.health import health
+from elephantasm.runtime import Runtime
+
+ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController]
+"""Every route of the API; feature modules add their controllers here."""
+
+
+def create_app(
+    runtime: Runtime,
+    background: Sequence[Callable[[Runtime], Any]] = (),
+) -> Litestar:
+    """Build the app over an existing runtime.
+
+    ``background`` are async context-manager factories run for the app's lifetime (the in-process
+    dreamer scheduler is one); the runtime itself is owned and closed by the caller.
+    """
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        managers = [factory(runtime) for factory in background]
+        for manager in managers:
+            await manager.__aenter__()
+        try:
+            yield
+        finally:
+            for manager in reversed(managers):
+                await manager.__aexit__(None, None, None)
+
+    return Litestar(
+        route_handlers=ROUTE_HANDLERS,
+        dependencies={"runtime": Provide(provide_runtime, sync_to_thread=False), "caller": Provide(provide_caller)},
+        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        lifespan=[lifespan],
+        state=State(
+            {"runtime": runtime, "auth_cache": AuthCache(runtime.settings.auth_cache_seconds)}
+        ),
+        request_max_body_size=runtime.settings.max_request_bytes,
+        openapi_config=OpenAPIConfig(title="Elephantasm", version="0.1.0", path="/schema"),
+        debug=False,
+    )

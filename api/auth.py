@@ -1,0 +1,68 @@
+"""Bearer-key authentication as a dependency, with a short-lived verification cache.
+
+The cache keeps the hot path at zero extra queries; its TTL (``auth_cache_seconds``) bounds how
+long a revoked key keeps working on a replica that verified it just before revocation.
+"""
+
+from __future__ import annotations
+
+import time
+
+from litestar import Request
+from litestar.datastructures import State
+
+from elephantasm.domain.errors import AuthenticationError
+from elephantasm.runtime import Runtime
+from elephantasm.security import hash_api_key, looks_like_api_key
+from elephantasm.services.keys import Caller, verify_key
+
+_MAX_CACHE = 10_000
+
+
+class AuthCache:
+    """key hash → (caller, monotonic expiry)."""
+
+    def __init__(self, ttl_seconds: float) -> None:
+        self.ttl = ttl_seconds
+        self._entries: dict[str, tuple[Caller, float]] = {}
+
+    def get(self, digest: str) -> Caller | None:
+        hit = self._entries.get(digest)
+        if hit is None or hit[1] < time.monotonic():
+            return None
+        return hit[0]
+
+    def put(self, digest: str, caller: Caller) -> None:
+        if len(self._entries) >= _MAX_CACHE:
+            self._entries.clear()
+        self._entries[digest] = (caller, time.monotonic() + self.ttl)
+
+
+def _bearer(request: Request) -> str:
+    header = request.headers.get("authorization")
+    if not header:
+        raise AuthenticationError("missing API key: send 'Authorization: Bearer sk_live_…'")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise AuthenticationError("malformed Authorization header: expected 'Bearer <api key>'")
+    return token.strip()
+
+
+async def provide_caller(request: Request, state: State) -> Caller:
+    """Resolve the caller's org from the bearer key, or 401."""
+    runtime: Runtime = state.runtime
+    cache: AuthCache = state.auth_cache
+    key = _bearer(request)
+    if not looks_like_api_key(key):
+        raise AuthenticationError("invalid API key")
+    digest = hash_api_key(key, runtime.secret)
+    caller = cache.get(digest)
+    if caller is not None:
+        return caller
+    async with runtime.read_session() as session:
+        caller = await verify_key(session, runtime.secret, key, runtime.clock())
+    if caller is None:
+        raise AuthenticationError("invalid, revoked or expired API key")
+    if runtime.settings.auth_cache_seconds > 0:
+        cache.put(digest, caller)
+    return caller

@@ -1,0 +1,58 @@
+"""``/api/animas``."""
+
+from __future__ import annotations
+
+import uuid
+
+from litestar import Controller, delete, get, patch, post
+from litestar.params import FromPath, JSONBody
+from litestar.status_codes import HTTP_204_NO_CONTENT
+
+from api.deps import CallerDep, Cursor, Limit, RuntimeDep
+from elephantasm.schemas.animas import AnimaCreate, AnimaRead, AnimaUpdate
+from elephantasm.schemas.common import Page
+from elephantasm.services import animas as svc
+
+
+def _read(anima) -> AnimaRead:  # type: ignore[no-untyped-def]
+    return AnimaRead.model_validate(anima, from_attributes=True)
+
+
+class AnimaController(Controller):
+    """Create, list, read, update and delete animas of the caller's org."""
+
+    path = "/api/animas"
+    tags = ["animas"]
+
+    @post("/")
+    async def create(self, data: JSONBody[AnimaCreate], caller: CallerDep, runtime: RuntimeDep) -> AnimaRead:
+        """Create an anima."""
+        async with runtime.unit_of_work() as session:
+            anima = await svc.create_anima(session, caller.org_id, data)
+        return _read(anima)
+
+    @get("/")
+    async def list(self, caller: CallerDep, runtime: RuntimeDep, limit: Limit = 50, cursor: Cursor = None) -> Page[AnimaRead]:
+        """List animas, oldest first."""
+        async with runtime.read_session() as session:
+            rows, next_cursor = await svc.list_animas(session, caller.org_id, limit, cursor)
+        return Page[AnimaRead](items=[_read(a) for a in rows], next_cursor=next_cursor)
+
+    @get("/{anima_id:uuid}")
+    async def get(self, anima_id: FromPath[uuid.UUID], caller: CallerDep, runtime: RuntimeDep) -> AnimaRead:
+        """Read one anima."""
+        async with runtime.read_session() as session:
+            return _read(await svc.get_anima(session, caller.org_id, anima_id))
+
+    @patch("/{anima_id:uuid}")
+    async def update(self, anima_id: FromPath[uuid.UUID], data: JSONBody[AnimaUpdate], caller: CallerDep, runtime: RuntimeDep) -> AnimaRead:
+        """Change name, description, meta or user_id."""
+        async with runtime.unit_of_work() as session:
+            anima = await svc.update_anima(session, caller.org_id, anima_id, data)
+        return _read(anima)
+
+    @delete("/{anima_id:uuid}", status_code=HTTP_204_NO_CONTENT)
+    async def remove(self, anima_id: FromPath[uuid.UUID], caller: CallerDep, runtime: RuntimeDep) -> None:
+        """Delete an anima; it disappears from every route."""
+        async with runtime.unit_of_work() as session:
+            await svc.delete_anima(session, caller.org_id, anima_id, runtime.clock())

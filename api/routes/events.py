@@ -1,0 +1,77 @@
+"""``/api/events``: extract (single and batch) and read."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from litestar import Controller, Response, get, post
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
+
+from api.deps import CallerDep, Cursor, Limit, RuntimeDep
+from elephantasm.db.models import EVENT_TYPES
+from elephantasm.domain.errors import PayloadTooLargeError, ValidationError
+from elephantasm.schemas.common import Page
+from elephantasm.schemas.events import EventBatchCreate, EventBatchRead, EventCreate, EventRead
+from elephantasm.services import events as svc
+
+
+def _read(event) -> EventRead:  # type: ignore[no-untyped-def]
+    return EventRead.model_validate(event, from_attributes=True)
+
+
+class EventController(Controller):
+    """Record what happened to an anima, idempotently, and read it back."""
+
+    path = "/api/events"
+    tags = ["events"]
+
+    @post("/", status_code=HTTP_201_CREATED)
+    async def extract(self, data: JSONBody[EventCreate], caller: CallerDep, runtime: RuntimeDep) -> Response[EventRead]:
+        """Record one event: 201 when new, 200 with the stored event when its dedupe_key exists."""
+        svc.check_sizes([data], runtime.settings.max_event_bytes)
+        async with runtime.unit_of_work() as session:
+            (stored,) = await svc.record_events(session, caller.org_id, [data], runtime.clock())
+        return Response(_read(stored.event), status_code=HTTP_201_CREATED if stored.created else HTTP_200_OK)
+
+    @post("/batch", status_code=HTTP_201_CREATED)
+    async def extract_batch(self, data: JSONBody[EventBatchCreate], caller: CallerDep, runtime: RuntimeDep) -> EventBatchRead:
+        """Record up to ``max_batch_events`` events in one transaction; one bad event writes none."""
+        limit = runtime.settings.max_batch_events
+        if len(data.events) > limit:
+            raise PayloadTooLargeError(f"events: {len(data.events)} events in one batch; the limit is {limit}")
+        svc.check_sizes(data.events, runtime.settings.max_event_bytes)
+        async with runtime.unit_of_work() as session:
+            stored = await svc.record_events(session, caller.org_id, data.events, runtime.clock())
+        created = sum(1 for s in stored if s.created)
+        return EventBatchRead(
+            items=[_read(s.event) for s in stored], created=created, deduplicated=len(stored) - created
+        )
+
+    @get("/")
+    async def list(
+        self,
+        caller: CallerDep,
+        runtime: RuntimeDep,
+        anima_id: FromQuery[uuid.UUID | None] = None,
+        session_id: FromQuery[str | None] = None,
+        event_type: FromQuery[str | None] = None,
+        since: datetime | None = QueryParameter(default=None, description="occurred_at ≥ since"),
+        until: datetime | None = QueryParameter(default=None, description="occurred_at < until"),
+        limit: Limit = 100,
+        cursor: Cursor = None,
+    ) -> Page[EventRead]:
+        """Events in chronological order, filtered by anima, session, type and time range."""
+        if event_type is not None and event_type not in EVENT_TYPES:
+            raise ValidationError(f"event_type: unknown {event_type!r}; valid values: {', '.join(EVENT_TYPES)}")
+        flt = svc.EventFilter(anima_id, session_id, event_type, since, until)
+        async with runtime.read_session() as session:
+            rows, next_cursor = await svc.list_events(session, caller.org_id, flt, limit, cursor)
+        return Page[EventRead](items=[_read(e) for e in rows], next_cursor=next_cursor)
+
+    @get("/{event_id:uuid}")
+    async def get(self, event_id: FromPath[uuid.UUID], caller: CallerDep, runtime: RuntimeDep) -> EventRead:
+        """Read one event."""
+        async with runtime.read_session() as session:
+            return _read(await svc.get_event(session, caller.org_id, event_id))

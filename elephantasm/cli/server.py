@@ -1,0 +1,85 @@
+"""``elephantasm serve``, ``migrate`` and ``status``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from rich.table import Table
+from sqlalchemy import func, select, text
+
+from elephantasm.cli.context import cli_runtime, console
+from elephantasm.db import models
+from elephantasm.db.migrate import upgrade_async
+from elephantasm.runtime import Runtime, resolve_database_url
+from elephantasm.services import keys as key_svc
+from elephantasm.settings import Settings
+
+
+async def bootstrap_first_key(runtime: Runtime) -> None:
+    """On an empty database, create a local org and key and print the key once."""
+    async with runtime.unit_of_work() as session:
+        if await key_svc.count_keys(session) > 0:
+            return
+        issued = await key_svc.create_key(session, runtime.secret, "local", name="bootstrap")
+    console.print("[bold]First start: created org 'local' and an API key. It is shown only once:[/bold]")
+    print(f"export ELEPHANTASM_API_KEY={issued.key}", flush=True)
+
+
+def background_tasks(settings: Settings, with_dreamer: bool) -> list[Callable[[Runtime], Any]]:
+    """What runs beside the API for its lifetime (the dreamer scheduler by default)."""
+    if not (with_dreamer and settings.dreamer_enabled):
+        return []
+    try:
+        from dreamer.scheduler import scheduler_lifespan
+    except ImportError:  # the dreamer package is optional at this layer
+        return []
+    return [scheduler_lifespan]
+
+
+async def serve(args: argparse.Namespace, settings: Settings) -> int:
+    """Run the API with uvicorn in this event loop (one process serves everything)."""
+    import uvicorn
+
+    from api.app import create_app
+
+    if args.host:
+        settings.host = args.host
+    if args.port:
+        settings.port = args.port
+    async with cli_runtime(settings) as runtime:
+        await bootstrap_first_key(runtime)
+        app = create_app(runtime, background=background_tasks(settings, not args.no_dreamer))
+        config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="info", access_log=False)
+        console.print(f"Elephantasm listening on http://{settings.host}:{settings.port} (OpenAPI at /schema)")
+        await uvicorn.Server(config).serve()
+    return 0
+
+
+async def migrate(args: argparse.Namespace, settings: Settings) -> int:
+    """Upgrade the schema to the newest revision."""
+    await upgrade_async(resolve_database_url(settings))
+    console.print("Database schema is up to date.")
+    return 0
+
+
+_COUNTED = [models.Org, models.ApiKey, models.Anima, models.Event, models.Memory, models.Knowledge, models.DreamRun]
+
+
+async def status(args: argparse.Namespace, settings: Settings) -> int:
+    """Print where the database is, its version and row counts."""
+    async with cli_runtime(settings) as rt, rt.read_session() as session:
+        version = (await session.execute(text("SHOW server_version"))).scalar_one()
+        pending = (
+            await session.execute(select(func.count()).select_from(models.Event).where(models.Event.distilled_at.is_(None)))
+        ).scalar_one()
+        counts = [(m.__tablename__, (await session.execute(select(func.count()).select_from(m))).scalar_one()) for m in _COUNTED]
+    where = "embedded" if settings.uses_embedded_postgres else "external"
+    console.print(f"Database: {where} PostgreSQL {version}")
+    table = Table("table", "rows")
+    for name, n in counts:
+        table.add_row(name, str(n))
+    table.add_row("events pending distillation", str(pending))
+    console.print(table)
+    return 0

@@ -1,0 +1,1 @@
+"""Persistence: table models, engine, embedded Postgres, repositories."""

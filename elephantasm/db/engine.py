@@ -1,0 +1,20 @@
+"""Engine and session factory construction (called by the composition root, never at import)."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+
+def create_engine(url: str, pool_size: int = 10, max_overflow: int = 10) -> AsyncEngine:
+    """An asyncpg engine with a bounded pool; ``pool_pre_ping`` survives a database restart."""
+    return create_async_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=max_overflow,
+        pool_pre_ping=True,
+    )
+
+
+def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions that keep loaded attributes after commit (responses are built after the commit)."""
+    return async_sessionmaker(engine, expire_on_commit=False)

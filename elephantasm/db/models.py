@@ -1,0 +1,434 @@
+"""Table models. Alembic migrations are the only source of schema; these mirror them exactly
+(``tests/test_migrations.py`` checks that they do not drift). Never return a row from the API:
+wire schemas live in ``elephantasm.schemas``."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pgvector.sqlalchemy import Vector
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Computed,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    PrimaryKeyConstraint,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
+from sqlmodel import Field, SQLModel
+
+EMBEDDING_DIM = 384
+"""Width of every embedding column. Embedders must produce exactly this many dimensions."""
+
+
+def _uuid_pk() -> Any:
+    return Field(default_factory=uuid.uuid4, sa_column=Column(UUID(as_uuid=True), primary_key=True))
+
+
+def _ts(nullable: bool = True, server_now: bool = False, index: bool = False) -> Any:
+    return Field(
+        default=None,
+        sa_column=Column(
+            DateTime(timezone=True),
+            nullable=nullable,
+            server_default=func.now() if server_now else None,
+            index=index,
+        ),
+    )
+
+
+def _fk(target: str, nullable: bool = False, ondelete: str = "CASCADE") -> Any:
+    return Field(
+        default=None,
+        sa_column=Column(UUID(as_uuid=True), ForeignKey(target, ondelete=ondelete), nullable=nullable),
+    )
+
+
+def _jsonb() -> Any:
+    return Field(default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default=text("'{}'::jsonb")))
+
+
+def _fts(expression: str) -> Any:
+    return Field(
+        default=None,
+        sa_column=Column(TSVECTOR, Computed(expression, persisted=True), nullable=True),
+    )
+
+
+def _vector() -> Any:
+    return Field(default=None, sa_column=Column(Vector(EMBEDDING_DIM), nullable=True))
+
+
+def _hnsw(name: str, column: str = "embedding") -> Index:
+    return Index(
+        name,
+        column,
+        postgresql_using="hnsw",
+        postgresql_with={"m": 16, "ef_construction": 64},
+        postgresql_ops={column: "vector_cosine_ops"},
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Tenancy
+# ----------------------------------------------------------------------------------------------
+
+
+class Org(SQLModel, table=True):
+    """A tenant. Everything else belongs to exactly one org."""
+
+    __tablename__ = "orgs"
+    id: uuid.UUID = _uuid_pk()
+    name: str = Field(sa_column=Column(String(200), nullable=False, unique=True))
+    created_at: datetime = _ts(nullable=False, server_now=True)
+
+
+class ApiKey(SQLModel, table=True):
+    """An API key; only its keyed hash (HMAC-SHA256) is stored, plus a short prefix for display."""
+
+    __tablename__ = "api_keys"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    name: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
+    prefix: str = Field(sa_column=Column(String(32), nullable=False))
+    key_hash: str = Field(sa_column=Column(String(64), nullable=False, unique=True))
+    created_at: datetime = _ts(nullable=False, server_now=True)
+    expires_at: datetime | None = _ts()
+    revoked_at: datetime | None = _ts()
+    last_used_at: datetime | None = _ts()
+
+    __table_args__ = (Index("ix_api_keys_org_id", "org_id"),)
+
+
+# ----------------------------------------------------------------------------------------------
+# Animas and events
+# ----------------------------------------------------------------------------------------------
+
+
+class Anima(SQLModel, table=True):
+    """An agent whose memory we keep. ``state_version`` rises with every write that can change a pack."""
+
+    __tablename__ = "animas"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    name: str = Field(sa_column=Column(String(200), nullable=False))
+    description: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    meta: dict[str, Any] = _jsonb()
+    # The published SDK parses user_id as a UUID: an external end-user id, not a tenant.
+    user_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
+    state_version: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
+    last_event_at: datetime | None = _ts()
+    created_at: datetime = _ts(nullable=False, server_now=True)
+    updated_at: datetime = _ts(nullable=False, server_now=True)
+    deleted_at: datetime | None = _ts()
+
+    __table_args__ = (Index("ix_animas_org_created", "org_id", "created_at", "id"),)
+
+
+EVENT_TYPES = ("message.in", "message.out", "tool.call", "tool.result", "system")
+
+
+class Event(SQLModel, table=True):
+    """One thing that happened to an anima. Immutable once written, apart from the dreamer's claim marks."""
+
+    __tablename__ = "events"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+    event_type: str = Field(sa_column=Column(String(32), nullable=False))
+    role: str | None = Field(default=None, sa_column=Column(String(64), nullable=True))
+    author: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
+    summary: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    content: str = Field(sa_column=Column(Text, nullable=False))
+    occurred_at: datetime = _ts(nullable=False, server_now=True)
+    session_id: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
+    meta: dict[str, Any] = _jsonb()
+    source_uri: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    dedupe_key: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
+    importance_score: float | None = Field(default=None, sa_column=Column(Float, nullable=True))
+    created_at: datetime = _ts(nullable=False, server_now=True)
+    updated_at: datetime = _ts(nullable=False, server_now=True)
+    # Dreamer bookkeeping: a pending event has distilled_at NULL; a claim names the run holding it.
+    distilled_at: datetime | None = _ts()
+    claimed_by: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
+    claimed_at: datetime | None = _ts()
+    fts: Any = _fts("to_tsvector('english', coalesce(summary, '') || ' ' || content)")
+
+    __table_args__ = (
+        UniqueConstraint("anima_id", "dedupe_key", name="uq_events_anima_dedupe"),
+        Index("ix_events_org_anima_occurred", "org_id", "anima_id", "occurred_at", "id"),
+        Index("ix_events_anima_session", "anima_id", "session_id", "occurred_at"),
+        Index(
+            "ix_events_pending",
+            "anima_id",
+            "occurred_at",
+            postgresql_where=text("distilled_at IS NULL"),
+        ),
+        Index("ix_events_fts", "fts", postgresql_using="gin"),
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Memories and knowledge
+# ----------------------------------------------------------------------------------------------
+
+MEMORY_STATES = ("active", "decaying", "archived")
+
+
+class Memory(SQLModel, table=True):
+    """A distilled experience: a few related events, summarised and scored."""
+
+    __tablename__ = "memories"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+    summary: str = Field(sa_column=Column(Text, nullable=False))
+    content: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    importance: float = Field(default=0.5, sa_column=Column(Float, nullable=False, server_default=text("0.5")))
+    confidence: float = Field(default=0.5, sa_column=Column(Float, nullable=False, server_default=text("0.5")))
+    state: str = Field(default="active", sa_column=Column(String(16), nullable=False, server_default="active"))
+    session_id: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
+    time_start: datetime | None = _ts()
+    time_end: datetime | None = _ts()
+    recall_count: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    last_recalled_at: datetime | None = _ts()
+    merged_into: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
+    meta: dict[str, Any] = _jsonb()
+    embedding: Any = _vector()
+    fts: Any = _fts("to_tsvector('english', summary || ' ' || coalesce(content, ''))")
+    created_at: datetime = _ts(nullable=False, server_now=True)
+    updated_at: datetime = _ts(nullable=False, server_now=True)
+    deleted_at: datetime | None = _ts()
+
+    __table_args__ = (
+        Index("ix_memories_org_anima_state", "org_id", "anima_id", "state"),
+        Index("ix_memories_anima_time_end", "anima_id", "time_end"),
+        Index("ix_memories_anima_session", "anima_id", "session_id"),
+        Index("ix_memories_fts", "fts", postgresql_using="gin"),
+        _hnsw("ix_memories_embedding_hnsw"),
+    )
+
+
+class MemoryEvent(SQLModel, table=True):
+    """Provenance: which events a memory was distilled from (kept as a union through merges)."""
+
+    __tablename__ = "memory_events"
+    memory_id: uuid.UUID = _fk("memories.id")
+    event_id: uuid.UUID = _fk("events.id")
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+
+    __table_args__ = (
+        PrimaryKeyConstraint("memory_id", "event_id", name="pk_memory_events"),
+        Index("ix_memory_events_event", "event_id"),
+    )
+
+
+KNOWLEDGE_TYPES = ("FACT", "CONCEPT", "METHOD", "PRINCIPLE", "EXPERIENCE")
+
+
+class Knowledge(SQLModel, table=True):
+    """A durable statement distilled from memories. Superseded items stay, with ``valid_to`` set."""
+
+    __tablename__ = "knowledge"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+    type: str = Field(sa_column=Column(String(16), nullable=False))
+    topic: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
+    subject_key: str | None = Field(
+        default=None,
+        sa_column=Column(String(300), nullable=True),
+        description="Normalised subject ('user.favourite_colour'); two current items with one key contradict.",
+    )
+    content: str = Field(sa_column=Column(Text, nullable=False))
+    summary: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    content_hash: str = Field(sa_column=Column(String(64), nullable=False))
+    confidence: float = Field(default=0.5, sa_column=Column(Float, nullable=False, server_default=text("0.5")))
+    importance: float = Field(default=0.5, sa_column=Column(Float, nullable=False, server_default=text("0.5")))
+    valid_from: datetime | None = _ts()
+    valid_to: datetime | None = _ts()
+    superseded_by: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
+    meta: dict[str, Any] = _jsonb()
+    embedding: Any = _vector()
+    fts: Any = _fts("to_tsvector('english', coalesce(topic, '') || ' ' || content)")
+    created_at: datetime = _ts(nullable=False, server_now=True)
+    updated_at: datetime = _ts(nullable=False, server_now=True)
+    deleted_at: datetime | None = _ts()
+
+    __table_args__ = (
+        Index("ix_knowledge_org_anima_type", "org_id", "anima_id", "type"),
+        Index("ix_knowledge_anima_subject", "anima_id", "subject_key"),
+        Index("ix_knowledge_anima_hash", "anima_id", "content_hash"),
+        Index("ix_knowledge_fts", "fts", postgresql_using="gin"),
+        _hnsw("ix_knowledge_embedding_hnsw"),
+    )
+
+
+class KnowledgeMemory(SQLModel, table=True):
+    """Provenance: which memories a knowledge item came from."""
+
+    __tablename__ = "knowledge_memories"
+    knowledge_id: uuid.UUID = _fk("knowledge.id")
+    memory_id: uuid.UUID = _fk("memories.id")
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+
+    __table_args__ = (
+        PrimaryKeyConstraint("knowledge_id", "memory_id", name="pk_knowledge_memories"),
+        Index("ix_knowledge_memories_memory", "memory_id"),
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Identity
+# ----------------------------------------------------------------------------------------------
+
+
+class Identity(SQLModel, table=True):
+    """The anima's current identity (one row per anima); every change also lands in history."""
+
+    __tablename__ = "identities"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = Field(
+        sa_column=Column(UUID(as_uuid=True), ForeignKey("animas.id", ondelete="CASCADE"), nullable=False, unique=True)
+    )
+    version: int = Field(default=1, sa_column=Column(Integer, nullable=False, server_default=text("1")))
+    personality_type: str | None = Field(default=None, sa_column=Column(String(100), nullable=True))
+    communication_style: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    self: dict[str, Any] = _jsonb()
+    prose: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime = _ts(nullable=False, server_now=True)
+    updated_at: datetime = _ts(nullable=False, server_now=True)
+
+
+class IdentityVersion(SQLModel, table=True):
+    """One historical version of an identity, with the reason it changed."""
+
+    __tablename__ = "identity_history"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+    version: int = Field(sa_column=Column(Integer, nullable=False))
+    personality_type: str | None = Field(default=None, sa_column=Column(String(100), nullable=True))
+    communication_style: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    self: dict[str, Any] = _jsonb()
+    prose: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    reason: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    run_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
+    created_at: datetime = _ts(nullable=False, server_now=True)
+
+    __table_args__ = (UniqueConstraint("anima_id", "version", name="uq_identity_history_version"),)
+
+
+# ----------------------------------------------------------------------------------------------
+# Packs and the snapshot cache
+# ----------------------------------------------------------------------------------------------
+
+
+class MemoryPackRow(SQLModel, table=True):
+    """A served pack (bounded retention per anima)."""
+
+    __tablename__ = "memory_packs"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+    query: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    preset_name: str = Field(sa_column=Column(String(64), nullable=False))
+    session_memory_count: int = Field(default=0, sa_column=Column(Integer, nullable=False))
+    knowledge_count: int = Field(default=0, sa_column=Column(Integer, nullable=False))
+    long_term_memory_count: int = Field(default=0, sa_column=Column(Integer, nullable=False))
+    has_identity: bool = Field(default=False)
+    token_count: int = Field(default=0, sa_column=Column(Integer, nullable=False))
+    max_tokens: int = Field(sa_column=Column(Integer, nullable=False))
+    encoding: str = Field(sa_column=Column(String(32), nullable=False))
+    fingerprint: str = Field(sa_column=Column(String(64), nullable=False))
+    state_version: int = Field(sa_column=Column(BigInteger, nullable=False))
+    content: dict[str, Any] = _jsonb()
+    compiled_at: datetime = _ts(nullable=False, server_now=True)
+    created_at: datetime = _ts(nullable=False, server_now=True)
+
+    __table_args__ = (Index("ix_memory_packs_org_anima_created", "org_id", "anima_id", "created_at"),)
+
+
+class PackSnapshot(SQLModel, table=True):
+    """The shared tier of the pack cache, keyed by a hash of every input that shapes a pack."""
+
+    __tablename__ = "pack_snapshots"
+    cache_key: str = Field(sa_column=Column(String(64), primary_key=True))
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+    state_version: int = Field(sa_column=Column(BigInteger, nullable=False))
+    payload: dict[str, Any] = _jsonb()
+    hit_count: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    created_at: datetime = _ts(nullable=False, server_now=True)
+    last_hit_at: datetime | None = _ts()
+
+    __table_args__ = (Index("ix_pack_snapshots_anima_version", "anima_id", "state_version"),)
+
+
+# ----------------------------------------------------------------------------------------------
+# Dream journal
+# ----------------------------------------------------------------------------------------------
+
+DREAM_STATUSES = ("running", "completed", "failed")
+
+
+class DreamRun(SQLModel, table=True):
+    """One dreamer run over one anima."""
+
+    __tablename__ = "dream_runs"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+    status: str = Field(default="running", sa_column=Column(String(16), nullable=False))
+    trigger: str = Field(sa_column=Column(String(32), nullable=False))
+    engine: str = Field(sa_column=Column(String(32), nullable=False))
+    model: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
+    worker_id: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
+    started_at: datetime = _ts(nullable=False, server_now=True)
+    heartbeat_at: datetime | None = _ts()
+    finished_at: datetime | None = _ts()
+    events_read: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    memories_created: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    knowledge_created: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    llm_calls: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    prompt_tokens: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    completion_tokens: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    counts: dict[str, Any] = _jsonb()
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+
+    __table_args__ = (
+        Index("ix_dream_runs_org_anima_started", "org_id", "anima_id", "started_at"),
+        Index("ix_dream_runs_running", "anima_id", postgresql_where=text("status = 'running'")),
+    )
+
+
+class DreamAction(SQLModel, table=True):
+    """One journal entry of a run: what was created, merged, superseded or archived, before and after."""
+
+    __tablename__ = "dream_actions"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+    run_id: uuid.UUID = _fk("dream_runs.id")
+    action: str = Field(sa_column=Column(String(32), nullable=False))
+    target_type: str = Field(sa_column=Column(String(32), nullable=False))
+    target_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
+    before: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
+    after: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
+    created_at: datetime = _ts(nullable=False, server_now=True)
+
+    __table_args__ = (Index("ix_dream_actions_run", "run_id", "created_at"),)

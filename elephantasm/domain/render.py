@@ -1,0 +1,131 @@
+"""Rendering a pack's prompt text (``as_prompt()``).
+
+Stable layers come first (identity, knowledge, long-term memories) and volatile ones last
+(current session, temporal context), so LLM providers' prefix caches keep hitting across turns.
+One line per item; a layer's header appears only when the layer has at least one item.
+The packer budgets with the same line and header functions, so they are public here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+
+class Layer(StrEnum):
+    """The five layers of a memory pack."""
+
+    IDENTITY = "identity"
+    KNOWLEDGE = "knowledge"
+    LONG_TERM = "long_term"
+    SESSION = "session"
+    TEMPORAL = "temporal"
+
+
+RENDER_ORDER: tuple[Layer, ...] = (
+    Layer.IDENTITY,
+    Layer.KNOWLEDGE,
+    Layer.LONG_TERM,
+    Layer.SESSION,
+    Layer.TEMPORAL,
+)
+
+HEADERS: Mapping[Layer, str] = {
+    Layer.IDENTITY: "## Identity",
+    Layer.KNOWLEDGE: "## Knowledge",
+    Layer.LONG_TERM: "## Long-term memories",
+    Layer.SESSION: "## Current session",
+    Layer.TEMPORAL: "## Temporal context",
+}
+
+# Blank line between layer blocks (each block already ends with a newline).
+LAYER_SEPARATOR = "\n"
+
+_WS = re.compile(r"\s+")
+_LAYER_RANK = {layer: i for i, layer in enumerate(RENDER_ORDER)}
+
+
+@dataclass(frozen=True, slots=True)
+class PackItem:
+    """One candidate line of a pack.
+
+    ``label`` is a short tag rendered as ``[label]`` (e.g. a knowledge type); ``time`` is when it
+    happened (rendered for memory layers, and the secondary sort key); ``ref`` carries the
+    caller's own object through packing and takes no part in equality or output.
+    """
+
+    id: str
+    text: str
+    score: float = 1.0
+    time: datetime | None = None
+    provenance: tuple[str, ...] = ()
+    label: str | None = None
+    ref: Any = field(default=None, compare=False, repr=False)
+
+
+def _epoch(t: datetime | None) -> float:
+    if t is None:
+        return float("-inf")
+    return (t.replace(tzinfo=UTC) if t.tzinfo is None else t).timestamp()
+
+
+def rank_key(item: PackItem) -> tuple[float, float, str]:
+    """Total order within a layer: score desc, time desc (missing time last), id asc."""
+    return (-item.score, -_epoch(item.time), item.id)
+
+
+def global_rank_key(layer: Layer, item: PackItem) -> tuple[float, float, str, int]:
+    """Order across layers consistent with :func:`rank_key` inside each layer."""
+    return (*rank_key(item), _LAYER_RANK[layer])
+
+
+def clean_text(text: str) -> str:
+    """Collapse all whitespace (newlines included) so every item stays on one line."""
+    return _WS.sub(" ", text).strip()
+
+
+def _utc(t: datetime) -> datetime:
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+def _prefix(layer: Layer, item: PackItem) -> str:
+    parts: list[str] = []
+    if item.label:
+        parts.append(f"[{clean_text(item.label)}]")
+    if item.time is not None and layer is Layer.LONG_TERM:
+        parts.append(f"({_utc(item.time):%Y-%m-%d})")
+    elif item.time is not None and layer is Layer.SESSION:
+        parts.append(f"({_utc(item.time):%Y-%m-%d %H:%M})")
+    return " ".join(parts) + " " if parts else ""
+
+
+def item_line(layer: Layer, item: PackItem) -> str:
+    """The exact line (with trailing newline) an item renders to in ``layer``."""
+    return f"- {_prefix(layer, item)}{clean_text(item.text)}\n"
+
+
+def header_line(layer: Layer) -> str:
+    """The exact header line (with trailing newline) of ``layer``."""
+    return HEADERS[layer] + "\n"
+
+
+def render_block(layer: Layer, items: Iterable[PackItem]) -> str:
+    """One layer's block: header plus item lines in rank order; '' when there are no items."""
+    ordered = sorted(items, key=rank_key)
+    if not ordered:
+        return ""
+    return header_line(layer) + "".join(item_line(layer, it) for it in ordered)
+
+
+def render_pack(layers: Mapping[Layer, Sequence[PackItem]]) -> str:
+    """The full prompt text: non-empty blocks in :data:`RENDER_ORDER`, blank line between.
+
+    Deterministic: items are re-sorted by :func:`rank_key`, so input order does not matter.
+    The trailing newline is dropped; an empty pack renders as ''.
+    """
+    blocks = [render_block(layer, layers.get(layer, ())) for layer in RENDER_ORDER]
+    return LAYER_SEPARATOR.join(b for b in blocks if b).rstrip("\n")

@@ -1,0 +1,205 @@
+"""Candidate scoring: importance, confidence, recency, decay and (with a query) relevance.
+
+Every factor lies in [0, 1]; the score is ``Σ wᵢ·factorᵢ`` with decay entering as ``1 − decay``
+and weights normalised to sum to 1 (the relevance weight only counts when a query is given).
+Pure: ``as_of`` and all times are arguments; nothing reads a clock.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+
+from elephantasm.domain.errors import ValidationError
+
+# Documented defaults for missing values: neutral midpoints, so a memory without an importance
+# or confidence is neither favoured nor buried, and one without timestamps counts as half-fresh.
+DEFAULT_IMPORTANCE = 0.5
+DEFAULT_CONFIDENCE = 0.5
+DEFAULT_RECENCY = 0.5
+DEFAULT_DECAY = 0.5
+
+# Relevance fusion: cosine carries most of the signal; full-text rank rewards exact terms.
+COSINE_WEIGHT = 0.7
+# ts_rank is unbounded above but typically 0.01–0.5; rank/(rank+k) maps it into [0, 1).
+FTS_RANK_HALF_POINT = 0.1
+
+# Scores are rounded so float noise (e.g. pgvector's float4 maths) cannot flip a tie.
+SCORE_DIGITS = 6
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+FACTORS = ("importance", "confidence", "recency", "decay", "relevance")
+
+
+class InvalidScoringError(ValidationError, ValueError):
+    """Bad weights or half-lives. Also a ``ValueError`` so pydantic models embedding
+    :class:`ScoringWeights` report it as an ordinary field error."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringWeights:
+    """Non-negative factor weights; only their ratios matter (see :meth:`normalised`)."""
+
+    importance: float = 0.25
+    confidence: float = 0.10
+    recency: float = 0.25
+    decay: float = 0.10
+    relevance: float = 0.30
+
+    def __post_init__(self) -> None:
+        for name in FACTORS:
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise InvalidScoringError(f"weight {name!r} must be a finite number >= 0, got {value!r}")
+        if sum(getattr(self, n) for n in FACTORS[:4]) <= 0:
+            raise InvalidScoringError("at least one of importance/confidence/recency/decay weights must be > 0")
+
+    def normalised(self, has_query: bool) -> ScoringWeights:
+        """Weights summing to 1; relevance is zeroed first when there is no query."""
+        raw = asdict(self)
+        if not has_query:
+            raw["relevance"] = 0.0
+        total = sum(raw.values())
+        return ScoringWeights(**{k: v / total for k, v in raw.items()})
+
+    def as_dict(self) -> dict[str, float]:
+        """Plain dict in factor order."""
+        return {name: getattr(self, name) for name in FACTORS}
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreBreakdown:
+    """Each factor's value in [0, 1]; ``relevance`` is None without a query."""
+
+    importance: float
+    confidence: float
+    recency: float
+    decay: float
+    relevance: float | None
+
+    def as_dict(self) -> dict[str, float | None]:
+        """Wire form ``{importance, confidence, recency, decay, relevance}``."""
+        return {name: getattr(self, name) for name in FACTORS}
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredCandidate:
+    """A score in [0, 1] and the factors it came from."""
+
+    score: float
+    breakdown: ScoreBreakdown
+
+
+def _clamp01(x: float) -> float:
+    return 0.0 if x <= 0.0 else 1.0 if x >= 1.0 else float(x)
+
+
+def _as_utc(t: datetime) -> datetime:
+    # Naive datetimes are read as UTC so results never depend on the machine's time zone.
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+def seconds_between(earlier: datetime, later: datetime) -> float:
+    """``later − earlier`` in seconds, clamped at 0 (clock skew must not create the future)."""
+    return max(0.0, (_as_utc(later) - _as_utc(earlier)).total_seconds())
+
+
+def recency(age_seconds: float, half_life_seconds: float) -> float:
+    """``2^(−age/h)``: 1 for a brand-new experience, 0.5 after one half-life."""
+    if half_life_seconds <= 0:
+        raise InvalidScoringError("recency half-life must be > 0")
+    return _clamp01(2.0 ** (-max(0.0, age_seconds) / half_life_seconds))
+
+
+def decay(t_since_recall_seconds: float, recall_count: int, base_half_life: float, growth: float) -> float:
+    """Forgetting ``1 − 2^(−t/h)`` with ``h = base·growth^recall_count`` (spaced repetition).
+
+    Each recall multiplies the half-life by ``growth`` (>= 1), so often-recalled memories fade
+    more slowly. The exponent is capped so huge recall counts cannot overflow.
+    """
+    if base_half_life <= 0 or growth < 1:
+        raise InvalidScoringError("decay needs base_half_life > 0 and growth >= 1")
+    h = base_half_life * growth ** min(max(0, recall_count), 64)
+    return _clamp01(1.0 - 2.0 ** (-max(0.0, t_since_recall_seconds) / h))
+
+
+def fuse_relevance(cosine: float | None, fts_rank: float | None) -> float | None:
+    """Hybrid relevance in [0, 1] from a cosine similarity and a Postgres ``ts_rank``.
+
+    Negative cosine counts as 0. If only one signal is present it is used alone; neither → None.
+    """
+    parts: list[tuple[float, float]] = []
+    if cosine is not None:
+        parts.append((COSINE_WEIGHT, _clamp01(cosine)))
+    if fts_rank is not None:
+        r = max(0.0, fts_rank)
+        parts.append((1.0 - COSINE_WEIGHT, r / (r + FTS_RANK_HALF_POINT)))
+    if not parts:
+        return None
+    return _clamp01(sum(w * v for w, v in parts) / sum(w for w, _ in parts))
+
+
+def quantise(as_of: datetime, bucket_seconds: int) -> datetime:
+    """Floor ``as_of`` (UTC) to a multiple of ``bucket_seconds`` since the epoch."""
+    if bucket_seconds <= 0:
+        raise InvalidScoringError("bucket_seconds must be > 0")
+    t = _as_utc(as_of)
+    micros = (t - _EPOCH) // timedelta(microseconds=1)
+    bucket = bucket_seconds * 1_000_000
+    return _EPOCH + timedelta(microseconds=micros - micros % bucket)
+
+
+def score_candidate(
+    *,
+    as_of: datetime,
+    weights: ScoringWeights,
+    recency_half_life_seconds: float,
+    decay_half_life_seconds: float,
+    decay_growth: float,
+    importance: float | None = None,
+    confidence: float | None = None,
+    happened_at: datetime | None = None,
+    last_recalled_at: datetime | None = None,
+    created_at: datetime | None = None,
+    recall_count: int = 0,
+    relevance: float | None = None,
+    has_query: bool = False,
+) -> ScoredCandidate:
+    """Score one candidate at ``as_of`` (pass the quantised bucket for byte-stable packs).
+
+    ``happened_at`` is when the experience happened (``time_end``), not when the row was written.
+    Decay runs from ``last_recalled_at``, else ``created_at``. Missing values take the
+    ``DEFAULT_*`` constants. With ``has_query`` a missing relevance counts as 0.
+    """
+    w = weights.normalised(has_query)
+    f_imp = DEFAULT_IMPORTANCE if importance is None else _clamp01(importance)
+    f_conf = DEFAULT_CONFIDENCE if confidence is None else _clamp01(confidence)
+    f_rec = (
+        DEFAULT_RECENCY
+        if happened_at is None
+        else recency(seconds_between(happened_at, as_of), recency_half_life_seconds)
+    )
+    touched = last_recalled_at if last_recalled_at is not None else created_at
+    f_dec = (
+        DEFAULT_DECAY
+        if touched is None
+        else decay(seconds_between(touched, as_of), recall_count, decay_half_life_seconds, decay_growth)
+    )
+    f_rel = (_clamp01(relevance) if relevance is not None else 0.0) if has_query else None
+    total = (
+        w.importance * f_imp
+        + w.confidence * f_conf
+        + w.recency * f_rec
+        + w.decay * (1.0 - f_dec)
+        + w.relevance * (f_rel or 0.0)
+    )
+    r = SCORE_DIGITS
+    breakdown = ScoreBreakdown(
+        importance=round(f_imp, r),
+        confidence=round(f_conf, r),
+        recency=round(f_rec, r),
+        decay=round(f_dec, r),
+        relevance=None if f_rel is None else round(f_rel, r),
+    )
+    return ScoredCandidate(score=round(_clamp01(total), r), breakdown=breakdown)

@@ -1,0 +1,1 @@
+"""Wire schemas (``XCreate``/``XUpdate``/``XRead``), separate from table models."""

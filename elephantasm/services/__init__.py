@@ -1,0 +1,1 @@
+"""Use cases shared by the API, the dreamer and the CLI."""

@@ -1,0 +1,84 @@
+"""Anima use cases, always scoped to the caller's org."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import Anima
+from elephantasm.domain.errors import NotFoundError
+from elephantasm.schemas.animas import AnimaCreate, AnimaUpdate
+from elephantasm.schemas.common import decode_cursor, encode_cursor
+
+
+async def create_anima(session: AsyncSession, org_id: uuid.UUID, data: AnimaCreate) -> Anima:
+    """Create an anima in ``org_id``."""
+    anima = Anima(
+        org_id=org_id, name=data.name, description=data.description, meta=data.meta or {}, user_id=data.user_id
+    )
+    session.add(anima)
+    await session.flush()
+    await session.refresh(anima)
+    return anima
+
+
+async def get_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> Anima:
+    """The live anima, or NotFoundError (also when it belongs to another org)."""
+    anima = (
+        await session.execute(
+            select(Anima).where(Anima.id == anima_id, Anima.org_id == org_id, Anima.deleted_at.is_(None))
+        )
+    ).scalar_one_or_none()
+    if anima is None:
+        raise NotFoundError(f"anima {anima_id} not found")
+    return anima
+
+
+async def list_animas(
+    session: AsyncSession, org_id: uuid.UUID, limit: int, cursor: str | None
+) -> tuple[list[Anima], str | None]:
+    """Animas of the org, oldest first, keyset-paginated."""
+    stmt = select(Anima).where(Anima.org_id == org_id, Anima.deleted_at.is_(None))
+    if cursor:
+        at, last_id = decode_cursor(cursor)
+        stmt = stmt.where(or_(Anima.created_at > at, and_(Anima.created_at == at, Anima.id > last_id)))
+    rows = list((await session.execute(stmt.order_by(Anima.created_at, Anima.id).limit(limit + 1))).scalars())
+    next_cursor = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
+    return rows[:limit], next_cursor
+
+
+async def update_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, data: AnimaUpdate) -> Anima:
+    """Apply the given fields; a change can alter the pack (its name is in it), so bump the version."""
+    anima = await get_anima(session, org_id, anima_id)
+    changes = data.model_dump(exclude_unset=True)
+    if not changes:
+        return anima
+    for field, value in changes.items():
+        setattr(anima, field, value if not (field == "meta" and value is None) else {})
+    anima.state_version = Anima.state_version + 1
+    anima.updated_at = func.now()
+    await session.flush()
+    await session.refresh(anima)
+    return anima
+
+
+async def delete_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, now: datetime) -> None:
+    """Soft-delete: the anima disappears from every route; its data stays for recovery/purge."""
+    result = await session.execute(
+        update(Anima)
+        .where(Anima.id == anima_id, Anima.org_id == org_id, Anima.deleted_at.is_(None))
+        .values(deleted_at=now, state_version=Anima.state_version + 1)
+    )
+    if result.rowcount == 0:
+        raise NotFoundError(f"anima {anima_id} not found")
+
+
+async def bump_state_version(session: AsyncSession, anima_ids: list[uuid.UUID]) -> None:
+    """Mark that these animas' packs may have changed; must run in the writing transaction."""
+    if anima_ids:
+        await session.execute(
+            update(Anima).where(Anima.id.in_(anima_ids)).values(state_version=Anima.state_version + 1)
+        )

@@ -1,0 +1,109 @@
+"""Tenants and API keys: create orgs, issue/verify/revoke keys."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import ApiKey, Org
+from elephantasm.domain.errors import NotFoundError
+from elephantasm.security import display_prefix, generate_api_key, hash_api_key
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: the org every query is scoped to, and the key used."""
+
+    org_id: uuid.UUID
+    key_id: uuid.UUID
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A freshly created key; ``key`` is shown once and never stored."""
+
+    id: uuid.UUID
+    org_id: uuid.UUID
+    org_name: str
+    key: str
+    prefix: str
+    expires_at: datetime | None
+
+
+async def get_or_create_org(session: AsyncSession, name: str) -> Org:
+    """The org called ``name``, created if new."""
+    org = (await session.execute(select(Org).where(Org.name == name))).scalar_one_or_none()
+    if org is None:
+        org = Org(name=name)
+        session.add(org)
+        await session.flush()
+    return org
+
+
+async def create_key(
+    session: AsyncSession,
+    secret: bytes,
+    org_name: str,
+    name: str | None = None,
+    expires_at: datetime | None = None,
+) -> IssuedKey:
+    """Issue a new key for ``org_name`` (creating the org if new)."""
+    org = await get_or_create_org(session, org_name)
+    key = generate_api_key()
+    row = ApiKey(
+        org_id=org.id,
+        name=name,
+        prefix=display_prefix(key),
+        key_hash=hash_api_key(key, secret),
+        expires_at=expires_at,
+    )
+    session.add(row)
+    await session.flush()
+    return IssuedKey(row.id, org.id, org.name, key, row.prefix, expires_at)
+
+
+async def verify_key(session: AsyncSession, secret: bytes, key: str, now: datetime) -> Caller | None:
+    """The caller a key authenticates, or None if unknown, revoked or expired."""
+    digest = hash_api_key(key, secret)
+    row = (
+        await session.execute(
+            select(ApiKey.id, ApiKey.org_id, ApiKey.revoked_at, ApiKey.expires_at).where(ApiKey.key_hash == digest)
+        )
+    ).one_or_none()
+    if row is None or row.revoked_at is not None:
+        return None
+    if row.expires_at is not None and row.expires_at <= now:
+        return None
+    return Caller(org_id=row.org_id, key_id=row.id)
+
+
+async def list_keys(session: AsyncSession, org_name: str | None = None) -> list[tuple[ApiKey, str]]:
+    """Keys (with their org's name), optionally of one org, oldest first."""
+    stmt = select(ApiKey, Org.name).join(Org, Org.id == ApiKey.org_id).order_by(ApiKey.created_at, ApiKey.id)
+    if org_name is not None:
+        stmt = stmt.where(Org.name == org_name)
+    return [(k, n) for k, n in (await session.execute(stmt)).all()]
+
+
+async def revoke_key(session: AsyncSession, key_id_or_prefix: str, org_id: uuid.UUID | None = None) -> ApiKey:
+    """Revoke a key by id or display prefix; scoped to ``org_id`` when given."""
+    stmt = update(ApiKey).where(ApiKey.revoked_at.is_(None)).values(revoked_at=func.now()).returning(ApiKey)
+    try:
+        stmt = stmt.where(ApiKey.id == uuid.UUID(key_id_or_prefix))
+    except ValueError:
+        stmt = stmt.where(ApiKey.prefix == key_id_or_prefix)
+    if org_id is not None:
+        stmt = stmt.where(ApiKey.org_id == org_id)
+    row = (await session.execute(stmt)).scalars().first()
+    if row is None:
+        raise NotFoundError(f"no active API key {key_id_or_prefix!r}")
+    return row
+
+
+async def count_keys(session: AsyncSession) -> int:
+    """How many keys exist at all (used to bootstrap a first key on an empty database)."""
+    return (await session.execute(select(func.count()).select_from(ApiKey))).scalar_one()

@@ -1,0 +1,79 @@
+"""Process settings: one pydantic-settings object, built at the process edge and passed down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from platformdirs import user_data_dir
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_data_dir() -> Path:
+    """The per-user data directory that holds the embedded Postgres and the server secret."""
+    return Path(user_data_dir("elephantasm", appauthor=False))
+
+
+class Settings(BaseSettings):
+    """Every tunable of the service. Environment variables use the ``ELEPHANTASM_`` prefix."""
+
+    model_config = SettingsConfigDict(env_prefix="ELEPHANTASM_", extra="ignore")
+
+    # --- storage -------------------------------------------------------------------------
+    database_url: str | None = Field(
+        default=None,
+        description="postgresql+asyncpg://… URL; unset means the embedded Postgres in data_dir.",
+    )
+    data_dir: Path = Field(default_factory=default_data_dir)
+    db_pool_size: int = 10
+    db_max_overflow: int = 10
+
+    # --- security ------------------------------------------------------------------------
+    secret_key: str | None = Field(
+        default=None,
+        description="Key for hashing API keys; unset means a random one kept in data_dir/secret.key.",
+    )
+    auth_cache_seconds: float = Field(
+        default=5.0, description="How long a verified API key is trusted before it is looked up again."
+    )
+
+    # --- HTTP ----------------------------------------------------------------------------
+    host: str = "127.0.0.1"
+    port: int = 8000
+    max_event_bytes: int = Field(default=256 * 1024, description="Largest single event (content + summary + meta).")
+    max_request_bytes: int = Field(default=32 * 1024 * 1024, description="Largest request body.")
+    max_batch_events: int = 1000
+
+    # --- packs ---------------------------------------------------------------------------
+    default_encoding: str = "o200k_base"
+    default_max_tokens: int = 4000
+    as_of_bucket_seconds: int = 3600
+    session_gap_minutes: int = 30
+    pack_cache_bytes: int = 64 * 1024 * 1024
+    pack_retention_per_anima: int = 50
+
+    # --- embeddings ----------------------------------------------------------------------
+    embedder: str = Field(default="hash", description="'hash' (built-in, offline) or 'openai'.")
+    embedding_model: str = "text-embedding-3-small"
+    embedding_base_url: str | None = None
+    embedding_api_key: str | None = None
+
+    # --- LLM (dreamer) -------------------------------------------------------------------
+    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible base URL; unset = offline engine.")
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: str | None = None
+    llm_timeout_seconds: float = 60.0
+    llm_max_retries: int = 3
+
+    # --- dreamer -------------------------------------------------------------------------
+    dreamer_enabled: bool = Field(default=True, description="Run the dreamer scheduler inside `serve`.")
+    dreamer_sweep_seconds: int = 300
+    dreamer_trigger_events: int = 50
+    dreamer_debounce_seconds: int = 30
+    dreamer_run_timeout_seconds: int = 900
+    dreamer_max_events_per_run: int = 5000
+
+    @property
+    def uses_embedded_postgres(self) -> bool:
+        """True when no external database URL is configured."""
+        return not self.database_url
