@@ -8,7 +8,7 @@ from litestar import Controller, delete, get, patch, post
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
 
-from api.deps import CallerDep, Cursor, Limit, RuntimeDep
+from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
 from elephantasm.schemas.animas import AnimaCreate, AnimaRead, AnimaUpdate
 from elephantasm.schemas.common import Page
 from elephantasm.services import animas as svc
@@ -38,21 +38,21 @@ class AnimaController(Controller):
             rows, next_cursor = await svc.list_animas(session, caller.org_id, limit, cursor)
         return Page[AnimaRead](items=[_read(a) for a in rows], next_cursor=next_cursor)
 
-    @get("/{anima_id:uuid}")
-    async def get(self, anima_id: FromPath[uuid.UUID], caller: CallerDep, runtime: RuntimeDep) -> AnimaRead:
+    @get("/{anima_id:str}")
+    async def get(self, anima_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> AnimaRead:
         """Read one anima."""
         async with runtime.read_session() as session:
-            return _read(await svc.get_anima(session, caller.org_id, anima_id))
+            return _read(await svc.get_anima(session, caller.org_id, parse_uuid("anima_id", anima_id)))
 
-    @patch("/{anima_id:uuid}")
-    async def update(self, anima_id: FromPath[uuid.UUID], data: JSONBody[AnimaUpdate], caller: CallerDep, runtime: RuntimeDep) -> AnimaRead:
+    @patch("/{anima_id:str}")
+    async def update(self, anima_id: FromPath[str], data: JSONBody[AnimaUpdate], caller: CallerDep, runtime: RuntimeDep) -> AnimaRead:
         """Change name, description, meta or user_id."""
         async with runtime.unit_of_work() as session:
-            anima = await svc.update_anima(session, caller.org_id, anima_id, data)
+            anima = await svc.update_anima(session, caller.org_id, parse_uuid("anima_id", anima_id), data)
         return _read(anima)
 
-    @delete("/{anima_id:uuid}", status_code=HTTP_204_NO_CONTENT)
-    async def remove(self, anima_id: FromPath[uuid.UUID], caller: CallerDep, runtime: RuntimeDep) -> None:
+    @delete("/{anima_id:str}", status_code=HTTP_204_NO_CONTENT)
+    async def remove(self, anima_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:
         """Delete an anima; it disappears from every route."""
         async with runtime.unit_of_work() as session:
-            await svc.delete_anima(session, caller.org_id, anima_id, runtime.clock())
+            await svc.delete_anima(session, caller.org_id, parse_uuid("anima_id", anima_id), runtime.clock())

@@ -9,7 +9,7 @@ from litestar import Controller, Response, get, post
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
-from api.deps import CallerDep, Cursor, Limit, RuntimeDep
+from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
 from elephantasm.db.models import EVENT_TYPES
 from elephantasm.domain.errors import PayloadTooLargeError, ValidationError
 from elephantasm.schemas.common import Page
@@ -70,8 +70,8 @@ class EventController(Controller):
             rows, next_cursor = await svc.list_events(session, caller.org_id, flt, limit, cursor)
         return Page[EventRead](items=[_read(e) for e in rows], next_cursor=next_cursor)
 
-    @get("/{event_id:uuid}")
-    async def get(self, event_id: FromPath[uuid.UUID], caller: CallerDep, runtime: RuntimeDep) -> EventRead:
+    @get("/{event_id:str}")
+    async def get(self, event_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> EventRead:
         """Read one event."""
         async with runtime.read_session() as session:
-            return _read(await svc.get_event(session, caller.org_id, event_id))
+            return _read(await svc.get_event(session, caller.org_id, parse_uuid("event_id", event_id)))

@@ -178,6 +178,7 @@ async def list_events(
         Event.org_id == org_id, Anima.deleted_at.is_(None)
     )
     if flt.anima_id:
+        await _check_animas(session, org_id, {flt.anima_id})  # another org's anima is a 404, not []
         stmt = stmt.where(Event.anima_id == flt.anima_id)
     if flt.session_id:
         stmt = stmt.where(Event.session_id == flt.session_id)

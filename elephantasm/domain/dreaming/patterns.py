@@ -20,7 +20,7 @@ _VAL = r"(?P<val>[^.,;:!?\n]{1,80})"
 _START = r"(?:^|(?<=[.!?] ))"  # sentence start (with re.M, also each line start)
 _STOP = frozenset(
     "last since now because with for and but so when where which who recently yesterday today this "
-    "next ago over than instead too as very a_lot".split()
+    "next ago over than instead too as very a".split()
 )
 _SPELLING = {"colour": "color", "favourite": "favorite", "flavour": "flavor"}
 _NEGATIVE = ("hate", "dislike", "detest", "can't stand", "cannot stand", "don't like", "do not like")
@@ -53,6 +53,8 @@ def slug(text: str, max_len: int = 40) -> str:
 def clip(value: str, max_words: int) -> str | None:
     """Trim a captured value to its core: stop at a filler word, at most ``max_words`` words."""
     words = value.strip().split()
+    if not words or (words[0].lower() in _STOP and words[0].lower() != "a"):
+        return None  # "moved in with ...", "like this": no value to keep
     kept: list[str] = []
     for position, word in enumerate(words[:max_words]):
         if position and word.lower().strip("'\"") in _STOP:
@@ -132,6 +134,8 @@ def _experience(m: re.Match[str], p: str, who: str) -> Fact | None:
 
 def _method(m: re.Match[str], p: str, who: str) -> Fact | None:
     goal, steps = m["goal"].strip(), m["val"].strip()
+    if goal.lower().startswith("be "):
+        return None  # "To be honest, ..." is a figure of speech, not a method
     return _fact("METHOD", goal[:80], None, None, f"To {goal}, {steps}.", 0.6, 0.5)
 
 
@@ -147,36 +151,39 @@ def _concept(m: re.Match[str], p: str, who: str) -> Fact | None:
     return _fact("CONCEPT", term[:80], None, None, f"{term} {m['verb']} {m['art']} {m['val'].strip()}.", 0.5, 0.4)
 
 
-_I = "(?i:I)"
-_IM = r"(?i:I'm|I am)"
-_USER_RULES: tuple[tuple[re.Pattern[str], Builder], ...] = tuple(
-    (re.compile(rx, re.IGNORECASE), fn)
-    for rx, fn in (
-        (r"\bmy (?:favou?rite|fave) (?P<thing>[a-z]+(?: [a-z]+){0,2}) (?:is|are) " + _VAL, _favorite),
-        (r"\bI (?:(?:really|absolutely|truly|just|do) )?(?P<verb>like|love|enjoy|adore|prefer|hate|dislike|detest|can't stand|cannot stand|don't like|do not like) " + _VAL, _opinion),
-        (r"\bI(?:'m| am|'ve| have)?(?: just| now| currently| recently)* (?:live|living|moved|relocated) (?:in|to) " + _VAL, _subject("home_city", "location", "{who} lives in {val}.", 4, 0.7)),
-        (r"\bI(?:'m| am) (?:originally )?from " + _VAL, _subject("hometown", "location", "{who} is from {val}.", 4, 0.6)),
-        (r"\bI (?:now |currently )?work (?:at|for) " + _VAL, _subject("employer", "work", "{who} works at {val}.", 5, 0.65)),
-        (r"\bI (?:now |currently )?work as (?:an? )?" + _VAL, _subject("occupation", "work", "{who} works as {val}.", 5, 0.65)),
-        (r"\bI(?:'m| am) allergic to " + _VAL, _allergy),
-        (r"\bI(?:'m| am) (?:an? )?(?P<val>vegetarian|vegan|pescatarian|lactose intolerant|gluten intolerant)\b", _subject("diet", "health", "{who} is {val}.", 2, 0.7)),
-        (r"\bI(?:'m| am) (?:going to|gonna|planning to|planning on) (?P<val>[^.;!?\n]{3,120})", _plan),
-        (r"\bI(?:'ll| will| plan to| intend to) (?P<val>[^.;!?\n]{3,120})", _plan),
-        (r"\bI (?:just |recently )?(?P<verb>visited|went to|travell?ed to|finished|completed|graduated from) " + _VAL, _experience),
-        (_START + r"(?:please )?(?P<word>always|never) (?P<val>[^.!?\n]{3,120})", _principle),
-    )
-) + tuple(
-    (re.compile(rx), fn)  # case-sensitive: a name must be capitalised ("my dog is tired" is not a name)
-    for rx, fn in (
-        (r"\b(?i:my name is|call me|I'm called|I am called) (?P<val>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)", _subject("name", "identity", "{who}'s name is {val}.", 3, 0.8)),
-        (r"\b(?i:my) (?P<rel>(?i:wife|husband|partner|son|daughter|mother|mom|mum|father|dad|brother|sister|boss|manager|dog|cat|friend|girlfriend|boyfriend))(?:'s name)? (?i:is) (?:(?i:called|named) )?(?P<val>[A-Z][\w'-]+)", _relation),
-    )
+_CI = re.IGNORECASE | re.MULTILINE
+_CS = re.MULTILINE  # case-sensitive: a name must be capitalised ("my dog is tired" names nobody)
+_RULE_TABLE: tuple[tuple[bool, str, int, Builder], ...] = (  # (user only?, regex, flags, builder)
+    (True, r"\bmy (?:favou?rite|fave) (?P<thing>[a-z]+(?: [a-z]+){0,2}) (?:is|are) " + _VAL, _CI, _favorite),
+    (True, r"\bI (?:(?:really|absolutely|truly|just|do) )?(?P<verb>like|love|enjoy|adore|prefer|hate|dislike|detest"
+     r"|can't stand|cannot stand|don't like|do not like) " + _VAL, _CI, _opinion),
+    (True, r"\bI(?:'m| am|'ve| have)?(?: just| now| currently| recently)* (?:live|living|moved|relocated) (?:in|to) "
+     + _VAL, _CI, _subject("home_city", "location", "{who} lives in {val}.", 4, 0.7)),
+    (True, r"\bI(?:'m| am) (?:originally )?from " + _VAL, _CI,
+     _subject("hometown", "location", "{who} is from {val}.", 4, 0.6)),
+    (True, r"\bI (?:now |currently )?work (?:at|for) " + _VAL, _CI,
+     _subject("employer", "work", "{who} works at {val}.", 5, 0.65)),
+    (True, r"\bI (?:now |currently )?work as (?:an? )?" + _VAL, _CI,
+     _subject("occupation", "work", "{who} works as {val}.", 5, 0.65)),
+    (True, r"\bI(?:'m| am) allergic to " + _VAL, _CI, _allergy),
+    (True, r"\bI(?:'m| am) (?:an? )?(?P<val>vegetarian|vegan|pescatarian|lactose intolerant|gluten intolerant)\b",
+     _CI, _subject("diet", "health", "{who} is {val}.", 2, 0.7)),
+    (True, r"\bI(?:'m| am) (?:going to|gonna|planning to|planning on) (?P<val>[^.;!?\n]{3,120})", _CI, _plan),
+    (True, r"\bI(?:'ll| will| plan to| intend to) (?P<val>[^.;!?\n]{3,120})", _CI, _plan),
+    (True, r"\bI (?:just |recently )?(?P<verb>visited|went to|travell?ed to|finished|completed|graduated from) "
+     + _VAL, _CI, _experience),
+    (True, _START + r"(?:please )?(?P<word>always|never) (?P<val>[^.!?\n]{3,120})", _CI, _principle),
+    (True, r"\b(?i:my name is|call me|I'm called|I am called) (?P<val>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)", _CS,
+     _subject("name", "identity", "{who}'s name is {val}.", 3, 0.8)),
+    (True, r"\b(?i:my) (?P<rel>(?i:wife|husband|partner|son|daughter|mother|mom|mum|father|dad|brother|sister|boss"
+     r"|manager|dog|cat|friend|girlfriend|boyfriend))(?:'s name)? (?i:is) (?:(?i:called|named) )?(?P<val>[A-Z][\w'-]+)",
+     _CS, _relation),
+    (False, _START + r"(?i:to|in order to) (?P<goal>[^,.\n]{3,60}), (?P<val>[^.\n]{5,240})", _CS, _method),
+    (False, _START + r"(?P<term>[A-Z][\w+#-]*(?: [\w+#-]+){0,2}) (?P<verb>is|are|means|refers to) (?P<art>an?) "
+     r"(?P<val>[^.!?\n]{8,200})", _CS, _concept),
 )
-_ANYONE_RULES: tuple[tuple[re.Pattern[str], Builder], ...] = (
-    (re.compile(_START + r"(?i:to|in order to) (?P<goal>[^,.\n]{3,60}), (?P<val>[^.\n]{5,240})", re.M), _method),
-    (re.compile(_START + r"(?P<term>[A-Z][\w+#-]*(?: [\w+#-]+){0,2}) (?P<verb>is|are|means|refers to) (?P<art>an?) (?P<val>[^.!?\n]{8,200})", re.M), _concept),
-)
-_USER_RULES = tuple((re.compile(rx.pattern, rx.flags | re.M), fn) for rx, fn in _USER_RULES)
+_USER_RULES = tuple((re.compile(rx, flags), fn) for _, rx, flags, fn in _RULE_TABLE)
+_ANYONE_RULES = tuple((re.compile(rx, flags), fn) for user_only, rx, flags, fn in _RULE_TABLE if not user_only)
 
 
 def subject_prefix(author: str | None) -> str:
@@ -189,7 +196,7 @@ def extract_facts(text: str, *, from_user: bool, author: str | None) -> Iterator
     """Every statement the rules recognise in one message, in rule order then text order."""
     who = author if author and subject_prefix(author) != "user" else "User"
     prefix = subject_prefix(author)
-    rules = (_USER_RULES + _ANYONE_RULES) if from_user else _ANYONE_RULES
+    rules = _USER_RULES if from_user else _ANYONE_RULES
     for pattern, build in rules:
         for match in pattern.finditer(text):
             fact = build(match, prefix, who)

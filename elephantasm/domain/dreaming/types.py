@@ -10,14 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from types import MappingProxyType
 from typing import Any, Literal
 from uuid import UUID
 
 KnowledgeType = Literal["FACT", "CONCEPT", "METHOD", "PRINCIPLE", "EXPERIENCE"]
 KNOWLEDGE_TYPES: tuple[str, ...] = ("FACT", "CONCEPT", "METHOD", "PRINCIPLE", "EXPERIENCE")
-
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,7 +31,7 @@ class EventInput:
     summary: str | None = None
     session_id: str | None = None
     importance_score: float | None = None
-    meta: Mapping[str, Any] = field(default=_EMPTY, hash=False)
+    meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,7 +46,7 @@ class MemoryDraft:
     time_end: datetime
     session_id: str | None
     event_ids: tuple[UUID, ...]
-    meta: Mapping[str, Any] = field(default=_EMPTY, hash=False)
+    meta: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,7 +77,7 @@ class IdentityDraft:
 
     personality_type: str | None
     communication_style: str | None
-    self: Mapping[str, Any] = field(default=_EMPTY, hash=False)
+    self: Mapping[str, Any] = field(default_factory=dict, hash=False)
     prose: str | None = None
     reason: str | None = None
 

@@ -79,9 +79,9 @@ def json_body(**values: Any) -> dict[str, Any]:
 
 def path_id(value: Any) -> str:
     """An id made safe for a path segment."""
-    text = str(value)
+    text = "" if value is None else str(value)
     if not text:
-        raise ValueError("id must not be empty")
+        raise ValueError("an id is required")
     return quote(text, safe="")
 
 

@@ -1,0 +1,186 @@
+"""The budgeted packer: choose items per layer so the rendered prompt fits ``max_tokens`` exactly.
+
+Algorithm (two rounds, then an exact check):
+
+1. **Reserved round.** Each layer walks its candidates in rank order (score desc, time desc,
+   id asc) and takes the longest *prefix* that fits in its share of the budget.
+2. **Overflow round.** Whatever is left over (unused shares) forms one pool. All remaining
+   candidates of all layers are walked in one global rank order; each is taken if it fits the
+   pool, else skipped and the next one tried.
+3. **Exact check.** The final text is rendered and counted; should BPE merges across line
+   boundaries ever make it longer than estimated, the lowest-ranked items are dropped until it fits.
+
+Why a *prefix* in round 1: if round 1 skipped items, a later, lower-ranked item could take
+reserved space that an earlier, larger item needed in round 2, so adding a low candidate could
+evict a higher one. With a prefix, every decision about an item depends only on items ranked
+above it in its own layer (round 1) or globally (round 2), which gives the guarantees:
+
+* adding a candidate never evicts a higher-ranked item of the same layer;
+* a layer whose whole demand fits its own share is unaffected by other layers' candidates;
+* with a single non-empty layer the result is plain greedy-with-skip over the whole budget.
+
+Each line is counted once (memoised by the token counter); the whole text once at the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.render import (
+    LAYER_SEPARATOR,
+    RENDER_ORDER,
+    Layer,
+    PackItem,
+    clean_text,
+    global_rank_key,
+    header_line,
+    item_line,
+    rank_key,
+    render_pack,
+)
+
+TokenCount = Callable[[str], int]
+
+# Identity and temporal lines are structural, not scored memories: min_score never drops them.
+SCORED_LAYERS = frozenset({Layer.KNOWLEDGE, Layer.LONG_TERM, Layer.SESSION})
+
+
+@dataclass(frozen=True, slots=True)
+class PackResult:
+    """Chosen items per layer (rank order; every layer key present), the text and its exact count."""
+
+    layers: Mapping[Layer, tuple[PackItem, ...]]
+    text: str
+    token_count: int
+    max_tokens: int
+    trimmed: int = 0
+
+    def items(self, layer: Layer) -> tuple[PackItem, ...]:
+        """Chosen items of one layer."""
+        return self.layers.get(layer, ())
+
+    def chosen_ids(self) -> set[tuple[Layer, str]]:
+        """Every chosen ``(layer, id)``."""
+        return {(layer, it.id) for layer, items in self.layers.items() for it in items}
+
+
+@dataclass(slots=True)
+class _Cand:
+    layer: Layer
+    item: PackItem
+    cost: int
+
+
+def normalise_shares(shares: Mapping[Layer | str, float] | None) -> dict[Layer, float]:
+    """Shares as fractions summing to 1 over all layers (missing → 0; None → equal)."""
+    if shares is None:
+        return {layer: 1.0 / len(RENDER_ORDER) for layer in RENDER_ORDER}
+    raw = {Layer(k): float(v) for k, v in shares.items()}
+    if any(v < 0 for v in raw.values()) or sum(raw.values()) <= 0:
+        raise ValidationError("layer shares must be >= 0 and not all zero")
+    total = sum(raw.values())
+    return {layer: raw.get(layer, 0.0) / total for layer in RENDER_ORDER}
+
+
+def _prepare(
+    candidates: Mapping[Layer, Iterable[PackItem]], count: TokenCount, min_score: float | None
+) -> dict[Layer, list[_Cand]]:
+    """Filter, de-duplicate by id (best rank wins), sort and cost every candidate once."""
+    prepared: dict[Layer, list[_Cand]] = {}
+    for layer in RENDER_ORDER:
+        items = sorted(candidates.get(layer, ()), key=rank_key)
+        seen: set[str] = set()
+        out: list[_Cand] = []
+        for it in items:
+            if it.id in seen or not clean_text(it.text):
+                continue
+            if min_score is not None and layer in SCORED_LAYERS and it.score < min_score:
+                continue
+            seen.add(it.id)
+            out.append(_Cand(layer, it, count(item_line(layer, it))))
+        prepared[layer] = out
+    return prepared
+
+
+def _select(
+    prepared: dict[Layer, list[_Cand]],
+    budget: float,
+    shares: dict[Layer, float],
+    limits: Mapping[Layer, int],
+    opening: dict[Layer, int],
+) -> dict[Layer, list[_Cand]]:
+    """Rounds 1 and 2 (see module doc). ``opening`` is each layer's header+separator cost."""
+    chosen: dict[Layer, list[_Cand]] = {layer: [] for layer in RENDER_ORDER}
+    used_total = 0.0
+    rest: list[_Cand] = []
+    for layer in RENDER_ORDER:
+        cap, used, cands = shares[layer] * budget, 0, prepared[layer]
+        limit = limits.get(layer)
+        i = 0
+        while i < len(cands) and (limit is None or i < limit):
+            cost = cands[i].cost + (opening[layer] if i == 0 else 0)
+            if used + cost > cap:
+                break
+            used += cost
+            i += 1
+        chosen[layer] = cands[:i]
+        used_total += used
+        rest.extend(cands[i:])
+    pool = budget - used_total
+    rest.sort(key=lambda c: global_rank_key(c.layer, c.item))
+    for c in rest:
+        bucket = chosen[c.layer]
+        limit = limits.get(c.layer)
+        if limit is not None and len(bucket) >= limit:
+            continue
+        cost = c.cost + (0 if bucket else opening[c.layer])
+        if cost <= pool:
+            bucket.append(c)
+            pool -= cost
+    return chosen
+
+
+def pack(
+    candidates: Mapping[Layer, Iterable[PackItem]],
+    *,
+    max_tokens: int,
+    count: TokenCount,
+    shares: Mapping[Layer | str, float] | None = None,
+    limits: Mapping[Layer | str, int] | None = None,
+    min_score: float | None = None,
+) -> PackResult:
+    """Choose and render items so that ``count(result.text) <= max_tokens`` always holds.
+
+    ``count`` must be the exact counter of the pack's encoding; ``limits`` caps items per layer;
+    ``min_score`` drops scored-layer candidates below it. Same inputs → same bytes.
+    """
+    if max_tokens < 0:
+        raise ValidationError("max_tokens must be >= 0")
+    share_map = normalise_shares(shares)
+    limit_map = {Layer(k): max(0, int(v)) for k, v in (limits or {}).items()}
+    prepared = _prepare(candidates, count, min_score)
+    sep = count(LAYER_SEPARATOR)
+    opening = {layer: count(header_line(layer)) + sep for layer in RENDER_ORDER}
+    # Every block is charged a separator, but n blocks only have n-1 of them: credit one back.
+    chosen = _select(prepared, max_tokens + sep, share_map, limit_map, opening)
+    return _finalise(chosen, max_tokens, count)
+
+
+def _finalise(chosen: dict[Layer, list[_Cand]], max_tokens: int, count: TokenCount) -> PackResult:
+    """Render, count exactly, and drop lowest-ranked items while over budget."""
+    layers = {layer: tuple(sorted((c.item for c in cands), key=rank_key)) for layer, cands in chosen.items()}
+    text = render_pack(layers)
+    tokens = count(text)
+    trimmed = 0
+    while tokens > max_tokens and any(layers.values()):
+        victim_layer, victim = max(
+            ((layer, it) for layer, items in layers.items() for it in items),
+            key=lambda pair: global_rank_key(*pair),
+        )
+        layers[victim_layer] = tuple(it for it in layers[victim_layer] if it is not victim)
+        text = render_pack(layers)
+        tokens = count(text)
+        trimmed += 1
+    return PackResult(layers=layers, text=text, token_count=tokens, max_tokens=max_tokens, trimmed=trimmed)
