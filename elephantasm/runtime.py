@@ -12,6 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from elephantasm.db.embedded import start_embedded_postgres
 from elephantasm.db.engine import create_engine, create_sessionmaker
+from elephantasm.llm.embedders import Embedder
+from elephantasm.llm.factory import build_embedder
 from elephantasm.security import load_or_create_secret
 from elephantasm.settings import Settings
 
@@ -34,6 +36,7 @@ class Runtime:
     engine: AsyncEngine
     sessionmaker: async_sessionmaker[AsyncSession]
     secret: bytes
+    embedder: Embedder
     clock: Clock = utc_now
 
     @asynccontextmanager
@@ -74,5 +77,6 @@ def build_runtime(settings: Settings, database_url: str | None = None, clock: Cl
         engine=engine,
         sessionmaker=create_sessionmaker(engine),
         secret=load_or_create_secret(settings.secret_key, settings.data_dir),
+        embedder=build_embedder(settings),
         clock=clock,
     )

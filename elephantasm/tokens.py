@@ -13,7 +13,7 @@ import hashlib
 import os
 import tempfile
 import threading
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -119,7 +119,7 @@ def validate_encoding(name: str) -> str:
     return name
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_encoding(name: str) -> tiktoken.Encoding:
     """The tiktoken encoding ``name``, loaded offline (seeding the cache lazily if needed)."""
     validate_encoding(name)
@@ -152,7 +152,7 @@ class TokenCounter:
         return f"TokenCounter({self.encoding!r})"
 
 
-@lru_cache(maxsize=None)
+@cache
 def get_token_counter(encoding: str) -> TokenCounter:
     """A process-wide shared :class:`TokenCounter` per encoding (shares its memo)."""
     return TokenCounter(encoding)

@@ -20,6 +20,7 @@ above it in its own layer (round 1) or globally (round 2), which gives the guara
 * with a single non-empty layer the result is plain greedy-with-skip over the whole budget.
 
 Each line is counted once (memoised by the token counter); the whole text once at the end.
+Estimates are conservative: the last line's newline is budgeted although rendering strips it.
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ from elephantasm.domain.render import (
     RENDER_ORDER,
     Layer,
     PackItem,
-    clean_text,
+    display_key,
     global_rank_key,
     header_line,
     item_line,
     rank_key,
-    render_pack,
+    render_lines,
 )
 
 TokenCount = Callable[[str], int]
@@ -49,7 +50,7 @@ SCORED_LAYERS = frozenset({Layer.KNOWLEDGE, Layer.LONG_TERM, Layer.SESSION})
 
 @dataclass(frozen=True, slots=True)
 class PackResult:
-    """Chosen items per layer (rank order; every layer key present), the text and its exact count."""
+    """Chosen items per layer (display order; every layer key present), the text and its exact count."""
 
     layers: Mapping[Layer, tuple[PackItem, ...]]
     text: str
@@ -70,6 +71,7 @@ class PackResult:
 class _Cand:
     layer: Layer
     item: PackItem
+    line: str
     cost: int
 
 
@@ -94,12 +96,13 @@ def _prepare(
         seen: set[str] = set()
         out: list[_Cand] = []
         for it in items:
-            if it.id in seen or not clean_text(it.text):
+            if it.id in seen or not it.text or it.text.isspace():
                 continue
             if min_score is not None and layer in SCORED_LAYERS and it.score < min_score:
                 continue
             seen.add(it.id)
-            out.append(_Cand(layer, it, count(item_line(layer, it))))
+            line = item_line(layer, it)
+            out.append(_Cand(layer, it, line, count(line)))
         prepared[layer] = out
     return prepared
 
@@ -170,17 +173,17 @@ def pack(
 
 def _finalise(chosen: dict[Layer, list[_Cand]], max_tokens: int, count: TokenCount) -> PackResult:
     """Render, count exactly, and drop lowest-ranked items while over budget."""
-    layers = {layer: tuple(sorted((c.item for c in cands), key=rank_key)) for layer, cands in chosen.items()}
-    text = render_pack(layers)
+    for layer, cands in chosen.items():
+        key = display_key(layer)
+        cands.sort(key=lambda c: key(c.item))
+    text = render_lines({layer: [c.line for c in cands] for layer, cands in chosen.items()})
     tokens = count(text)
     trimmed = 0
-    while tokens > max_tokens and any(layers.values()):
-        victim_layer, victim = max(
-            ((layer, it) for layer, items in layers.items() for it in items),
-            key=lambda pair: global_rank_key(*pair),
-        )
-        layers[victim_layer] = tuple(it for it in layers[victim_layer] if it is not victim)
-        text = render_pack(layers)
+    while tokens > max_tokens and any(chosen.values()):
+        victim = max((c for cands in chosen.values() for c in cands), key=lambda c: global_rank_key(c.layer, c.item))
+        chosen[victim.layer].remove(victim)
+        text = render_lines({layer: [c.line for c in cands] for layer, cands in chosen.items()})
         tokens = count(text)
         trimmed += 1
+    layers = {layer: tuple(c.item for c in cands) for layer, cands in chosen.items()}
     return PackResult(layers=layers, text=text, token_count=tokens, max_tokens=max_tokens, trimmed=trimmed)

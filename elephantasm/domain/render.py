@@ -2,14 +2,14 @@
 
 Stable layers come first (identity, knowledge, long-term memories) and volatile ones last
 (current session, temporal context), so LLM providers' prefix caches keep hitting across turns.
-One line per item; a layer's header appears only when the layer has at least one item.
+One line per item (rank order; the session chronologically); a layer's header appears only
+when the layer has at least one item.
 The packer budgets with the same line and header functions, so they are public here.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -45,7 +45,6 @@ HEADERS: Mapping[Layer, str] = {
 # Blank line between layer blocks (each block already ends with a newline).
 LAYER_SEPARATOR = "\n"
 
-_WS = re.compile(r"\s+")
 _LAYER_RANK = {layer: i for i, layer in enumerate(RENDER_ORDER)}
 
 
@@ -78,6 +77,17 @@ def rank_key(item: PackItem) -> tuple[float, float, str]:
     return (-item.score, -_epoch(item.time), item.id)
 
 
+def display_key(layer: Layer) -> Callable[[PackItem], tuple[Any, ...]]:
+    """Order of lines inside a rendered layer.
+
+    Rank order everywhere except the current session, which reads chronologically (oldest
+    first) like the conversation it is; selection still uses :func:`rank_key`.
+    """
+    if layer is Layer.SESSION:
+        return lambda item: (_epoch(item.time), item.id)
+    return rank_key
+
+
 def global_rank_key(layer: Layer, item: PackItem) -> tuple[float, float, str, int]:
     """Order across layers consistent with :func:`rank_key` inside each layer."""
     return (*rank_key(item), _LAYER_RANK[layer])
@@ -85,7 +95,8 @@ def global_rank_key(layer: Layer, item: PackItem) -> tuple[float, float, str, in
 
 def clean_text(text: str) -> str:
     """Collapse all whitespace (newlines included) so every item stays on one line."""
-    return _WS.sub(" ", text).strip()
+    # str.split() uses the same Unicode whitespace as the regex ``\s+`` and is ~5x faster.
+    return " ".join(text.split())
 
 
 def _utc(t: datetime) -> datetime:
@@ -96,10 +107,11 @@ def _prefix(layer: Layer, item: PackItem) -> str:
     parts: list[str] = []
     if item.label:
         parts.append(f"[{clean_text(item.label)}]")
+    # isoformat slicing instead of strftime: same text, much cheaper on the hot path.
     if item.time is not None and layer is Layer.LONG_TERM:
-        parts.append(f"({_utc(item.time):%Y-%m-%d})")
+        parts.append(f"({_utc(item.time).isoformat()[:10]})")
     elif item.time is not None and layer is Layer.SESSION:
-        parts.append(f"({_utc(item.time):%Y-%m-%d %H:%M})")
+        parts.append(f"({_utc(item.time).isoformat()[:16].replace('T', ' ')})")
     return " ".join(parts) + " " if parts else ""
 
 
@@ -113,19 +125,24 @@ def header_line(layer: Layer) -> str:
     return HEADERS[layer] + "\n"
 
 
-def render_block(layer: Layer, items: Iterable[PackItem]) -> str:
-    """One layer's block: header plus item lines in rank order; '' when there are no items."""
-    ordered = sorted(items, key=rank_key)
-    if not ordered:
-        return ""
-    return header_line(layer) + "".join(item_line(layer, it) for it in ordered)
+def render_lines(lines: Mapping[Layer, Sequence[str]]) -> str:
+    """Assemble already-rendered item lines (from :func:`item_line`, in order) into the prompt.
 
-
-def render_pack(layers: Mapping[Layer, Sequence[PackItem]]) -> str:
-    """The full prompt text: non-empty blocks in :data:`RENDER_ORDER`, blank line between.
-
-    Deterministic: items are re-sorted by :func:`rank_key`, so input order does not matter.
-    The trailing newline is dropped; an empty pack renders as ''.
+    Non-empty blocks in :data:`RENDER_ORDER`, a blank line between them, no trailing newline;
+    no lines at all renders as ''. The packer uses this with lines it has already costed.
     """
-    blocks = [render_block(layer, layers.get(layer, ())) for layer in RENDER_ORDER]
-    return LAYER_SEPARATOR.join(b for b in blocks if b).rstrip("\n")
+    blocks = [header_line(layer) + "".join(lines[layer]) for layer in RENDER_ORDER if lines.get(layer)]
+    return LAYER_SEPARATOR.join(blocks).rstrip("\n")
+
+
+def render_pack(layers: Mapping[Layer, Iterable[PackItem]]) -> str:
+    """The full prompt text for chosen items per layer (see :func:`render_lines`).
+
+    Deterministic: items are re-sorted by :func:`display_key`, so input order does not matter.
+    """
+    return render_lines(
+        {
+            layer: [item_line(layer, it) for it in sorted(layers.get(layer, ()), key=display_key(layer))]
+            for layer in RENDER_ORDER
+        }
+    )

@@ -8,8 +8,9 @@ Pure: ``as_of`` and all times are arguments; nothing reads a clock.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from elephantasm.domain.errors import ValidationError
 
@@ -57,15 +58,21 @@ class ScoringWeights:
 
     def normalised(self, has_query: bool) -> ScoringWeights:
         """Weights summing to 1; relevance is zeroed first when there is no query."""
-        raw = asdict(self)
-        if not has_query:
-            raw["relevance"] = 0.0
-        total = sum(raw.values())
-        return ScoringWeights(**{k: v / total for k, v in raw.items()})
+        return _normalised(self, has_query)
 
     def as_dict(self) -> dict[str, float]:
         """Plain dict in factor order."""
         return {name: getattr(self, name) for name in FACTORS}
+
+
+@lru_cache(maxsize=256)
+def _normalised(weights: ScoringWeights, has_query: bool) -> ScoringWeights:
+    # Memoised: score_candidate calls this once per candidate on the hot inject path.
+    raw = weights.as_dict()
+    if not has_query:
+        raw["relevance"] = 0.0
+    total = sum(raw.values())
+    return ScoringWeights(**{k: v / total for k, v in raw.items()})
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +109,12 @@ def _as_utc(t: datetime) -> datetime:
 
 def seconds_between(earlier: datetime, later: datetime) -> float:
     """``later − earlier`` in seconds, clamped at 0 (clock skew must not create the future)."""
-    return max(0.0, (_as_utc(later) - _as_utc(earlier)).total_seconds())
+    # Aware datetimes subtract correctly across zones; only naive ones need a zone (UTC).
+    if earlier.tzinfo is None:
+        earlier = earlier.replace(tzinfo=UTC)
+    if later.tzinfo is None:
+        later = later.replace(tzinfo=UTC)
+    return max(0.0, (later - earlier).total_seconds())
 
 
 def recency(age_seconds: float, half_life_seconds: float) -> float:

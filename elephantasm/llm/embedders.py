@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections import Counter, OrderedDict
 from functools import lru_cache
+from itertools import pairwise
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from elephantasm.db.models import EMBEDDING_DIM
@@ -88,7 +89,7 @@ def _features(text: str) -> Counter[str]:
         for n in (3, 4):
             for i in range(len(padded) - n + 1):
                 feats[f"c{n}:" + padded[i : i + n]] += 1
-    for a, b in zip(stems, stems[1:], strict=False):
+    for a, b in pairwise(stems):
         feats[f"b:{a} {b}"] += 1
     if not feats:
         feats[_EMPTY_FEATURE] = 1
@@ -195,18 +196,19 @@ class CachedEmbedder:
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """Embed, asking ``inner`` only for texts not cached (each distinct text once)."""
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        self.hits += len(texts) - sum(1 for t in texts if t in missing)
-        self.misses += sum(1 for t in texts if t in missing)
-        fresh = dict(zip(missing, await self.inner.embed(missing), strict=True)) if missing else {}
-        result: list[list[float]] = []
-        for t in texts:
-            vec = self._cache.get(t)
-            if vec is None:
-                vec = tuple(fresh[t])
-            self._put(t, vec)
-            result.append(list(vec))
-        return result
+        vectors = {t: self._cache[t] for t in texts if t in self._cache}
+        hits = sum(1 for t in texts if t in vectors)
+        self.hits += hits
+        self.misses += len(texts) - hits
+        missing = [t for t in dict.fromkeys(texts) if t not in vectors]
+        if missing:
+            fresh = await self.inner.embed(missing)
+            if len(fresh) != len(missing):
+                raise EmbeddingError(f"{self.name}: asked for {len(missing)} embeddings, got {len(fresh)}")
+            vectors.update((t, tuple(v)) for t, v in zip(missing, fresh, strict=True))
+        for t in dict.fromkeys(texts):
+            self._put(t, vectors[t])
+        return [list(vectors[t]) for t in texts]
 
     def _put(self, text: str, vec: tuple[float, ...]) -> None:
         self._cache[text] = vec

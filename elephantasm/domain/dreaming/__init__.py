@@ -1,5 +1,6 @@
 """Distillation engines: events -> memories, knowledge and identity; plus curation rules."""
 
+from .batching import BatchLimits, batch_groups, render_event
 from .curation import (
     CurationThresholds,
     MemoryStats,
@@ -37,6 +38,7 @@ from .types import (
 
 __all__ = [
     "KNOWLEDGE_TYPES",
+    "BatchLimits",
     "CurationThresholds",
     "DistillEngine",
     "DistillError",
@@ -53,6 +55,7 @@ __all__ = [
     "Transition",
     "Usage",
     "approx_tokens",
+    "batch_groups",
     "content_hash",
     "cosine_similarity",
     "dedupe_drafts",
@@ -69,4 +72,5 @@ __all__ = [
     "normalise_value",
     "plan_merges",
     "plan_transitions",
+    "render_event",
 ]

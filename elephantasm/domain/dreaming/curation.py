@@ -21,12 +21,14 @@ from .knowledge_rules import normalise_text
 class CurationThresholds:
     """Tunables of a curation pass (the service builds them from settings)."""
 
-    half_life_days: float = 14.0
+    half_life_days: float = 30.0
     recall_growth: float = 1.5  # each recall multiplies the half-life by this
     max_recall_boost: int = 8
     importance_weight: float = 0.35  # share of strength that comes from importance, not freshness
-    decaying_below: float = 0.4
-    archive_below: float = 0.2
+    # With these defaults an unimportant, never-recalled memory starts decaying after ~6 weeks and is
+    # archived after ~4 months; one with importance >= 0.9 never fades on time alone.
+    decaying_below: float = 0.3
+    archive_below: float = 0.12
     reactivate_above: float = 0.55  # strength at which a decaying memory counts as active again
     reactivate_similarity: float = 0.85  # a new experience this close wakes an archived memory
     recall_window: timedelta = timedelta(days=1)

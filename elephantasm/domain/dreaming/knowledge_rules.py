@@ -69,7 +69,7 @@ def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
     """Cosine similarity of two vectors; 0.0 when either is all zeros or the lengths differ."""
     if len(a) != len(b):
         return 0.0
-    dot = math.fsum(x * y for x, y in zip(a, b))
+    dot = math.fsum(x * y for x, y in zip(a, b, strict=True))
     norm = math.sqrt(math.fsum(x * x for x in a)) * math.sqrt(math.fsum(y * y for y in b))
     return dot / norm if norm else 0.0
 
@@ -103,25 +103,33 @@ def find_duplicate(
 
 
 def dedupe_drafts(drafts: Iterable[KnowledgeDraft]) -> list[KnowledgeDraft]:
-    """Merge drafts with the same content hash, keeping first-seen order and the union of sources."""
-    merged: dict[str, KnowledgeDraft] = {}
+    """Merge drafts with the same content hash, keeping first-seen order and the union of sources.
+
+    Saying the same thing again corroborates it: each repeat adds a little confidence (capped).
+    """
+    first: dict[str, KnowledgeDraft] = {}
+    events: dict[str, dict] = {}
+    memories: dict[str, dict] = {}
+    best: dict[str, tuple[float, float, int]] = {}
     for draft in drafts:
         key = content_hash(draft.content)
-        seen = merged.get(key)
-        if seen is None:
-            merged[key] = draft
-            continue
-        merged[key] = replace(
-            seen,
-            # Saying the same thing twice corroborates it, a little.
-            confidence=round(min(0.95, max(seen.confidence, draft.confidence) + 0.05), 4),
-            importance=max(seen.importance, draft.importance),
-            source_event_ids=_union(seen.source_event_ids, draft.source_event_ids),
-            source_memory_indices=_union(seen.source_memory_indices, draft.source_memory_indices),
-        )
-    return list(merged.values())
-
-
-def _union(first: tuple, second: tuple) -> tuple:
-    seen = set(first)
-    return first + tuple(x for x in second if x not in seen)
+        if key not in first:
+            first[key], events[key], memories[key] = draft, {}, {}
+            best[key] = (draft.confidence, draft.importance, 0)
+        else:
+            conf, imp, repeats = best[key]
+            best[key] = (max(conf, draft.confidence), max(imp, draft.importance), repeats + 1)
+        # dicts as ordered sets: linear in the number of sources, however often a fact repeats
+        events[key].update(dict.fromkeys(draft.source_event_ids))
+        memories[key].update(dict.fromkeys(draft.source_memory_indices))
+    merged = []
+    for key, draft in first.items():
+        conf, imp, repeats = best[key]
+        merged.append(replace(
+            draft,
+            confidence=round(min(0.95, conf + 0.05 * min(repeats, 3)), 4) if repeats else draft.confidence,
+            importance=imp,
+            source_event_ids=tuple(events[key]),
+            source_memory_indices=tuple(memories[key]),
+        ))
+    return merged

@@ -15,7 +15,15 @@ from .knowledge_rules import dedupe_drafts
 from .patterns import extract_facts
 from .style import evolve_identity
 from .text import (
-    clean, is_agent_turn, is_user_turn, sentence_score, sentences, shorten, signal_score, signals, speaker,
+    clean,
+    is_agent_turn,
+    is_user_turn,
+    sentence_score,
+    sentences,
+    shorten,
+    signal_score,
+    signals,
+    speaker,
 )
 from .types import DistillResult, EventInput, IdentityDraft, KnowledgeDraft, MemoryDraft
 

@@ -49,7 +49,7 @@ def _traits(stats: Mapping[str, int]) -> list[str]:
     avg_words = stats.get("words", 0) / n
     traits = ["concise" if avg_words < 25 else "balanced" if avg_words < 80 else "thorough"]
     tone = (stats.get("formal", 0) - stats.get("casual", 0) - 0.5 * stats.get("contractions", 0)) / n
-    traits.append("formal" if tone > 0.2 else "casual" if tone < -0.5 else "neutral in tone")
+    traits.append("formal" if tone > 0.2 else "casual" if tone < -0.5 else "neutral")
     if stats.get("questions", 0) / n >= 0.3:
         traits.append("asks questions often")
     if (stats.get("exclaims", 0) + stats.get("emoji", 0)) / n >= 0.3:
@@ -62,16 +62,28 @@ def _traits(stats: Mapping[str, int]) -> list[str]:
 
 
 def _personality(traits: Sequence[str]) -> str:
-    temper = "Enthusiastic" if "expressive" in traits else "Inquisitive" if "asks questions often" in traits else "Steady"
+    if "expressive" in traits:
+        temper = "Enthusiastic"
+    else:
+        temper = "Inquisitive" if "asks questions often" in traits else "Steady"
     role = {"concise": "Responder", "balanced": "Helper", "thorough": "Explainer"}[traits[0]]
     return f"{temper} {role}"
 
 
+_CLAUSES = {
+    "asks questions often": "often ask questions",
+    "expressive": "am expressive",
+    "uses emoji": "use emoji",
+    "structures answers as lists or code": "structure answers as lists or code",
+}
+
+
 def _prose(traits: Sequence[str], topics: Mapping[str, int]) -> str:
     length = {"concise": "short", "balanced": "medium-length", "thorough": "detailed"}[traits[0]]
-    extras = traits[2:]
-    prose = f"I tend to reply in {length}, {traits[1]} messages"
-    prose += (" and " + ", ".join(extras) + ".") if extras else "."
+    prose = f"I tend to write {length} messages in a {traits[1]} tone."
+    clauses = [_CLAUSES[t] for t in traits[2:]]
+    if clauses:
+        prose += " I " + (", ".join(clauses[:-1]) + " and " if len(clauses) > 1 else "") + clauses[-1] + "."
     top = [t for t, _ in sorted(topics.items(), key=lambda kv: (-kv[1], kv[0]))[:3]]
     if top:
         prose += " Our conversations often touch on " + ", ".join(top) + "."
@@ -85,7 +97,7 @@ def evolve_identity(
     old_self: Mapping[str, Any] = existing.self if existing else {}
     old_stats = Counter({k: int(v) for k, v in dict(old_self.get("style_stats", {})).items() if k in STAT_KEYS})
     old_topics = Counter({str(k): int(v) for k, v in dict(old_self.get("topics", {})).items()})
-    new_stats, new_topics = observe(events), Counter(k.topic for k in knowledge if k.type != "CONCEPT")
+    new_stats, new_topics = observe(events), Counter(k.topic for k in knowledge if k.type in ("FACT", "EXPERIENCE"))
     if not new_stats and not new_topics:
         return None
     stats, topics = old_stats + new_stats, old_topics + new_topics

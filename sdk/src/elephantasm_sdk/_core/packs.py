@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,7 +65,7 @@ class PackCache:
         return len(self._items)
 
 
-def _parse_latest(cached: PackResult | None):
+def _parse_latest(cached: PackResult | None) -> Callable[[RawResponse], PackResult]:
     def parse(raw: RawResponse) -> PackResult:
         if raw.status == 304:
             if cached is None:

@@ -74,7 +74,8 @@ def query_params(**values: Any) -> dict[str, str]:
 
 def json_body(**values: Any) -> dict[str, Any]:
     """A JSON-ready body with ``None`` dropped (datetimes, UUIDs and enums rendered)."""
-    return to_jsonable_python({k: v for k, v in values.items() if v is not None})
+    body: dict[str, Any] = to_jsonable_python({k: v for k, v in values.items() if v is not None})
+    return body
 
 
 def path_id(value: Any) -> str:

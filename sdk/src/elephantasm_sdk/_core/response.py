@@ -100,8 +100,9 @@ def items_of(body: Any) -> list[Any]:
         return body
     if isinstance(body, dict):
         for key in ("items", "results", "data"):
-            if isinstance(body.get(key), list):
-                return body[key]
+            value = body.get(key)
+            if isinstance(value, list):
+                return value
     raise ElephantasmError(f"Expected a list response, got {type(body).__name__}")
 
 

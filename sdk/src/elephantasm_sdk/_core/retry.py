@@ -50,7 +50,7 @@ def backoff_delay(policy: RetryPolicy, attempt: int, rand: float) -> float:
 
     ``rand`` is a number in [0, 1) supplied by the caller so this stays deterministic.
     """
-    base = min(policy.max_delay, policy.initial_delay * (2**attempt))
+    base = min(policy.max_delay, policy.initial_delay * float(2**attempt))
     return max(0.0, base * (1.0 - policy.jitter * rand))
 
 

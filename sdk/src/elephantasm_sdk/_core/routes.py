@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from uuid import UUID
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -36,6 +38,10 @@ def resolve_event_type(event_type: str | EventType) -> str:
     )
 
 
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
 def new_dedupe_key() -> str:
     """A fresh idempotency key (uuid4 hex)."""
     return uuid.uuid4().hex
@@ -45,7 +51,7 @@ def new_dedupe_key() -> str:
 
 
 def create_anima(
-    name: str, description: str | None = None, meta: dict[str, Any] | None = None, user_id: str | None = None
+    name: str, description: str | None = None, meta: dict[str, Any] | None = None, user_id: Any = None
 ) -> Operation[Anima]:
     """``POST /api/animas``."""
     data = AnimaCreate(name=name, description=description, meta=meta, user_id=user_id)
@@ -95,7 +101,7 @@ def extract_event(
 ) -> Operation[Event]:
     """``POST /api/events``. The body always carries a ``dedupe_key``, fixed for every retry."""
     data = EventCreate(
-        anima_id=anima_id,
+        anima_id=UUID(str(anima_id)),
         event_type=resolve_event_type(event_type),
         content=content,
         session_id=session_id,
@@ -124,10 +130,8 @@ def batch_item(item: EventCreate | Mapping[str, Any], default_anima_id: str | No
     if not body.get("anima_id") and default_anima_id:
         body["anima_id"] = default_anima_id
     if isinstance(body.get("event_type"), str):
-        try:
+        with contextlib.suppress(ValueError):  # an unknown type: the server answers 422 with details
             body["event_type"] = resolve_event_type(body["event_type"])
-        except ValueError:
-            pass  # the server answers 422 with the details
     body.setdefault("dedupe_key", new_dedupe_key())
     return body
 
@@ -142,16 +146,21 @@ def batch_events(
 
 
 def list_events(
-    anima_id: str,
+    anima_id: str | None,
     *,
     session_id: str | None = None,
     event_type: str | EventType | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
     limit: int | None = None,
     cursor: str | None = None,
 ) -> Operation[Page[Event]]:
-    """``GET /api/events?anima_id=…`` (one page)."""
+    """``GET /api/events?anima_id=…&session_id=…&event_type=…&since=…&until=…`` (one page)."""
     etype = resolve_event_type(event_type) if event_type is not None else None
-    params = query_params(anima_id=anima_id, session_id=session_id, event_type=etype, limit=limit, cursor=cursor)
+    params = query_params(
+        anima_id=anima_id, session_id=session_id, event_type=etype, since=_iso(since), until=_iso(until),
+        limit=limit, cursor=cursor,
+    )  # fmt: skip
     return Operation(RequestSpec("GET", "/api/events", params=params), parse_page(Event))
 
 

@@ -20,7 +20,7 @@ class Anima(SDKModel):
     name: str
     description: str | None = None
     meta: dict[str, Any] | None = None
-    user_id: str | None = None
+    user_id: UUID | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
 
@@ -31,7 +31,7 @@ class AnimaCreate(BaseModel):
     name: str
     description: str | None = None
     meta: dict[str, Any] | None = None
-    user_id: str | None = None
+    user_id: UUID | None = None
 
 
 class Event(SDKModel):

@@ -18,7 +18,7 @@ class MappingCompat:
     """Dict-style read access (``m["key"]``, ``m.get("key")``) for models that were plain dicts in 0.2.0."""
 
     def _has_key(self, key: str) -> bool:
-        model = self  # type: ignore[assignment]
+        model = self
         return key in type(model).model_fields or key in (model.model_extra or {})  # type: ignore[attr-defined]
 
     def __getitem__(self, key: str) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
 from .._core import routes
 from ..models import Anima
@@ -19,7 +20,7 @@ class Animas(SyncResource):
         description: str | None = None,
         meta: dict[str, Any] | None = None,
         *,
-        user_id: str | None = None,
+        user_id: str | UUID | None = None,
         timeout: float | None = None,
     ) -> Anima:
         """Create an anima."""
@@ -36,7 +37,7 @@ class Animas(SyncResource):
         name: str | None = None,
         description: str | None = None,
         meta: dict[str, Any] | None = None,
-        user_id: str | None = None,
+        user_id: str | UUID | None = None,
         timeout: float | None = None,
     ) -> Anima:
         """Change an anima's name, description, meta or user id (``None`` leaves a field as is)."""
@@ -61,7 +62,7 @@ class AsyncAnimas(AsyncResource):
         description: str | None = None,
         meta: dict[str, Any] | None = None,
         *,
-        user_id: str | None = None,
+        user_id: str | UUID | None = None,
         timeout: float | None = None,
     ) -> Anima:
         """Create an anima."""
@@ -78,7 +79,7 @@ class AsyncAnimas(AsyncResource):
         name: str | None = None,
         description: str | None = None,
         meta: dict[str, Any] | None = None,
-        user_id: str | None = None,
+        user_id: str | UUID | None = None,
         timeout: float | None = None,
     ) -> Anima:
         """Change an anima's name, description, meta or user id (``None`` leaves a field as is)."""

@@ -64,11 +64,20 @@ class Events(SyncResource):
         *,
         session_id: str | None = None,
         event_type: str | EventType | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
         limit: int | None = None,
         timeout: float | None = None,
     ) -> SyncPager[Event]:
-        """Every event of an anima, fetched ``limit`` per page as you iterate."""
-        op = routes.list_events(self._anima(anima_id), session_id=session_id, event_type=event_type, limit=limit)
+        """Events in chronological order, fetched ``limit`` per page as you iterate.
+
+        Filters: the anima (default: the client's; with neither, every anima of the org), session,
+        type, and ``since <= occurred_at < until``.
+        """
+        aid = str(anima_id) if anima_id else self._client.anima_id
+        op = routes.list_events(
+            aid, session_id=session_id, event_type=event_type, since=since, until=until, limit=limit
+        )
         return self._pager(op, timeout)
 
 
@@ -117,9 +126,14 @@ class AsyncEvents(AsyncResource):
         *,
         session_id: str | None = None,
         event_type: str | EventType | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
         limit: int | None = None,
         timeout: float | None = None,
     ) -> AsyncPager[Event]:
-        """Every event of an anima; iterate with ``async for``."""
-        op = routes.list_events(self._anima(anima_id), session_id=session_id, event_type=event_type, limit=limit)
+        """Events in chronological order (filters as in the sync client); iterate with ``async for``."""
+        aid = str(anima_id) if anima_id else self._client.anima_id
+        op = routes.list_events(
+            aid, session_id=session_id, event_type=event_type, since=since, until=until, limit=limit
+        )
         return self._pager(op, timeout)

@@ -1,0 +1,34 @@
+"""The benchmark runner works end to end at its smallest size (no figures are asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.servers import REPO_ROOT
+
+
+def test_ingest_benchmark_writes_its_table(tmp_path: Path) -> None:
+    """``python -m benchmarks ingest --size tiny`` runs every phase and writes the ingest section."""
+    out = tmp_path / "RESULTS.md"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "ingest", "--size", "tiny", "--out", str(out)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = out.read_text()
+    assert "<!-- section:ingest -->" in text and "<!-- /section:ingest -->" in text
+    assert "| phase | requests |" in text
+    for phase in ("GET /api/health", "single event", "batch of"):
+        assert f"| {phase}" in text, phase
+    assert "command: `python -m benchmarks ingest --size tiny" in text
+    assert "PostgreSQL 18" in text
+
+    # A rerun replaces the section instead of appending a second one.
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "ingest", "--size", "tiny", "--out", str(out)],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert out.read_text().count("<!-- section:ingest -->") == 1
