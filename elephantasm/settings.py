@@ -72,6 +72,28 @@ class Settings(BaseSettings):
     dreamer_debounce_seconds: int = 30
     dreamer_run_timeout_seconds: int = 900
     dreamer_max_events_per_run: int = 5000
+    dreamer_chunk_events: int = Field(
+        default=2000, description="Events distilled and written per step (one short write transaction each)."
+    )
+    dreamer_heartbeat_seconds: float = Field(default=15.0, description="How often a running dream proves it is alive.")
+    dreamer_stale_seconds: float = Field(
+        default=120.0, description="A running dream silent this long is abandoned and its claims released."
+    )
+    dreamer_poll_seconds: float = Field(default=10.0, description="How often the scheduler looks for due animas.")
+    dreamer_concurrency: int = Field(default=2, description="Dream runs at once in one dreamer process.")
+
+    # --- curation ("sleep") -------------------------------------------------------------
+    curation_half_life_days: float = 30.0
+    curation_decaying_below: float = 0.3
+    curation_archive_below: float = 0.12
+    curation_reactivate_similarity: float = 0.85
+    curation_merge_similarity: float = 0.92
+    curation_max_transitions: int = 500
+    curation_max_merges: int = 50
+    curation_scan_limit: int = Field(
+        default=1000, description="New memories per run compared with older ones for merges/reactivation."
+    )
+    knowledge_dedupe_similarity: float = 0.95
 
     @property
     def uses_embedded_postgres(self) -> bool:
