@@ -17,9 +17,10 @@ from api.errors import EXCEPTION_HANDLERS
 from api.routes.animas import AnimaController
 from api.routes.events import EventController
 from api.routes.health import health
+from api.routes.keys import KeyController
 from elephantasm.runtime import Runtime
 
-ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController]
+ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController, KeyController]
 """Every route of the API; feature modules add their controllers here."""
 
 

@@ -53,17 +53,29 @@ async def create_key(
 ) -> IssuedKey:
     """Issue a new key for ``org_name`` (creating the org if new)."""
     org = await get_or_create_org(session, org_name)
+    issued, _ = await issue_key(session, secret, org.id, name, expires_at)
+    return IssuedKey(issued.id, org.id, org.name, issued.key, issued.prefix, expires_at)
+
+
+@dataclass(frozen=True)
+class _Issued:
+    id: uuid.UUID
+    key: str
+    prefix: str
+
+
+async def issue_key(
+    session: AsyncSession, secret: bytes, org_id: uuid.UUID, name: str | None, expires_at: datetime | None
+) -> tuple[_Issued, ApiKey]:
+    """Issue a key for an existing org; returns the clear key (shown once) and the stored row."""
     key = generate_api_key()
     row = ApiKey(
-        org_id=org.id,
-        name=name,
-        prefix=display_prefix(key),
-        key_hash=hash_api_key(key, secret),
-        expires_at=expires_at,
+        org_id=org_id, name=name, prefix=display_prefix(key), key_hash=hash_api_key(key, secret), expires_at=expires_at
     )
     session.add(row)
     await session.flush()
-    return IssuedKey(row.id, org.id, org.name, key, row.prefix, expires_at)
+    await session.refresh(row)
+    return _Issued(row.id, key, row.prefix), row
 
 
 async def verify_key(session: AsyncSession, secret: bytes, key: str, now: datetime) -> Caller | None:
@@ -107,3 +119,9 @@ async def revoke_key(session: AsyncSession, key_id_or_prefix: str, org_id: uuid.
 async def count_keys(session: AsyncSession) -> int:
     """How many keys exist at all (used to bootstrap a first key on an empty database)."""
     return (await session.execute(select(func.count()).select_from(ApiKey))).scalar_one()
+
+
+async def list_org_keys(session: AsyncSession, org_id: uuid.UUID) -> list[ApiKey]:
+    """Keys of one org, oldest first."""
+    stmt = select(ApiKey).where(ApiKey.org_id == org_id).order_by(ApiKey.created_at, ApiKey.id)
+    return list((await session.execute(stmt)).scalars())

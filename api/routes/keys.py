@@ -1,0 +1,43 @@
+"""``/api/keys``: the caller's org manages its own keys."""
+
+from __future__ import annotations
+
+from litestar import Controller, delete, get, post
+from litestar.params import FromPath, JSONBody
+from litestar.status_codes import HTTP_204_NO_CONTENT
+
+from api.deps import CallerDep, RuntimeDep, parse_uuid
+from elephantasm.domain.errors import ValidationError
+from elephantasm.schemas.common import Page
+from elephantasm.schemas.keys import ApiKeyCreate, ApiKeyCreated, ApiKeyRead
+from elephantasm.services import keys as svc
+
+
+class KeyController(Controller):
+    """List, create and revoke API keys of the caller's org."""
+
+    path = "/api/keys"
+    tags = ["keys"]
+
+    @get("/")
+    async def list(self, caller: CallerDep, runtime: RuntimeDep) -> Page[ApiKeyRead]:
+        """Every key of the org (prefixes only), oldest first."""
+        async with runtime.read_session() as session:
+            rows = await svc.list_org_keys(session, caller.org_id)
+        return Page[ApiKeyRead](items=[ApiKeyRead.model_validate(k, from_attributes=True) for k in rows])
+
+    @post("/")
+    async def create(self, data: JSONBody[ApiKeyCreate], caller: CallerDep, runtime: RuntimeDep) -> ApiKeyCreated:
+        """Issue a new key; the response is the only time its secret is shown."""
+        if data.expires_at is not None and data.expires_at <= runtime.clock():
+            raise ValidationError("expires_at: must be in the future")
+        async with runtime.unit_of_work() as session:
+            issued, row = await svc.issue_key(session, runtime.secret, caller.org_id, data.name, data.expires_at)
+        read = ApiKeyRead.model_validate(row, from_attributes=True)
+        return ApiKeyCreated(**read.model_dump(), key=issued.key)
+
+    @delete("/{key_id:str}", status_code=HTTP_204_NO_CONTENT)
+    async def revoke(self, key_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:
+        """Revoke a key of the org (another org's key is a 404)."""
+        async with runtime.unit_of_work() as session:
+            await svc.revoke_key(session, str(parse_uuid("key_id", key_id)), caller.org_id)
