@@ -15,13 +15,19 @@ from api.auth import AuthCache, provide_caller
 from api.deps import provide_runtime
 from api.errors import EXCEPTION_HANDLERS
 from api.routes.animas import AnimaController
+from api.routes.dreams import DreamController
 from api.routes.events import EventController
 from api.routes.health import health
+from api.routes.identities import IdentityController
 from api.routes.keys import KeyController
+from api.routes.knowledge import KnowledgeController
+from api.routes.memories import MemoryController
 from elephantasm.runtime import Runtime
 
 ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController, KeyController]
 """Every route of the API; feature modules add their controllers here."""
+# The dreamer's routes (runs and journal, memories, knowledge, identity).
+ROUTE_HANDLERS += [DreamController, MemoryController, KnowledgeController, IdentityController]
 
 
 def create_app(

@@ -194,7 +194,10 @@ def _section(size: str, runs: list[Measured], pg_version: str) -> Section:
     return Section(
         name="ingest",
         title=TITLE,
-        headers=["phase", "requests", "conc.", "req/s", "events/s", "p50 ms", "p99 ms", "API CPU %", "PG CPU %", "load CPU %", "other CPU %"],
+        headers=[
+            "phase", "requests", "conc.", "req/s", "events/s", "p50 ms", "p99 ms",
+            "API CPU %", "PG CPU %", "load CPU %", "other CPU %",
+        ],
         rows=rows,
         notes=notes,
         environment={"PostgreSQL": pg_version},

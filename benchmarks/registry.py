@@ -17,7 +17,8 @@ BENCHMARKS: dict[str, str] = {
     "ingest": "benchmarks.ingest",
     # "inject": "benchmarks.inject",
     # "dreamer": "benchmarks.dreamer",
-    # "quality": "benchmarks.quality",
+    "quality": "benchmarks.quality",
+    "storage": "benchmarks.storage",
 }
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -15,6 +16,9 @@ from elephantasm.db.engine import create_engine, create_sessionmaker
 from elephantasm.llm.embedders import Embedder
 from elephantasm.llm.factory import build_embedder
 from elephantasm.security import load_or_create_secret
+from elephantasm.services.dreams.engines import build_dream_engine
+from elephantasm.services.dreams.tasks import DreamTasks
+from elephantasm.services.packs.state import PackState
 from elephantasm.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -38,6 +42,12 @@ class Runtime:
     secret: bytes
     embedder: Embedder
     clock: Clock = utc_now
+    dream_engine: Any = None
+    """The distillation engine (``DistillEngine``): offline, or the LLM one when configured."""
+    dream_tasks: DreamTasks = field(default_factory=DreamTasks)
+    """Background dream runs of this process (manual triggers, scheduler); cancelled on close."""
+    packs: PackState = field(default_factory=PackState)
+    """Pack snapshot LRU, cache counters and the recall batcher of this process."""
 
     @asynccontextmanager
     async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
@@ -56,7 +66,9 @@ class Runtime:
             yield session
 
     async def close(self) -> None:
-        """Release the connection pool."""
+        """Stop this process's dream runs (they record themselves as failed), then release the pool."""
+        await self.dream_tasks.close()
+        await self.packs.aclose()  # writes the last batch of pack recalls
         await self.engine.dispose()
 
 
@@ -79,4 +91,6 @@ def build_runtime(settings: Settings, database_url: str | None = None, clock: Cl
         secret=load_or_create_secret(settings.secret_key, settings.data_dir),
         embedder=build_embedder(settings),
         clock=clock,
+        dream_engine=build_dream_engine(settings),
+        packs=PackState(settings.pack_cache_bytes),
     )

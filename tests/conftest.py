@@ -22,6 +22,8 @@ from elephantasm.services.keys import create_key
 from elephantasm.settings import Settings
 from tests.support.servers import free_port, server_env, start_server, stop_server
 
+pytest_plugins = ["tests.support.fixtures"]  # the loopback OpenAI-compatible server (openai_server)
+
 TEST_SECRET = "test-secret-not-for-production"
 
 

@@ -8,7 +8,7 @@ import logging
 import sys
 from collections.abc import Callable
 
-from elephantasm.cli import admin, importer, server
+from elephantasm.cli import admin, dream, importer, server
 from elephantasm.settings import Settings
 
 Command = Callable[[argparse.Namespace, Settings], int]
@@ -58,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--anima", default=None, help="anima id for lines that carry none")
     imp.add_argument("--batch-size", type=int, default=500)
     imp.set_defaults(func=importer.events_import)
+
+    dr = sub.add_parser("dream", help="distil an anima's pending events now (progress bar, then a summary)")
+    dr.add_argument("anima", help="anima id, or name within --org")
+    dr.add_argument("--org", default=None, help="org of an anima given by name (default: local)")
+    dr.set_defaults(func=dream.dream)
+    sub.add_parser("dreamer", help="run the dreamer scheduler alone").set_defaults(func=dream.dreamer)
 
     return parser
 

@@ -1,0 +1,74 @@
+"""``/api/dreams``: trigger a run by hand, and read the dream journal."""
+
+from __future__ import annotations
+
+import uuid
+
+from litestar import Controller, Response, get, post
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.status_codes import HTTP_202_ACCEPTED
+
+from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from elephantasm.db.models import DREAM_STATUSES
+from elephantasm.domain.errors import ValidationError
+from elephantasm.schemas.common import Page
+from elephantasm.schemas.dreams import DreamActionRead, DreamRunDetail, DreamRunRead, DreamTrigger
+from elephantasm.services.dreams import execute_run, start_run
+from elephantasm.services.dreams import queries as svc
+from elephantasm.services.dreams.runner import engine_of
+
+
+class DreamController(Controller):
+    """Dream runs ("sessions"): start one now, list them, read one with its journal."""
+
+    path = "/api/dreams"
+    tags = ["dreams"]
+
+    @post("/trigger", status_code=HTTP_202_ACCEPTED)
+    async def trigger(
+        self, data: JSONBody[DreamTrigger], caller: CallerDep, runtime: RuntimeDep
+    ) -> Response[DreamRunRead]:
+        """Start a run for the anima now: 202 with the running run; 409 if one is already running.
+
+        The run proceeds in the background; poll ``GET /api/dreams/sessions/{id}`` for its end.
+        """
+        engine = engine_of(runtime, None)
+        run = await start_run(runtime, caller.org_id, data.anima_id, "manual", engine)
+        runtime.dream_tasks.spawn(execute_run(runtime, run, engine), name=f"dream-{run.id}")
+        return Response(DreamRunRead.of(run), status_code=HTTP_202_ACCEPTED)
+
+    @get("/sessions")
+    async def list_sessions(
+        self,
+        caller: CallerDep,
+        runtime: RuntimeDep,
+        anima_id: FromQuery[uuid.UUID | None] = None,
+        status: FromQuery[str | None] = None,
+        limit: Limit = 100,
+        cursor: Cursor = None,
+    ) -> Page[DreamRunRead]:
+        """Runs, newest first, optionally of one anima and one status (running|completed|failed)."""
+        if status is not None and status not in DREAM_STATUSES:
+            raise ValidationError(f"status: unknown {status!r}; valid values: {', '.join(DREAM_STATUSES)}")
+        async with runtime.read_session() as session:
+            rows, next_cursor = await svc.list_runs(session, caller.org_id, anima_id, status, limit, cursor)
+        return Page[DreamRunRead](items=[DreamRunRead.of(r) for r in rows], next_cursor=next_cursor)
+
+    @get("/sessions/{run_id:str}")
+    async def get_session(
+        self,
+        run_id: FromPath[str],
+        caller: CallerDep,
+        runtime: RuntimeDep,
+        actions_limit: int = QueryParameter(default=500, ge=0, le=10_000, description="Journal entries to include."),
+    ) -> DreamRunDetail:
+        """One run with its journal: what it created, merged, superseded and archived (before/after)."""
+        async with runtime.read_session() as session:
+            run = await svc.get_run(session, caller.org_id, parse_uuid("run_id", run_id))
+            actions, total = await svc.run_actions(session, run.id, actions_limit)
+        base = DreamRunRead.of(run).model_dump()
+        return DreamRunDetail(
+            **base,
+            actions=[DreamActionRead.model_validate(a, from_attributes=True) for a in actions],
+            action_count=total,
+        )

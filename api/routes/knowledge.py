@@ -1,0 +1,76 @@
+"""``/api/knowledge``: durable statements, their provenance and their supersession history."""
+
+from __future__ import annotations
+
+import uuid
+
+from litestar import Controller, get, post
+from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.status_codes import HTTP_200_OK
+
+from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from elephantasm.db.models import KNOWLEDGE_TYPES
+from elephantasm.domain.errors import ValidationError
+from elephantasm.schemas.common import Page
+from elephantasm.schemas.knowledge import KnowledgeRead, KnowledgeSearch
+from elephantasm.services.dreams import queries as svc
+
+
+class KnowledgeController(Controller):
+    """Knowledge items; by default only current ones (superseded items stay readable as history)."""
+
+    path = "/api/knowledge"
+    tags = ["knowledge"]
+
+    @get("/")
+    async def list_knowledge(
+        self,
+        caller: CallerDep,
+        runtime: RuntimeDep,
+        anima_id: FromQuery[uuid.UUID | None] = None,
+        type: FromQuery[str | None] = None,  # noqa: A002 - the wire name
+        topic: FromQuery[str | None] = None,
+        include_superseded: FromQuery[bool] = False,
+        limit: Limit = 100,
+        cursor: Cursor = None,
+    ) -> Page[KnowledgeRead]:
+        """Knowledge, newest first, optionally of one anima, type (FACT…EXPERIENCE) and topic."""
+        if type is not None and type not in KNOWLEDGE_TYPES:
+            raise ValidationError(f"type: unknown {type!r}; valid values: {', '.join(KNOWLEDGE_TYPES)}")
+        async with runtime.read_session() as session:
+            rows, next_cursor = await svc.list_knowledge(
+                session, caller.org_id, anima_id, type, topic, include_superseded, limit, cursor
+            )
+            prov = await svc.knowledge_provenance(session, [r.id for r in rows])
+        return Page[KnowledgeRead](items=[KnowledgeRead.of(r, prov[r.id]) for r in rows], next_cursor=next_cursor)
+
+    @get("/{knowledge_id:str}")
+    async def get_knowledge(self, knowledge_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> KnowledgeRead:
+        """One knowledge item, current or superseded."""
+        async with runtime.read_session() as session:
+            row = await svc.get_knowledge(session, caller.org_id, parse_uuid("knowledge_id", knowledge_id))
+            prov = await svc.knowledge_provenance(session, [row.id])
+        return KnowledgeRead.of(row, prov[row.id])
+
+    @get("/{knowledge_id:str}/history")
+    async def history(
+        self, knowledge_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep
+    ) -> list[KnowledgeRead]:
+        """The item's supersession chain, newest first: the current version and every one it replaced."""
+        async with runtime.read_session() as session:
+            rows = await svc.knowledge_history(session, caller.org_id, parse_uuid("knowledge_id", knowledge_id))
+            prov = await svc.knowledge_provenance(session, [r.id for r in rows])
+        return [KnowledgeRead.of(r, prov[r.id]) for r in rows]
+
+    @post("/search/semantic", status_code=HTTP_200_OK)
+    async def search(
+        self, data: JSONBody[KnowledgeSearch], caller: CallerDep, runtime: RuntimeDep
+    ) -> list[KnowledgeRead]:
+        """Knowledge of one anima nearest in meaning to ``query``, best first, with ``similarity``."""
+        (vector,) = await runtime.embedder.embed([data.query])
+        async with runtime.read_session() as session:
+            hits = await svc.search_knowledge(
+                session, caller.org_id, data.anima_id, vector, data.limit, data.include_superseded, data.min_similarity
+            )
+            prov = await svc.knowledge_provenance(session, [row.id for row, _ in hits])
+        return [KnowledgeRead.of(row, prov[row.id], sim) for row, sim in hits]

@@ -1,0 +1,91 @@
+"""``/api/memories``: read, search, edit and delete distilled memories."""
+
+from __future__ import annotations
+
+import uuid
+
+from litestar import Controller, delete, get, patch, post
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
+
+from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from elephantasm.db.models import MEMORY_STATES
+from elephantasm.domain.errors import ValidationError
+from elephantasm.schemas.common import Page
+from elephantasm.schemas.events import EventRead
+from elephantasm.schemas.memories import MemoryRead, MemorySearch, MemoryUpdate
+from elephantasm.services.dreams import memories as svc
+
+_NOT_NULL = ("summary", "importance", "confidence", "state")
+
+
+class MemoryController(Controller):
+    """Memories with their provenance (the ids of the events each was distilled from)."""
+
+    path = "/api/memories"
+    tags = ["memories"]
+
+    @get("/")
+    async def list_memories(
+        self,
+        caller: CallerDep,
+        runtime: RuntimeDep,
+        anima_id: FromQuery[uuid.UUID | None] = None,
+        memory_state: str | None = QueryParameter(default=None, name="state", description="active|decaying|archived"),
+        limit: Limit = 100,
+        cursor: Cursor = None,
+    ) -> Page[MemoryRead]:
+        """Memories, most recent experience first, optionally of one anima and state."""
+        if memory_state is not None and memory_state not in MEMORY_STATES:
+            raise ValidationError(f"state: unknown {memory_state!r}; valid values: {', '.join(MEMORY_STATES)}")
+        async with runtime.read_session() as session:
+            rows, next_cursor = await svc.list_memories(session, caller.org_id, anima_id, memory_state, limit, cursor)
+            links = await svc.provenance(session, [r.id for r in rows])
+        return Page[MemoryRead](items=[MemoryRead.of(r, links[r.id]) for r in rows], next_cursor=next_cursor)
+
+    @get("/{memory_id:str}")
+    async def get_memory(self, memory_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> MemoryRead:
+        """One memory."""
+        async with runtime.read_session() as session:
+            row = await svc.get_memory(session, caller.org_id, parse_uuid("memory_id", memory_id))
+            links = await svc.provenance(session, [row.id])
+        return MemoryRead.of(row, links[row.id])
+
+    @patch("/{memory_id:str}")
+    async def update_memory(
+        self, memory_id: FromPath[str], data: JSONBody[MemoryUpdate], caller: CallerDep, runtime: RuntimeDep
+    ) -> MemoryRead:
+        """Edit summary, content, importance, confidence, state or meta; a new summary is re-embedded."""
+        mid = parse_uuid("memory_id", memory_id)
+        changes = {k: v for k, v in data.model_dump(exclude_unset=True).items() if v is not None or k not in _NOT_NULL}
+        vector = (await runtime.embedder.embed([changes["summary"]]))[0] if "summary" in changes else None
+        async with runtime.unit_of_work() as session:
+            row = await svc.update_memory(session, caller.org_id, mid, changes, vector, runtime.clock())
+            links = await svc.provenance(session, [row.id])
+        return MemoryRead.of(row, links[row.id])
+
+    @delete("/{memory_id:str}", status_code=HTTP_204_NO_CONTENT)
+    async def delete_memory(self, memory_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:
+        """Soft-delete a memory: it leaves every list, search and pack."""
+        async with runtime.unit_of_work() as session:
+            await svc.delete_memory(session, caller.org_id, parse_uuid("memory_id", memory_id), runtime.clock())
+
+    @get("/{memory_id:str}/events")
+    async def memory_events(
+        self, memory_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep
+    ) -> list[EventRead]:
+        """The events the memory was distilled from, in time order."""
+        async with runtime.read_session() as session:
+            events = await svc.memory_events(session, caller.org_id, parse_uuid("memory_id", memory_id))
+        return [EventRead.model_validate(e, from_attributes=True) for e in events]
+
+    @post("/search/semantic", status_code=HTTP_200_OK)
+    async def search(self, data: JSONBody[MemorySearch], caller: CallerDep, runtime: RuntimeDep) -> list[MemoryRead]:
+        """Memories of one anima nearest in meaning to ``query``, best first, with ``similarity``."""
+        (vector,) = await runtime.embedder.embed([data.query])
+        async with runtime.read_session() as session:
+            hits = await svc.search_memories(
+                session, caller.org_id, data.anima_id, vector, data.limit, data.include_archived, data.min_similarity
+            )
+            links = await svc.provenance(session, [row.id for row, _ in hits])
+        return [MemoryRead.of(row, links[row.id], sim) for row, sim in hits]

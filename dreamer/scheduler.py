@@ -1,0 +1,101 @@
+"""Scheduling: a periodic sweep, and a debounced trigger once an anima has enough new events.
+
+APScheduler 3.x ``AsyncIOScheduler`` with its in-memory job store (its SQLAlchemy store is sync-only);
+everything durable (runs, claims, heartbeats) lives in our own tables, so any number of dreamer
+processes can run these jobs at once: the per-anima lease decides who dreams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+
+from apscheduler.jobstores.memory import MemoryJobStore
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+from elephantasm.domain.errors import ConflictError, NotFoundError
+from elephantasm.runtime import Runtime
+from elephantasm.services.dreams import execute_run, start_run
+from elephantasm.services.dreams.claims import recover_stale_runs
+from elephantasm.services.dreams.due import DueAnima, find_due_animas
+from elephantasm.services.dreams.runner import engine_of
+
+log = logging.getLogger(__name__)
+
+
+class Dreamer:
+    """The jobs: find due animas and start runs for them, at most ``dreamer_concurrency`` at once."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._slots = asyncio.Semaphore(max(1, runtime.settings.dreamer_concurrency))
+        self._active: set = set()
+
+    async def sweep(self) -> int:
+        """Recover abandoned runs anywhere, then dream every anima with pending events."""
+        s, now = self.runtime.settings, self.runtime.clock()
+        async with self.runtime.unit_of_work() as session:
+            stale = await recover_stale_runs(session, now, timedelta(seconds=s.dreamer_stale_seconds))
+        if stale:
+            log.warning("released the claims of %d abandoned dream run(s)", len(stale))
+        return await self._dream(1, timedelta(0), "sweep")
+
+    async def threshold(self) -> int:
+        """Dream animas with ``dreamer_trigger_events`` pending events, once quiet for the debounce."""
+        s = self.runtime.settings
+        return await self._dream(s.dreamer_trigger_events, timedelta(seconds=s.dreamer_debounce_seconds), "threshold")
+
+    async def _dream(self, min_pending: int, quiet: timedelta, trigger: str) -> int:
+        s = self.runtime.settings
+        async with self.runtime.read_session() as session:
+            due = await find_due_animas(session, self.runtime.clock(), min_pending=min_pending, quiet=quiet,
+                                        stale_after=timedelta(seconds=s.dreamer_stale_seconds))
+        started = 0
+        for item in due:
+            if item.anima_id not in self._active:
+                self._active.add(item.anima_id)
+                self.runtime.dream_tasks.spawn(self._run(item, trigger), name=f"dream-{trigger}-{item.anima_id}")
+                started += 1
+        return started
+
+    async def _run(self, item: DueAnima, trigger: str) -> None:
+        try:
+            async with self._slots:
+                engine = engine_of(self.runtime, None)
+                try:
+                    run = await start_run(self.runtime, item.org_id, item.anima_id, trigger, engine)
+                except (ConflictError, NotFoundError):
+                    return  # another process got there first, or the anima was just deleted
+                await execute_run(self.runtime, run, engine)
+        finally:
+            self._active.discard(item.anima_id)
+
+
+def build_scheduler(dreamer: Dreamer) -> AsyncIOScheduler:
+    """An in-memory scheduler with the sweep (first one right away) and the threshold poll."""
+    s = dreamer.runtime.settings
+    scheduler = AsyncIOScheduler(jobstores={"default": MemoryJobStore()}, timezone=UTC)
+    common = {"max_instances": 1, "coalesce": True, "misfire_grace_time": None}
+    scheduler.add_job(dreamer.sweep, "interval", seconds=s.dreamer_sweep_seconds, id="dream-sweep",
+                      next_run_time=datetime.now(UTC), **common)
+    scheduler.add_job(dreamer.threshold, "interval", seconds=s.dreamer_poll_seconds, id="dream-threshold", **common)
+    return scheduler
+
+
+@asynccontextmanager
+async def scheduler_lifespan(runtime: Runtime) -> AsyncIterator[Dreamer]:
+    """Run the dreamer's jobs for the duration of the block (the API's lifespan, or a worker)."""
+    dreamer = Dreamer(runtime)
+    scheduler = build_scheduler(dreamer)
+    scheduler.start()
+    log.info("dreamer scheduler started (sweep %ss, threshold %s events / %ss quiet)",
+             runtime.settings.dreamer_sweep_seconds, runtime.settings.dreamer_trigger_events,
+             runtime.settings.dreamer_debounce_seconds)
+    try:
+        yield dreamer
+    finally:
+        scheduler.shutdown(wait=False)
+        await runtime.dream_tasks.close()

@@ -1,0 +1,93 @@
+"""``elephantasm dream ANIMA`` (one run, with a progress bar and a summary) and ``elephantasm dreamer``."""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from sqlalchemy import select
+
+from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.db.models import Anima, DreamRun, Org
+from elephantasm.domain.errors import ConflictError
+from elephantasm.runtime import Runtime
+from elephantasm.services.dreams import run_dream
+from elephantasm.settings import Settings
+
+
+async def _find_anima(rt: Runtime, ref: str, org: str | None) -> Anima | None:
+    """An anima by id (any org: this is an operator's tool) or by name within ``org``."""
+    stmt = select(Anima).where(Anima.deleted_at.is_(None))
+    try:
+        stmt = stmt.where(Anima.id == uuid.UUID(ref))
+    except ValueError:
+        stmt = stmt.join(Org, Org.id == Anima.org_id).where(Anima.name == ref, Org.name == (org or "local"))
+    async with rt.read_session() as session:
+        found = list((await session.execute(stmt.order_by(Anima.created_at).limit(2))).scalars())
+    if len(found) > 1:
+        err_console.print(f"[red]several animas are named {ref!r}; pass its id[/red]")
+        return None
+    return found[0] if found else None
+
+
+def summary_table(run: DreamRun) -> Table:
+    """What a run did, one row per figure."""
+    counts = dict(run.counts or {})
+    timings = counts.pop("timings", {})
+    duration = (run.finished_at - run.started_at).total_seconds() if run.finished_at else 0.0
+    table = Table("", "", title=f"dream run {run.id}", show_header=False)
+    rows = [
+        ("status", run.status), ("engine", f"{run.engine}{' / ' + run.model if run.model else ''}"),
+        ("events distilled", str(run.events_read)), ("memories created", str(run.memories_created)),
+        ("knowledge created", str(run.knowledge_created)),
+        *((name.replace("_", " "), str(value)) for name, value in sorted(counts.items()) if value),
+        ("LLM calls", str(run.llm_calls)), ("tokens (prompt / completion)", f"{run.prompt_tokens} / {run.completion_tokens}"),
+        ("duration", f"{duration:.2f} s"),
+        *((f"  {phase} time", f"{seconds:.2f} s") for phase, seconds in sorted(timings.items()) if phase != "total"),
+    ]
+    if run.events_read and duration:
+        rows.append(("throughput", f"{run.events_read / duration:,.0f} events/s"))
+    if run.error:
+        rows.append(("error", run.error))
+    for name, value in rows:
+        table.add_row(name, value)
+    return table
+
+
+async def dream(args: argparse.Namespace, settings: Settings) -> int:
+    """Run one dream for an anima now; exit 0 if it completed, 1 if it failed, 2 if busy/not found."""
+    async with cli_runtime(settings) as rt:
+        anima = await _find_anima(rt, args.anima, args.org)
+        if anima is None:
+            err_console.print(f"[red]anima {args.anima!r} not found[/red]")
+            return 2
+        columns = (TextColumn("dreaming"), BarColumn(), MofNCompleteColumn(), TextColumn("events"), TimeElapsedColumn())
+        with Progress(*columns, console=console, transient=True) as bar:
+            task = bar.add_task("dream", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            try:
+                run = await run_dream(rt, anima.org_id, anima.id, trigger="cli", progress=progress)
+            except ConflictError as exc:
+                err_console.print(f"[yellow]{exc.detail}[/yellow]")
+                return 2
+    console.print(summary_table(run))
+    return 0 if run.status == "completed" else 1
+
+
+async def dreamer(args: argparse.Namespace, settings: Settings) -> int:
+    """Run the dreamer scheduler alone until interrupted."""
+    from dreamer.worker import run_worker
+
+    async with cli_runtime(settings) as rt:
+        console.print(
+            f"Dreamer running (sweep every {settings.dreamer_sweep_seconds}s, threshold "
+            f"{settings.dreamer_trigger_events} events); Ctrl-C to stop."
+        )
+        await run_worker(rt)
+    console.print("Dreamer stopped.")
+    return 0

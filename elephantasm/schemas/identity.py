@@ -1,0 +1,62 @@
+"""Identity wire schemas."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from elephantasm.schemas.common import StrictModel
+
+
+class IdentityRead(BaseModel):
+    """An anima's current identity. ``self_reflection`` repeats ``self['self_reflection']``."""
+
+    id: uuid.UUID
+    anima_id: uuid.UUID
+    version: int
+    personality_type: str | None
+    communication_style: str | None
+    self: dict[str, Any]
+    self_reflection: str | None = None
+    prose: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, row: Any) -> IdentityRead:
+        """Build from an ``identities`` row."""
+        data = {f: getattr(row, f) for f in cls.model_fields if f != "self_reflection" and hasattr(row, f)}
+        reflection = (row.self or {}).get("self_reflection")
+        return cls(**data, self_reflection=reflection if isinstance(reflection, str) else None)
+
+
+class IdentityVersionRead(BaseModel):
+    """One version of an identity in its history, with why it changed and the run that changed it."""
+
+    id: uuid.UUID
+    anima_id: uuid.UUID
+    version: int
+    personality_type: str | None
+    communication_style: str | None
+    self: dict[str, Any]
+    self_reflection: str | None = None
+    prose: str | None
+    reason: str | None
+    run_id: uuid.UUID | None
+    created_at: datetime
+
+    @classmethod
+    def of(cls, row: Any) -> IdentityVersionRead:
+        """Build from an ``identity_history`` row."""
+        data = {f: getattr(row, f) for f in cls.model_fields if f != "self_reflection"}
+        reflection = (row.self or {}).get("self_reflection")
+        return cls(**data, self_reflection=reflection if isinstance(reflection, str) else None)
+
+
+class IdentityRestore(StrictModel):
+    """Body of ``POST /api/identities/anima/{id}/restore``."""
+
+    version: int = Field(ge=1)

@@ -1,0 +1,179 @@
+"""The "sleep" pass of a run: merge near-duplicate memories, then move memories between states.
+
+Planning is pure (``elephantasm.domain.dreaming.curation``); this module gathers its inputs in one
+short transaction (pgvector neighbours of this run's new memories, every live memory's stats),
+applies the plan with set-based statements, and journals every change with before/after.
+Merges keep the union of provenance: the survivor links every event of the merged memories, the
+merged ones are archived with ``merged_into`` (their own links stay), and knowledge links move to
+the survivor, so no reference ever dangles.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import insert, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import DreamAction
+from elephantasm.domain.dreaming import (
+    CurationThresholds,
+    MemoryStats,
+    MergeCandidate,
+    MergeGroup,
+    Transition,
+    plan_merges,
+    plan_transitions,
+)
+from elephantasm.services.animas import bump_state_version
+from elephantasm.services.dreams.claims import lock_anima
+from elephantasm.services.dreams.runs import RunStats, hold_lease, save_progress
+from elephantasm.services.dreams.writer import WriteContext
+
+if TYPE_CHECKING:
+    from elephantasm.db.models import DreamRun
+    from elephantasm.runtime import Runtime
+    from elephantasm.settings import Settings
+
+NEIGHBOURS = 5
+
+_NEIGHBOURS_SQL = text("""
+SELECT n.id AS new_id, c.id AS other_id, c.state, c.sim
+FROM memories n CROSS JOIN LATERAL (
+    SELECT m.id, m.state, 1 - (m.embedding <=> n.embedding) AS sim FROM memories m
+    WHERE m.anima_id = n.anima_id AND m.id <> n.id AND m.deleted_at IS NULL AND m.merged_into IS NULL
+      AND m.embedding IS NOT NULL
+    ORDER BY m.embedding <=> n.embedding LIMIT :k
+) c
+WHERE n.id = ANY(:ids) AND n.embedding IS NOT NULL AND n.merged_into IS NULL AND c.sim >= :min_sim
+""")
+_STATS_SQL = text("""
+SELECT id, state, importance, recall_count, created_at, last_recalled_at, summary, meta->>'state_since' AS since
+FROM memories WHERE anima_id = :anima AND deleted_at IS NULL AND merged_into IS NULL
+""")
+_MERGE_SQL = [
+    text("""INSERT INTO memory_events (memory_id, event_id, org_id, anima_id)
+            SELECT :s, event_id, org_id, anima_id FROM memory_events WHERE memory_id = ANY(:ms)
+            ON CONFLICT DO NOTHING"""),
+    text("""INSERT INTO knowledge_memories (knowledge_id, memory_id, org_id, anima_id)
+            SELECT knowledge_id, :s, org_id, anima_id FROM knowledge_memories WHERE memory_id = ANY(:ms)
+            ON CONFLICT DO NOTHING"""),
+    text("DELETE FROM knowledge_memories WHERE memory_id = ANY(:ms)"),
+    text("UPDATE memories SET merged_into = :s WHERE merged_into = ANY(:ms)"),
+    text("""UPDATE memories m SET time_start = LEAST(m.time_start, a.ts), time_end = GREATEST(m.time_end, a.te),
+                importance = GREATEST(m.importance, a.imp), confidence = LEAST(0.95, GREATEST(m.confidence, a.conf) + 0.05),
+                recall_count = m.recall_count + a.recalls, updated_at = :now
+            FROM (SELECT min(time_start) ts, max(time_end) te, max(importance) imp, max(confidence) conf,
+                         sum(recall_count) recalls FROM memories WHERE id = ANY(:ms)) a
+            WHERE m.id = :s"""),
+    text("""UPDATE memories SET state = 'archived', merged_into = :s, updated_at = :now,
+                meta = meta || jsonb_build_object('state_since', CAST(:since AS text)) WHERE id = ANY(:ms)"""),
+]
+_EVENT_COUNT_SQL = text("SELECT count(*) FROM memory_events WHERE memory_id = :s")
+_TRANSITION_SQL = text("""UPDATE memories SET state = :to, updated_at = :now,
+    meta = meta || jsonb_build_object('state_since', CAST(:since AS text)) WHERE id = ANY(:ids)""")
+
+
+def thresholds(settings: Settings) -> CurationThresholds:
+    """Curation tunables from settings."""
+    return CurationThresholds(
+        half_life_days=settings.curation_half_life_days, decaying_below=settings.curation_decaying_below,
+        archive_below=settings.curation_archive_below,
+        reactivate_similarity=settings.curation_reactivate_similarity,
+        merge_similarity=settings.curation_merge_similarity, max_transitions=settings.curation_max_transitions,
+        max_merge_groups=settings.curation_max_merges,
+    )
+
+
+async def _neighbours(session: AsyncSession, ids: list[uuid.UUID], min_sim: float) -> list[Any]:
+    if not ids:
+        return []
+    # pgvector >= 0.8: keep scanning the HNSW graph until enough rows pass the anima filter.
+    await session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+    return list((await session.execute(_NEIGHBOURS_SQL, {"ids": ids, "k": NEIGHBOURS, "min_sim": min_sim})).all())
+
+
+def _stats(rows: list[Any], best: dict[uuid.UUID, float]) -> list[MemoryStats]:
+    return [
+        MemoryStats(
+            id=r.id, state=r.state, importance=r.importance, recall_count=r.recall_count, created_at=r.created_at,
+            last_recalled_at=r.last_recalled_at, state_since=datetime.fromisoformat(r.since) if r.since else None,
+            best_match=best.get(r.id),
+        )
+        for r in rows
+    ]
+
+
+async def _merge(session: AsyncSession, ctx: WriteContext, group: MergeGroup, actions: list[dict]) -> None:
+    survivor, merged = group.survivor_id, list(group.merged_ids)
+    before = (await session.execute(_EVENT_COUNT_SQL, {"s": survivor})).scalar_one()
+    params = {"s": survivor, "ms": merged, "now": ctx.now, "since": ctx.now.isoformat()}
+    for stmt in _MERGE_SQL:
+        await session.execute(stmt, params)
+    after = (await session.execute(_EVENT_COUNT_SQL, {"s": survivor})).scalar_one()
+    actions.append(ctx.action("absorbed", "memory", survivor, {"events": before}, {
+        "events": after, "absorbed": [str(m) for m in merged], "min_similarity": group.min_similarity}))
+    for m in merged:
+        actions.append(ctx.action("merged", "memory", m, {"merged_into": None},
+                                  {"state": "archived", "merged_into": str(survivor)}))
+
+
+async def _transition(session: AsyncSession, ctx: WriteContext, plan: list[Transition], actions: list[dict]) -> None:
+    for to_state in ("active", "decaying", "archived"):
+        ids = [t.memory_id for t in plan if t.to_state == to_state]
+        if ids:
+            await session.execute(_TRANSITION_SQL, {"to": to_state, "now": ctx.now, "since": ctx.now.isoformat(),
+                                                    "ids": ids})
+    for t in plan:
+        name = "reactivated" if t.to_state == "active" else t.to_state
+        actions.append(ctx.action(name, "memory", t.memory_id, {"state": t.from_state}, {
+            "state": t.to_state, "reason": t.reason, "decay": t.decay, "strength": t.strength}))
+
+
+async def _plan_and_apply(session: AsyncSession, ctx: WriteContext, th: CurationThresholds,
+                          new_ids: list[uuid.UUID], actions: list[dict]) -> tuple[int, list[Transition]]:
+    near = await _neighbours(session, new_ids, min(th.merge_similarity, th.reactivate_similarity))
+    rows = list((await session.execute(_STATS_SQL, {"anima": ctx.anima_id})).all())
+    by_id = {r.id: r for r in rows}
+    best: dict[uuid.UUID, float] = {}
+    pairs = []
+    for n in near:
+        if n.state in ("decaying", "archived"):
+            best[n.other_id] = max(best.get(n.other_id, 0.0), n.sim)
+        elif n.new_id in by_id and n.other_id in by_id:
+            pairs.append((n.new_id, n.other_id, n.sim))
+    involved = {i for a, b, _ in pairs for i in (a, b)}
+    candidates = [MergeCandidate(id=i, vector=None, summary=by_id[i].summary, importance=by_id[i].importance,
+                                 recall_count=by_id[i].recall_count, created_at=by_id[i].created_at)
+                  for i in sorted(involved, key=str)]
+    groups = plan_merges(candidates, th, pairs) if candidates else []
+    for group in groups:
+        await _merge(session, ctx, group, actions)
+    gone = {m for g in groups for m in g.merged_ids}
+    plan = plan_transitions(_stats([r for r in rows if r.id not in gone], best), ctx.now, th)
+    await _transition(session, ctx, plan, actions)
+    return len(gone), plan
+
+
+async def sleep(runtime: Runtime, run: DreamRun, new_memory_ids: list[uuid.UUID], stats: RunStats) -> None:
+    """Curate the anima's memories in one short transaction (capped by settings)."""
+    settings = runtime.settings
+    async with runtime.unit_of_work() as session:
+        await lock_anima(session, run.anima_id)
+        await hold_lease(session, run.id)
+        ctx = WriteContext(run.org_id, run.anima_id, run.id, runtime.clock())
+        actions: list[dict] = []
+        scan = new_memory_ids[-settings.curation_scan_limit:] if settings.curation_scan_limit > 0 else []
+        merged, plan = await _plan_and_apply(session, ctx, thresholds(settings), scan, actions)
+        if actions:
+            await session.execute(insert(DreamAction.__table__), actions)
+            await bump_state_version(session, [run.anima_id])
+        after = copy.deepcopy(stats)
+        after.counts["memories_merged"] += merged
+        for t in plan:
+            after.counts["reactivated" if t.to_state == "active" else t.to_state] += 1
+        await save_progress(session, run.id, after, ctx.now)
+    vars(stats).update(vars(after))

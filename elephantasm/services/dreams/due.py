@@ -1,0 +1,46 @@
+"""Which animas the scheduler should dream about now."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+_DUE_SQL = text("""
+SELECT e.org_id, e.anima_id, count(*) AS pending
+FROM events e JOIN animas a ON a.id = e.anima_id AND a.deleted_at IS NULL
+WHERE e.distilled_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM dream_runs r
+                  WHERE r.anima_id = e.anima_id AND r.status = 'running' AND r.heartbeat_at >= :fresh)
+GROUP BY e.org_id, e.anima_id
+HAVING count(*) >= :min_pending AND max(e.created_at) <= :quiet_before
+ORDER BY min(e.created_at), e.anima_id
+LIMIT :limit
+""")
+
+
+@dataclass(frozen=True)
+class DueAnima:
+    """An anima with pending events and no live run."""
+
+    org_id: uuid.UUID
+    anima_id: uuid.UUID
+    pending: int
+
+
+async def find_due_animas(
+    session: AsyncSession, now: datetime, *, min_pending: int = 1, quiet: timedelta = timedelta(0),
+    stale_after: timedelta = timedelta(minutes=2), limit: int = 100,
+) -> list[DueAnima]:
+    """Animas with at least ``min_pending`` pending events, the newest recorded ``quiet`` ago or more.
+
+    ``quiet`` is the debounce: a burst of events triggers one run once it has settled. Animas with a
+    live run (heartbeat fresher than ``stale_after``) are skipped; longest-waiting first.
+    """
+    rows = await session.execute(_DUE_SQL, {
+        "fresh": now - stale_after, "min_pending": max(1, min_pending), "quiet_before": now - quiet, "limit": limit,
+    })
+    return [DueAnima(r.org_id, r.anima_id, r.pending) for r in rows]

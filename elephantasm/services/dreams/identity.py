@@ -1,0 +1,123 @@
+"""Identity: the anima's current self-description and its versioned history.
+
+Every change (a dream's new version, or a restore) bumps ``identities.version`` and appends the
+same content with its reason to ``identity_history``, so history holds every version ever current.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import Identity, IdentityVersion
+from elephantasm.domain.dreaming import IdentityDraft
+from elephantasm.domain.errors import NotFoundError
+from elephantasm.services.animas import bump_state_version, get_anima
+from elephantasm.services.dreams.claims import lock_anima
+
+if TYPE_CHECKING:
+    from elephantasm.services.dreams.writer import WriteContext
+
+_IDENTITIES = Identity.__table__
+_HISTORY = IdentityVersion.__table__
+
+
+async def current_identity(session: AsyncSession, anima_id: uuid.UUID) -> Identity | None:
+    """The anima's identity row, or None before the first version."""
+    return (await session.execute(select(Identity).where(Identity.anima_id == anima_id))).scalar_one_or_none()
+
+
+def as_draft(identity: Identity | None) -> IdentityDraft | None:
+    """The identity as an engine sees it."""
+    if identity is None:
+        return None
+    return IdentityDraft(
+        personality_type=identity.personality_type, communication_style=identity.communication_style,
+        self=dict(identity.self or {}), prose=identity.prose,
+    )
+
+
+async def _write_version(
+    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, fields: dict[str, Any],
+    reason: str | None, run_id: uuid.UUID | None, now: datetime,
+) -> int:
+    """Make ``fields`` the current identity as a new version; returns the version number."""
+    version = (
+        await session.execute(select(_IDENTITIES.c.version).where(_IDENTITIES.c.anima_id == anima_id).with_for_update())
+    ).scalar_one_or_none()
+    if version is None:
+        version = 1
+        await session.execute(insert(_IDENTITIES).values({
+            "id": uuid.uuid4(), "org_id": org_id, "anima_id": anima_id, "version": 1, "created_at": now,
+            "updated_at": now, **fields}))
+    else:
+        version += 1
+        await session.execute(
+            update(_IDENTITIES).where(_IDENTITIES.c.anima_id == anima_id)
+            .values({"version": version, "updated_at": now, **fields})
+        )
+    await session.execute(insert(_HISTORY).values({
+        "id": uuid.uuid4(), "org_id": org_id, "anima_id": anima_id, "version": version, "reason": reason,
+        "run_id": run_id, "created_at": now, **fields}))
+    return version
+
+
+async def apply_identity_draft(session: AsyncSession, ctx: WriteContext, draft: IdentityDraft,
+                               actions: list[dict]) -> int:
+    """Write a dream's proposed identity as a new version (inside the chunk's transaction)."""
+    before = await current_identity(session, ctx.anima_id)
+    fields = {
+        "personality_type": draft.personality_type[:100] if draft.personality_type else None,
+        "communication_style": draft.communication_style, "self": dict(draft.self), "prose": draft.prose,
+    }
+    version = await _write_version(session, ctx.org_id, ctx.anima_id, fields, draft.reason, ctx.run_id, ctx.now)
+    summary_before = None if before is None else {
+        "version": before.version, "personality_type": before.personality_type,
+        "communication_style": before.communication_style}
+    actions.append(ctx.action("updated", "identity", ctx.anima_id, summary_before, {
+        "version": version, "personality_type": fields["personality_type"],
+        "communication_style": draft.communication_style, "reason": draft.reason}))
+    return version
+
+
+async def get_identity(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> Identity:
+    """The current identity of one of the org's animas; NotFoundError if it has none yet."""
+    await get_anima(session, org_id, anima_id)
+    identity = await current_identity(session, anima_id)
+    if identity is None:
+        raise NotFoundError(f"anima {anima_id} has no identity yet")
+    return identity
+
+
+async def identity_history(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> list[IdentityVersion]:
+    """Every version, newest first (empty before the first)."""
+    await get_anima(session, org_id, anima_id)
+    stmt = select(IdentityVersion).where(IdentityVersion.anima_id == anima_id).order_by(IdentityVersion.version.desc())
+    return list((await session.execute(stmt)).scalars())
+
+
+async def restore_identity(
+    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, version: int, now: datetime
+) -> Identity:
+    """Make an earlier version current again, recorded as a new version; bumps ``state_version``."""
+    await get_anima(session, org_id, anima_id)
+    await lock_anima(session, anima_id)
+    old = (
+        await session.execute(
+            select(IdentityVersion).where(IdentityVersion.anima_id == anima_id, IdentityVersion.version == version)
+        )
+    ).scalar_one_or_none()
+    if old is None:
+        raise NotFoundError(f"anima {anima_id} has no identity version {version}")
+    fields = {"personality_type": old.personality_type, "communication_style": old.communication_style,
+              "self": dict(old.self or {}), "prose": old.prose}
+    await _write_version(session, org_id, anima_id, fields, f"restored version {version}", None, now)
+    await bump_state_version(session, [anima_id])
+    identity = await current_identity(session, anima_id)
+    assert identity is not None
+    await session.refresh(identity)
+    return identity

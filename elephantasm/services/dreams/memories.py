@@ -1,0 +1,132 @@
+"""Memories: read (with provenance), search, edit and delete, always scoped to the caller's org.
+
+Edits and deletes bump the anima's ``state_version`` in the same transaction (they change packs).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import Event, Memory, MemoryEvent
+from elephantasm.domain.errors import NotFoundError
+from elephantasm.services.animas import bump_state_version
+from elephantasm.services.dreams.paging import (
+    check_anima,
+    enable_filtered_vector_scan,
+    live_anima,
+    page_desc,
+    readable_columns,
+)
+
+_M = Memory.__table__
+_COLS = readable_columns(_M)
+_PAGE_AT = func.coalesce(_M.c.time_end, _M.c.created_at)
+
+
+def _visible(org_id: uuid.UUID) -> list[Any]:
+    return [_M.c.org_id == org_id, _M.c.deleted_at.is_(None), live_anima(_M.c.anima_id)]
+
+
+async def list_memories(
+    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID | None, state: str | None, limit: int,
+    cursor: str | None,
+) -> tuple[list[Any], str | None]:
+    """Memories, most recent experience first, optionally of one anima and state."""
+    stmt = select(*_COLS, _PAGE_AT.label("page_at")).where(*_visible(org_id))
+    if anima_id is not None:
+        await check_anima(session, org_id, anima_id)
+        stmt = stmt.where(_M.c.anima_id == anima_id)
+    if state is not None:
+        stmt = stmt.where(_M.c.state == state)
+    return await page_desc(session, stmt, _PAGE_AT, _M.c.id, limit, cursor)
+
+
+async def get_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID) -> Any:
+    """One live memory of the org, or NotFoundError."""
+    row = (await session.execute(select(*_COLS).where(_M.c.id == memory_id, *_visible(org_id)))).one_or_none()
+    if row is None:
+        raise NotFoundError(f"memory {memory_id} not found")
+    return row
+
+
+async def provenance(session: AsyncSession, memory_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """Each memory's source event ids, in the order the events happened."""
+    if not memory_ids:
+        return {}
+    stmt = (
+        select(MemoryEvent.memory_id, MemoryEvent.event_id)
+        .join(Event, Event.id == MemoryEvent.event_id)
+        .where(MemoryEvent.memory_id.in_(list(memory_ids)))
+        .order_by(MemoryEvent.memory_id, Event.occurred_at, Event.id)
+    )
+    out: dict[uuid.UUID, list[uuid.UUID]] = {m: [] for m in memory_ids}
+    for memory_id, event_id in (await session.execute(stmt)).all():
+        out[memory_id].append(event_id)
+    return out
+
+
+async def memory_events(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID) -> list[Event]:
+    """The events a memory was distilled from (after merges: the union), in time order."""
+    await get_memory(session, org_id, memory_id)
+    stmt = (
+        select(Event).join(MemoryEvent, MemoryEvent.event_id == Event.id)
+        .where(MemoryEvent.memory_id == memory_id, Event.org_id == org_id)
+        .order_by(Event.occurred_at, Event.id)
+    )
+    return list((await session.execute(stmt)).scalars())
+
+
+async def update_memory(
+    session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID, changes: dict[str, Any],
+    embedding: Sequence[float] | None, now: datetime,
+) -> Any:
+    """Apply the given fields (a new summary comes with its new embedding); bumps ``state_version``."""
+    current = await get_memory(session, org_id, memory_id)
+    if not changes:
+        return current
+    values = dict(changes)
+    if "meta" in values and values["meta"] is None:
+        values["meta"] = {}
+    if embedding is not None:
+        values["embedding"] = list(embedding)
+    if "state" in values and values["state"] != current.state:
+        meta = dict(values.get("meta", current.meta) or {})
+        meta["state_since"] = now.isoformat()
+        values["meta"] = meta
+    await session.execute(update(_M).where(_M.c.id == memory_id).values(updated_at=now, **values))
+    await bump_state_version(session, [current.anima_id])
+    return await get_memory(session, org_id, memory_id)
+
+
+async def delete_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID, now: datetime) -> None:
+    """Soft-delete: gone from every route and pack; provenance rows stay for audit."""
+    current = await get_memory(session, org_id, memory_id)
+    await session.execute(update(_M).where(_M.c.id == memory_id).values(deleted_at=now, updated_at=now))
+    await bump_state_version(session, [current.anima_id])
+
+
+async def search_memories(
+    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, vector: Sequence[float], limit: int,
+    include_archived: bool = False, min_similarity: float | None = None,
+) -> list[tuple[Any, float]]:
+    """Nearest memories of one anima by cosine similarity of their summary embeddings, best first."""
+    await check_anima(session, org_id, anima_id)
+    await enable_filtered_vector_scan(session)
+    distance = _M.c.embedding.cosine_distance(list(vector))
+    stmt = (
+        select(*_COLS, (1 - distance).label("similarity"))
+        .where(*_visible(org_id), _M.c.anima_id == anima_id, _M.c.embedding.is_not(None))
+        .order_by(distance, _M.c.id)
+        .limit(limit)
+    )
+    if not include_archived:
+        stmt = stmt.where(_M.c.state != "archived")
+    if min_similarity is not None:
+        stmt = stmt.where(distance <= 1 - min_similarity)
+    return [(row, float(row.similarity)) for row in (await session.execute(stmt)).all()]

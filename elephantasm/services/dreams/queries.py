@@ -1,0 +1,159 @@
+"""Reads of knowledge (with provenance and supersession history) and of the dream journal."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import DreamAction, DreamRun, Knowledge, KnowledgeMemory, MemoryEvent
+from elephantasm.domain.errors import NotFoundError
+from elephantasm.services.dreams.paging import (
+    check_anima,
+    enable_filtered_vector_scan,
+    live_anima,
+    page_desc,
+    readable_columns,
+)
+
+_K = Knowledge.__table__
+_K_COLS = readable_columns(_K)
+_R = DreamRun.__table__
+_A = DreamAction.__table__
+
+_LINEAGE_SQL = text("""
+WITH RECURSIVE fwd(id, next, depth) AS (
+    SELECT id, superseded_by, 0 FROM knowledge WHERE id = :id
+    UNION SELECT k.id, k.superseded_by, fwd.depth + 1 FROM knowledge k JOIN fwd ON k.id = fwd.next
+    WHERE fwd.depth < 1000
+), head AS (SELECT id FROM fwd ORDER BY depth DESC LIMIT 1),
+back(id, depth) AS (
+    SELECT id, 0 FROM head
+    UNION SELECT k.id, back.depth + 1 FROM knowledge k JOIN back ON k.superseded_by = back.id WHERE back.depth < 1000
+)
+SELECT DISTINCT id FROM back
+""")
+
+
+def _visible(org_id: uuid.UUID) -> list[Any]:
+    return [_K.c.org_id == org_id, _K.c.deleted_at.is_(None), live_anima(_K.c.anima_id)]
+
+
+async def list_knowledge(
+    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID | None, type_: str | None, topic: str | None,
+    include_superseded: bool, limit: int, cursor: str | None,
+) -> tuple[list[Any], str | None]:
+    """Knowledge, newest first; current items only unless ``include_superseded``."""
+    stmt = select(*_K_COLS, _K.c.created_at.label("page_at")).where(*_visible(org_id))
+    if anima_id is not None:
+        await check_anima(session, org_id, anima_id)
+        stmt = stmt.where(_K.c.anima_id == anima_id)
+    if type_ is not None:
+        stmt = stmt.where(_K.c.type == type_)
+    if topic is not None:
+        stmt = stmt.where(_K.c.topic == topic)
+    if not include_superseded:
+        stmt = stmt.where(_K.c.valid_to.is_(None))
+    return await page_desc(session, stmt, _K.c.created_at, _K.c.id, limit, cursor)
+
+
+async def get_knowledge(session: AsyncSession, org_id: uuid.UUID, knowledge_id: uuid.UUID) -> Any:
+    """One knowledge item of the org (current or superseded), or NotFoundError."""
+    row = (await session.execute(select(*_K_COLS).where(_K.c.id == knowledge_id, *_visible(org_id)))).one_or_none()
+    if row is None:
+        raise NotFoundError(f"knowledge {knowledge_id} not found")
+    return row
+
+
+async def knowledge_history(session: AsyncSession, org_id: uuid.UUID, knowledge_id: uuid.UUID) -> list[Any]:
+    """The item's whole supersession chain (what it replaced and what replaced it), newest first."""
+    await get_knowledge(session, org_id, knowledge_id)
+    ids = list((await session.execute(_LINEAGE_SQL, {"id": knowledge_id})).scalars())
+    stmt = (
+        select(*_K_COLS).where(_K.c.id.in_(ids), *_visible(org_id))
+        .order_by(_K.c.valid_from.desc().nulls_last(), _K.c.created_at.desc(), _K.c.id.desc())
+    )
+    return list((await session.execute(stmt)).all())
+
+
+async def knowledge_provenance(
+    session: AsyncSession, knowledge_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, tuple[list[uuid.UUID], list[uuid.UUID]]]:
+    """Each item's source memory ids and, through them, source event ids."""
+    out: dict[uuid.UUID, tuple[list[uuid.UUID], list[uuid.UUID]]] = {k: ([], []) for k in knowledge_ids}
+    if not knowledge_ids:
+        return out
+    links = await session.execute(
+        select(KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id)
+        .where(KnowledgeMemory.knowledge_id.in_(list(knowledge_ids)))
+        .order_by(KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id)
+    )
+    memories_of: dict[uuid.UUID, list[uuid.UUID]] = {}
+    for kid, mid in links.all():
+        out[kid][0].append(mid)
+        memories_of.setdefault(mid, [])
+    if memories_of:
+        rows = await session.execute(
+            select(MemoryEvent.memory_id, MemoryEvent.event_id).where(MemoryEvent.memory_id.in_(list(memories_of)))
+        )
+        for mid, eid in rows.all():
+            memories_of[mid].append(eid)
+    for _kid, (mids, eids) in out.items():
+        eids.extend(sorted({e for m in mids for e in memories_of.get(m, [])}))
+    return out
+
+
+async def search_knowledge(
+    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, vector: Sequence[float], limit: int,
+    include_superseded: bool = False, min_similarity: float | None = None,
+) -> list[tuple[Any, float]]:
+    """Nearest knowledge of one anima by cosine similarity, best first (current items by default)."""
+    await check_anima(session, org_id, anima_id)
+    await enable_filtered_vector_scan(session)
+    distance = _K.c.embedding.cosine_distance(list(vector))
+    stmt = (
+        select(*_K_COLS, (1 - distance).label("similarity"))
+        .where(*_visible(org_id), _K.c.anima_id == anima_id, _K.c.embedding.is_not(None))
+        .order_by(distance, _K.c.id).limit(limit)
+    )
+    if not include_superseded:
+        stmt = stmt.where(_K.c.valid_to.is_(None))
+    if min_similarity is not None:
+        stmt = stmt.where(distance <= 1 - min_similarity)
+    return [(row, float(row.similarity)) for row in (await session.execute(stmt)).all()]
+
+
+async def list_runs(
+    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID | None, status: str | None, limit: int,
+    cursor: str | None,
+) -> tuple[list[Any], str | None]:
+    """Dream runs, newest first, optionally of one anima and status."""
+    stmt = select(*_R.c, _R.c.started_at.label("page_at")).where(_R.c.org_id == org_id, live_anima(_R.c.anima_id))
+    if anima_id is not None:
+        await check_anima(session, org_id, anima_id)
+        stmt = stmt.where(_R.c.anima_id == anima_id)
+    if status is not None:
+        stmt = stmt.where(_R.c.status == status)
+    return await page_desc(session, stmt, _R.c.started_at, _R.c.id, limit, cursor)
+
+
+async def get_run(session: AsyncSession, org_id: uuid.UUID, run_id: uuid.UUID) -> Any:
+    """One dream run of the org, or NotFoundError."""
+    row = (
+        await session.execute(select(*_R.c).where(_R.c.id == run_id, _R.c.org_id == org_id, live_anima(_R.c.anima_id)))
+    ).one_or_none()
+    if row is None:
+        raise NotFoundError(f"dream session {run_id} not found")
+    return row
+
+
+async def run_actions(session: AsyncSession, run_id: uuid.UUID, limit: int) -> tuple[list[Any], int]:
+    """The first ``limit`` journal entries of a run in the order they were written, and how many exist."""
+    total = (await session.execute(select(func.count()).select_from(_A).where(_A.c.run_id == run_id))).scalar_one()
+    rows = await session.execute(
+        select(*_A.c).where(_A.c.run_id == run_id).order_by(_A.c.created_at, _A.c.action, _A.c.id).limit(limit)
+    )
+    return list(rows.all()), int(total)

@@ -1,0 +1,139 @@
+"""One dream run over one anima: lease → (claim → distil → embed → write)* → sleep → finish.
+
+No transaction is open while the engine or the embedder works: a chunk is claimed in one short
+transaction, distilled with the connection returned to the pool, and written in another. A run that
+fails records why and releases its claims, so its events stay pending for the next run; chunks it
+already wrote are complete and stay (each chunk is all-or-nothing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from elephantasm.db.models import DreamRun
+from elephantasm.domain.dreaming import DistillEngine, DistillError, EventInput, IdentityDraft
+from elephantasm.services.dreams.claims import claim_events, count_pending
+from elephantasm.services.dreams.curation import sleep
+from elephantasm.services.dreams.engines import build_dream_engine
+from elephantasm.services.dreams.identity import as_draft, current_identity
+from elephantasm.services.dreams.runs import RunLostError, RunStats, finish_run, heartbeat, hold_lease, start_run
+from elephantasm.services.dreams.writer import embed_result, ensure_coverage, to_inputs, write_chunk
+
+if TYPE_CHECKING:
+    from elephantasm.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+"""Called with (events distilled so far, events this run expects to distil)."""
+
+
+def engine_of(runtime: Runtime, engine: DistillEngine | None) -> DistillEngine:
+    """The engine to use: the given one, else the runtime's, else a fresh one from settings."""
+    return engine or getattr(runtime, "dream_engine", None) or build_dream_engine(runtime.settings)
+
+
+async def run_dream(
+    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, *, trigger: str = "manual",
+    engine: DistillEngine | None = None, progress: Progress | None = None,
+) -> DreamRun:
+    """Start a run and execute it to the end; ConflictError if one is already running."""
+    engine = engine_of(runtime, engine)
+    run = await start_run(runtime, org_id, anima_id, trigger, engine)
+    return await execute_run(runtime, run, engine, progress)
+
+
+async def execute_run(
+    runtime: Runtime, run: DreamRun, engine: DistillEngine | None = None, progress: Progress | None = None
+) -> DreamRun:
+    """Execute a started run; always ends it (completed or failed) and returns the final row."""
+    engine = engine_of(runtime, engine)
+    stats, started = RunStats(), time.perf_counter()
+    beat = asyncio.create_task(_heartbeats(runtime, run.id), name=f"dream-heartbeat-{run.id}")
+    status, error = "completed", None
+    try:
+        async with asyncio.timeout(runtime.settings.dreamer_run_timeout_seconds):
+            new_ids = await _distil_all(runtime, run, engine, stats, progress)
+            t0 = time.perf_counter()
+            await sleep(runtime, run, new_ids, stats)
+            stats.time("curate", time.perf_counter() - t0)
+    except DistillError as exc:
+        stats.usage += exc.usage
+        status, error = "failed", f"distillation failed: {exc}"
+    except RunLostError as exc:
+        status, error = "failed", str(exc)
+    except TimeoutError:
+        status, error = "failed", f"run exceeded dreamer_run_timeout_seconds ({runtime.settings.dreamer_run_timeout_seconds})"
+    except asyncio.CancelledError:
+        stats.time("total", time.perf_counter() - started)
+        await asyncio.shield(finish_run(runtime, run.id, "failed", "cancelled (process shutting down)", stats))
+        raise
+    except Exception as exc:  # noqa: BLE001 - recorded on the run, never lost silently
+        log.exception("dream run %s failed", run.id)
+        status, error = "failed", f"{type(exc).__name__}: {exc}"
+    finally:
+        beat.cancel()
+    stats.time("total", time.perf_counter() - started)
+    finished = await finish_run(runtime, run.id, status, error, stats)
+    log.info("dream run %s %s: %d events, %d memories", run.id, finished.status, stats.events_read,
+             stats.memories_created)
+    return finished
+
+
+async def _heartbeats(runtime: Runtime, run_id: uuid.UUID) -> None:
+    interval = runtime.settings.dreamer_heartbeat_seconds
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            if not await heartbeat(runtime, run_id):
+                log.warning("dream run %s is no longer running; its writes will be refused", run_id)
+                return
+        except Exception:  # noqa: BLE001 - a missed beat is retried; staleness is judged by age
+            log.warning("heartbeat of dream run %s failed", run_id, exc_info=True)
+
+
+async def _claim(runtime: Runtime, run: DreamRun, cutoff: datetime, limit: int
+                 ) -> tuple[list[EventInput], IdentityDraft | None]:
+    async with runtime.unit_of_work() as session:
+        await hold_lease(session, run.id)
+        rows = await claim_events(session, run.anima_id, run.id, runtime.clock(), cutoff, limit)
+        identity = as_draft(await current_identity(session, run.anima_id)) if rows else None
+    return to_inputs(rows), identity
+
+
+async def _distil_all(runtime: Runtime, run: DreamRun, engine: DistillEngine, stats: RunStats,
+                      progress: Progress | None) -> list[uuid.UUID]:
+    """Distil chunk after chunk until nothing recorded before the run started is pending."""
+    settings = runtime.settings
+    cutoff, budget = run.started_at, settings.dreamer_max_events_per_run
+    async with runtime.read_session() as session:
+        total = min(await count_pending(session, run.anima_id, cutoff), budget)
+    if progress:
+        progress(0, total)
+    new_ids: list[uuid.UUID] = []
+    while stats.events_read < budget:
+        inputs, identity = await _claim(runtime, run, cutoff, min(settings.dreamer_chunk_events,
+                                                                  budget - stats.events_read))
+        if not inputs:
+            break
+        t0 = time.perf_counter()
+        result = await engine.distil(inputs, identity)
+        stats.usage += result.usage
+        result, uncovered = ensure_coverage(inputs, result)
+        stats.counts["fallback_events"] += len(result.fallback_event_ids) + uncovered
+        t1 = time.perf_counter()
+        vectors = await embed_result(runtime.embedder, result)
+        t2 = time.perf_counter()
+        new_ids += await write_chunk(runtime, run, inputs, result, vectors, stats)
+        stats.time("distil", t1 - t0)
+        stats.time("embed", t2 - t1)
+        stats.time("write", time.perf_counter() - t2)
+        if progress:
+            progress(stats.events_read, max(total, stats.events_read))
+    return new_ids

@@ -1,0 +1,130 @@
+"""The dream-run lease: start (at most one live run per anima), heartbeat, progress, finish."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import DreamRun
+from elephantasm.domain.dreaming import DistillEngine, Usage
+from elephantasm.domain.errors import ConflictError
+from elephantasm.services.animas import get_anima
+from elephantasm.services.dreams.claims import lock_anima, recover_stale_runs, release_claims
+
+if TYPE_CHECKING:
+    from elephantasm.runtime import Runtime
+
+_RUNS = DreamRun.__table__
+WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
+
+
+class RunLostError(RuntimeError):
+    """The run is no longer the live lease holder (declared abandoned, or its claims were taken)."""
+
+
+@dataclass
+class RunStats:
+    """What a run has done so far; written to its journal row at every step."""
+
+    events_read: int = 0
+    memories_created: int = 0
+    knowledge_created: int = 0
+    usage: Usage = Usage()
+    counts: Counter[str] = field(default_factory=Counter)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def time(self, phase: str, seconds: float) -> None:
+        """Add ``seconds`` to a phase's wall-clock total."""
+        self.timings[phase] = round(self.timings.get(phase, 0.0) + seconds, 4)
+
+    def columns(self) -> dict[str, Any]:
+        """The dream_runs columns this describes."""
+        return {
+            "events_read": self.events_read,
+            "memories_created": self.memories_created,
+            "knowledge_created": self.knowledge_created,
+            "llm_calls": self.usage.calls,
+            "prompt_tokens": self.usage.prompt_tokens,
+            "completion_tokens": self.usage.completion_tokens,
+            "counts": {**dict(sorted(self.counts.items())), "timings": dict(sorted(self.timings.items()))},
+        }
+
+
+async def start_run(
+    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, trigger: str, engine: DistillEngine
+) -> DreamRun:
+    """Take the anima's dream lease and return the new ``running`` run.
+
+    Raises NotFoundError for an unknown (or another org's) anima and ConflictError when a live run
+    already holds the lease. Abandoned runs of the anima are failed and their claims released first.
+    """
+    now = runtime.clock()
+    stale_after = timedelta(seconds=runtime.settings.dreamer_stale_seconds)
+    async with runtime.unit_of_work() as session:
+        await get_anima(session, org_id, anima_id)
+        await lock_anima(session, anima_id)
+        await recover_stale_runs(session, now, stale_after, anima_id)
+        running = (
+            await session.execute(
+                select(DreamRun.id).where(DreamRun.anima_id == anima_id, DreamRun.status == "running").limit(1)
+            )
+        ).scalar_one_or_none()
+        if running is not None:
+            raise ConflictError(f"a dream run ({running}) is already running for anima {anima_id}")
+        run = DreamRun(
+            org_id=org_id, anima_id=anima_id, status="running", trigger=trigger, engine=engine.name,
+            model=engine.model, worker_id=WORKER_ID, started_at=now, heartbeat_at=now,
+        )
+        session.add(run)
+        await session.flush()
+    return run
+
+
+async def heartbeat(runtime: Runtime, run_id: uuid.UUID) -> bool:
+    """Prove the run is alive; False when it is no longer running (it must stop)."""
+    async with runtime.unit_of_work() as session:
+        result = await session.execute(
+            update(_RUNS).where(_RUNS.c.id == run_id, _RUNS.c.status == "running").values(heartbeat_at=runtime.clock())
+        )
+    return bool(result.rowcount)
+
+
+async def hold_lease(session: AsyncSession, run_id: uuid.UUID) -> None:
+    """Lock the run row for this transaction; RunLostError if it is no longer running."""
+    status = (
+        await session.execute(select(_RUNS.c.status).where(_RUNS.c.id == run_id).with_for_update())
+    ).scalar_one_or_none()
+    if status != "running":
+        raise RunLostError(f"dream run {run_id} is no longer running (status {status})")
+
+
+async def save_progress(session: AsyncSession, run_id: uuid.UUID, stats: RunStats, now: Any) -> None:
+    """Write the run's counters and heartbeat inside the caller's transaction."""
+    await session.execute(update(_RUNS).where(_RUNS.c.id == run_id).values(heartbeat_at=now, **stats.columns()))
+
+
+async def finish_run(
+    runtime: Runtime, run_id: uuid.UUID, status: str, error: str | None, stats: RunStats
+) -> DreamRun:
+    """Close the run (completed or failed), record its counters, and release any claims it still holds.
+
+    A run already failed by someone else (declared abandoned) keeps that status and error.
+    """
+    now = runtime.clock()
+    async with runtime.unit_of_work() as session:
+        await session.execute(
+            update(_RUNS)
+            .where(_RUNS.c.id == run_id, _RUNS.c.status == "running")
+            .values(status=status, error=error, finished_at=now, heartbeat_at=now, **stats.columns())
+        )
+        await release_claims(session, [run_id])
+        run = (await session.execute(select(DreamRun).where(DreamRun.id == run_id))).scalar_one()
+    return run

@@ -1,0 +1,170 @@
+"""Write one distilled chunk in one short transaction: all of it, or nothing.
+
+Memories + provenance, knowledge (dedupe / supersede), an identity version, the events marked
+distilled, the journal, the run's counters and the anima's ``state_version`` all commit together.
+Embeddings are computed before the transaction opens (the embedder may be a remote service).
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import insert, update
+from sqlalchemy.engine import Row
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import DreamAction, Event, Memory, MemoryEvent
+from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput, group_events, memory_from_group
+from elephantasm.llm.embedders import Embedder
+from elephantasm.services.animas import bump_state_version
+from elephantasm.services.dreams.claims import lock_anima
+from elephantasm.services.dreams.identity import apply_identity_draft
+from elephantasm.services.dreams.knowledge import write_knowledge
+from elephantasm.services.dreams.runs import RunLostError, RunStats, hold_lease, save_progress
+
+if TYPE_CHECKING:
+    from elephantasm.db.models import DreamRun
+    from elephantasm.runtime import Runtime
+
+_EVENTS = Event.__table__
+_MEMORIES = Memory.__table__
+_MEMORY_EVENTS = MemoryEvent.__table__
+_ACTIONS = DreamAction.__table__
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """Who and when a write is for; also builds journal rows."""
+
+    org_id: uuid.UUID
+    anima_id: uuid.UUID
+    run_id: uuid.UUID
+    now: datetime
+
+    def action(self, action: str, target_type: str, target_id: uuid.UUID | None,
+               before: dict[str, Any] | None = None, after: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A dream_actions row."""
+        return {
+            "id": uuid.uuid4(), "org_id": self.org_id, "anima_id": self.anima_id, "run_id": self.run_id,
+            "action": action, "target_type": target_type, "target_id": target_id,
+            "before": before, "after": after, "created_at": self.now,
+        }
+
+
+def to_inputs(rows: Sequence[Row]) -> list[EventInput]:
+    """Claimed event rows as engine inputs, indexed in claim order."""
+    return [
+        EventInput(
+            index=i, id=r.id, event_type=r.event_type, content=r.content, occurred_at=r.occurred_at,
+            role=r.role, author=r.author, summary=r.summary, session_id=r.session_id,
+            importance_score=r.importance_score, meta=r.meta or {},
+        )
+        for i, r in enumerate(rows)
+    ]
+
+
+def ensure_coverage(inputs: Sequence[EventInput], result: DistillResult) -> tuple[DistillResult, int]:
+    """Check provenance: cite only this chunk's events, and every one of them at least once.
+
+    Citing a foreign event is an engine error (nothing is written). An uncovered event gets an
+    offline memory of its own, so no event is ever dropped; returns the result and that count.
+    """
+    ids = {e.id for e in inputs}
+    cited = {i for m in result.memories for i in m.event_ids}
+    foreign = (cited | {i for k in result.knowledge for i in k.source_event_ids}) - ids
+    if foreign or any(not m.event_ids for m in result.memories):
+        raise DistillError(f"engine cited {len(foreign)} event(s) outside the chunk or a memory without events")
+    if any(i >= len(result.memories) for k in result.knowledge for i in k.source_memory_indices):
+        raise DistillError("engine cited an unknown memory index")
+    missing = [e for e in inputs if e.id not in cited]
+    if not missing:
+        return result, 0
+    extra = tuple(memory_from_group(g, {"engine": "offline", "fallback": "uncovered"}) for g in group_events(missing))
+    return replace(result, memories=result.memories + extra), len(missing)
+
+
+async def embed_result(embedder: Embedder, result: DistillResult) -> tuple[list[list[float]], list[list[float]]]:
+    """Vectors for memory summaries and knowledge contents, in one embedder call."""
+    texts = [m.summary for m in result.memories] + [k.content for k in result.knowledge]
+    vectors = await embedder.embed(texts) if texts else []
+    return vectors[: len(result.memories)], vectors[len(result.memories):]
+
+
+def _memory_rows(ctx: WriteContext, result: DistillResult, vectors: Sequence[Sequence[float]]) -> list[dict]:
+    rows = []
+    for draft, vector in zip(result.memories, vectors, strict=True):
+        rows.append({
+            "id": uuid.uuid4(), "org_id": ctx.org_id, "anima_id": ctx.anima_id, "summary": draft.summary,
+            "content": draft.content, "importance": draft.importance, "confidence": draft.confidence,
+            "state": "active", "session_id": draft.session_id, "time_start": draft.time_start,
+            "time_end": draft.time_end, "meta": {**dict(draft.meta), "run_id": str(ctx.run_id)},
+            "embedding": list(vector), "created_at": ctx.now, "updated_at": ctx.now,
+        })
+    return rows
+
+
+async def _insert_memories(session: AsyncSession, ctx: WriteContext, result: DistillResult,
+                           vectors: Sequence[Sequence[float]], actions: list[dict]) -> list[uuid.UUID]:
+    rows = _memory_rows(ctx, result, vectors)
+    if not rows:
+        return []
+    await session.execute(insert(_MEMORIES), rows)
+    links = [
+        {"memory_id": row["id"], "event_id": event_id, "org_id": ctx.org_id, "anima_id": ctx.anima_id}
+        for row, draft in zip(rows, result.memories, strict=True)
+        for event_id in dict.fromkeys(draft.event_ids)
+    ]
+    await session.execute(insert(_MEMORY_EVENTS), links)
+    for row, draft in zip(rows, result.memories, strict=True):
+        after = {"summary": draft.summary[:200], "events": len(draft.event_ids), "importance": draft.importance}
+        actions.append(ctx.action("created", "memory", row["id"], None, after))
+    return [row["id"] for row in rows]
+
+
+async def _mark_distilled(session: AsyncSession, ctx: WriteContext, event_ids: list[uuid.UUID]) -> None:
+    result = await session.execute(
+        update(_EVENTS)
+        .where(_EVENTS.c.id.in_(event_ids), _EVENTS.c.claimed_by == ctx.run_id, _EVENTS.c.distilled_at.is_(None))
+        .values(distilled_at=ctx.now)
+    )
+    if result.rowcount != len(event_ids):
+        raise RunLostError(f"run {ctx.run_id} lost the claim on {len(event_ids) - result.rowcount} event(s)")
+
+
+async def write_chunk(
+    runtime: Runtime, run: DreamRun, inputs: Sequence[EventInput], result: DistillResult,
+    vectors: tuple[list[list[float]], list[list[float]]], stats: RunStats,
+) -> list[uuid.UUID]:
+    """Commit one chunk atomically; returns the new memory ids. RunLostError if the lease was lost."""
+    async with runtime.unit_of_work() as session:
+        await lock_anima(session, run.anima_id)
+        await hold_lease(session, run.id)
+        ctx = WriteContext(run.org_id, run.anima_id, run.id, runtime.clock())
+        actions: list[dict] = []
+        memory_ids = await _insert_memories(session, ctx, result, vectors[0], actions)
+        event_times = {e.id: e.occurred_at for e in inputs}
+        outcome = await write_knowledge(
+            session, ctx, result.knowledge, memory_ids, vectors[1], event_times,
+            runtime.settings.knowledge_dedupe_similarity, actions,
+        )
+        if result.identity is not None:
+            await apply_identity_draft(session, ctx, result.identity, actions)
+        await _mark_distilled(session, ctx, [e.id for e in inputs])
+        if actions:
+            await session.execute(insert(_ACTIONS), actions)
+        await bump_state_version(session, [run.anima_id])
+        after = copy.deepcopy(stats)  # applied to ``stats`` only once the transaction has committed
+        after.events_read += len(inputs)
+        after.memories_created += len(memory_ids)
+        after.knowledge_created += outcome.created
+        after.counts.update(outcome.counts())
+        after.counts["chunks"] += 1
+        after.counts["identity_versions"] += int(result.identity is not None)
+        await save_progress(session, run.id, after, ctx.now)
+    vars(stats).update(vars(after))
+    return memory_ids

@@ -1,0 +1,130 @@
+"""The pack snapshot cache (DESIGN §7): an in-process LRU bounded in bytes over a Postgres table
+shared by every replica (``pack_snapshots``), plus the counters ``/api/health`` reports.
+
+Keys contain the anima's ``state_version`` (see :mod:`.keys`), which every pack-changing write
+bumps in its own transaction; a request reads the current version first, so a stale snapshot is
+simply never asked for. Entries hold the serialised JSON, so a hit costs no re-serialisation.
+"""
+
+from __future__ import annotations
+
+import statistics
+import uuid
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+# Bookkeeping bytes charged per entry on top of its body (key, ids, object headers).
+_ENTRY_OVERHEAD = 512
+
+
+@dataclass(frozen=True, slots=True)
+class CachedPack:
+    """A served pack as bytes, with what a hit needs (ETag, recalls to record)."""
+
+    key: str
+    body: bytes
+    fingerprint: str
+    pack_id: uuid.UUID
+    memory_ids: tuple[uuid.UUID, ...]
+
+    @property
+    def size(self) -> int:
+        """Approximate bytes this entry holds."""
+        return len(self.body) + len(self.key) + 16 * len(self.memory_ids) + _ENTRY_OVERHEAD
+
+    def payload(self) -> dict[str, Any]:
+        """The shared tier's JSON: the body kept as a string, so every replica serves the same bytes."""
+        return {"body": self.body.decode(), "fingerprint": self.fingerprint, "pack_id": str(self.pack_id),
+                "memory_ids": [str(m) for m in self.memory_ids]}
+
+    @classmethod
+    def from_payload(cls, key: str, payload: dict[str, Any]) -> CachedPack:
+        """Inverse of :meth:`payload`."""
+        return cls(key, payload["body"].encode(), payload["fingerprint"], uuid.UUID(payload["pack_id"]),
+                   tuple(uuid.UUID(m) for m in payload["memory_ids"]))
+
+
+class SnapshotLRU:
+    """Least-recently-used map of key → :class:`CachedPack`, bounded by total bytes."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max(0, max_bytes)
+        self.bytes = 0
+        self.evictions = 0
+        self._entries: OrderedDict[str, CachedPack] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: str) -> CachedPack | None:
+        """The entry for ``key`` (now most recently used), or None."""
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+        return entry
+
+    def put(self, entry: CachedPack) -> None:
+        """Insert or replace; evicts the least recently used until within budget."""
+        if entry.size > self.max_bytes:
+            return  # larger than the whole cache: serving it uncached is the only sane option
+        old = self._entries.pop(entry.key, None)
+        if old is not None:
+            self.bytes -= old.size
+        self._entries[entry.key] = entry
+        self.bytes += entry.size
+        while self.bytes > self.max_bytes:
+            _, evicted = self._entries.popitem(last=False)
+            self.bytes -= evicted.size
+            self.evictions += 1
+
+    def clear(self) -> None:
+        """Drop every entry (tests use it to force the shared tier or a compile)."""
+        self._entries.clear()
+        self.bytes = 0
+
+
+class CacheMetrics:
+    """Hit/miss counters and recent compile times."""
+
+    def __init__(self, window: int = 1000) -> None:
+        self.memory_hits = 0
+        self.shared_hits = 0
+        self.misses = 0
+        self.not_modified = 0
+        self.compile_ms: deque[float] = deque(maxlen=window)
+        self.compiles = 0
+
+    def record_compile(self, ms: float) -> None:
+        """Count one compile of ``ms`` milliseconds."""
+        self.compiles += 1
+        self.compile_ms.append(ms)
+
+    def snapshot(self, lru: SnapshotLRU) -> dict[str, Any]:
+        """JSON-ready counters (compile percentiles over the last ``window`` compiles)."""
+        times = sorted(self.compile_ms)
+        lookups = self.memory_hits + self.shared_hits + self.misses
+
+        def pct(p: float) -> float | None:
+            return round(times[min(len(times) - 1, int(p * len(times)))], 3) if times else None
+
+        return {
+            "hits": self.memory_hits + self.shared_hits, "memory_hits": self.memory_hits,
+            "shared_hits": self.shared_hits, "misses": self.misses, "not_modified": self.not_modified,
+            "hit_ratio": round((self.memory_hits + self.shared_hits) / lookups, 4) if lookups else None,
+            "compiles": self.compiles, "compile_ms_p50": pct(0.5), "compile_ms_p99": pct(0.99),
+            "compile_ms_mean": round(statistics.fmean(times), 3) if times else None,
+            "entries": len(lru), "bytes": lru.bytes, "max_bytes": lru.max_bytes, "evictions": lru.evictions,
+        }
+
+
+_LOAD_SQL = text("SELECT payload FROM pack_snapshots WHERE cache_key = :key AND anima_id = :anima")
+
+
+async def load_shared(conn: AsyncConnection, key: str, anima_id: uuid.UUID) -> CachedPack | None:
+    """The shared tier's snapshot for ``key``, or None."""
+    payload = (await conn.execute(_LOAD_SQL, {"key": key, "anima": anima_id})).scalar_one_or_none()
+    return None if payload is None else CachedPack.from_payload(key, payload)

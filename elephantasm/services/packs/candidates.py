@@ -1,0 +1,186 @@
+"""Reading pack candidates: a handful of index-backed statements per compile, never per item.
+
+Long-term memories and knowledge come from *all* of the anima's rows through three top-k arms
+(four factors in SQL, HNSW cosine, full-text rank; see :mod:`.sql`). Events the dreamer has not
+distilled yet are candidates too: the current session's newest ones as recent turns, the rest
+as long-term candidates (factors + full-text; their cosine is computed by the caller).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from elephantasm.domain.presets import PackConfig
+from elephantasm.domain.scoring import ScoringWeights
+from elephantasm.services.packs import sql
+from elephantasm.services.packs.session import SessionScope
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One thing that may go into a pack, with everything scoring and the wire need."""
+
+    kind: str  # "memory" | "event" | "knowledge"
+    id: uuid.UUID
+    text: str
+    importance: float | None
+    confidence: float | None
+    happened_at: datetime | None
+    touched_at: datetime | None
+    created_at: datetime | None
+    recall_count: int
+    cosine: float | None
+    fts_rank: float | None
+    provenance: tuple[uuid.UUID, ...]
+    time_start: datetime | None = None
+    time_end: datetime | None = None
+    session_id: str | None = None
+    label: str | None = None
+    topic: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What every candidate statement is parameterised by."""
+
+    org_id: uuid.UUID
+    anima_id: uuid.UUID
+    as_of: datetime
+    query: str | None
+    query_vector: str | None  # pgvector text literal of the query embedding
+    weights: ScoringWeights
+    config: PackConfig
+
+    @property
+    def has_query(self) -> bool:
+        """Whether relevance takes part."""
+        return self.query is not None
+
+    def params(self, **extra: Any) -> dict[str, Any]:
+        """Bind parameters of the shared fragments plus ``extra``."""
+        w = self.weights.normalised(self.has_query)
+        p: dict[str, Any] = {
+            "org": self.org_id, "anima": self.anima_id, "as_of": self.as_of,
+            "w_imp": w.importance, "w_conf": w.confidence, "w_rec": w.recency, "w_fresh": w.decay,
+            "h_rec": self.config.recency_half_life_seconds, "h_dec": self.config.decay_half_life_seconds,
+            "growth": float(self.config.decay_growth),
+        }
+        if self.has_query:
+            p["q"] = self.query
+            p["qv"] = self.query_vector
+        return p | extra
+
+
+_EVENT_SPEAKERS = {
+    "message.in": "user", "message.out": "assistant", "tool.call": "tool call",
+    "tool.result": "tool result", "system": "system",
+}
+
+
+def event_text(event_type: str, role: str | None, content: str) -> str:
+    """A raw event as one conversational line: ``speaker: content``."""
+    return f"{role or _EVENT_SPEAKERS.get(event_type, event_type)}: {content}"
+
+
+def _memory(r: Any) -> Candidate:
+    return Candidate(
+        kind="memory", id=r.id, text=r.summary or r.content or "", importance=r.importance,
+        confidence=r.confidence, happened_at=r.time_end or r.time_start, touched_at=r.last_recalled_at,
+        created_at=r.created_at, recall_count=r.recall_count or 0, cosine=r.cosine, fts_rank=r.fts_rank,
+        provenance=tuple(r.provenance or ()), time_start=r.time_start, time_end=r.time_end, session_id=r.session_id,
+    )
+
+
+def _knowledge(r: Any) -> Candidate:
+    return Candidate(
+        kind="knowledge", id=r.id, text=r.content, importance=r.importance, confidence=r.confidence,
+        happened_at=r.valid_from or r.created_at, touched_at=None, created_at=None, recall_count=0,
+        cosine=r.cosine, fts_rank=r.fts_rank, provenance=tuple(r.provenance or ()), label=r.type, topic=r.topic,
+    )
+
+
+def _event(r: Any) -> Candidate:
+    return Candidate(
+        kind="event", id=r.id, text=event_text(r.event_type, r.role, r.content), importance=r.importance_score,
+        confidence=None, happened_at=r.occurred_at, touched_at=None, created_at=r.created_at, recall_count=0,
+        cosine=None, fts_rank=r.fts_rank, provenance=(r.id,), time_start=r.occurred_at, time_end=r.occurred_at,
+        session_id=r.session_id,
+    )
+
+
+def _variants(build: Any) -> dict[bool, Any]:
+    """Statements are built once per process, with and without a query."""
+    return {has_query: text(build(has_query)) for has_query in (False, True)}
+
+
+_LONG_TERM = _variants(lambda q: sql.top_k_union(
+    "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)", sql.MEMORY_FACTORS, sql.MEMORY_COLUMNS, q))
+_KNOWLEDGE = _variants(lambda q: sql.top_k_union(
+    "knowledge", "k", sql.KNOWLEDGE_CURRENT, sql.KNOWLEDGE_FACTORS, sql.KNOWLEDGE_COLUMNS, q))
+_PENDING = _variants(lambda q: sql.top_k_union(
+    "events", "e", f"{sql.EVENT_PENDING} AND e.id <> ALL(:exclude)", sql.EVENT_FACTORS, sql.EVENT_COLUMNS, q,
+    vector=False))
+
+_SESSION_MEMORY_WHERE = {
+    True: f"{sql.MEMORY_ALIVE} AND m.session_id = :sid",
+    False: f"{sql.MEMORY_ALIVE} AND m.session_id IS NULL AND coalesce(m.time_end, m.time_start, m.created_at) >= :start",
+}
+_SESSION_MEMORIES = {
+    (named, q): text(sql.scoped_select("memories", "m", where, sql.MEMORY_COLUMNS,
+                                       "m.time_end DESC NULLS LAST, m.id", q))
+    for named, where in _SESSION_MEMORY_WHERE.items() for q in (False, True)
+}
+_TURN_WHERE = {
+    True: f"{sql.EVENT_PENDING} AND e.session_id = :sid",
+    False: f"{sql.EVENT_PENDING} AND e.session_id IS NULL AND e.occurred_at >= :start",
+}
+_RECENT_TURNS = {
+    (named, q): text(sql.scoped_select("events", "e", where, sql.EVENT_COLUMNS, "e.occurred_at DESC, e.id DESC", q))
+    for named, where in _TURN_WHERE.items() for q in (False, True)
+}
+
+
+def _session_params(scope: Scope, session: SessionScope, k: int) -> dict[str, Any]:
+    named = session.session_id is not None
+    extra = {"sid": session.session_id} if named else {"start": session.start}
+    return scope.params(k=k, **extra)
+
+
+async def session_memories(conn: AsyncConnection, scope: Scope, session: SessionScope, k: int) -> list[Candidate]:
+    """The newest ``k`` live memories of the current session."""
+    stmt = _SESSION_MEMORIES[(session.session_id is not None, scope.has_query)]
+    return [_memory(r) for r in await conn.execute(stmt, _session_params(scope, session, k))]
+
+
+async def recent_turns(conn: AsyncConnection, scope: Scope, session: SessionScope, n: int) -> list[Candidate]:
+    """The newest ``n`` not-yet-distilled events of the current session."""
+    stmt = _RECENT_TURNS[(session.session_id is not None, scope.has_query)]
+    return [_event(r) for r in await conn.execute(stmt, _session_params(scope, session, n))]
+
+
+async def long_term_memories(
+    conn: AsyncConnection, scope: Scope, k: int, exclude: Sequence[uuid.UUID]
+) -> list[Candidate]:
+    """Top-``k`` per arm over all the anima's live memories, minus ``exclude`` (the session's)."""
+    params = scope.params(k=k, exclude=list(exclude))
+    return [_memory(r) for r in await conn.execute(_LONG_TERM[scope.has_query], params)]
+
+
+async def knowledge(conn: AsyncConnection, scope: Scope, k: int) -> list[Candidate]:
+    """Top-``k`` per arm over the anima's current (not superseded, not expired) knowledge."""
+    return [_knowledge(r) for r in await conn.execute(_KNOWLEDGE[scope.has_query], scope.params(k=k))]
+
+
+async def pending_events(
+    conn: AsyncConnection, scope: Scope, k: int, exclude: Sequence[uuid.UUID]
+) -> list[Candidate]:
+    """Top-``k`` per arm over undistilled events, minus ``exclude`` (the recent turns)."""
+    params = scope.params(k=k, exclude=list(exclude))
+    return [_event(r) for r in await conn.execute(_PENDING[scope.has_query], params)]

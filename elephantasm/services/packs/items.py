@@ -1,0 +1,138 @@
+"""From candidates to pack items and back to wire items: scoring, reasons, identity and temporal lines."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from elephantasm.domain.presets import PackConfig
+from elephantasm.domain.render import Layer, PackItem
+from elephantasm.domain.scoring import ScoredCandidate, ScoringWeights, fuse_relevance, score_candidate
+from elephantasm.domain.temporal import TemporalContext
+from elephantasm.services.packs.candidates import Candidate
+
+SIMILARITY_DIGITS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Scorer:
+    """Scores candidates for one compile (one ``as_of``, one weighting)."""
+
+    config: PackConfig
+    weights: ScoringWeights
+    has_query: bool
+    as_of: Any
+
+    def score(self, c: Candidate) -> ScoredCandidate:
+        """The domain's five-factor score of ``c`` (relevance fused from cosine and text rank)."""
+        relevance = fuse_relevance(c.cosine, c.fts_rank) if self.has_query else None
+        return score_candidate(
+            as_of=self.as_of, weights=self.weights,
+            recency_half_life_seconds=self.config.recency_half_life_seconds,
+            decay_half_life_seconds=self.config.decay_half_life_seconds, decay_growth=self.config.decay_growth,
+            importance=c.importance, confidence=c.confidence, happened_at=c.happened_at,
+            last_recalled_at=c.touched_at, created_at=c.created_at, recall_count=c.recall_count,
+            relevance=relevance, has_query=self.has_query,
+        )
+
+    def item(self, c: Candidate) -> PackItem:
+        """A pack item carrying ``(candidate, scored)`` as its ``ref``."""
+        scored = self.score(c)
+        return PackItem(
+            id=str(c.id), text=c.text, score=scored.score, time=c.happened_at,
+            provenance=tuple(str(p) for p in c.provenance), label=c.label, ref=(c, scored),
+        )
+
+    def strongest(self, scored: ScoredCandidate) -> str:
+        """The factor contributing most to a score (decay contributes as freshness, 1 − decay)."""
+        w = self.weights.normalised(self.has_query)
+        b = scored.breakdown
+        parts = {
+            "importance": w.importance * b.importance, "confidence": w.confidence * b.confidence,
+            "recency": w.recency * b.recency, "freshness": w.decay * (1.0 - b.decay),
+            "relevance": w.relevance * (b.relevance or 0.0),
+        }
+        return max(parts, key=lambda k: (parts[k], k))
+
+
+_REASONS = {
+    (Layer.SESSION, "memory"): "memory of the current session",
+    (Layer.SESSION, "event"): "recent turn of the current session (not yet distilled)",
+    (Layer.LONG_TERM, "memory"): "long-term memory",
+    (Layer.LONG_TERM, "event"): "earlier event (not yet distilled)",
+}
+
+
+def _breakdown(scored: ScoredCandidate) -> dict[str, float]:
+    # SDK 0.2.0 parses breakdown as dict[str, float]: relevance must be a number, 0.0 without a query.
+    b = scored.breakdown
+    return {"importance": b.importance, "confidence": b.confidence, "recency": b.recency, "decay": b.decay,
+            "relevance": b.relevance or 0.0}
+
+
+def _similarity(c: Candidate) -> float | None:
+    return None if c.cosine is None else round(float(c.cosine), SIMILARITY_DIGITS)
+
+
+def memory_wire(layer: Layer, item: PackItem, scorer: Scorer) -> dict[str, Any]:
+    """A session/long-term item as ``ScoredMemoryRead`` data."""
+    c, scored = item.ref
+    return {
+        "id": c.id, "kind": c.kind, "summary": c.text, "score": scored.score,
+        "reason": f"{_REASONS[(layer, c.kind)]}; strongest factor: {scorer.strongest(scored)}",
+        "breakdown": _breakdown(scored), "similarity": _similarity(c), "time_start": c.time_start,
+        "time_end": c.time_end, "session_id": c.session_id, "provenance": list(c.provenance),
+    }
+
+
+def knowledge_wire(item: PackItem) -> dict[str, Any]:
+    """A knowledge item as ``ScoredKnowledgeRead`` data."""
+    c, scored = item.ref
+    return {
+        "id": c.id, "content": c.text, "type": c.label, "knowledge_type": c.label, "topic": c.topic,
+        "score": scored.score, "breakdown": _breakdown(scored), "similarity": _similarity(c),
+        "provenance": list(c.provenance),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityData:
+    """The anima's name and its identity row (if the dreamer has written one)."""
+
+    name: str
+    description: str | None
+    personality_type: str | None
+    communication_style: str | None
+    self_reflection: dict[str, Any] | None
+    prose: str | None
+
+    def wire(self) -> dict[str, Any]:
+        """``IdentityRead`` data."""
+        return {"name": self.name, "personality_type": self.personality_type,
+                "communication_style": self.communication_style,
+                "self_reflection": self.self_reflection or None, "prose": self.prose}
+
+
+def _self_text(data: dict[str, Any]) -> str:
+    parts = [f"{k}: {v if isinstance(v, str) else json.dumps(v, sort_keys=True, ensure_ascii=False)}"
+             for k, v in sorted(data.items())]
+    return "; ".join(parts)
+
+
+def identity_items(identity: IdentityData) -> list[PackItem]:
+    """Identity lines; scores only order them (name first, then the richer descriptions)."""
+    lines = [
+        ("name", f"Name: {identity.name}", 1.0),
+        ("description", f"Description: {identity.description}" if identity.description else "", 0.97),
+        ("personality", f"Personality: {identity.personality_type}" if identity.personality_type else "", 0.95),
+        ("style", f"Communication style: {identity.communication_style}" if identity.communication_style else "", 0.9),
+        ("prose", identity.prose or "", 0.85),
+        ("self", f"Self-reflection: {_self_text(identity.self_reflection)}" if identity.self_reflection else "", 0.8),
+    ]
+    return [PackItem(f"identity:{key}", text, score=score) for key, text, score in lines if text.strip()]
+
+
+def temporal_item(context: TemporalContext) -> PackItem:
+    """The temporal context as one line."""
+    return PackItem("temporal", context.formatted)

@@ -1,0 +1,58 @@
+"""What selects a pack: the request, its canonical inputs and its snapshot-cache key."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any
+
+from elephantasm.domain.fingerprint import PACK_FORMAT_VERSION, canonical_json, normalise_query, sha256_hex
+from elephantasm.domain.presets import PackConfig
+
+
+@dataclass(frozen=True, slots=True)
+class PackRequest:
+    """One pack to serve: who, what for, and the quantised ``as_of`` bucket."""
+
+    org_id: uuid.UUID
+    anima_id: uuid.UUID
+    query: str | None  # already normalised (domain.fingerprint.normalise_query)
+    config: PackConfig
+    max_tokens: int
+    encoding: str
+    as_of: datetime
+    session_id: str | None = None
+
+
+@lru_cache(maxsize=256)
+def _config_dict(config: PackConfig) -> dict[str, Any]:
+    # Presets are shared frozen objects: dump each once instead of on every cache lookup.
+    return config.canonical_dict()
+
+
+def pack_key_inputs(req: PackRequest, state_version: int) -> dict[str, Any]:
+    """:func:`~elephantasm.domain.fingerprint.pack_inputs` plus the explicit session, when one is given.
+
+    Built here rather than by calling ``pack_inputs`` because it runs on every cache lookup and
+    the config dump is memoised; ``tests/packs`` checks that both agree.
+    """
+    inputs: dict[str, Any] = {
+        "v": PACK_FORMAT_VERSION,
+        "anima_id": str(req.anima_id),
+        "state_version": int(state_version),
+        "query": normalise_query(req.query),
+        "config": _config_dict(req.config),
+        "max_tokens": int(req.max_tokens),
+        "encoding": req.encoding,
+        "as_of_bucket": req.as_of.astimezone(UTC).isoformat(),
+    }
+    if req.session_id is not None:
+        inputs["session_id"] = req.session_id
+    return inputs
+
+
+def snapshot_key(inputs: dict[str, Any]) -> str:
+    """The snapshot-cache key of canonical inputs (equal to ``domain.cache_key`` without a session)."""
+    return f"pack:v{PACK_FORMAT_VERSION}:{sha256_hex(canonical_json(inputs))}"

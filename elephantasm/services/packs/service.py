@@ -1,0 +1,180 @@
+"""Serving packs: the use cases behind ``latest``, ``compile`` and the CLI's ``inject``.
+
+Hit path: one cheap read of the anima's ``state_version`` (what makes a stale snapshot impossible
+across replicas), one LRU lookup, the stored bytes. On an LRU miss the shared tier is asked, then
+the pack is compiled (once per key even under concurrent misses) and recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import text
+
+from elephantasm.domain.errors import NotFoundError
+from elephantasm.domain.fingerprint import normalise_query
+from elephantasm.domain.presets import resolve_config
+from elephantasm.domain.scoring import quantise
+from elephantasm.services.packs.cache import CachedPack, load_shared
+from elephantasm.services.packs.compiler import compile_pack
+from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
+from elephantasm.services.packs.store import persist
+from elephantasm.tokens import validate_encoding
+
+if TYPE_CHECKING:
+    from elephantasm.runtime import Runtime
+
+_HEAD_SQL = text(
+    "SELECT state_version, last_event_at FROM animas WHERE id = :anima AND org_id = :org AND deleted_at IS NULL"
+)
+_HAS_CONTENT_SQL = text("""
+SELECT EXISTS (SELECT 1 FROM memories WHERE org_id = :org AND anima_id = :anima AND deleted_at IS NULL)
+    OR EXISTS (SELECT 1 FROM knowledge WHERE org_id = :org AND anima_id = :anima AND deleted_at IS NULL)
+    OR EXISTS (SELECT 1 FROM identities WHERE anima_id = :anima)
+""")
+NULL_BODY = b"null"
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """What to answer: 200 with ``body`` (JSON bytes), or 304; ``etag`` is the quoted fingerprint."""
+
+    status: int
+    body: bytes
+    etag: str | None = None
+
+
+def etag_for(fingerprint: str) -> str:
+    """The ETag header value of a pack (a strong validator: the fingerprint, quoted)."""
+    return f'"{fingerprint}"'
+
+
+def etag_matches(if_none_match: str | None, fingerprint: str) -> bool:
+    """Whether an ``If-None-Match`` header names this fingerprint (quotes and ``W/`` tolerated)."""
+    if not if_none_match:
+        return False
+    for tag in if_none_match.split(","):
+        tag = tag.strip()
+        if tag == "*":
+            return True
+        if tag.startswith("W/"):
+            tag = tag[2:]
+        if tag.strip('"') == fingerprint:
+            return True
+    return False
+
+
+def build_request(
+    runtime: Runtime,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    *,
+    query: str | None = None,
+    preset: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    max_tokens: int | None = None,
+    encoding: str | None = None,
+    session_id: str | None = None,
+    as_of: datetime | None = None,
+) -> PackRequest:
+    """Validate and default a request (422s for an unknown preset/encoding or a bad override)."""
+    settings = runtime.settings
+    config = resolve_config(preset, overrides)
+    return PackRequest(
+        org_id=org_id, anima_id=anima_id, query=normalise_query(query), config=config,
+        max_tokens=max_tokens or settings.default_max_tokens,
+        encoding=validate_encoding(encoding or settings.default_encoding),
+        as_of=quantise(as_of or runtime.clock(), settings.as_of_bucket_seconds),
+        session_id=session_id or None,
+    )
+
+
+async def _head(runtime: Runtime, req: PackRequest, *, allow_null: bool) -> int | None:
+    """The anima's state_version (404 if missing); None when ``allow_null`` and nothing is recorded."""
+    params = {"anima": req.anima_id, "org": req.org_id}
+    async with runtime.engine.connect() as conn:
+        head = (await conn.execute(_HEAD_SQL, params)).one_or_none()
+        if head is None:
+            raise NotFoundError(f"anima {req.anima_id} not found")
+        if allow_null and head.last_event_at is None and not (await conn.execute(_HAS_CONTENT_SQL, params)).scalar():
+            return None
+    return head.state_version
+
+
+async def _compile_and_record(runtime: Runtime, req: PackRequest) -> CachedPack:
+    state = runtime.packs
+    started = time.perf_counter()
+    compiled = await compile_pack(runtime, req)
+    state.metrics.record_compile((time.perf_counter() - started) * 1000)
+    entry = CachedPack(compiled.key, compiled.body, compiled.fingerprint, compiled.pack_id, compiled.memory_ids)
+    state.lru.put(entry)
+    await persist(runtime, req.org_id, compiled, entry)
+    return entry
+
+
+async def _single_flight(runtime: Runtime, key: str, req: PackRequest) -> CachedPack:
+    inflight = runtime.packs.inflight
+    running = inflight.get(key)
+    if running is not None:
+        return await asyncio.shield(running)
+    future: asyncio.Future[CachedPack] = asyncio.get_running_loop().create_future()
+    inflight[key] = future
+    try:
+        entry = await _compile_and_record(runtime, req)
+        future.set_result(entry)
+        return entry
+    except BaseException as exc:
+        future.set_exception(exc)
+        future.exception()  # mark retrieved: nobody else may be waiting
+        raise
+    finally:
+        inflight.pop(key, None)
+
+
+async def _entry(runtime: Runtime, req: PackRequest, state_version: int) -> CachedPack:
+    """The pack for ``req`` at ``state_version``: LRU, else shared tier, else a compile."""
+    state = runtime.packs
+    key = snapshot_key(pack_key_inputs(req, state_version))
+    entry = state.lru.get(key)
+    if entry is not None:
+        state.metrics.memory_hits += 1
+        return entry
+    async with runtime.engine.connect() as conn:
+        entry = await load_shared(conn, key, req.anima_id)
+    if entry is not None:
+        state.metrics.shared_hits += 1
+        state.lru.put(entry)
+        return entry
+    state.metrics.misses += 1
+    return await _single_flight(runtime, key, req)
+
+
+def _serve(runtime: Runtime, req: PackRequest, entry: CachedPack, if_none_match: str | None) -> Served:
+    state = runtime.packs
+    state.recalls.record(runtime.engine, entry.memory_ids, req.as_of, runtime.clock())
+    etag = etag_for(entry.fingerprint)
+    if etag_matches(if_none_match, entry.fingerprint):
+        state.metrics.not_modified += 1
+        return Served(304, b"", etag)
+    return Served(200, entry.body, etag)
+
+
+async def latest(runtime: Runtime, req: PackRequest, if_none_match: str | None = None) -> Served:
+    """``GET …/memory-packs/latest``: the pack, 304 if unchanged, JSON null if nothing is recorded."""
+    state_version = await _head(runtime, req, allow_null=True)
+    if state_version is None:
+        return Served(200, NULL_BODY)
+    return _serve(runtime, req, await _entry(runtime, req, state_version), if_none_match)
+
+
+async def compile_now(runtime: Runtime, req: PackRequest, if_none_match: str | None = None) -> Served:
+    """``POST /api/packs/compile``: always a pack (possibly empty), served from the cache when identical."""
+    state_version = await _head(runtime, req, allow_null=False)
+    assert state_version is not None
+    return _serve(runtime, req, await _entry(runtime, req, state_version), if_none_match)

@@ -1,0 +1,148 @@
+"""SQL fragments for pack candidates: the four-factor score in SQL, query matching, select lists.
+
+The four-factor expression mirrors :func:`elephantasm.domain.scoring.score_candidate` (same
+defaults, same clamps), so the top-k it selects in Postgres is the top-k Python would pick; the
+final scores are always recomputed in Python, so float noise between the two never shows.
+"""
+
+from __future__ import annotations
+
+import math
+
+_LN2 = repr(math.log(2.0))
+# Postgres raises "value out of range: underflow" for exp() below ~-745; exp(-700) ≈ 1e-304 ≈ 0.
+_EXP_FLOOR = "-700.0"
+
+
+def clamp01(expr: str, default: str = "0.5") -> str:
+    """``expr`` clamped to [0, 1], ``default`` when NULL (the domain's neutral midpoint)."""
+    return f"greatest(0.0, least(1.0, coalesce({expr}, {default})))"
+
+
+def _age_seconds(at: str) -> str:
+    return f"greatest(0.0, extract(epoch FROM (:as_of - {at}))::float8)"
+
+
+def recency_expr(happened_at: str) -> str:
+    """``2^(−age/h)`` from when the experience happened; 0.5 when unknown."""
+    return (
+        f"(CASE WHEN {happened_at} IS NULL THEN 0.5 ELSE "
+        f"exp(greatest({_EXP_FLOOR}, -{_LN2} * {_age_seconds(happened_at)} / :h_rec)) END)"
+    )
+
+
+def freshness_expr(touched_at: str, recalls: str) -> str:
+    """``1 − decay = 2^(−t/h)``, h = base·growth^recalls (capped at 64 like the domain); 0.5 when unknown."""
+    half_life = f"(:h_dec * power(:growth, least(greatest({recalls}, 0), 64)::float8))"
+    return (
+        f"(CASE WHEN {touched_at} IS NULL THEN 0.5 ELSE "
+        f"exp(greatest({_EXP_FLOOR}, -{_LN2} * {_age_seconds(touched_at)} / {half_life})) END)"
+    )
+
+
+def factor_score(importance: str, confidence: str, happened_at: str, touched_at: str, recalls: str) -> str:
+    """Σ wᵢ·factorᵢ over the four query-independent factors (weights bound as :w_*)."""
+    return (
+        f"(:w_imp * {clamp01(importance)} + :w_conf * {clamp01(confidence)}"
+        f" + :w_rec * {recency_expr(happened_at)} + :w_fresh * {freshness_expr(touched_at, recalls)})"
+    )
+
+
+# Lexemes of the query OR-ed together: natural-language queries rarely contain every term of a
+# matching memory, and ts_rank still rewards rows matching more of them. NULL when no lexeme
+# survives (a query of stop words), which matches nothing.
+TSQUERY = (
+    "(SELECT string_agg(quote_literal(l), ' | ')::tsquery "
+    "FROM unnest(tsvector_to_array(to_tsvector('english', CAST(:q AS text)))) AS l)"
+)
+QVEC = "CAST(:qv AS vector)"
+
+MEMORY_ALIVE = (
+    "m.org_id = :org AND m.anima_id = :anima AND m.deleted_at IS NULL "
+    "AND m.merged_into IS NULL AND m.state <> 'archived'"
+)
+KNOWLEDGE_CURRENT = (
+    "k.org_id = :org AND k.anima_id = :anima AND k.deleted_at IS NULL "
+    "AND k.valid_to IS NULL AND k.superseded_by IS NULL"
+)
+EVENT_PENDING = "e.org_id = :org AND e.anima_id = :anima AND e.distilled_at IS NULL"
+
+MEMORY_HAPPENED = "coalesce(m.time_end, m.time_start)"
+MEMORY_TOUCHED = "coalesce(m.last_recalled_at, m.created_at)"
+MEMORY_FACTORS = factor_score("m.importance", "m.confidence", MEMORY_HAPPENED, MEMORY_TOUCHED, "m.recall_count")
+# Knowledge records no recalls: decay stays neutral (NULL → 0.5) and recency runs from valid_from.
+KNOWLEDGE_FACTORS = factor_score(
+    "k.importance", "k.confidence", "coalesce(k.valid_from, k.created_at)", "NULL::timestamptz", "0"
+)
+EVENT_FACTORS = factor_score("e.importance_score", "NULL::float8", "e.occurred_at", "e.created_at", "0")
+
+# Raw event text is capped: one huge tool result must not crowd a whole pack out (it would be
+# skipped anyway if it did not fit; capped, its beginning can still be used).
+EVENT_TEXT_CHARS = 2000
+
+
+def match_columns(alias: str, has_query: bool) -> str:
+    """``cosine`` and ``fts_rank`` columns (NULL without a query)."""
+    if not has_query:
+        return "NULL::float8 AS cosine, NULL::float8 AS fts_rank"
+    cosine = "NULL::float8" if alias == "e" else f"1 - ({alias}.embedding <=> {QVEC})"
+    return (
+        f"{cosine} AS cosine, "
+        f"CASE WHEN {alias}.fts @@ tsq.q THEN ts_rank({alias}.fts, tsq.q)::float8 END AS fts_rank"
+    )
+
+
+MEMORY_COLUMNS = (
+    "m.id, m.summary, m.content, m.importance, m.confidence, m.session_id, m.time_start, m.time_end, "
+    "m.created_at, m.last_recalled_at, m.recall_count, "
+    "ARRAY(SELECT me.event_id FROM memory_events me WHERE me.memory_id = m.id ORDER BY me.event_id) AS provenance"
+)
+KNOWLEDGE_COLUMNS = (
+    "k.id, k.type, k.topic, k.content, k.summary, k.importance, k.confidence, k.valid_from, k.created_at, "
+    "ARRAY(SELECT DISTINCT me.event_id FROM knowledge_memories km "
+    "JOIN memory_events me ON me.memory_id = km.memory_id WHERE km.knowledge_id = k.id "
+    "ORDER BY me.event_id) AS provenance"
+)
+EVENT_COLUMNS = (
+    f"e.id, e.event_type, e.role, e.author, e.summary, left(e.content, {EVENT_TEXT_CHARS}) AS content, "
+    "e.occurred_at, e.session_id, e.importance_score, e.created_at"
+)
+
+
+def top_k_union(table: str, alias: str, where: str, factors: str, columns: str, has_query: bool,
+                vector: bool = True) -> str:
+    """One statement: top ``:k`` by the four factors ∪ by cosine (HNSW) ∪ by full-text rank.
+
+    Each arm is index-backed (the anima's rows for the factors, the HNSW graph for cosine, the
+    GIN index for text), then the union's rows are read once with both match signals.
+    """
+    arms = [f"SELECT {alias}.id FROM {table} {alias} WHERE {where} ORDER BY {factors} DESC, {alias}.id LIMIT :k"]
+    if has_query and vector:
+        arms.append(
+            f"SELECT {alias}.id FROM {table} {alias} WHERE {where} AND {alias}.embedding IS NOT NULL "
+            f"ORDER BY {alias}.embedding <=> {QVEC} LIMIT :k"
+        )
+    if has_query:
+        arms.append(
+            f"SELECT {alias}.id FROM {table} {alias}, tsq WHERE {where} AND {alias}.fts @@ tsq.q "
+            f"ORDER BY ts_rank({alias}.fts, tsq.q) DESC, {alias}.id LIMIT :k"
+        )
+    ctes = [f"tsq AS (SELECT {TSQUERY} AS q)"] if has_query else []
+    ctes += [f"arm{i} AS ({sql})" for i, sql in enumerate(arms)]
+    ids = " UNION ".join(f"SELECT id FROM arm{i}" for i in range(len(arms)))
+    ctes.append(f"ids AS ({ids})")
+    from_tsq = " CROSS JOIN tsq" if has_query else ""
+    return (
+        f"WITH {', '.join(ctes)} SELECT {columns}, {match_columns(alias, has_query)} "
+        f"FROM ids JOIN {table} {alias} ON {alias}.id = ids.id{from_tsq}"
+    )
+
+
+def scoped_select(table: str, alias: str, where: str, columns: str, order: str, has_query: bool) -> str:
+    """A plain filtered, ordered, limited (``:k``) select with the match columns."""
+    with_tsq = f"WITH tsq AS (SELECT {TSQUERY} AS q) " if has_query else ""
+    from_tsq = " CROSS JOIN tsq" if has_query else ""
+    return (
+        f"{with_tsq}SELECT {columns}, {match_columns(alias, has_query)} FROM {table} {alias}{from_tsq} "
+        f"WHERE {where} ORDER BY {order} LIMIT :k"
+    )

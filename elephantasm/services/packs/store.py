@@ -1,0 +1,107 @@
+"""Served packs (``memory_packs``, bounded per anima) and the shared snapshot tier's writes.
+
+A compiled pack is recorded once, with its snapshot, in one statement and one short transaction.
+Both are derived data (a lost one is recompiled identically), so the commit does not wait for
+the WAL flush (``synchronous_commit = off``): a crash can lose only the last few, never corrupt.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from sqlalchemy import and_, or_, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import MemoryPackRow
+from elephantasm.domain.errors import NotFoundError
+from elephantasm.schemas.common import decode_cursor, encode_cursor
+from elephantasm.schemas.packs import MemoryPackRead
+from elephantasm.services.animas import get_anima
+from elephantasm.services.packs.cache import CachedPack
+
+if TYPE_CHECKING:
+    from elephantasm.runtime import Runtime
+    from elephantasm.services.packs.compiler import CompiledPack
+
+_ASYNC_COMMIT = text("SELECT set_config('synchronous_commit', 'off', true)")
+# One round trip: record the pack, trim the anima's history to ``keep`` (the new row is not
+# visible to the trim's subquery, hence ``keep - 1`` older ones), store the snapshot, and drop
+# the anima's snapshots that can never be asked for again (older state) or are long past.
+_PERSIST = text("""
+WITH new_pack AS (
+    INSERT INTO memory_packs (id, org_id, anima_id, query, preset_name, session_memory_count, knowledge_count,
+        long_term_memory_count, has_identity, token_count, max_tokens, encoding, fingerprint, state_version,
+        content, compiled_at, created_at)
+    VALUES (:id, :org, :anima, :query, :preset, :n_session, :n_knowledge, :n_long, :has_identity, :tokens,
+        :max_tokens, :encoding, :fingerprint, :sv, CAST(:content AS jsonb), :compiled_at, now())
+    ON CONFLICT (id) DO NOTHING RETURNING id
+), trimmed AS (
+    DELETE FROM memory_packs WHERE id IN (
+        SELECT id FROM memory_packs WHERE org_id = :org AND anima_id = :anima
+        ORDER BY created_at DESC, id DESC OFFSET :keep_older)
+), snapshot AS (
+    INSERT INTO pack_snapshots (cache_key, org_id, anima_id, state_version, payload, created_at)
+    VALUES (:key, :org, :anima, :sv, CAST(:payload AS jsonb), now())
+    ON CONFLICT (cache_key) DO NOTHING
+), pruned AS (
+    DELETE FROM pack_snapshots WHERE anima_id = :anima AND (state_version < :sv OR created_at < :stale_before)
+)
+SELECT count(*) FROM new_pack
+""")
+
+
+async def persist(runtime: Runtime, org_id: uuid.UUID, compiled: CompiledPack, entry: CachedPack) -> None:
+    """Record a freshly compiled pack and its shared snapshot."""
+    p = compiled.pack
+    keep = max(1, runtime.settings.pack_retention_per_anima)
+    stale_before = runtime.clock() - timedelta(seconds=2 * runtime.settings.as_of_bucket_seconds)
+    params = {
+        "id": p.id, "org": org_id, "anima": p.anima_id, "query": p.query, "preset": p.preset_name,
+        "n_session": p.session_memory_count, "n_knowledge": p.knowledge_count, "n_long": p.long_term_memory_count,
+        "has_identity": p.has_identity, "tokens": p.token_count, "max_tokens": p.max_tokens, "encoding": p.encoding,
+        "fingerprint": p.fingerprint, "sv": p.state_version, "content": compiled.body.decode(),
+        "compiled_at": p.compiled_at, "keep_older": keep - 1, "key": entry.key,
+        "payload": json.dumps(entry.payload()), "stale_before": stale_before,
+    }
+    async with runtime.engine.begin() as conn:
+        await conn.execute(_ASYNC_COMMIT)
+        await conn.execute(_PERSIST, params)
+
+
+def _read(row: MemoryPackRow) -> MemoryPackRead:
+    return MemoryPackRead.model_validate(row.content)
+
+
+async def list_packs(
+    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, limit: int, cursor: str | None
+) -> tuple[list[MemoryPackRead], str | None]:
+    """The anima's recently compiled packs, newest first (404 for another org's anima)."""
+    await get_anima(session, org_id, anima_id)
+    stmt = select(MemoryPackRow).where(MemoryPackRow.org_id == org_id, MemoryPackRow.anima_id == anima_id)
+    if cursor:
+        at, last_id = decode_cursor(cursor)
+        stmt = stmt.where(or_(MemoryPackRow.created_at < at,
+                              and_(MemoryPackRow.created_at == at, MemoryPackRow.id < last_id)))
+    stmt = stmt.order_by(MemoryPackRow.created_at.desc(), MemoryPackRow.id.desc()).limit(limit + 1)
+    rows = list((await session.execute(stmt)).scalars())
+    next_cursor = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
+    return [_read(r) for r in rows[:limit]], next_cursor
+
+
+async def get_pack(session: AsyncSession, org_id: uuid.UUID, pack_id: uuid.UUID) -> MemoryPackRead:
+    """One recorded pack of the org (404 otherwise, also when its anima was deleted)."""
+    row = (
+        await session.execute(
+            select(MemoryPackRow).where(MemoryPackRow.id == pack_id, MemoryPackRow.org_id == org_id)
+        )
+    ).scalar_one_or_none()
+    try:
+        if row is None:
+            raise NotFoundError("missing")
+        await get_anima(session, org_id, row.anima_id)
+    except NotFoundError:
+        raise NotFoundError(f"memory pack {pack_id} not found") from None
+    return _read(row)

@@ -1,0 +1,90 @@
+"""Helpers for the dreamer's DB-facing tests: record events, build runtimes, read provenance."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+from sqlalchemy import select
+
+from elephantasm.db.models import Event, Memory, MemoryEvent
+from elephantasm.runtime import Runtime
+from elephantasm.schemas.animas import AnimaCreate
+from elephantasm.schemas.events import EventCreate
+from elephantasm.services.animas import create_anima
+from elephantasm.services.dreams import DreamTasks
+from elephantasm.services.events import record_events
+
+T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def turns(texts: Sequence[str], session: str = "s1", start: datetime = T0, step: float = 60.0) -> list[dict]:
+    """Alternating user/assistant messages ``step`` seconds apart."""
+    out = []
+    for i, text in enumerate(texts):
+        user = i % 2 == 0
+        out.append({
+            "event_type": "message.in" if user else "message.out", "role": "user" if user else "assistant",
+            "content": text, "session_id": session, "occurred_at": start + timedelta(seconds=step * i),
+        })
+    return out
+
+
+async def new_anima(runtime: Runtime, org_id: uuid.UUID, name: str = "dreamer-test") -> uuid.UUID:
+    """Create an anima directly through the service."""
+    async with runtime.unit_of_work() as session:
+        return (await create_anima(session, org_id, AnimaCreate(name=name))).id
+
+
+async def add_events(runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, specs: Sequence[dict]) -> list[Event]:
+    """Record events (as ``POST /api/events/batch`` would) and return them in order."""
+    data = [EventCreate(anima_id=anima_id, **spec) for spec in specs]
+    async with runtime.unit_of_work() as session:
+        stored = await record_events(session, org_id, data, runtime.clock())
+    return [s.event for s in stored]
+
+
+def variant(runtime: Runtime, engine: Any = None, **settings: Any) -> Runtime:
+    """The same database and pool with other settings / engine and its own background tasks."""
+    return dataclasses.replace(
+        runtime, settings=runtime.settings.model_copy(update=settings),
+        dream_engine=engine if engine is not None else runtime.dream_engine, dream_tasks=DreamTasks(),
+    )
+
+
+async def live_provenance(runtime: Runtime, anima_id: uuid.UUID) -> dict[uuid.UUID, set[uuid.UUID]]:
+    """memory id → its event ids, for the anima's live memories (not deleted, not merged away)."""
+    stmt = (
+        select(MemoryEvent.memory_id, MemoryEvent.event_id)
+        .join(Memory, Memory.id == MemoryEvent.memory_id)
+        .where(Memory.anima_id == anima_id, Memory.deleted_at.is_(None), Memory.merged_into.is_(None))
+    )
+    out: dict[uuid.UUID, set[uuid.UUID]] = {}
+    async with runtime.read_session() as session:
+        for memory_id, event_id in (await session.execute(stmt)).all():
+            out.setdefault(memory_id, set()).add(event_id)
+    return out
+
+
+async def pending_ids(runtime: Runtime, anima_id: uuid.UUID) -> set[uuid.UUID]:
+    """Events of the anima not yet distilled."""
+    async with runtime.read_session() as session:
+        rows = await session.execute(select(Event.id).where(Event.anima_id == anima_id, Event.distilled_at.is_(None)))
+        return set(rows.scalars())
+
+
+async def wait_finished(client: httpx.AsyncClient, headers: dict, run_id: str, timeout: float = 30.0) -> dict:
+    """Poll ``GET /api/dreams/sessions/{id}`` until the run is no longer running."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        r = await client.get(f"/api/dreams/sessions/{run_id}", headers=headers)
+        assert r.status_code == 200, r.text
+        if r.json()["status"] != "running":
+            return r.json()
+        assert asyncio.get_running_loop().time() < deadline, f"run {run_id} still running"
+        await asyncio.sleep(0.05)

@@ -1,0 +1,112 @@
+"""The sleep pass through the database: merges keep the union of provenance; decay, archive, reactivate."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+from sqlalchemy import select, update
+
+from elephantasm.db.models import DreamAction, KnowledgeMemory, Memory, MemoryEvent
+from elephantasm.runtime import Runtime
+from elephantasm.services.dreams import run_dream
+from tests.conftest import Tenant
+from tests.dreams.helpers import T0, add_events, new_anima, turns, variant
+
+SAME = ["My favorite color is teal and I like long walks.", "Teal and long walks, noted."]
+
+
+async def _memories(runtime: Runtime, anima_id: uuid.UUID) -> dict[uuid.UUID, Memory]:
+    async with runtime.read_session() as session:
+        rows = (await session.execute(select(Memory).where(Memory.anima_id == anima_id))).scalars()
+        return {m.id: m for m in rows}
+
+
+async def _links(runtime: Runtime, anima_id: uuid.UUID) -> tuple[dict, list]:
+    async with runtime.read_session() as session:
+        mem = (await session.execute(select(MemoryEvent.memory_id, MemoryEvent.event_id)
+                                     .where(MemoryEvent.anima_id == anima_id))).all()
+        know = (await session.execute(select(KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id)
+                                      .where(KnowledgeMemory.anima_id == anima_id))).all()
+    out: dict[uuid.UUID, set[uuid.UUID]] = {}
+    for m, e in mem:
+        out.setdefault(m, set()).add(e)
+    return out, list(know)
+
+
+async def test_merge_keeps_union_of_provenance_and_no_dangling_reference(runtime: Runtime, tenant: Tenant) -> None:
+    anima_id = await new_anima(runtime, tenant.org_id)
+    first = await add_events(runtime, tenant.org_id, anima_id, turns(SAME, session="a"))
+    second = await add_events(runtime, tenant.org_id, anima_id, turns(SAME, session="b", start=T0 + timedelta(hours=3)))
+    run = await run_dream(runtime, tenant.org_id, anima_id)
+    assert run.status == "completed" and run.counts["memories_merged"] == 1
+
+    memories = await _memories(runtime, anima_id)
+    (survivor,) = [m for m in memories.values() if m.merged_into is None]
+    (merged,) = [m for m in memories.values() if m.merged_into is not None]
+    assert merged.merged_into == survivor.id and merged.state == "archived"
+    links, knowledge_links = await _links(runtime, anima_id)
+    assert links[survivor.id] == {e.id for e in first + second}  # the union
+    assert links[merged.id] == {e.id for e in second} or links[merged.id] == {e.id for e in first}  # kept
+    assert knowledge_links and all(m == survivor.id for _, m in knowledge_links)
+    assert survivor.time_start == T0 and survivor.time_end == second[-1].occurred_at
+
+    # a third copy later merges into the same survivor; earlier merged_into pointers follow it
+    third = await add_events(runtime, tenant.org_id, anima_id, turns(SAME, session="c", start=T0 + timedelta(days=1)))
+    run = await run_dream(runtime, tenant.org_id, anima_id)
+    memories = await _memories(runtime, anima_id)
+    live = [m for m in memories.values() if m.merged_into is None]
+    assert len(live) == 1
+    links, knowledge_links = await _links(runtime, anima_id)
+    assert links[live[0].id] == {e.id for e in first + second + third}
+    assert all(m.merged_into == live[0].id for m in memories.values() if m.merged_into)
+    assert all(m == live[0].id for _, m in knowledge_links)
+    async with runtime.read_session() as session:
+        actions = [a.action for a in (await session.execute(
+            select(DreamAction).where(DreamAction.run_id == run.id))).scalars()]
+    assert "merged" in actions and "absorbed" in actions
+
+
+async def test_decay_archive_and_reactivation(runtime: Runtime, tenant: Tenant) -> None:
+    anima_id = await new_anima(runtime, tenant.org_id)
+    await add_events(runtime, tenant.org_id, anima_id, turns(["ok then", "sure"]))
+    assert (await run_dream(runtime, tenant.org_id, anima_id)).status == "completed"
+    (memory_id,) = (await _memories(runtime, anima_id)).keys()
+
+    later = runtime.clock() + timedelta(days=200)
+    rt = variant(runtime, engine=None)
+    rt.clock = lambda: later
+    run = await run_dream(rt, tenant.org_id, anima_id)  # no new events: a sleep pass only
+    assert run.events_read == 0 and run.counts["decaying"] == 1
+    assert (await _memories(runtime, anima_id))[memory_id].state == "decaying"
+    run = await run_dream(rt, tenant.org_id, anima_id)
+    assert run.counts["archived"] == 1 and (await _memories(runtime, anima_id))[memory_id].state == "archived"
+
+    # recalled (e.g. served in a pack) after it was archived -> active again
+    recalled = later + timedelta(hours=1)
+    async with runtime.unit_of_work() as session:
+        await session.execute(update(Memory).where(Memory.id == memory_id)
+                              .values(last_recalled_at=recalled, recall_count=Memory.recall_count + 1))
+    rt.clock = lambda: recalled + timedelta(hours=1)
+    run = await run_dream(rt, tenant.org_id, anima_id)
+    assert run.counts["reactivated"] == 1 and (await _memories(runtime, anima_id))[memory_id].state == "active"
+    async with runtime.read_session() as session:
+        (action,) = (await session.execute(select(DreamAction).where(DreamAction.run_id == run.id))).scalars()
+    assert (action.action, action.before, action.after["state"], action.after["reason"]) == (
+        "reactivated", {"state": "archived"}, "active", "recalled")
+
+
+async def test_strong_match_reactivates_archived_memory(runtime: Runtime, tenant: Tenant) -> None:
+    anima_id = await new_anima(runtime, tenant.org_id)
+    text = ["We discussed the quarterly budget for the marketing team in detail.", "Yes, the budget plan."]
+    await add_events(runtime, tenant.org_id, anima_id, turns(text))
+    await run_dream(runtime, tenant.org_id, anima_id)
+    (memory_id,) = (await _memories(runtime, anima_id)).keys()
+    async with runtime.unit_of_work() as session:
+        await session.execute(update(Memory).where(Memory.id == memory_id).values(
+            state="archived", meta={"state_since": (T0 - timedelta(days=1)).isoformat()}))
+    similar = ["We discussed the quarterly budget for the marketing team again.", "Yes, the budget plan."]
+    await add_events(runtime, tenant.org_id, anima_id, turns(similar, session="s2", start=T0 + timedelta(days=9)))
+    run = await run_dream(runtime, tenant.org_id, anima_id)
+    assert run.counts["reactivated"] == 1
+    assert (await _memories(runtime, anima_id))[memory_id].state == "active"
