@@ -22,12 +22,15 @@ from api.routes.identities import IdentityController
 from api.routes.keys import KeyController
 from api.routes.knowledge import KnowledgeController
 from api.routes.memories import MemoryController
+from api.routes.packs import AnimaPackController, PackController
 from elephantasm.runtime import Runtime
 
 ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController, KeyController]
 """Every route of the API; feature modules add their controllers here."""
 # The dreamer's routes (runs and journal, memories, knowledge, identity).
 ROUTE_HANDLERS += [DreamController, MemoryController, KnowledgeController, IdentityController]
+# Memory packs (inject): latest, explicit compile, served-pack history.
+ROUTE_HANDLERS += [AnimaPackController, PackController]
 
 
 def create_app(

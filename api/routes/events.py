@@ -11,10 +11,11 @@ from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
 from elephantasm.db.models import EVENT_TYPES
-from elephantasm.domain.errors import PayloadTooLargeError, ValidationError
+from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError, ValidationError
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.events import EventBatchCreate, EventBatchRead, EventCreate, EventRead
 from elephantasm.services import events as svc
+from elephantasm.services.event_insert import insert_one
 
 
 def _read(event) -> EventRead:  # type: ignore[no-untyped-def]
@@ -32,8 +33,10 @@ class EventController(Controller):
         """Record one event: 201 when new, 200 with the stored event when its dedupe_key exists."""
         svc.check_sizes([data], runtime.settings.max_event_bytes)
         async with runtime.unit_of_work() as session:
-            (stored,) = await svc.record_events(session, caller.org_id, [data], runtime.clock())
-        return Response(_read(stored.event), status_code=HTTP_201_CREATED if stored.created else HTTP_200_OK)
+            row, created = await insert_one(session, caller.org_id, data, runtime.clock())
+        if row is None:
+            raise NotFoundError(f"anima {data.anima_id} not found")
+        return Response(EventRead.model_validate(row), status_code=HTTP_201_CREATED if created else HTTP_200_OK)
 
     @post("/batch", status_code=HTTP_201_CREATED)
     async def extract_batch(self, data: JSONBody[EventBatchCreate], caller: CallerDep, runtime: RuntimeDep) -> EventBatchRead:

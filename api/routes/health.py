@@ -21,4 +21,5 @@ async def health(runtime: NamedDependency[Runtime]) -> Response[dict]:
     except Exception as exc:  # noqa: BLE001 - any failure means "not healthy", reported as such
         return Response({"status": "degraded", "database": "down", "detail": str(exc)}, status_code=503)
     db_ms = round((time.perf_counter() - started) * 1000, 3)
-    return Response({"status": "ok", "database": "ok", "database_ms": db_ms}, status_code=200)
+    body = {"status": "ok", "database": "ok", "database_ms": db_ms, "pack_cache": runtime.packs.health()}
+    return Response(body, status_code=200)

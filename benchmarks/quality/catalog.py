@@ -132,6 +132,20 @@ SLOTS: tuple[Slot, ...] = (
     _plan("housewarming party"), _plan("cousin's wedding"),
 )
 
+# Assistants talk more than users: every reply gets one or two of these after its first sentence.
+ELABORATIONS: tuple[str, ...] = (
+    "If you want, I can go into more detail on any part of this, or suggest a few alternatives to compare.",
+    "A small first step usually makes the rest feel much easier, so pick the piece that takes five minutes.",
+    "It also helps to write down what worked and what did not, so next time you can skip the guesswork.",
+    "Many people find that setting a gentle reminder on their phone keeps these things from slipping.",
+    "There is no single right answer here; it depends on your schedule, your energy and what you enjoy.",
+    "Let me know how it goes, and we can adjust the plan together if something feels off.",
+    "One more idea: ask someone you trust for their take, a second opinion often clarifies things.",
+    "Try not to aim for perfect on the first attempt; a rough version you can improve beats nothing.",
+    "If time is tight this week, it is fine to postpone part of it and focus on the essentials first.",
+    "I can also put together a short summary or checklist you can keep for later reference.",
+)
+
 ECHO_REPLIES: tuple[str, ...] = (
     "That makes sense. Want to talk it through?", "I hear you. What would make it easier?",
     "Interesting, tell me more if you like.", "Fair enough. I'm happy to help with that.",

@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from benchmarks.quality.catalog import ACKS, CHATTER, ECHO_REPLIES, FILL, POOLS, SLOTS, Slot
+from benchmarks.quality.catalog import ACKS, CHATTER, ECHO_REPLIES, ELABORATIONS, FILL, POOLS, SLOTS, Slot
 from benchmarks.quality.dataset import Conversation, Dataset, Question, Session, Turn, validate
 from benchmarks.quality.metrics import mentions
 
@@ -102,6 +102,7 @@ def _session(rng: random.Random, cfg: GeneratorConfig, conv: int, number: int, s
             plant.event_id = f"{session_id}-t{len(turns):02d}"
         else:
             user, assistant = _chatter(rng, *topics[pair % len(topics)])
+        assistant = " ".join([assistant, *rng.sample(ELABORATIONS, rng.randint(1, 2))])
         for role, text in (("user", user), ("assistant", assistant)):
             t += timedelta(seconds=rng.randint(30, 150))
             turns.append(Turn(f"{session_id}-t{len(turns):02d}", role, text, t.isoformat()))

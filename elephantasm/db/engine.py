@@ -6,12 +6,17 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 
 def create_engine(url: str, pool_size: int = 10, max_overflow: int = 10) -> AsyncEngine:
-    """An asyncpg engine with a bounded pool; ``pool_pre_ping`` survives a database restart."""
+    """An asyncpg engine with a bounded pool.
+
+    No ``pool_pre_ping``: it costs a round trip on every checkout (≈10 % of API CPU on the
+    extract path). Connections are recycled instead, and a connection broken by a database
+    restart is invalidated by SQLAlchemy on first error, so only that one request fails.
+    """
     return create_async_engine(
         url,
         pool_size=pool_size,
         max_overflow=max_overflow,
-        pool_pre_ping=True,
+        pool_recycle=1800,
     )
 
 
