@@ -45,7 +45,8 @@ def table_sizes(database_url: str) -> Sizes:
     """Rows and bytes of every table in the public schema."""
     rows = fetch(database_url, SIZES_SQL)
     counts = run_sql(database_url, [(f'SELECT count(*) FROM "{name}"', {}) for name, *_ in rows])
-    return {name: (int(n[0][0]), int(heap), int(idx), int(total)) for (name, heap, idx, total), n in zip(rows, counts, strict=True)}
+    return {name: (int(n[0][0]), int(heap), int(idx), int(total))
+            for (name, heap, idx, total), n in zip(rows, counts, strict=True)}
 
 
 WIDE_TABLES = ("events", "memories", "knowledge")

@@ -17,7 +17,10 @@ MaxTokens = Annotated[
     int | None,
     Parameter(ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS, description="Hard cap on the rendered prompt's tokens (default 4000)."),
 ]
-Query = Annotated[str | None, Parameter(max_length=MAX_QUERY_CHARS, description="What the agent is about to do.")]
+# ``query`` is a reserved handler argument in Litestar (the raw query string): bind it by alias.
+Query = Annotated[
+    str | None, Parameter(query="query", max_length=MAX_QUERY_CHARS, description="What the agent is about to do.")
+]
 Preset = Annotated[
     str | None, Parameter(max_length=64, description="conversational (default), self_determined, recent, important.")
 ]
@@ -44,7 +47,7 @@ class AnimaPackController(Controller):
         anima_id: FromPath[str],
         caller: CallerDep,
         runtime: RuntimeDep,
-        query: Query = None,
+        query_text: Query = None,
         preset: Preset = None,
         max_tokens: MaxTokens = None,
         encoding: Encoding = None,
@@ -53,7 +56,7 @@ class AnimaPackController(Controller):
     ) -> Response[MemoryPackRead | None]:
         """The pack to inject now; JSON null for an anima with nothing recorded; 304 if the ETag matches."""
         req = svc.build_request(
-            runtime, caller.org_id, parse_uuid("anima_id", anima_id), query=query, preset=preset,
+            runtime, caller.org_id, parse_uuid("anima_id", anima_id), query=query_text, preset=preset,
             max_tokens=max_tokens, encoding=encoding, session_id=session_id,
         )
         return _respond(await svc.latest(runtime, req, if_none_match))  # type: ignore[return-value]

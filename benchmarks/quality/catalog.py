@@ -199,6 +199,7 @@ CHATTER: tuple[tuple[str, str], ...] = (
     ("I keep meaning to sort out my calendar, everything feels last minute.",
      "A weekly ten-minute review of the calendar can take a lot of that stress away."),
     ("Work has been hectic, {n} meetings back to back.", "That's a lot. Can any of them become an email?"),
-    ("Do you have tips for remembering people's names?", "Repeat the name once, link it to an image, and write it down later."),
+    ("Do you have tips for remembering people's names?",
+     "Repeat the name once, link it to an image, and write it down later."),
     ("I'm trying to drink more water during the day.", "Keep a bottle in sight and refill it at fixed times."),
 )

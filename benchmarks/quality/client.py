@@ -123,6 +123,12 @@ class MemoryClient:
             params["preset"] = preset
         return self._ok(self.http.get(f"/api/animas/{anima_id}/memory-packs/latest", params=params))
 
+    def compile_pack(self, anima_id: str, query: str, max_tokens: int, encoding: str,
+                     overrides: dict[str, Any]) -> dict[str, Any]:
+        """``POST /api/packs/compile``: the default preset with explicit overrides (weights, limits…)."""
+        body = {"anima_id": anima_id, "query": query, "max_tokens": max_tokens, "encoding": encoding, **overrides}
+        return self._ok(self.http.post("/api/packs/compile", json=body))
+
 
 def cited_events(pack: dict[str, Any] | None, id_map: dict[str, str]) -> set[str]:
     """Dataset event ids in the union of a pack's item provenance (server ids mapped back)."""

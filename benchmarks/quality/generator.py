@@ -109,7 +109,10 @@ def _session(rng: random.Random, cfg: GeneratorConfig, conv: int, number: int, s
     return Session(session_id, turns)
 
 
-def _questions(rng: random.Random, conv_id: str, originals: list[_Plant], updates: list[tuple[_Plant, _Plant]]) -> list[Question]:
+def _questions(
+    rng: random.Random, conv_id: str, originals: list[_Plant], updates: list[tuple[_Plant, _Plant]]
+) -> list[Question]:
+    """One question per planted fact; an updated fact asks for the newest value only."""
     newest = {id(orig): upd for orig, upd in updates}
     out = []
     for n, orig in enumerate(originals):

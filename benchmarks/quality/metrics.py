@@ -87,5 +87,6 @@ def aggregate(outcomes: Iterable[Outcome]) -> dict[tuple[str, str, int], Cell]:
     groups: dict[tuple[str, str, int], list[Outcome]] = defaultdict(list)
     for o in outcomes:
         groups[(o.system, o.kind, o.budget)].append(o)
-        groups[(o.system, ALL, o.budget)].append(o)
+        if o.kind != ALL:  # a dataset without kinds labels every question "all"
+            groups[(o.system, ALL, o.budget)].append(o)
     return {key: _cell(group) for key, group in sorted(groups.items())}

@@ -27,6 +27,16 @@ BUDGETS = (250, 500, 1000, 2000, 4000)
 ENCODING = "o200k_base"
 ELEPHANTASM, RECENT, BM25 = "elephantasm", "recent turns", "bm25 turns"
 SYSTEMS = (ELEPHANTASM, RECENT, BM25)
+# Diagnostic variants of Elephantasm's default preset (``POST /api/packs/compile`` overrides): which
+# score factor or cap starves evidence. Run after a conversation's default packs, so the recalls
+# they record never influence the default figures.
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "elephantasm, recency weight 0": {"weights": {"recency": 0}},
+    "elephantasm, relevance only, caps 200": {
+        "weights": {"importance": 0.001, "confidence": 0, "recency": 0, "decay": 0, "relevance": 1},
+        "limits": {"long_term": 200, "knowledge": 200, "session": 200},
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -115,6 +125,12 @@ class _Run:
                 self._record(RECENT, q, budget, set(raw.event_ids), raw.context, raw.token_count)
                 raw = bm25.pack(q.question, budget, self.count)
                 self._record(BM25, q, budget, set(raw.event_ids), raw.context, raw.token_count)
+        for name, overrides in ABLATIONS.items():
+            for q in questions:
+                for budget in self.budgets:
+                    pack = self.client.compile_pack(anima, q.question, budget, self.encoding, overrides)
+                    self._record(name, q, budget, cited_events(pack, id_map), pack.get("context") or "",
+                                 int(pack.get("token_count") or 0))
 
     def _diagnose(self, anima: str, questions: list[Question]) -> None:
         cited = distilled(self.database_url or "", anima)

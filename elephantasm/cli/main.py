@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 
 from elephantasm.cli import admin, dream, importer, server
+from elephantasm.cli import inject as inject_cmd
 from elephantasm.settings import Settings
 
 Command = Callable[[argparse.Namespace, Settings], int]
@@ -58,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--anima", default=None, help="anima id for lines that carry none")
     imp.add_argument("--batch-size", type=int, default=500)
     imp.set_defaults(func=importer.events_import)
+
+    inject_cmd.add_parser(sub)
 
     dr = sub.add_parser("dream", help="distil an anima's pending events now (progress bar, then a summary)")
     dr.add_argument("anima", help="anima id, or name within --org")

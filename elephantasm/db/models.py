@@ -217,6 +217,17 @@ class Memory(SQLModel, table=True):
         Index("ix_memories_anima_session", "anima_id", "session_id"),
         Index("ix_memories_fts", "fts", postgresql_using="gin"),
         _hnsw("ix_memories_embedding_hnsw"),
+        # inject scores every live memory of an anima from this index alone (migration 0002).
+        Index(
+            "ix_memories_pack_candidates",
+            "org_id",
+            "anima_id",
+            postgresql_include=[
+                "importance", "confidence", "time_start", "time_end", "last_recalled_at", "created_at",
+                "recall_count", "id",
+            ],
+            postgresql_where=text("deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'"),
+        ),
     )
 
 
@@ -273,6 +284,14 @@ class Knowledge(SQLModel, table=True):
         Index("ix_knowledge_anima_hash", "anima_id", "content_hash"),
         Index("ix_knowledge_fts", "fts", postgresql_using="gin"),
         _hnsw("ix_knowledge_embedding_hnsw"),
+        # inject scores every current knowledge item of an anima from this index alone (migration 0002).
+        Index(
+            "ix_knowledge_pack_candidates",
+            "org_id",
+            "anima_id",
+            postgresql_include=["importance", "confidence", "valid_from", "created_at", "id"],
+            postgresql_where=text("deleted_at IS NULL AND valid_to IS NULL AND superseded_by IS NULL"),
+        ),
     )
 
 

@@ -110,7 +110,8 @@ class ArrivingEngine(OfflineEngine):
 
     def __init__(self, runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID) -> None:
         super().__init__()
-        self.args, self.arrived: list[Event] = (runtime, org_id, anima_id), []
+        self.args = (runtime, org_id, anima_id)
+        self.arrived: list[Event] = []
 
     async def distil(self, events, existing_identity):  # type: ignore[no-untyped-def]
         if not self.arrived:

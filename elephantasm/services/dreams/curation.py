@@ -51,7 +51,8 @@ FROM memories n CROSS JOIN LATERAL (
 WHERE n.id = ANY(:ids) AND n.embedding IS NOT NULL AND n.merged_into IS NULL AND c.sim >= :min_sim
 """)
 _STATS_SQL = text("""
-SELECT id, state, importance, recall_count, created_at, last_recalled_at, summary, meta->>'state_since' AS since
+SELECT id, state, importance, recall_count, created_at, last_recalled_at, summary, time_start,
+       meta->>'state_since' AS since
 FROM memories WHERE anima_id = :anima AND deleted_at IS NULL AND merged_into IS NULL
 """)
 _MERGE_SQL = [
@@ -65,9 +66,13 @@ _MERGE_SQL = [
     text("UPDATE memories SET merged_into = :s WHERE merged_into = ANY(:ms)"),
     text("""UPDATE memories m SET time_start = LEAST(m.time_start, a.ts), time_end = GREATEST(m.time_end, a.te),
                 importance = GREATEST(m.importance, a.imp), confidence = LEAST(0.95, GREATEST(m.confidence, a.conf) + 0.05),
-                recall_count = m.recall_count + a.recalls, updated_at = :now
+                recall_count = m.recall_count + a.recalls, updated_at = :now,
+                session_id = CASE WHEN a.same_session THEN m.session_id END
             FROM (SELECT min(time_start) ts, max(time_end) te, max(importance) imp, max(confidence) conf,
-                         sum(recall_count) recalls FROM memories WHERE id = ANY(:ms)) a
+                         sum(recall_count) recalls,
+                         bool_and(session_id IS NOT DISTINCT FROM (SELECT session_id FROM memories WHERE id = :s))
+                             AS same_session
+                  FROM memories WHERE id = ANY(:ms)) a
             WHERE m.id = :s"""),
     text("""UPDATE memories SET state = 'archived', merged_into = :s, updated_at = :now,
                 meta = meta || jsonb_build_object('state_since', CAST(:since AS text)) WHERE id = ANY(:ms)"""),
@@ -146,8 +151,10 @@ async def _plan_and_apply(session: AsyncSession, ctx: WriteContext, th: Curation
         elif n.new_id in by_id and n.other_id in by_id:
             pairs.append((n.new_id, n.other_id, n.sim))
     involved = {i for a, b, _ in pairs for i in (a, b)}
+    # "Oldest" means the earliest experience (time_start), not the row's insert time: rows of one chunk
+    # share created_at, and a tie broken by random ids would make offline runs non-reproducible.
     candidates = [MergeCandidate(id=i, vector=None, summary=by_id[i].summary, importance=by_id[i].importance,
-                                 recall_count=by_id[i].recall_count, created_at=by_id[i].created_at)
+                                 recall_count=by_id[i].recall_count, created_at=by_id[i].time_start or by_id[i].created_at)
                   for i in sorted(involved, key=str)]
     groups = plan_merges(candidates, th, pairs) if candidates else []
     for group in groups:

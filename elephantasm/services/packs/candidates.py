@@ -67,7 +67,7 @@ class Scope:
         """Bind parameters of the shared fragments plus ``extra``."""
         w = self.weights.normalised(self.has_query)
         p: dict[str, Any] = {
-            "org": self.org_id, "anima": self.anima_id, "as_of": self.as_of,
+            "org": self.org_id, "anima": self.anima_id, "as_of_epoch": self.as_of.timestamp(),
             "w_imp": w.importance, "w_conf": w.confidence, "w_rec": w.recency, "w_fresh": w.decay,
             "h_rec": self.config.recency_half_life_seconds, "h_dec": self.config.decay_half_life_seconds,
             "growth": float(self.config.decay_growth),

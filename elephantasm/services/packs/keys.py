@@ -54,5 +54,9 @@ def pack_key_inputs(req: PackRequest, state_version: int) -> dict[str, Any]:
 
 
 def snapshot_key(inputs: dict[str, Any]) -> str:
-    """The snapshot-cache key of canonical inputs (equal to ``domain.cache_key`` without a session)."""
-    return f"pack:v{PACK_FORMAT_VERSION}:{sha256_hex(canonical_json(inputs))}"
+    """The snapshot-cache key of canonical inputs: the hash part of ``domain.cache_key``.
+
+    The ``pack:v<N>:`` prefix is left out so the key fits ``pack_snapshots.cache_key`` (64
+    chars); the format version is hashed in anyway (``inputs["v"]``).
+    """
+    return sha256_hex(canonical_json(inputs))

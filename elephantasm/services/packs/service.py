@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import text
 
-from elephantasm.domain.errors import NotFoundError
+from elephantasm.domain.errors import NotFoundError, ValidationError
 from elephantasm.domain.fingerprint import normalise_query
 from elephantasm.domain.presets import resolve_config
 from elephantasm.domain.scoring import quantise
+from elephantasm.schemas.packs import MAX_MAX_TOKENS, MIN_MAX_TOKENS
 from elephantasm.services.packs.cache import CachedPack, load_shared
 from elephantasm.services.packs.compiler import compile_pack
 from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
@@ -85,6 +86,8 @@ def build_request(
 ) -> PackRequest:
     """Validate and default a request (422s for an unknown preset/encoding or a bad override)."""
     settings = runtime.settings
+    if max_tokens is not None and not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS:
+        raise ValidationError(f"max_tokens: must be between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}, got {max_tokens}")
     config = resolve_config(preset, overrides)
     return PackRequest(
         org_id=org_id, anima_id=anima_id, query=normalise_query(query), config=config,

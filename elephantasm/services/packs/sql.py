@@ -20,7 +20,9 @@ def clamp01(expr: str, default: str = "0.5") -> str:
 
 
 def _age_seconds(at: str) -> str:
-    return f"greatest(0.0, extract(epoch FROM (:as_of - {at}))::float8)"
+    # date_part() is float8; EXTRACT returns numeric since PG 14, which is several times slower
+    # on a scan that evaluates this for every memory of the anima.
+    return f"greatest(0.0, :as_of_epoch - date_part('epoch', {at}))"
 
 
 def recency_expr(happened_at: str) -> str:
@@ -48,13 +50,20 @@ def factor_score(importance: str, confidence: str, happened_at: str, touched_at:
     )
 
 
-# Lexemes of the query OR-ed together: natural-language queries rarely contain every term of a
-# matching memory, and ts_rank still rewards rows matching more of them. NULL when no lexeme
-# survives (a query of stop words), which matches nothing.
-TSQUERY = (
-    "(SELECT string_agg(quote_literal(l), ' | ')::tsquery "
-    "FROM unnest(tsvector_to_array(to_tsvector('english', CAST(:q AS text)))) AS l)"
-)
+# Query lexemes (english stemming, stop words dropped; at most 8 of them). ``q_any`` OR-s them:
+# it ranks every candidate, so one matching more terms ranks higher. ``q_arm`` retrieves the
+# full-text arm: with three or more lexemes a row must match at least two of them, which keeps
+# a common word from dragging thousands of rows into ranking; with one or two, it is ``q_any``.
+# Both are NULL when no lexeme survives (a query of stop words), which matches nothing.
+TSQUERY_CTE = """lex AS (
+    SELECT l, i FROM unnest(tsvector_to_array(to_tsvector('english', CAST(:q AS text)))) WITH ORDINALITY AS t(l, i)
+    WHERE i <= 8
+), tsq AS (
+    SELECT (SELECT string_agg(quote_literal(l), ' | ') FROM lex)::tsquery AS q_any,
+           CASE WHEN (SELECT count(*) FROM lex) < 3 THEN (SELECT string_agg(quote_literal(l), ' | ') FROM lex)
+                ELSE (SELECT string_agg(quote_literal(a.l) || ' & ' || quote_literal(b.l), ' | ')
+                      FROM lex a JOIN lex b ON a.i < b.i) END::tsquery AS q_arm
+)"""
 QVEC = "CAST(:qv AS vector)"
 
 MEMORY_ALIVE = (
@@ -67,13 +76,13 @@ KNOWLEDGE_CURRENT = (
 )
 EVENT_PENDING = "e.org_id = :org AND e.anima_id = :anima AND e.distilled_at IS NULL"
 
+# "When it happened" per table; the pack-candidate indexes of migration 0002 are keyed on these.
 MEMORY_HAPPENED = "coalesce(m.time_end, m.time_start)"
+KNOWLEDGE_HAPPENED = "coalesce(k.valid_from, k.created_at)"
 MEMORY_TOUCHED = "coalesce(m.last_recalled_at, m.created_at)"
 MEMORY_FACTORS = factor_score("m.importance", "m.confidence", MEMORY_HAPPENED, MEMORY_TOUCHED, "m.recall_count")
 # Knowledge records no recalls: decay stays neutral (NULL → 0.5) and recency runs from valid_from.
-KNOWLEDGE_FACTORS = factor_score(
-    "k.importance", "k.confidence", "coalesce(k.valid_from, k.created_at)", "NULL::timestamptz", "0"
-)
+KNOWLEDGE_FACTORS = factor_score("k.importance", "k.confidence", KNOWLEDGE_HAPPENED, "NULL::timestamptz", "0")
 EVENT_FACTORS = factor_score("e.importance_score", "NULL::float8", "e.occurred_at", "e.created_at", "0")
 
 # Raw event text is capped: one huge tool result must not crowd a whole pack out (it would be
@@ -88,7 +97,8 @@ def match_columns(alias: str, has_query: bool) -> str:
     cosine = "NULL::float8" if alias == "e" else f"1 - ({alias}.embedding <=> {QVEC})"
     return (
         f"{cosine} AS cosine, "
-        f"CASE WHEN {alias}.fts @@ tsq.q THEN ts_rank({alias}.fts, tsq.q)::float8 END AS fts_rank"
+        # No text match is a rank of 0 (not missing): relevance then fuses cosine with 0.
+        f"CASE WHEN {alias}.fts @@ tsq.q_any THEN ts_rank({alias}.fts, tsq.q_any)::float8 ELSE 0.0 END AS fts_rank"
     )
 
 
@@ -107,42 +117,3 @@ EVENT_COLUMNS = (
     f"e.id, e.event_type, e.role, e.author, e.summary, left(e.content, {EVENT_TEXT_CHARS}) AS content, "
     "e.occurred_at, e.session_id, e.importance_score, e.created_at"
 )
-
-
-def top_k_union(table: str, alias: str, where: str, factors: str, columns: str, has_query: bool,
-                vector: bool = True) -> str:
-    """One statement: top ``:k`` by the four factors ∪ by cosine (HNSW) ∪ by full-text rank.
-
-    Each arm is index-backed (the anima's rows for the factors, the HNSW graph for cosine, the
-    GIN index for text), then the union's rows are read once with both match signals.
-    """
-    arms = [f"SELECT {alias}.id FROM {table} {alias} WHERE {where} ORDER BY {factors} DESC, {alias}.id LIMIT :k"]
-    if has_query and vector:
-        arms.append(
-            f"SELECT {alias}.id FROM {table} {alias} WHERE {where} AND {alias}.embedding IS NOT NULL "
-            f"ORDER BY {alias}.embedding <=> {QVEC} LIMIT :k"
-        )
-    if has_query:
-        arms.append(
-            f"SELECT {alias}.id FROM {table} {alias}, tsq WHERE {where} AND {alias}.fts @@ tsq.q "
-            f"ORDER BY ts_rank({alias}.fts, tsq.q) DESC, {alias}.id LIMIT :k"
-        )
-    ctes = [f"tsq AS (SELECT {TSQUERY} AS q)"] if has_query else []
-    ctes += [f"arm{i} AS ({sql})" for i, sql in enumerate(arms)]
-    ids = " UNION ".join(f"SELECT id FROM arm{i}" for i in range(len(arms)))
-    ctes.append(f"ids AS ({ids})")
-    from_tsq = " CROSS JOIN tsq" if has_query else ""
-    return (
-        f"WITH {', '.join(ctes)} SELECT {columns}, {match_columns(alias, has_query)} "
-        f"FROM ids JOIN {table} {alias} ON {alias}.id = ids.id{from_tsq}"
-    )
-
-
-def scoped_select(table: str, alias: str, where: str, columns: str, order: str, has_query: bool) -> str:
-    """A plain filtered, ordered, limited (``:k``) select with the match columns."""
-    with_tsq = f"WITH tsq AS (SELECT {TSQUERY} AS q) " if has_query else ""
-    from_tsq = " CROSS JOIN tsq" if has_query else ""
-    return (
-        f"{with_tsq}SELECT {columns}, {match_columns(alias, has_query)} FROM {table} {alias}{from_tsq} "
-        f"WHERE {where} ORDER BY {order} LIMIT :k"
-    )

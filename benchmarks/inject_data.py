@@ -1,0 +1,184 @@
+"""Bulk-load one anima with N memories (+ N/10 knowledge, provenance, pending events) for ``inject``.
+
+Rows go in with COPY (CSV) into tables whose full-text and HNSW indexes are dropped first and
+rebuilt afterwards (PLATFORM-NOTES: one-by-one inserts into an HNSW-indexed table are ~200x
+slower). Texts come from a seeded generator with a few hundred words, so full-text and cosine
+matching are selective the way real memories are; embeddings come from the built-in HashEmbedder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import hashlib
+import io
+import random
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from elephantasm.llm.embedders import HashEmbedder
+
+PEOPLE = "Alice Bruno Chen Dana Emeka Farah Goran Hana Ivan Julia Kenji Lena Marta Nadia Omar Priya".split()
+PLACES = "Berlin Lisbon Nairobi Osaka Toronto Lima Oslo Madrid Seoul Denver Cairo Dublin Austin Milan".split()
+TOPICS = (
+    "budget roadmap hiring migration database outage invoice contract onboarding pricing launch "
+    "security audit backlog design review offsite newsletter analytics dashboard retention churn "
+    "partnership vendor training compliance refactor latency benchmark release changelog"
+).split()
+VERBS = "discussed approved postponed reviewed drafted cancelled planned negotiated fixed shipped estimated".split()
+OBJECTS = (
+    "the quarterly report|a new caching layer|the travel plan|the team lunch|a customer escalation|"
+    "the API rate limits|the hiring plan|the mobile app|the data warehouse|a coffee machine upgrade|"
+    "the onboarding checklist|a keynote talk|the holiday schedule|the incident postmortem"
+).split("|")
+PREFS = (
+    "prefers green tea over coffee|likes short written summaries|is allergic to peanuts|runs every morning|"
+    "wants meetings before noon|uses metric units|reads science fiction|plays the cello|dislikes long calls"
+).split("|")
+KNOWLEDGE_TYPES = ("FACT", "CONCEPT", "METHOD", "PRINCIPLE", "EXPERIENCE")
+QUERIES = (
+    "what did we decide about the budget with Alice",
+    "when is the Berlin offsite and who is going",
+    "how did the database migration go",
+    "what does the user prefer to drink",
+    "remind me about the security audit findings",
+)
+
+
+def memory_text(rng: random.Random) -> str:
+    """One synthetic memory summary."""
+    return (
+        f"{rng.choice(PEOPLE)} and {rng.choice(PEOPLE)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} "
+        f"for the {rng.choice(TOPICS)} {rng.choice(TOPICS)} in {rng.choice(PLACES)}; "
+        f"{rng.choice(PEOPLE)} {rng.choice(PREFS)}."
+    )
+
+
+def knowledge_text(rng: random.Random) -> str:
+    """One synthetic knowledge statement."""
+    return f"{rng.choice(PEOPLE)} {rng.choice(PREFS)} and owns the {rng.choice(TOPICS)} work in {rng.choice(PLACES)}."
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What was loaded, and how long it took."""
+
+    memories: int
+    knowledge: int
+    pending: int
+    load_s: float
+    index_s: float
+
+
+def _csv(rows: list[list[object]]) -> bytes:
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    for row in rows:
+        writer.writerow(["" if v is None else v for v in row])
+    return buf.getvalue().encode()
+
+
+def _vec(embedder: HashEmbedder, s: str) -> str:
+    return "[" + ",".join(f"{x:.6f}" for x in embedder.embed_one(s)) + "]"
+
+
+_DROP = ["ix_memories_embedding_hnsw", "ix_memories_fts", "ix_knowledge_embedding_hnsw", "ix_knowledge_fts",
+         "ix_events_fts"]
+_CREATE = [
+    "CREATE INDEX ix_memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops) "
+    "WITH (m = 16, ef_construction = 64)",
+    "CREATE INDEX ix_memories_fts ON memories USING gin (fts)",
+    "CREATE INDEX ix_knowledge_embedding_hnsw ON knowledge USING hnsw (embedding vector_cosine_ops) "
+    "WITH (m = 16, ef_construction = 64)",
+    "CREATE INDEX ix_knowledge_fts ON knowledge USING gin (fts)",
+    "CREATE INDEX ix_events_fts ON events USING gin (fts)",
+]
+
+
+def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, list[list[object]]]:
+    """Every table's rows for one anima (deterministic for a seed)."""
+    rng, emb = random.Random(seed), HashEmbedder()
+    out: dict[str, list[list[object]]] = {"events": [], "memories": [], "memory_events": [],
+                                          "knowledge": [], "knowledge_memories": []}
+    memory_ids = []
+    for i in range(n):
+        mid, eid = str(uuid.uuid4()), str(uuid.uuid4())
+        summary = memory_text(rng)
+        when = now - timedelta(seconds=rng.uniform(3600, 365 * 86400))
+        recalled = when + timedelta(days=rng.uniform(0, 30)) if rng.random() < 0.3 else None
+        out["events"].append([eid, org, anima, "message.in", "user", summary, when, f"s{i // 20}",
+                              round(rng.random(), 3), when, when, when])
+        out["memories"].append([mid, org, anima, summary, round(rng.uniform(0.05, 0.95), 3),
+                                round(rng.uniform(0.3, 0.95), 3), "active", f"s{i // 20}", when, when,
+                                rng.randint(0, 5) if recalled else 0, recalled, _vec(emb, summary), when, when])
+        out["memory_events"].append([mid, eid, org, anima])
+        memory_ids.append(mid)
+    for _ in range(max(1, n // 10)):
+        kid, content = str(uuid.uuid4()), knowledge_text(rng)
+        when = now - timedelta(seconds=rng.uniform(3600, 365 * 86400))
+        out["knowledge"].append([kid, org, anima, rng.choice(KNOWLEDGE_TYPES), rng.choice(TOPICS), content,
+                                 hashlib.sha256(content.encode()).hexdigest(), round(rng.uniform(0.4, 0.95), 3),
+                                 round(rng.uniform(0.2, 0.9), 3), when, _vec(emb, content), when, when])
+        for mid in {rng.choice(memory_ids), rng.choice(memory_ids)}:
+            out["knowledge_memories"].append([kid, mid, org, anima])
+    return out
+
+
+def pending_rows(org: str, anima: str, now: datetime, seed: int, live: int = 20, earlier: int = 200) -> list[list[object]]:
+    """Undistilled events: ``live`` turns of the current session and ``earlier`` from older sessions."""
+    rng = random.Random(seed + 1)
+    rows: list[list[object]] = []
+    for i in range(live + earlier):
+        when = now - timedelta(seconds=30 * (live - i)) if i < live else now - timedelta(days=rng.uniform(1, 20))
+        text_ = memory_text(rng)
+        rows.append([str(uuid.uuid4()), org, anima, "message.in" if i % 2 else "message.out",
+                     "user" if i % 2 else "assistant", text_, when, "live" if i < live else f"old{i % 7}",
+                     round(rng.random(), 3), when, when, None])
+    return rows
+
+
+_COLUMNS = {
+    "events": ["id", "org_id", "anima_id", "event_type", "role", "content", "occurred_at", "session_id",
+               "importance_score", "created_at", "updated_at", "distilled_at"],
+    "memories": ["id", "org_id", "anima_id", "summary", "importance", "confidence", "state", "session_id",
+                 "time_start", "time_end", "recall_count", "last_recalled_at", "embedding", "created_at", "updated_at"],
+    "memory_events": ["memory_id", "event_id", "org_id", "anima_id"],
+    "knowledge": ["id", "org_id", "anima_id", "type", "topic", "content", "content_hash", "confidence", "importance",
+                  "valid_from", "embedding", "created_at", "updated_at"],
+    "knowledge_memories": ["knowledge_id", "memory_id", "org_id", "anima_id"],
+}
+
+
+async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int = 42) -> Loaded:
+    """Load ``n`` memories (+ knowledge, provenance, pending events) into an existing anima."""
+    now = datetime.now(UTC)
+    started = asyncio.get_running_loop().time()
+    rows = _rows(org_id, anima_id, n, now, seed)
+    rows["events"] += pending_rows(org_id, anima_id, now, seed)
+    engine = create_async_engine(database_url)
+    try:
+        async with engine.begin() as conn:
+            for name in _DROP:
+                await conn.execute(text(f"DROP INDEX IF EXISTS {name}"))
+            raw = (await conn.get_raw_connection()).driver_connection
+            for table in ("events", "memories", "memory_events", "knowledge", "knowledge_memories"):
+                await raw.copy_to_table(table, source=io.BytesIO(_csv(rows[table])), columns=_COLUMNS[table],
+                                        format="csv", null="")
+            await conn.execute(text("UPDATE animas SET last_event_at = :now, state_version = state_version + 1 "
+                                    "WHERE id = :a"), {"now": now, "a": anima_id})
+        loaded_at = asyncio.get_running_loop().time()
+        async with engine.connect() as conn:
+            await conn.execute(text("SET maintenance_work_mem = '512MB'"))
+            for sql in _CREATE:
+                await conn.execute(text(sql))
+            await conn.commit()
+            raw = (await conn.get_raw_connection()).driver_connection
+            await raw.execute("VACUUM ANALYZE events, memories, memory_events, knowledge, knowledge_memories")
+    finally:
+        await engine.dispose()
+    end = asyncio.get_running_loop().time()
+    return Loaded(n, len(rows["knowledge"]), 220, loaded_at - started, end - loaded_at)

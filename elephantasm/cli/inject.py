@@ -1,0 +1,90 @@
+"""``elephantasm inject ANIMA``: print the pack an agent would get now, and what each layer costs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import uuid
+
+from rich.table import Table
+from sqlalchemy import select
+
+from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.db.models import Anima, Org
+from elephantasm.domain.errors import DomainError, NotFoundError
+from elephantasm.runtime import Runtime
+from elephantasm.services import packs as pack_svc
+from elephantasm.settings import Settings
+
+_LAYER_NAMES = {
+    "identity": ("identity", None), "knowledge": ("knowledge", "knowledge"),
+    "long_term": ("long-term memories", "long_term_memories"), "session": ("current session", "session_memories"),
+    "temporal": ("temporal context", None),
+}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``inject`` on the main parser."""
+    p = sub.add_parser("inject", help="print the memory pack an anima would get now, with a token table")
+    p.add_argument("anima", help="anima id, or its name within --org")
+    p.add_argument("--org", default="local")
+    p.add_argument("--query", default=None)
+    p.add_argument("--max-tokens", type=int, default=None)
+    p.add_argument("--preset", default=None)
+    p.add_argument("--encoding", default=None)
+    p.add_argument("--session", default=None, help="treat this session id as the current one")
+    p.set_defaults(func=inject)
+
+
+async def _resolve(rt: Runtime, org_name: str, anima: str) -> tuple[uuid.UUID, uuid.UUID]:
+    async with rt.read_session() as session:
+        org = (await session.execute(select(Org).where(Org.name == org_name))).scalar_one_or_none()
+        if org is None:
+            raise NotFoundError(f"org {org_name!r} not found")
+        stmt = select(Anima.id).where(Anima.org_id == org.id, Anima.deleted_at.is_(None))
+        try:
+            stmt = stmt.where(Anima.id == uuid.UUID(anima))
+        except ValueError:
+            stmt = stmt.where(Anima.name == anima).order_by(Anima.created_at, Anima.id)
+        found = (await session.execute(stmt.limit(1))).scalar_one_or_none()
+    if found is None:
+        raise NotFoundError(f"anima {anima!r} not found in org {org_name!r}")
+    return org.id, found
+
+
+def _table(pack: dict) -> Table:
+    table = Table("layer", "items", "tokens", title=f"{pack['token_count']} / {pack['max_tokens']} tokens "
+                  f"({pack['encoding']}, preset {pack['preset_name']}, fingerprint {pack['fingerprint'][:12]})")
+    content = pack["content"]
+    for key, (label, items_key) in _LAYER_NAMES.items():
+        tokens = pack["layer_tokens"].get(key, 0)
+        if items_key:
+            count = len(content[items_key])
+        else:
+            count = int(bool(tokens))
+        table.add_row(label, str(count), str(tokens))
+    table.add_row("total (with separators)", "", str(pack["token_count"]))
+    return table
+
+
+async def inject(args: argparse.Namespace, settings: Settings) -> int:
+    """Compile (or fetch from the cache) the anima's pack; print the prompt, then the token table."""
+    async with cli_runtime(settings) as rt:
+        try:
+            org_id, anima_id = await _resolve(rt, args.org, args.anima)
+            req = pack_svc.build_request(
+                rt, org_id, anima_id, query=args.query, preset=args.preset, max_tokens=args.max_tokens,
+                encoding=args.encoding, session_id=args.session,
+            )
+            served = await pack_svc.latest(rt, req)
+        except DomainError as exc:
+            err_console.print(f"[red]{exc.detail}[/red]")
+            return 1
+    pack = json.loads(served.body)
+    if pack is None:
+        console.print("Nothing recorded for this anima yet (inject returns null).")
+        return 0
+    print(pack["context"], flush=True)
+    print(flush=True)
+    console.print(_table(pack))
+    return 0

@@ -1,0 +1,106 @@
+"""Candidate statements: exact four-factor top-k with index pruning, ∪ cosine top-k ∪ full-text top-k.
+
+**Four factors without scanning every row.** A memory's score is
+``s = w_imp·imp + w_conf·conf + w_rec·rec + w_fresh·fresh`` with every factor in [0, 1]. Split
+the anima's rows at ``t_cut`` (``L`` recency half-lives before ``as_of``, so an older row has
+``rec < ε = 2^−L``):
+
+1. *seed*: score the most recent and the most important ``:seed`` rows (two short index walks);
+   the k-th best distinct score ``c`` among them is a lower bound of the true k-th best score.
+2. an older row scores at most ``w_imp·imp + w_conf + w_rec·ε + w_fresh``; if its importance
+   is below ``(c − w_conf − w_rec·ε − w_fresh) / w_imp`` it scores below ``c`` and cannot be in
+   the top k, so only ``importance ≥ cut`` is read, as a range of the importance index.
+3. the top k of (recent rows) ∪ (older rows above the cut) ∪ (undated rows) therefore
+   contains the exact top k; all reads are index-only scans of migration 0002's covering
+   indexes. When the bound cannot prune (few rows, zero importance weight) it degrades to the
+   plain full top-k, never to a wrong answer.
+"""
+
+from __future__ import annotations
+
+import math
+
+from elephantasm.services.packs.sql import QVEC, TSQUERY_CTE, match_columns
+
+# Rows older than RECENCY_SPLIT half-lives have recency < 2^-RECENCY_SPLIT.
+RECENCY_SPLIT = 4
+RECENCY_EPS = 2.0**-RECENCY_SPLIT
+SEED_ROWS = 200
+
+
+def recency_cut_seconds(half_life_seconds: float) -> float:
+    """How far before ``as_of`` the recent/older split lies."""
+    return half_life_seconds * RECENCY_SPLIT
+
+
+def factor_arms(table: str, a: str, where: str, score: str, happened: str) -> list[tuple[str, str]]:
+    """CTEs ``(name, sql)`` whose final ``{a}f`` holds ids containing the exact four-factor top ``:k``."""
+    imp_bound = f"(cut.s - :w_conf - :w_fresh - :w_rec * {RECENCY_EPS!r}) / :w_imp"
+    return [
+        (f"{a}seed", (
+            f"(SELECT {a}.id, {score} AS s FROM {table} {a} WHERE {where} "
+            f"ORDER BY {happened} DESC NULLS FIRST LIMIT :seed) UNION "
+            f"(SELECT {a}.id, {score} AS s FROM {table} {a} WHERE {where} ORDER BY {a}.importance DESC LIMIT :seed)"
+        )),
+        (f"{a}cut", (
+            f"SELECT CASE WHEN :w_imp > 0 AND {imp_bound} > 0 THEN {imp_bound} ELSE '-Infinity'::float8 END AS imp "
+            f"FROM (SELECT coalesce((SELECT s FROM {a}seed ORDER BY s DESC OFFSET :kth LIMIT 1), -1.0) AS s) cut"
+        )),
+        (f"{a}f", (
+            f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} >= :t_cut "
+            f"ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
+            # "+ interval '0'" keeps the planner on the importance index for this arm: the
+            # time condition only filters, the importance cut is the range actually read.
+            f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} + interval '0' < :t_cut "
+            f"AND {a}.importance >= (SELECT imp FROM {a}cut) ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
+            f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} IS NULL "
+            f"ORDER BY {score} DESC, {a}.id LIMIT :k)"
+        )),
+    ]
+
+
+def top_k_union(table: str, a: str, where: str, score: str, columns: str, has_query: bool, *,
+                happened: str | None = None, vector: bool = True) -> str:
+    """One statement: four-factor top ``:k`` ∪ cosine top ``:k`` (HNSW) ∪ full-text top ``:k`` (GIN).
+
+    With ``happened`` the factor arm is pruned (module doc); without it, it scores every row
+    (pending events: few, and without a covering index). The union's rows are then read once,
+    with both match signals.
+    """
+    ctes = [TSQUERY_CTE] if has_query else []
+    if happened is not None:
+        ctes += [f"{name} AS ({sql})" for name, sql in factor_arms(table, a, where, score, happened)]
+    else:
+        ctes.append(f"{a}f AS (SELECT {a}.id FROM {table} {a} WHERE {where} ORDER BY {score} DESC, {a}.id LIMIT :k)")
+    arms = [f"SELECT id FROM {a}f"]
+    if has_query and vector:
+        ctes.append(
+            f"{a}v AS (SELECT {a}.id FROM {table} {a} WHERE {where} AND {a}.embedding IS NOT NULL "
+            f"ORDER BY {a}.embedding <=> {QVEC} LIMIT :k)"
+        )
+        arms.append(f"SELECT id FROM {a}v")
+    if has_query:
+        ctes.append(
+            f"{a}t AS (SELECT {a}.id FROM {table} {a}, tsq WHERE {where} AND {a}.fts @@ tsq.q_arm "
+            f"ORDER BY ts_rank({a}.fts, tsq.q_any) DESC, {a}.id LIMIT :k)"
+        )
+        arms.append(f"SELECT id FROM {a}t")
+    ctes.append(f"ids AS ({' UNION '.join(arms)})")
+    from_tsq = " CROSS JOIN tsq" if has_query else ""
+    return (
+        f"WITH {', '.join(ctes)} SELECT {columns}, {match_columns(a, has_query)} "
+        f"FROM ids JOIN {table} {a} ON {a}.id = ids.id{from_tsq}"
+    )
+
+
+def scoped_select(table: str, a: str, where: str, columns: str, order: str, has_query: bool) -> str:
+    """A plain filtered, ordered, limited (``:k``) select with the match columns."""
+    with_tsq = f"WITH {TSQUERY_CTE} " if has_query else ""
+    from_tsq = " CROSS JOIN tsq" if has_query else ""
+    return (
+        f"{with_tsq}SELECT {columns}, {match_columns(a, has_query)} FROM {table} {a}{from_tsq} "
+        f"WHERE {where} ORDER BY {order} LIMIT :k"
+    )
+
+
+assert math.isclose(RECENCY_EPS, 1 / 16)

@@ -1,0 +1,90 @@
+"""Scheduling: the debounced threshold trigger, the sweep, the in-process lifespan and `elephantasm dreamer`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sqlalchemy import select
+
+from dreamer.scheduler import Dreamer, scheduler_lifespan
+from elephantasm.db.models import DreamRun
+from elephantasm.runtime import Runtime
+from tests.conftest import TEST_SECRET, Tenant
+from tests.dreams.helpers import add_events, new_anima, pending_ids, turns, variant
+from tests.support.servers import REPO_ROOT
+
+
+async def _triggers(runtime: Runtime, anima_id) -> list[str]:  # type: ignore[no-untyped-def]
+    async with runtime.read_session() as session:
+        stmt = select(DreamRun.trigger).where(DreamRun.anima_id == anima_id).order_by(DreamRun.started_at)
+        return list((await session.execute(stmt)).scalars())
+
+
+async def _until(predicate, timeout: float = 20.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not await predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.05)
+
+
+async def test_threshold_waits_for_enough_events_and_quiet(runtime: Runtime, tenant: Tenant) -> None:
+    rt = variant(runtime, dreamer_trigger_events=6, dreamer_debounce_seconds=0.5)
+    busy, few = await new_anima(rt, tenant.org_id, "busy"), await new_anima(rt, tenant.org_id, "few")
+    await add_events(rt, tenant.org_id, busy, turns(["a b c"] * 6))
+    await add_events(rt, tenant.org_id, few, turns(["x y"] * 2))
+    dreamer = Dreamer(rt)
+    await dreamer.threshold()  # enough events, but the burst has not settled yet
+    assert await _triggers(rt, busy) == []
+    await asyncio.sleep(0.6)
+    await dreamer.threshold()
+    await rt.dream_tasks.wait()
+    assert await _triggers(rt, busy) == ["threshold"] and await pending_ids(rt, busy) == set()
+    assert await _triggers(rt, few) == []  # below the threshold: left to the sweep
+    await dreamer.sweep()
+    await rt.dream_tasks.wait()
+    assert await _triggers(rt, few) == ["sweep"] and await pending_ids(rt, few) == set()
+
+
+async def test_scheduler_lifespan_dreams_in_process(runtime: Runtime, tenant: Tenant) -> None:
+    rt = variant(runtime, dreamer_trigger_events=1, dreamer_debounce_seconds=0, dreamer_poll_seconds=0.2)
+    anima_id = await new_anima(rt, tenant.org_id)
+    async with scheduler_lifespan(rt):
+        await add_events(rt, tenant.org_id, anima_id, turns(["Hello there, I live in Quito.", "Hi!"]))
+
+        async def distilled() -> bool:
+            return not await pending_ids(rt, anima_id) and bool(await _triggers(rt, anima_id))
+
+        await _until(distilled)
+    assert len(rt.dream_tasks) == 0
+
+
+async def test_dreamer_command_runs_alone_and_stops_on_sigterm(
+    runtime: Runtime, tenant: Tenant, pg_url: str, data_dir: Path
+) -> None:
+    anima_id = await new_anima(runtime, tenant.org_id)
+    await add_events(runtime, tenant.org_id, anima_id, turns(["Remember: my favorite color is red.", "Red it is."]))
+    env = dict(os.environ, ELEPHANTASM_DATABASE_URL=pg_url, ELEPHANTASM_SECRET_KEY=TEST_SECRET,
+               ELEPHANTASM_DATA_DIR=str(data_dir), ELEPHANTASM_DREAMER_POLL_SECONDS="0.2",
+               ELEPHANTASM_DREAMER_TRIGGER_EVENTS="1", ELEPHANTASM_DREAMER_DEBOUNCE_SECONDS="0")
+    proc = subprocess.Popen([sys.executable, "-m", "elephantasm.cli.main", "dreamer"], env=env, cwd=REPO_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        async def distilled() -> bool:
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            return not await pending_ids(runtime, anima_id)
+
+        await _until(distilled, timeout=60)
+        await add_events(runtime, tenant.org_id, anima_id, turns(["And I moved to Lima.", "Lima!"], session="s2"))
+        await _until(distilled, timeout=30)  # the threshold trigger picks up new events too
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 0, out
+    assert "Dreamer running" in out and "Dreamer stopped" in out
+    assert len(await _triggers(runtime, anima_id)) >= 2

@@ -1,0 +1,111 @@
+"""Helpers for pack tests: write memories/knowledge/identity as the dreamer would, read packs."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import httpx
+from sqlalchemy import insert, select
+
+from elephantasm.db.models import Identity, Knowledge, KnowledgeMemory, Memory, MemoryEvent
+from elephantasm.runtime import Runtime
+from elephantasm.services.animas import bump_state_version
+from tests.conftest import Tenant
+
+
+def latest_url(anima_id: str | uuid.UUID) -> str:
+    """Path of ``latest`` for an anima."""
+    return f"/api/animas/{anima_id}/memory-packs/latest"
+
+
+async def extract(client: httpx.AsyncClient, tenant: Tenant, anima_id: str, content: str, **fields: Any) -> dict:
+    """Record one event over the API; returns it."""
+    body = {"anima_id": anima_id, "event_type": "message.in", "role": "user", "content": content, **fields}
+    r = await client.post("/api/events", json=body, headers=tenant.headers)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+async def latest(client: httpx.AsyncClient, tenant: Tenant, anima_id: str, **params: Any) -> httpx.Response:
+    """GET latest (200 expected)."""
+    r = await client.get(latest_url(anima_id), params=params, headers=tenant.headers)
+    assert r.status_code == 200, r.text
+    return r
+
+
+async def add_memory(
+    runtime: Runtime,
+    tenant: Tenant,
+    anima_id: str | uuid.UUID,
+    summary: str,
+    *,
+    time_end: datetime,
+    importance: float = 0.5,
+    confidence: float = 0.5,
+    session_id: str | None = None,
+    event_ids: Sequence[str | uuid.UUID] = (),
+    state: str = "active",
+) -> uuid.UUID:
+    """Insert a memory (with embedding and provenance) and bump the anima's state, as a dream would."""
+    anima = uuid.UUID(str(anima_id))
+    (embedding,) = await runtime.embedder.embed([summary])
+    memory_id = uuid.uuid4()
+    async with runtime.unit_of_work() as session:
+        await session.execute(insert(Memory).values(
+            id=memory_id, org_id=tenant.org_id, anima_id=anima, summary=summary, importance=importance,
+            confidence=confidence, state=state, session_id=session_id, time_start=time_end, time_end=time_end,
+            embedding=embedding, created_at=time_end, updated_at=time_end,
+        ))
+        for event_id in event_ids:
+            await session.execute(insert(MemoryEvent).values(
+                memory_id=memory_id, event_id=uuid.UUID(str(event_id)), org_id=tenant.org_id, anima_id=anima))
+        await bump_state_version(session, [anima])
+    return memory_id
+
+
+async def add_knowledge(
+    runtime: Runtime,
+    tenant: Tenant,
+    anima_id: str | uuid.UUID,
+    content: str,
+    *,
+    type_: str = "FACT",
+    memory_ids: Sequence[uuid.UUID] = (),
+    superseded: bool = False,
+    importance: float = 0.6,
+) -> uuid.UUID:
+    """Insert a knowledge item (optionally already superseded) and bump the anima's state."""
+    anima = uuid.UUID(str(anima_id))
+    (embedding,) = await runtime.embedder.embed([content])
+    kid = uuid.uuid4()
+    async with runtime.unit_of_work() as session:
+        await session.execute(insert(Knowledge).values(
+            id=kid, org_id=tenant.org_id, anima_id=anima, type=type_, topic="test", content=content,
+            content_hash=hashlib.sha256(content.encode()).hexdigest(), importance=importance, confidence=0.8,
+            embedding=embedding, valid_to=runtime.clock() if superseded else None,
+        ))
+        for mid in memory_ids:
+            await session.execute(insert(KnowledgeMemory).values(
+                knowledge_id=kid, memory_id=mid, org_id=tenant.org_id, anima_id=anima))
+        await bump_state_version(session, [anima])
+    return kid
+
+
+async def set_identity(runtime: Runtime, tenant: Tenant, anima_id: str | uuid.UUID, **fields: Any) -> None:
+    """Create the anima's identity row and bump its state."""
+    anima = uuid.UUID(str(anima_id))
+    async with runtime.unit_of_work() as session:
+        await session.execute(insert(Identity).values(org_id=tenant.org_id, anima_id=anima, **fields))
+        await bump_state_version(session, [anima])
+
+
+async def recall_state(runtime: Runtime, memory_id: uuid.UUID) -> tuple[int, datetime | None]:
+    """(recall_count, last_recalled_at) of a memory."""
+    async with runtime.read_session() as session:
+        row = (await session.execute(
+            select(Memory.recall_count, Memory.last_recalled_at).where(Memory.id == memory_id))).one()
+    return row[0], row[1]
