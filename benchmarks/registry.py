@@ -15,8 +15,8 @@ SIZES = ("tiny", "small", "full")
 
 BENCHMARKS: dict[str, str] = {
     "ingest": "benchmarks.ingest",
-    # "inject": "benchmarks.inject",
-    # "dreamer": "benchmarks.dreamer",
+    "inject": "benchmarks.inject",
+    "dreamer": "benchmarks.dreamer",
     "quality": "benchmarks.quality",
     "storage": "benchmarks.storage",
 }

@@ -20,7 +20,7 @@ from elephantasm.domain.errors import ConflictError, NotFoundError
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import execute_run, start_run
 from elephantasm.services.dreams.claims import recover_stale_runs
-from elephantasm.services.dreams.due import DueAnima, find_due_animas
+from elephantasm.services.dreams.due import DueAnima, find_due_animas, find_sleepy_animas
 from elephantasm.services.dreams.runner import engine_of
 
 log = logging.getLogger(__name__)
@@ -35,13 +35,17 @@ class Dreamer:
         self._active: set = set()
 
     async def sweep(self) -> int:
-        """Recover abandoned runs anywhere, then dream every anima with pending events."""
+        """Recover abandoned runs anywhere, dream every anima with pending events, and give animas
+        idle for ``dreamer_sleep_hours`` a curation-only ("sleep") run so their memories still fade."""
         s, now = self.runtime.settings, self.runtime.clock()
         async with self.runtime.unit_of_work() as session:
             stale = await recover_stale_runs(session, now, timedelta(seconds=s.dreamer_stale_seconds))
         if stale:
             log.warning("released the claims of %d abandoned dream run(s)", len(stale))
-        return await self._dream(1, timedelta(0), "sweep")
+        started = await self._dream(1, timedelta(0), "sweep")
+        async with self.runtime.read_session() as session:
+            sleepy = await find_sleepy_animas(session, now, timedelta(hours=s.dreamer_sleep_hours))
+        return started + self._spawn(sleepy, "sleep")
 
     async def threshold(self) -> int:
         """Dream animas with ``dreamer_trigger_events`` pending events, once quiet for the debounce."""
@@ -53,6 +57,9 @@ class Dreamer:
         async with self.runtime.read_session() as session:
             due = await find_due_animas(session, self.runtime.clock(), min_pending=min_pending, quiet=quiet,
                                         stale_after=timedelta(seconds=s.dreamer_stale_seconds))
+        return self._spawn(due, trigger)
+
+    def _spawn(self, due: list[DueAnima], trigger: str) -> int:
         started = 0
         for item in due:
             if item.anima_id not in self._active:

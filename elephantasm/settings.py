@@ -81,6 +81,9 @@ class Settings(BaseSettings):
     )
     dreamer_poll_seconds: float = Field(default=10.0, description="How often the scheduler looks for due animas.")
     dreamer_concurrency: int = Field(default=2, description="Dream runs at once in one dreamer process.")
+    dreamer_sleep_hours: float = Field(
+        default=24.0, description="An anima with memories but no run for this long gets a curation-only run."
+    )
 
     # --- curation ("sleep") -------------------------------------------------------------
     curation_half_life_days: float = 30.0

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 from litestar import Controller, MediaType, Response, get, post
-from litestar.params import FromPath, JSONBody, Parameter
+from litestar.background_tasks import BackgroundTask
+from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
@@ -15,24 +16,27 @@ from elephantasm.services import packs as svc
 
 MaxTokens = Annotated[
     int | None,
-    Parameter(ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS, description="Hard cap on the rendered prompt's tokens (default 4000)."),
+    QueryParameter(ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS, description="Hard cap on the rendered prompt's tokens (default 4000)."),
 ]
 # ``query`` is a reserved handler argument in Litestar (the raw query string): bind it by alias.
 Query = Annotated[
-    str | None, Parameter(query="query", max_length=MAX_QUERY_CHARS, description="What the agent is about to do.")
+    str | None, QueryParameter(name="query", max_length=MAX_QUERY_CHARS, description="What the agent is about to do.")
 ]
 Preset = Annotated[
-    str | None, Parameter(max_length=64, description="conversational (default), self_determined, recent, important.")
+    str | None, QueryParameter(max_length=64, description="conversational (default), self_determined, recent, important.")
 ]
-Encoding = Annotated[str | None, Parameter(max_length=64, description="tiktoken encoding (o200k_base, cl100k_base).")]
-SessionId = Annotated[str | None, Parameter(max_length=200, description="Treat this session as the current one.")]
-IfNoneMatch = Annotated[str | None, Parameter(header="If-None-Match", required=False)]
+Encoding = Annotated[str | None, QueryParameter(max_length=64, description="tiktoken encoding (o200k_base, cl100k_base).")]
+SessionId = Annotated[str | None, QueryParameter(max_length=200, description="Treat this session as the current one.")]
+IfNoneMatch = Annotated[str | None, HeaderParameter(name="If-None-Match", required=False)]
 
 
 def _respond(served: svc.Served) -> Response[bytes]:
-    """Pre-serialised bytes straight out (a cache hit is never re-encoded)."""
+    """Pre-serialised bytes straight out (a cache hit is never re-encoded); a fresh compile is
+    recorded after the response is sent."""
     headers = {"ETag": served.etag} if served.etag else {}
-    return Response(served.body, status_code=served.status, media_type=MediaType.JSON, headers=headers)
+    background = BackgroundTask(served.followup) if served.followup else None
+    return Response(served.body, status_code=served.status, media_type=MediaType.JSON, headers=headers,
+                    background=background)
 
 
 class AnimaPackController(Controller):

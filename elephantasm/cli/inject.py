@@ -77,6 +77,8 @@ async def inject(args: argparse.Namespace, settings: Settings) -> int:
                 encoding=args.encoding, session_id=args.session,
             )
             served = await pack_svc.latest(rt, req)
+            if served.followup:
+                await served.followup()
         except DomainError as exc:
             err_console.print(f"[red]{exc.detail}[/red]")
             return 1

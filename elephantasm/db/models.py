@@ -80,6 +80,20 @@ def _hnsw(name: str, column: str = "embedding") -> Index:
     )
 
 
+def _pack_candidate_indexes(table: str, happened: str, columns: list[str], live: str) -> tuple[Index, Index]:
+    """Covering partial indexes for inject's pruned four-factor top-k (migration 0002).
+
+    One keyed on when the row happened, one on importance; each carries every column the score
+    needs, so the top-k reads index ranges only (see ``elephantasm/services/packs/topk.py``).
+    """
+    return (
+        Index(f"ix_{table}_pack_happened", "org_id", "anima_id", text(happened),
+              postgresql_include=["importance", *columns], postgresql_where=text(live)),
+        Index(f"ix_{table}_pack_importance", "org_id", "anima_id", "importance",
+              postgresql_include=columns, postgresql_where=text(live)),
+    )
+
+
 # ----------------------------------------------------------------------------------------------
 # Tenancy
 # ----------------------------------------------------------------------------------------------
@@ -217,16 +231,11 @@ class Memory(SQLModel, table=True):
         Index("ix_memories_anima_session", "anima_id", "session_id"),
         Index("ix_memories_fts", "fts", postgresql_using="gin"),
         _hnsw("ix_memories_embedding_hnsw"),
-        # inject scores every live memory of an anima from this index alone (migration 0002).
-        Index(
-            "ix_memories_pack_candidates",
-            "org_id",
-            "anima_id",
-            postgresql_include=[
-                "importance", "confidence", "time_start", "time_end", "last_recalled_at", "created_at",
-                "recall_count", "id",
-            ],
-            postgresql_where=text("deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'"),
+        *_pack_candidate_indexes(
+            "memories",
+            "coalesce(time_end, time_start)",
+            ["confidence", "time_start", "time_end", "last_recalled_at", "created_at", "recall_count", "id"],
+            "deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'",
         ),
     )
 
@@ -284,13 +293,11 @@ class Knowledge(SQLModel, table=True):
         Index("ix_knowledge_anima_hash", "anima_id", "content_hash"),
         Index("ix_knowledge_fts", "fts", postgresql_using="gin"),
         _hnsw("ix_knowledge_embedding_hnsw"),
-        # inject scores every current knowledge item of an anima from this index alone (migration 0002).
-        Index(
-            "ix_knowledge_pack_candidates",
-            "org_id",
-            "anima_id",
-            postgresql_include=["importance", "confidence", "valid_from", "created_at", "id"],
-            postgresql_where=text("deleted_at IS NULL AND valid_to IS NULL AND superseded_by IS NULL"),
+        *_pack_candidate_indexes(
+            "knowledge",
+            "coalesce(valid_from, created_at)",
+            ["confidence", "valid_from", "created_at", "id"],
+            "deleted_at IS NULL AND valid_to IS NULL AND superseded_by IS NULL",
         ),
     )
 

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 from sqlalchemy import select
@@ -15,6 +16,8 @@ from sqlalchemy import select
 from dreamer.scheduler import Dreamer, scheduler_lifespan
 from elephantasm.db.models import DreamRun
 from elephantasm.runtime import Runtime
+from elephantasm.services.dreams import run_dream
+from elephantasm.services.dreams.due import find_sleepy_animas
 from tests.conftest import TEST_SECRET, Tenant
 from tests.dreams.helpers import add_events, new_anima, pending_ids, turns, variant
 from tests.support.servers import REPO_ROOT
@@ -88,3 +91,57 @@ async def test_dreamer_command_runs_alone_and_stops_on_sigterm(
     assert proc.returncode == 0, out
     assert "Dreamer running" in out and "Dreamer stopped" in out
     assert len(await _triggers(runtime, anima_id)) >= 2
+
+
+async def test_serve_runs_the_dreamer_in_process(tenant: Tenant, pg_url: str, data_dir: Path) -> None:
+    import httpx
+
+    from tests.support.servers import free_port, server_env, start_server, stop_server
+
+    port = free_port()
+    env = server_env(pg_url, TEST_SECRET, data_dir, ELEPHANTASM_DREAMER_ENABLED="true",
+                     ELEPHANTASM_DREAMER_POLL_SECONDS="0.2", ELEPHANTASM_DREAMER_TRIGGER_EVENTS="2",
+                     ELEPHANTASM_DREAMER_DEBOUNCE_SECONDS="0")
+    proc = start_server(env, port, data_dir / "serve-dreamer.log")
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers=tenant.headers) as http:
+            anima = (await http.post("/api/animas", json={"name": "served"})).json()
+            batch = [{"anima_id": anima["id"], **{k: (v.isoformat() if k == "occurred_at" else v) for k, v in e.items()}}
+                     for e in turns(["I live in Nairobi.", "Nairobi, nice!", "I like tea.", "Tea it is."])]
+            assert (await http.post("/api/events/batch", json={"events": batch})).status_code == 201
+
+            async def distilled() -> bool:
+                items = (await http.get("/api/events", params={"anima_id": anima["id"]})).json()["items"]
+                return all(e["distilled_at"] for e in items)
+
+            await _until(distilled, timeout=30)
+            runs = (await http.get("/api/dreams/sessions", params={"anima_id": anima["id"]})).json()["items"]
+            assert runs and runs[0]["status"] == "completed" and runs[0]["trigger"] in ("threshold", "sweep")
+    finally:
+        stop_server(proc)
+
+
+async def test_idle_animas_get_a_sleep_run(runtime: Runtime, tenant: Tenant) -> None:
+    """The sweep's second half; only this anima is run, so other tests' animas are left alone."""
+    anima_id = await new_anima(runtime, tenant.org_id)
+    await add_events(runtime, tenant.org_id, anima_id, turns(["ok then", "sure"]))
+    rt = variant(runtime, dreamer_sleep_hours=24)
+    await run_dream(rt, tenant.org_id, anima_id)
+
+    async def sleepy(at) -> list:  # type: ignore[no-untyped-def]
+        async with rt.read_session() as session:
+            found = await find_sleepy_animas(session, at, timedelta(hours=24), limit=100_000)
+        return [d for d in found if d.anima_id == anima_id]
+
+    assert await sleepy(rt.clock()) == []  # it just ran
+    later = rt.clock() + timedelta(days=200)
+    due = await sleepy(later)
+    assert len(due) == 1
+    rt.clock = lambda: later
+    assert Dreamer(rt)._spawn(due, "sleep") == 1
+    await rt.dream_tasks.wait()
+    assert await _triggers(rt, anima_id) == ["manual", "sleep"]
+    async with rt.read_session() as session:
+        last = (await session.execute(select(DreamRun).where(DreamRun.anima_id == anima_id, DreamRun.trigger == "sleep"))
+                ).scalar_one()
+    assert last.status == "completed" and last.events_read == 0 and last.counts["decaying"] == 1

@@ -99,7 +99,8 @@ async def set_identity(runtime: Runtime, tenant: Tenant, anima_id: str | uuid.UU
     """Create the anima's identity row and bump its state."""
     anima = uuid.UUID(str(anima_id))
     async with runtime.unit_of_work() as session:
-        await session.execute(insert(Identity).values(org_id=tenant.org_id, anima_id=anima, **fields))
+        # A dict, not keywords: the identity's ``self`` column collides with values()'s own self.
+        await session.execute(insert(Identity).values({"id": uuid.uuid4(), "org_id": tenant.org_id, "anima_id": anima, **fields}))
         await bump_state_version(session, [anima])
 
 

@@ -50,6 +50,8 @@ FROM memories n CROSS JOIN LATERAL (
 ) c
 WHERE n.id = ANY(:ids) AND n.embedding IS NOT NULL AND n.merged_into IS NULL AND c.sim >= :min_sim
 """)
+_HNSW_ONLY = ("hnsw.iterative_scan = relaxed_order", "enable_seqscan = off", "enable_bitmapscan = off",
+              "enable_sort = off")
 _STATS_SQL = text("""
 SELECT id, state, importance, recall_count, created_at, last_recalled_at, summary, time_start,
        meta->>'state_since' AS since
@@ -96,9 +98,18 @@ def thresholds(settings: Settings) -> CurationThresholds:
 async def _neighbours(session: AsyncSession, ids: list[uuid.UUID], min_sim: float) -> list[Any]:
     if not ids:
         return []
-    # pgvector >= 0.8: keep scanning the HNSW graph until enough rows pass the anima filter.
-    await session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-    return list((await session.execute(_NEIGHBOURS_SQL, {"ids": ids, "k": NEIGHBOURS, "min_sim": min_sim})).all())
+    # Approximate neighbours through the HNSW index (pgvector >= 0.8 keeps scanning the graph until
+    # enough rows pass the anima filter). Left alone, the planner prefers an exact scan of the anima's
+    # memories per new memory, which costs ~20 ms each at 2,500 memories (measured), so the
+    # alternatives are priced out for this one statement.
+    for setting in _HNSW_ONLY:
+        await session.execute(text(f"SET LOCAL {setting}"))
+    try:
+        params = {"ids": ids, "k": NEIGHBOURS, "min_sim": min_sim}
+        return list((await session.execute(_NEIGHBOURS_SQL, params)).all())
+    finally:
+        for setting in _HNSW_ONLY:
+            await session.execute(text(f"SET LOCAL {setting.split(' = ')[0]} TO DEFAULT"))
 
 
 def _stats(rows: list[Any], best: dict[uuid.UUID, float]) -> list[MemoryStats]:

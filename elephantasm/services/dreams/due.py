@@ -22,6 +22,18 @@ LIMIT :limit
 """)
 
 
+_SLEEP_SQL = text("""
+SELECT a.org_id, a.id AS anima_id, 0 AS pending
+FROM animas a
+WHERE a.deleted_at IS NULL
+  AND EXISTS (SELECT 1 FROM memories m WHERE m.anima_id = a.id AND m.deleted_at IS NULL)
+  AND NOT EXISTS (SELECT 1 FROM dream_runs r
+                  WHERE r.org_id = a.org_id AND r.anima_id = a.id AND r.started_at >= :since)
+ORDER BY a.id
+LIMIT :limit
+""")
+
+
 @dataclass(frozen=True)
 class DueAnima:
     """An anima with pending events and no live run."""
@@ -44,3 +56,9 @@ async def find_due_animas(
         "fresh": now - stale_after, "min_pending": max(1, min_pending), "quiet_before": now - quiet, "limit": limit,
     })
     return [DueAnima(r.org_id, r.anima_id, r.pending) for r in rows]
+
+
+async def find_sleepy_animas(session: AsyncSession, now: datetime, every: timedelta, limit: int = 100) -> list[DueAnima]:
+    """Animas with memories and no run for ``every``: their curation (decay, archive) is due."""
+    rows = await session.execute(_SLEEP_SQL, {"since": now - every, "limit": limit})
+    return [DueAnima(r.org_id, r.anima_id, 0) for r in rows]

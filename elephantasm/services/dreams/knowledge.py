@@ -28,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Knowledge, KnowledgeMemory
 from elephantasm.domain.dreaming import KnowledgeDraft, content_hash, normalise_value
+from elephantasm.services.dreams.paging import vector_literal
 
 if TYPE_CHECKING:
     from elephantasm.services.dreams.writer import WriteContext
@@ -107,8 +108,8 @@ async def _load_current(session: AsyncSession, anima_id: uuid.UUID, hashes: list
 async def _similar(session: AsyncSession, anima_id: uuid.UUID, vectors: Sequence[Sequence[float]],
                    threshold: float) -> tuple[dict[int, uuid.UUID], dict[int, list[int]]]:
     """Per draft index: the nearest current item at/above threshold, and similar drafts of the batch."""
-    vecs = ["[" + ",".join(repr(float(x)) for x in v) + "]" for v in vectors]
-    rows = (await session.execute(_SIMILARITY_SQL, {"vecs": vecs, "anima": anima_id, "threshold": threshold})).all()
+    params = {"vecs": [vector_literal(v) for v in vectors], "anima": anima_id, "threshold": threshold}
+    rows = (await session.execute(_SIMILARITY_SQL, params)).all()
     nearest: dict[int, uuid.UUID] = {}
     pairs: dict[int, list[int]] = {}
     for kind, a, target, b, _sim in rows:
@@ -159,7 +160,9 @@ class _Placer:
         target = self.by_id.get(nearest) if nearest is not None else None
         if target is None:
             target = next((self.placed[j] for j in batch_peers if j in self.placed), None)
-        if target is not None and target.id in self.by_id:
+        same_subject = target is not None and (not draft.subject_key or not target.subject_key
+                                               or target.subject_key == draft.subject_key)
+        if target is not None and target.id in self.by_id and same_subject:
             return self._corroborate(i, target, draft, links)
         self._insert(i, draft, key, value, vf, links, vector)
         return None

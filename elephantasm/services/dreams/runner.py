@@ -117,7 +117,13 @@ async def _distil_all(runtime: Runtime, run: DreamRun, engine: DistillEngine, st
     if progress:
         progress(0, total)
     new_ids: list[uuid.UUID] = []
+    # Start no new chunk past half the run's hard timeout: the run then ends cleanly and the rest
+    # waits for the next run, instead of a long LLM run being cut off mid-chunk by the timeout.
+    deadline = time.monotonic() + settings.dreamer_run_timeout_seconds / 2
     while stats.events_read < budget:
+        if new_ids and time.monotonic() > deadline:
+            stats.counts["stopped_at_time_budget"] = 1
+            break
         inputs, identity = await _claim(runtime, run, cutoff, min(settings.dreamer_chunk_events,
                                                                   budget - stats.events_read))
         if not inputs:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import text
@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
-from elephantasm.services.packs import sql
+from elephantasm.services.packs import sql, topk
 from elephantasm.services.packs.session import SessionScope
 
 
@@ -120,11 +120,13 @@ def _variants(build: Any) -> dict[bool, Any]:
     return {has_query: text(build(has_query)) for has_query in (False, True)}
 
 
-_LONG_TERM = _variants(lambda q: sql.top_k_union(
-    "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)", sql.MEMORY_FACTORS, sql.MEMORY_COLUMNS, q))
-_KNOWLEDGE = _variants(lambda q: sql.top_k_union(
-    "knowledge", "k", sql.KNOWLEDGE_CURRENT, sql.KNOWLEDGE_FACTORS, sql.KNOWLEDGE_COLUMNS, q))
-_PENDING = _variants(lambda q: sql.top_k_union(
+_LONG_TERM = _variants(lambda q: topk.top_k_union(
+    "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)", sql.MEMORY_FACTORS, sql.MEMORY_COLUMNS, q,
+    happened=sql.MEMORY_HAPPENED))
+_KNOWLEDGE = _variants(lambda q: topk.top_k_union(
+    "knowledge", "k", sql.KNOWLEDGE_CURRENT, sql.KNOWLEDGE_FACTORS, sql.KNOWLEDGE_COLUMNS, q,
+    happened=sql.KNOWLEDGE_HAPPENED))
+_PENDING = _variants(lambda q: topk.top_k_union(
     "events", "e", f"{sql.EVENT_PENDING} AND e.id <> ALL(:exclude)", sql.EVENT_FACTORS, sql.EVENT_COLUMNS, q,
     vector=False))
 
@@ -133,7 +135,7 @@ _SESSION_MEMORY_WHERE = {
     False: f"{sql.MEMORY_ALIVE} AND m.session_id IS NULL AND coalesce(m.time_end, m.time_start, m.created_at) >= :start",
 }
 _SESSION_MEMORIES = {
-    (named, q): text(sql.scoped_select("memories", "m", where, sql.MEMORY_COLUMNS,
+    (named, q): text(topk.scoped_select("memories", "m", where, sql.MEMORY_COLUMNS,
                                        "m.time_end DESC NULLS LAST, m.id", q))
     for named, where in _SESSION_MEMORY_WHERE.items() for q in (False, True)
 }
@@ -142,7 +144,7 @@ _TURN_WHERE = {
     False: f"{sql.EVENT_PENDING} AND e.session_id IS NULL AND e.occurred_at >= :start",
 }
 _RECENT_TURNS = {
-    (named, q): text(sql.scoped_select("events", "e", where, sql.EVENT_COLUMNS, "e.occurred_at DESC, e.id DESC", q))
+    (named, q): text(topk.scoped_select("events", "e", where, sql.EVENT_COLUMNS, "e.occurred_at DESC, e.id DESC", q))
     for named, where in _TURN_WHERE.items() for q in (False, True)
 }
 
@@ -151,6 +153,12 @@ def _session_params(scope: Scope, session: SessionScope, k: int) -> dict[str, An
     named = session.session_id is not None
     extra = {"sid": session.session_id} if named else {"start": session.start}
     return scope.params(k=k, **extra)
+
+
+def _pruning(scope: Scope, k: int) -> dict[str, Any]:
+    """Parameters of the pruned four-factor arm (see :mod:`.topk`)."""
+    cut = timedelta(seconds=topk.recency_cut_seconds(scope.config.recency_half_life_seconds))
+    return {"k": k, "kth": k - 1, "seed": max(k, topk.SEED_ROWS), "t_cut": scope.as_of - cut}
 
 
 async def session_memories(conn: AsyncConnection, scope: Scope, session: SessionScope, k: int) -> list[Candidate]:
@@ -169,13 +177,14 @@ async def long_term_memories(
     conn: AsyncConnection, scope: Scope, k: int, exclude: Sequence[uuid.UUID]
 ) -> list[Candidate]:
     """Top-``k`` per arm over all the anima's live memories, minus ``exclude`` (the session's)."""
-    params = scope.params(k=k, exclude=list(exclude))
+    params = scope.params(exclude=list(exclude), **_pruning(scope, k))
     return [_memory(r) for r in await conn.execute(_LONG_TERM[scope.has_query], params)]
 
 
 async def knowledge(conn: AsyncConnection, scope: Scope, k: int) -> list[Candidate]:
     """Top-``k`` per arm over the anima's current (not superseded, not expired) knowledge."""
-    return [_knowledge(r) for r in await conn.execute(_KNOWLEDGE[scope.has_query], scope.params(k=k))]
+    params = scope.params(**_pruning(scope, k))
+    return [_knowledge(r) for r in await conn.execute(_KNOWLEDGE[scope.has_query], params)]
 
 
 async def pending_events(

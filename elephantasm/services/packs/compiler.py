@@ -10,23 +10,20 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, replace
+from operator import mul
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection
-
-from elephantasm.domain.errors import NotFoundError
 from elephantasm.domain.fingerprint import pack_fingerprint
 from elephantasm.domain.packing import PackResult, pack
 from elephantasm.domain.presets import adapt_weights
 from elephantasm.domain.render import RENDER_ORDER, Layer, header_line, item_line
 from elephantasm.domain.temporal import temporal_context
+from elephantasm.schemas.packs import MemoryPackRead
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs.items import IdentityData, Scorer, identity_items, temporal_item
 from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
-from elephantasm.services.packs.session import SessionScope, resolve_session
+from elephantasm.services.packs.reads import read_candidates
 from elephantasm.services.packs.wire import build_pack
-from elephantasm.schemas.packs import MemoryPackRead
 from elephantasm.tokens import get_token_counter
 
 if TYPE_CHECKING:
@@ -34,21 +31,6 @@ if TYPE_CHECKING:
 
 # Ids are derived from fingerprints so a recompiled pack keeps its id (uuid5 in a fixed namespace).
 PACK_ID_NAMESPACE = uuid.UUID("6f1c9a52-3a57-4f0e-9d55-1c3e1f1b7a00")
-
-_ANIMA_SQL = text("""
-SELECT a.name, a.description, a.state_version, a.last_event_at,
-       (SELECT e.session_id FROM events e WHERE e.org_id = a.org_id AND e.anima_id = a.id
-        ORDER BY e.occurred_at DESC, e.id DESC LIMIT 1) AS latest_session,
-       i.id AS identity_id, i.personality_type, i.communication_style, i.self, i.prose
-FROM animas a LEFT JOIN identities i ON i.anima_id = a.id
-WHERE a.id = :anima AND a.org_id = :org AND a.deleted_at IS NULL
-""")
-# Per transaction: a wide enough HNSW beam, pgvector 0.8's iterative scan so the anima filter
-# cannot starve the top-k, and custom plans so a small anima in a big table gets an exact scan.
-_SEARCH_SQL = text(
-    "SELECT set_config('hnsw.ef_search', :ef, true), set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-    "set_config('plan_cache_mode', 'force_custom_plan', true)"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,53 +46,8 @@ class CompiledPack:
     pack: MemoryPackRead
 
 
-@dataclass(slots=True)
-class _Gathered:
-    head: Any
-    session: SessionScope | None
-    layers: dict[Layer, list[cands.Candidate]]
-
-
-def pool_size(limit: int) -> int:
-    """Rows each top-k arm reads for a layer limit: headroom for items the budget skips."""
-    return 0 if limit <= 0 else max(2 * limit, limit + 10)
-
-
 def _vector_literal(vector: list[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
-
-
-async def _gather(conn: AsyncConnection, req: PackRequest, scope: cands.Scope) -> _Gathered:
-    cfg, limits = req.config, req.config.limits
-    head = (await conn.execute(_ANIMA_SQL, {"anima": req.anima_id, "org": req.org_id})).one_or_none()
-    if head is None:
-        raise NotFoundError(f"anima {req.anima_id} not found")
-    session = await resolve_session(
-        conn, req.org_id, req.anima_id, explicit=req.session_id, latest_session=head.latest_session,
-        last_event_at=head.last_event_at, as_of=req.as_of, config=cfg,
-    )
-    layers: dict[Layer, list[cands.Candidate]] = {Layer.SESSION: [], Layer.LONG_TERM: [], Layer.KNOWLEDGE: []}
-    if session is not None and cfg.include_session:
-        layers[Layer.SESSION] += await cands.session_memories(conn, scope, session, pool_size(limits.session))
-        if limits.recent_turns > 0:
-            layers[Layer.SESSION] += await cands.recent_turns(conn, scope, session, limits.recent_turns)
-    in_session = [c.id for c in layers[Layer.SESSION]]
-    if cfg.include_long_term and (k := pool_size(limits.long_term)):
-        layers[Layer.LONG_TERM] += await cands.long_term_memories(conn, scope, k, in_session)
-        layers[Layer.LONG_TERM] += await cands.pending_events(conn, scope, k, in_session)
-    if cfg.include_knowledge and (k := pool_size(limits.knowledge)):
-        layers[Layer.KNOWLEDGE] = await cands.knowledge(conn, scope, k)
-    return _Gathered(head, session, layers)
-
-
-async def _read(runtime: Runtime, req: PackRequest, scope: cands.Scope) -> _Gathered:
-    async with runtime.engine.connect() as conn:
-        conn = await conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
-        async with conn.begin():
-            if scope.has_query:
-                ef = min(1000, max(64, 2 * pool_size(req.config.limits.long_term)))
-                await conn.execute(_SEARCH_SQL, {"ef": str(ef)})
-            return await _gather(conn, req, scope)
 
 
 async def _event_cosines(runtime: Runtime, query_vec: list[float], items: list[cands.Candidate]) -> list[cands.Candidate]:
@@ -119,14 +56,17 @@ async def _event_cosines(runtime: Runtime, query_vec: list[float], items: list[c
     if not events:
         return items
     vectors = await runtime.embedder.embed([c.text for c in events])
-    cos = {c.id: sum(a * b for a, b in zip(query_vec, v, strict=True)) for c, v in zip(events, vectors, strict=True)}
+    # Unit vectors: cosine is the dot product (map/mul is ~2x a generator over zip).
+    cos = {c.id: sum(map(mul, query_vec, v)) for c, v in zip(events, vectors, strict=True)}
     return [replace(c, cosine=cos[c.id]) if c.id in cos else c for c in items]
 
 
 def _identity(head: Any) -> IdentityData:
     return IdentityData(
         name=head.name, description=head.description, personality_type=head.personality_type,
-        communication_style=head.communication_style, self_reflection=head.self or None, prose=head.prose,
+        communication_style=head.communication_style,
+        # The wire (and SDK 0.2.0) wants an object or null; anything else the column may hold is dropped.
+        self_reflection=head.self if isinstance(head.self, dict) and head.self else None, prose=head.prose,
     )
 
 
@@ -146,7 +86,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest) -> CompiledPack:
     query_vec = (await runtime.embedder.embed([req.query]))[0] if req.query else None
     scope = cands.Scope(req.org_id, req.anima_id, req.as_of, req.query,
                         _vector_literal(query_vec) if query_vec else None, weights, cfg)
-    got = await _read(runtime, req, scope)
+    got = await read_candidates(runtime, req, scope)
     if query_vec is not None:
         for layer in (Layer.SESSION, Layer.LONG_TERM):
             got.layers[layer] = await _event_cosines(runtime, query_vec, got.layers[layer])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from elephantasm.domain.presets import PackConfig
@@ -22,7 +23,7 @@ class Scorer:
     config: PackConfig
     weights: ScoringWeights
     has_query: bool
-    as_of: Any
+    as_of: datetime
 
     def score(self, c: Candidate) -> ScoredCandidate:
         """The domain's five-factor score of ``c`` (relevance fused from cosine and text rank)."""

@@ -8,9 +8,10 @@ the pack is compiled (once per key even under concurrent misses) and recorded.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -23,13 +24,15 @@ from elephantasm.domain.presets import resolve_config
 from elephantasm.domain.scoring import quantise
 from elephantasm.schemas.packs import MAX_MAX_TOKENS, MIN_MAX_TOKENS
 from elephantasm.services.packs.cache import CachedPack, load_shared
-from elephantasm.services.packs.compiler import compile_pack
+from elephantasm.services.packs.compiler import CompiledPack, compile_pack
 from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
 from elephantasm.services.packs.store import persist
 from elephantasm.tokens import validate_encoding
 
 if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 _HEAD_SQL = text(
     "SELECT state_version, last_event_at FROM animas WHERE id = :anima AND org_id = :org AND deleted_at IS NULL"
@@ -42,13 +45,22 @@ SELECT EXISTS (SELECT 1 FROM memories WHERE org_id = :org AND anima_id = :anima 
 NULL_BODY = b"null"
 
 
+Followup = Callable[[], Awaitable[None]]
+
+
 @dataclass(frozen=True, slots=True)
 class Served:
-    """What to answer: 200 with ``body`` (JSON bytes), or 304; ``etag`` is the quoted fingerprint."""
+    """What to answer: 200 with ``body`` (JSON bytes), or 304; ``etag`` is the quoted fingerprint.
+
+    ``followup``, when set, records a freshly compiled pack (history row + shared snapshot). The
+    caller runs it after answering (the API as a response background task, so the client does
+    not wait for that write; later requests on the same connection still see it); the CLI awaits it.
+    """
 
     status: int
     body: bytes
     etag: str | None = None
+    followup: Followup | None = None
 
 
 def etag_for(fingerprint: str) -> str:
@@ -110,28 +122,38 @@ async def _head(runtime: Runtime, req: PackRequest, *, allow_null: bool) -> int 
     return head.state_version
 
 
-async def _compile_and_record(runtime: Runtime, req: PackRequest) -> CachedPack:
+def _recorder(runtime: Runtime, org_id: uuid.UUID, compiled: CompiledPack, entry: CachedPack) -> Followup:
+    async def record() -> None:
+        try:
+            await persist(runtime, org_id, compiled, entry)
+        except Exception:  # noqa: BLE001 - derived data: the pack was served; a later compile re-records it
+            log.exception("recording compiled pack %s failed", compiled.pack_id)
+
+    return record
+
+
+async def _compile(runtime: Runtime, req: PackRequest) -> tuple[CachedPack, Followup]:
     state = runtime.packs
     started = time.perf_counter()
     compiled = await compile_pack(runtime, req)
     state.metrics.record_compile((time.perf_counter() - started) * 1000)
     entry = CachedPack(compiled.key, compiled.body, compiled.fingerprint, compiled.pack_id, compiled.memory_ids)
     state.lru.put(entry)
-    await persist(runtime, req.org_id, compiled, entry)
-    return entry
+    return entry, _recorder(runtime, req.org_id, compiled, entry)
 
 
-async def _single_flight(runtime: Runtime, key: str, req: PackRequest) -> CachedPack:
+async def _single_flight(runtime: Runtime, key: str, req: PackRequest) -> tuple[CachedPack, Followup | None]:
+    """Compile once per key; concurrent requests for it wait for that compile (and record nothing)."""
     inflight = runtime.packs.inflight
     running = inflight.get(key)
     if running is not None:
-        return await asyncio.shield(running)
+        return await asyncio.shield(running), None
     future: asyncio.Future[CachedPack] = asyncio.get_running_loop().create_future()
     inflight[key] = future
     try:
-        entry = await _compile_and_record(runtime, req)
+        entry, followup = await _compile(runtime, req)
         future.set_result(entry)
-        return entry
+        return entry, followup
     except BaseException as exc:
         future.set_exception(exc)
         future.exception()  # mark retrieved: nobody else may be waiting
@@ -140,36 +162,40 @@ async def _single_flight(runtime: Runtime, key: str, req: PackRequest) -> Cached
         inflight.pop(key, None)
 
 
-async def _entry(runtime: Runtime, req: PackRequest, state_version: int) -> CachedPack:
+async def _entry(runtime: Runtime, req: PackRequest, state_version: int) -> tuple[CachedPack, Followup | None]:
     """The pack for ``req`` at ``state_version``: LRU, else shared tier, else a compile."""
     state = runtime.packs
     key = snapshot_key(pack_key_inputs(req, state_version))
     entry = state.lru.get(key)
     if entry is not None:
         state.metrics.memory_hits += 1
-        return entry
+        return entry, None
     async with runtime.engine.connect() as conn:
         entry = await load_shared(conn, key, req.anima_id)
     if entry is not None:
         state.metrics.shared_hits += 1
         state.lru.put(entry)
-        return entry
+        return entry, None
     state.metrics.misses += 1
     return await _single_flight(runtime, key, req)
 
 
-def _serve(runtime: Runtime, req: PackRequest, entry: CachedPack, if_none_match: str | None) -> Served:
+def _serve(runtime: Runtime, req: PackRequest, found: tuple[CachedPack, Followup | None], if_none_match: str | None) -> Served:
     state = runtime.packs
+    entry, followup = found
     state.recalls.record(runtime.engine, entry.memory_ids, req.as_of, runtime.clock())
     etag = etag_for(entry.fingerprint)
     if etag_matches(if_none_match, entry.fingerprint):
         state.metrics.not_modified += 1
-        return Served(304, b"", etag)
-    return Served(200, entry.body, etag)
+        return Served(304, b"", etag, followup)
+    return Served(200, entry.body, etag, followup)
 
 
 async def latest(runtime: Runtime, req: PackRequest, if_none_match: str | None = None) -> Served:
-    """``GET …/memory-packs/latest``: the pack, 304 if unchanged, JSON null if nothing is recorded."""
+    """``GET …/memory-packs/latest``: the pack, 304 if unchanged, JSON null if nothing is recorded.
+
+    The caller must run ``Served.followup`` when it is set.
+    """
     state_version = await _head(runtime, req, allow_null=True)
     if state_version is None:
         return Served(200, NULL_BODY)
@@ -177,7 +203,10 @@ async def latest(runtime: Runtime, req: PackRequest, if_none_match: str | None =
 
 
 async def compile_now(runtime: Runtime, req: PackRequest, if_none_match: str | None = None) -> Served:
-    """``POST /api/packs/compile``: always a pack (possibly empty), served from the cache when identical."""
+    """``POST /api/packs/compile``: always a pack (possibly empty), served from the cache when identical.
+
+    The caller must run ``Served.followup`` when it is set.
+    """
     state_version = await _head(runtime, req, allow_null=False)
     assert state_version is not None
     return _serve(runtime, req, await _entry(runtime, req, state_version), if_none_match)

@@ -18,8 +18,6 @@ the anima's rows at ``t_cut`` (``L`` recency half-lives before ``as_of``, so an 
 
 from __future__ import annotations
 
-import math
-
 from elephantasm.services.packs.sql import QVEC, TSQUERY_CTE, match_columns
 
 # Rows older than RECENCY_SPLIT half-lives have recency < 2^-RECENCY_SPLIT.
@@ -29,13 +27,14 @@ SEED_ROWS = 200
 
 
 def recency_cut_seconds(half_life_seconds: float) -> float:
-    """How far before ``as_of`` the recent/older split lies."""
-    return half_life_seconds * RECENCY_SPLIT
+    """How far before ``as_of`` the recent/older split lies (capped: datetimes end at year 1)."""
+    return min(half_life_seconds * RECENCY_SPLIT, 3e10)
 
 
 def factor_arms(table: str, a: str, where: str, score: str, happened: str) -> list[tuple[str, str]]:
     """CTEs ``(name, sql)`` whose final ``{a}f`` holds ids containing the exact four-factor top ``:k``."""
-    imp_bound = f"(cut.s - :w_conf - :w_fresh - :w_rec * {RECENCY_EPS!r}) / :w_imp"
+    # NULLIF: with a zero importance weight the bound is NULL and the cut becomes -Infinity.
+    imp_bound = f"(cut.s - :w_conf - :w_fresh - :w_rec * {RECENCY_EPS!r}) / NULLIF(:w_imp, 0)"
     return [
         (f"{a}seed", (
             f"(SELECT {a}.id, {score} AS s FROM {table} {a} WHERE {where} "
@@ -43,8 +42,8 @@ def factor_arms(table: str, a: str, where: str, score: str, happened: str) -> li
             f"(SELECT {a}.id, {score} AS s FROM {table} {a} WHERE {where} ORDER BY {a}.importance DESC LIMIT :seed)"
         )),
         (f"{a}cut", (
-            f"SELECT CASE WHEN :w_imp > 0 AND {imp_bound} > 0 THEN {imp_bound} ELSE '-Infinity'::float8 END AS imp "
-            f"FROM (SELECT coalesce((SELECT s FROM {a}seed ORDER BY s DESC OFFSET :kth LIMIT 1), -1.0) AS s) cut"
+            f"SELECT CASE WHEN b > 0 THEN b ELSE '-Infinity'::float8 END AS imp FROM (SELECT {imp_bound} AS b "
+            f"FROM (SELECT coalesce((SELECT s FROM {a}seed ORDER BY s DESC OFFSET :kth LIMIT 1), -1.0) AS s) cut) x"
         )),
         (f"{a}f", (
             f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} >= :t_cut "
@@ -69,7 +68,8 @@ def top_k_union(table: str, a: str, where: str, score: str, columns: str, has_qu
     """
     ctes = [TSQUERY_CTE] if has_query else []
     if happened is not None:
-        ctes += [f"{name} AS ({sql})" for name, sql in factor_arms(table, a, where, score, happened)]
+        # MATERIALIZED: the seed and the cut are computed once, not once per reference.
+        ctes += [f"{name} AS MATERIALIZED ({sql})" for name, sql in factor_arms(table, a, where, score, happened)]
     else:
         ctes.append(f"{a}f AS (SELECT {a}.id FROM {table} {a} WHERE {where} ORDER BY {score} DESC, {a}.id LIMIT :k)")
     arms = [f"SELECT id FROM {a}f"]
@@ -102,5 +102,3 @@ def scoped_select(table: str, a: str, where: str, columns: str, order: str, has_
         f"WHERE {where} ORDER BY {order} LIMIT :k"
     )
 
-
-assert math.isclose(RECENCY_EPS, 1 / 16)
