@@ -93,18 +93,27 @@ async def test_dreamer_command_runs_alone_and_stops_on_sigterm(
     assert len(await _triggers(runtime, anima_id)) >= 2
 
 
-async def test_serve_runs_the_dreamer_in_process(tenant: Tenant, pg_url: str, data_dir: Path) -> None:
+async def test_serve_runs_the_dreamer_in_process(pg_url: str, data_dir: Path) -> None:
+    """On its own database, so the served dreamer sees only this test's anima (not the whole suite's)."""
+    import re
+
     import httpx
 
+    from elephantasm.db.migrate import upgrade_async
+    from tests.support.databases import create_database, drop_database
     from tests.support.servers import free_port, server_env, start_server, stop_server
 
+    db_url = create_database(pg_url, "dreamer_serve")
+    await upgrade_async(db_url)
     port = free_port()
-    env = server_env(pg_url, TEST_SECRET, data_dir, ELEPHANTASM_DREAMER_ENABLED="true",
+    log = data_dir / f"serve-dreamer-{port}.log"
+    env = server_env(db_url, TEST_SECRET, data_dir, ELEPHANTASM_DREAMER_ENABLED="true",
                      ELEPHANTASM_DREAMER_POLL_SECONDS="0.2", ELEPHANTASM_DREAMER_TRIGGER_EVENTS="2",
                      ELEPHANTASM_DREAMER_DEBOUNCE_SECONDS="0")
-    proc = start_server(env, port, data_dir / "serve-dreamer.log")
+    proc = start_server(env, port, log)
     try:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers=tenant.headers) as http:
+        key = re.search(r"export ELEPHANTASM_API_KEY=(\S+)", log.read_text()).group(1)  # first-start bootstrap
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {key}"}) as http:
             anima = (await http.post("/api/animas", json={"name": "served"})).json()
             batch = [{"anima_id": anima["id"], **{k: (v.isoformat() if k == "occurred_at" else v) for k, v in e.items()}}
                      for e in turns(["I live in Nairobi.", "Nairobi, nice!", "I like tea.", "Tea it is."])]
@@ -114,11 +123,12 @@ async def test_serve_runs_the_dreamer_in_process(tenant: Tenant, pg_url: str, da
                 items = (await http.get("/api/events", params={"anima_id": anima["id"]})).json()["items"]
                 return all(e["distilled_at"] for e in items)
 
-            await _until(distilled, timeout=30)
+            await _until(distilled, timeout=60)
             runs = (await http.get("/api/dreams/sessions", params={"anima_id": anima["id"]})).json()["items"]
             assert runs and runs[0]["status"] == "completed" and runs[0]["trigger"] in ("threshold", "sweep")
     finally:
         stop_server(proc)
+        drop_database(db_url)
 
 
 async def test_idle_animas_get_a_sleep_run(runtime: Runtime, tenant: Tenant) -> None:
