@@ -11,21 +11,27 @@ from litestar.status_codes import HTTP_200_OK
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
 from elephantasm.schemas.common import Page
-from elephantasm.schemas.packs import MAX_MAX_TOKENS, MAX_QUERY_CHARS, MIN_MAX_TOKENS, MemoryPackRead, PackCompileRequest
+from elephantasm.schemas.packs import (
+    MAX_MAX_TOKENS,
+    MAX_QUERY_CHARS,
+    MIN_MAX_TOKENS,
+    MemoryPackRead,
+    PackCompileRequest,
+)
 from elephantasm.services import packs as svc
 
 MaxTokens = Annotated[
     int | None,
-    QueryParameter(ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS, description="Hard cap on the rendered prompt's tokens (default 4000)."),
+    QueryParameter(ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS, description="Hard cap on the prompt's tokens (default 4000)."),
 ]
 # ``query`` is a reserved handler argument in Litestar (the raw query string): bind it by alias.
 Query = Annotated[
     str | None, QueryParameter(name="query", max_length=MAX_QUERY_CHARS, description="What the agent is about to do.")
 ]
 Preset = Annotated[
-    str | None, QueryParameter(max_length=64, description="conversational (default), self_determined, recent, important.")
+    str | None, QueryParameter(max_length=64, description="conversational (default), self_determined, recent, important")
 ]
-Encoding = Annotated[str | None, QueryParameter(max_length=64, description="tiktoken encoding (o200k_base, cl100k_base).")]
+Encoding = Annotated[str | None, QueryParameter(max_length=64, description="tiktoken encoding (default o200k_base)")]
 SessionId = Annotated[str | None, QueryParameter(max_length=200, description="Treat this session as the current one.")]
 IfNoneMatch = Annotated[str | None, HeaderParameter(name="If-None-Match", required=False)]
 
@@ -85,7 +91,11 @@ class PackController(Controller):
 
     @post("/packs/compile", status_code=HTTP_200_OK)
     async def compile(
-        self, data: JSONBody[PackCompileRequest], caller: CallerDep, runtime: RuntimeDep, if_none_match: IfNoneMatch = None
+        self,
+        data: JSONBody[PackCompileRequest],
+        caller: CallerDep,
+        runtime: RuntimeDep,
+        if_none_match: IfNoneMatch = None,
     ) -> Response[MemoryPackRead]:
         """Compile with an explicit configuration (a preset plus overrides); always returns a pack."""
         req = svc.build_request(

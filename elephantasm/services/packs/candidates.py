@@ -132,7 +132,8 @@ _PENDING = _variants(lambda q: topk.top_k_union(
 
 _SESSION_MEMORY_WHERE = {
     True: f"{sql.MEMORY_ALIVE} AND m.session_id = :sid",
-    False: f"{sql.MEMORY_ALIVE} AND m.session_id IS NULL AND coalesce(m.time_end, m.time_start, m.created_at) >= :start",
+    False: (f"{sql.MEMORY_ALIVE} AND m.session_id IS NULL "
+            "AND coalesce(m.time_end, m.time_start, m.created_at) >= :start"),
 }
 _SESSION_MEMORIES = {
     (named, q): text(topk.scoped_select("memories", "m", where, sql.MEMORY_COLUMNS,

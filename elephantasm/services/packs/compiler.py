@@ -50,7 +50,9 @@ def _vector_literal(vector: list[float]) -> str:
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
-async def _event_cosines(runtime: Runtime, query_vec: list[float], items: list[cands.Candidate]) -> list[cands.Candidate]:
+async def _event_cosines(
+    runtime: Runtime, query_vec: list[float], items: list[cands.Candidate]
+) -> list[cands.Candidate]:
     """Events carry no stored embedding: embed the (bounded) candidate set now."""
     events = [c for c in items if c.kind == "event"]
     if not events:

@@ -180,7 +180,9 @@ async def _entry(runtime: Runtime, req: PackRequest, state_version: int) -> tupl
     return await _single_flight(runtime, key, req)
 
 
-def _serve(runtime: Runtime, req: PackRequest, found: tuple[CachedPack, Followup | None], if_none_match: str | None) -> Served:
+def _serve(
+    runtime: Runtime, req: PackRequest, found: tuple[CachedPack, Followup | None], if_none_match: str | None
+) -> Served:
     state = runtime.packs
     entry, followup = found
     state.recalls.record(runtime.engine, entry.memory_ids, req.as_of, runtime.clock())
