@@ -115,9 +115,13 @@ class PackConfig(_Frozen):
 
 _HOURS_PER_DAY = 24.0
 
+# With a query, relevance dominates (normalised it is ~0.67 of the score, recency ~0.12); without
+# one it is dropped and the four factors keep their usual ratios (25/10/25/10).
+QUERY_FIRST_WEIGHTS = ScoringWeights(importance=0.25, confidence=0.10, recency=0.25, decay=0.10, relevance=1.40)
+
 PRESETS: Mapping[str, PackConfig] = {
-    "conversational": PackConfig(preset_name="conversational"),
-    "self_determined": PackConfig(preset_name="self_determined", adaptive=True),
+    "conversational": PackConfig(preset_name="conversational", weights=QUERY_FIRST_WEIGHTS),
+    "self_determined": PackConfig(preset_name="self_determined", adaptive=True, weights=QUERY_FIRST_WEIGHTS),
     "recent": PackConfig(
         preset_name="recent",
         weights=ScoringWeights(importance=0.15, confidence=0.05, recency=0.50, decay=0.05, relevance=0.25),
@@ -135,6 +139,30 @@ PRESETS: Mapping[str, PackConfig] = {
     ),
 }
 PRESET_NAMES: tuple[str, ...] = tuple(sorted(PRESETS))
+
+
+# Preset item limits grow with the budget, one item per this many tokens, so big budgets are used.
+TOKENS_PER_ITEM = 80
+
+
+def budget_limits(config: PackConfig, max_tokens: int) -> LayerLimits:
+    """The item limits a compile of ``max_tokens`` uses under ``config``.
+
+    A preset's own limits are floors that grow to ``max_tokens // TOKENS_PER_ITEM`` (a disabled
+    layer, limit 0, stays disabled); limits given explicitly (differing from the preset's) are
+    hard caps and are kept as they are. Pure: a function of the config and the budget.
+    """
+    limits = config.limits
+    preset = PRESETS.get(config.preset_name)
+    if preset is None or limits != preset.limits:
+        return limits
+    n = max(0, max_tokens) // TOKENS_PER_ITEM
+
+    def grow(v: int) -> int:
+        return max(v, n) if v > 0 else 0
+
+    return LayerLimits(knowledge=grow(limits.knowledge), long_term=grow(limits.long_term),
+                       session=grow(limits.session), recent_turns=limits.recent_turns)
 
 
 def get_preset(name: str | None) -> PackConfig:

@@ -8,6 +8,7 @@ Pure: ``as_of`` and all times are arguments; nothing reads a clock.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -150,6 +151,39 @@ def fuse_relevance(cosine: float | None, fts_rank: float | None) -> float | None
     if not parts:
         return None
     return _clamp01(sum(w * v for w, v in parts) / sum(w for w, _ in parts))
+
+
+def contextual_relevance(
+    signals: Sequence[tuple[float | None, float | None]],
+) -> list[float | None]:
+    """Relevance of each candidate of one compile, spread over [0, 1] within the candidate set.
+
+    ``signals`` are ``(cosine, fts_rank)`` pairs. Each signal is min–max normalised over the
+    candidates that have it (a weak embedder's cosines bunch in a narrow band, so their raw
+    values barely discriminate; ranks within the set do), then the two are averaged with equal
+    weight: lexical overlap is as strong a signal as the cosine. A signal whose values are all
+    equal carries no information and is left out; if neither discriminates, the plain
+    :func:`fuse_relevance` is used. Pure and order-independent: same set → same values.
+    """
+    cos = [None if c is None else round(_clamp01(c), SCORE_DIGITS) for c, _ in signals]
+    fts = [None if f is None else round(max(0.0, f), SCORE_DIGITS) for _, f in signals]
+
+    def spread(values: list[float | None]) -> list[float | None] | None:
+        present = [v for v in values if v is not None]
+        if not present or max(present) - min(present) <= 1e-9:
+            return None
+        lo, hi = min(present), max(present)
+        return [None if v is None else (v - lo) / (hi - lo) for v in values]
+
+    n_cos, n_fts = spread(cos), spread(fts)
+    out: list[float | None] = []
+    for i, (c, f) in enumerate(signals):
+        parts = [v for v in ((n_cos[i] if n_cos else None), (n_fts[i] if n_fts else None)) if v is not None]
+        if parts:
+            out.append(round(_clamp01(sum(parts) / len(parts)), SCORE_DIGITS))
+        else:
+            out.append(fuse_relevance(c, f))
+    return out
 
 
 def quantise(as_of: datetime, bucket_seconds: int) -> datetime:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from elephantasm.domain.fingerprint import pack_fingerprint
 from elephantasm.domain.packing import PackResult, pack
-from elephantasm.domain.presets import adapt_weights
+from elephantasm.domain.presets import adapt_weights, budget_limits
+from elephantasm.domain.scoring import contextual_relevance
 from elephantasm.domain.render import RENDER_ORDER, Layer, header_line, item_line
 from elephantasm.domain.temporal import temporal_context
 from elephantasm.schemas.packs import MemoryPackRead
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 # Ids are derived from fingerprints so a recompiled pack keeps its id (uuid5 in a fixed namespace).
 PACK_ID_NAMESPACE = uuid.UUID("6f1c9a52-3a57-4f0e-9d55-1c3e1f1b7a00")
+# With a query, knowledge whose in-compile relevance (0..1) is below this is not offered.
+KNOWLEDGE_FLOOR = 0.35
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +95,16 @@ async def compile_pack(runtime: Runtime, req: PackRequest) -> CompiledPack:
     if query_vec is not None:
         for layer in (Layer.SESSION, Layer.LONG_TERM):
             got.layers[layer] = await _event_cosines(runtime, query_vec, got.layers[layer])
-    scorer = Scorer(cfg, weights, req.query is not None, req.as_of)
+    relevances = None
+    if req.query is not None:
+        pool = [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
+        values = contextual_relevance([(c.cosine, c.fts_rank) for c in pool])
+        relevances = {(c.kind, c.id): v for c, v in zip(pool, values, strict=True)}
+        # Knowledge has to earn its place with a query, like memories: weakly related facts go.
+        got.layers[Layer.KNOWLEDGE] = [
+            c for c in got.layers.get(Layer.KNOWLEDGE, []) if (relevances[(c.kind, c.id)] or 0.0) >= KNOWLEDGE_FLOOR
+        ]
+    scorer = Scorer(cfg, weights, req.query is not None, req.as_of, relevances)
     identity = _identity(got.head)
     temporal = temporal_context(got.head.last_event_at, req.as_of)
     items = {layer: [scorer.item(c) for c in got.layers.get(layer, [])] for layer in RENDER_ORDER}
@@ -102,7 +114,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest) -> CompiledPack:
         items[Layer.TEMPORAL] = [temporal_item(temporal)]
     count = get_token_counter(req.encoding)
     result = pack(items, max_tokens=req.max_tokens, count=count, shares=cfg.shares.as_mapping(),
-                  limits=cfg.limits.as_mapping(), min_score=cfg.min_score or None)
+                  limits=budget_limits(cfg, req.max_tokens).as_mapping(), min_score=cfg.min_score or None)
     inputs = pack_key_inputs(req, got.head.state_version)
     fingerprint = pack_fingerprint(inputs, result.text)
     pack_id = uuid.uuid5(PACK_ID_NAMESPACE, fingerprint)

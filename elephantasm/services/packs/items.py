@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,10 +26,20 @@ class Scorer:
     weights: ScoringWeights
     has_query: bool
     as_of: datetime
+    # Relevance per (kind, id), normalised within this compile's candidates (contextual_relevance).
+    relevances: Mapping[tuple[str, uuid.UUID], float | None] | None = None
+
+    def relevance(self, c: Candidate) -> float | None:
+        """``c``'s relevance: its in-compile normalised value, else cosine and text rank fused."""
+        if not self.has_query:
+            return None
+        if self.relevances is not None and (c.kind, c.id) in self.relevances:
+            return self.relevances[(c.kind, c.id)]
+        return fuse_relevance(c.cosine, c.fts_rank)
 
     def score(self, c: Candidate) -> ScoredCandidate:
-        """The domain's five-factor score of ``c`` (relevance fused from cosine and text rank)."""
-        relevance = fuse_relevance(c.cosine, c.fts_rank) if self.has_query else None
+        """The domain's five-factor score of ``c`` (relevance normalised within the compile)."""
+        relevance = self.relevance(c)
         return score_candidate(
             as_of=self.as_of, weights=self.weights,
             recency_half_life_seconds=self.config.recency_half_life_seconds,
