@@ -2,7 +2,7 @@
 and the API as an ``elephantasm serve`` subprocess on loopback; plus the load process and CPU
 accounting for all three (API, Postgres, load generator).
 
-Benchmarks never import ``tests``; the process handling here mirrors ``tests/support/servers.py``.
+Benchmarks never import ``tests``; the tests reuse the process handling here.
 """
 
 from __future__ import annotations
@@ -51,11 +51,17 @@ def server_env(database_url: str, data_dir: Path, **extra: str) -> dict[str, str
     return env
 
 
-def start_server(env: dict[str, str], port: int, log_path: Path, timeout: float = 60) -> subprocess.Popen:
-    """Run ``elephantasm serve --no-dreamer`` on loopback and wait until ``/api/health`` answers."""
+def start_server(
+    env: dict[str, str], port: int, log_path: Path, timeout: float = 60, serve_args: tuple[str, ...] = ("--no-dreamer",)
+) -> subprocess.Popen:
+    """Run ``elephantasm serve`` on loopback and wait until ``/api/health`` answers.
+
+    Also used by the tests (``tests/support/servers.py``), which pass ``serve_args=()`` so the
+    dreamer setting comes from the environment.
+    """
     log = open(log_path, "ab")  # noqa: SIM115 - the process owns it until it exits
     proc = subprocess.Popen(
-        [sys.executable, "-m", "elephantasm.cli.main", "serve", "--no-dreamer", "--host", "127.0.0.1", "--port", str(port)],
+        [sys.executable, "-m", "elephantasm.cli.main", "serve", *serve_args, "--host", "127.0.0.1", "--port", str(port)],
         env=env, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + timeout

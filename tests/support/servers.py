@@ -1,24 +1,19 @@
-"""Start real processes for tests: the embedded Postgres and the API server as a subprocess."""
+"""Start real processes for tests: the API server as a subprocess over the test database.
+
+The process handling itself lives in ``benchmarks/harness.py`` (benchmarks never import tests,
+so the shared code sits there).
+"""
 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
 
-import httpx
+from benchmarks import harness
+from benchmarks.harness import REPO_ROOT, free_port, stop_server
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    """A free TCP port on loopback."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+__all__ = ["REPO_ROOT", "free_port", "server_env", "start_server", "stop_server"]
 
 
 def server_env(database_url: str, secret: str, data_dir: Path, **extra: str) -> dict[str, str]:
@@ -36,35 +31,5 @@ def server_env(database_url: str, secret: str, data_dir: Path, **extra: str) -> 
 
 
 def start_server(env: dict[str, str], port: int, log_path: Path) -> subprocess.Popen:
-    """Run ``elephantasm serve`` on ``port`` and wait until ``/api/health`` answers."""
-    log = open(log_path, "ab")  # noqa: SIM115 - the process owns it until it exits
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "elephantasm.cli.main", "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        cwd=REPO_ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}; see {log_path}:\n{log_path.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/api/health", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    proc.kill()
-    raise RuntimeError(f"server did not become healthy; see {log_path}")
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    """Terminate politely, then kill."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    """Run ``elephantasm serve`` on ``port`` (dreamer per the env) and wait until it is healthy."""
+    return harness.start_server(env, port, log_path, serve_args=())

@@ -1,0 +1,61 @@
+"""In-compile relevance normalisation and budget-scaled item limits."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from elephantasm.domain.presets import TOKENS_PER_ITEM, budget_limits, get_preset, resolve_config
+from elephantasm.domain.scoring import contextual_relevance, fuse_relevance
+
+_signal = st.one_of(st.none(), st.floats(min_value=-1.0, max_value=1.0))
+_rank = st.one_of(st.none(), st.floats(min_value=0.0, max_value=2.0))
+
+
+def test_narrow_cosine_band_is_spread_over_zero_to_one() -> None:
+    # A weak embedder bunches cosines in 0.20–0.35; within the set they must still discriminate.
+    out = contextual_relevance([(0.20, 0.0), (0.35, 0.3), (0.275, 0.0)])
+    assert out[1] == 1.0 and out[0] == 0.0
+    assert out[0] < out[2] < out[1]
+
+
+def test_lexical_match_counts_as_much_as_cosine() -> None:
+    out = contextual_relevance([(0.30, 0.2), (0.34, 0.0), (0.20, 0.0)])
+    assert out[0] > out[1] > out[2]
+
+
+def test_no_discrimination_falls_back_to_fusion() -> None:
+    assert contextual_relevance([(0.3, 0.1), (0.3, 0.1)]) == [fuse_relevance(0.3, 0.1)] * 2
+    assert contextual_relevance([(None, None)]) == [None]
+    assert contextual_relevance([]) == []
+
+
+@given(st.lists(st.tuples(_signal, _rank), max_size=30), st.randoms(use_true_random=False))
+def test_bounded_and_order_independent(signals, rnd) -> None:
+    out = contextual_relevance(signals)
+    assert all(v is None or 0.0 <= v <= 1.0 for v in out)
+    order = list(range(len(signals)))
+    rnd.shuffle(order)
+    shuffled = contextual_relevance([signals[i] for i in order])
+    assert [shuffled[order.index(i)] for i in range(len(signals))] == out
+
+
+def test_preset_limits_grow_with_budget_but_explicit_limits_are_hard_caps() -> None:
+    cfg = get_preset("conversational")
+    assert budget_limits(cfg, 500) == cfg.limits
+    big = budget_limits(cfg, 4000)
+    n = 4000 // TOKENS_PER_ITEM
+    assert (big.long_term, big.knowledge, big.session) == (n, n, n)
+    assert big.recent_turns == cfg.limits.recent_turns
+    explicit = resolve_config("conversational", {"limits": {"long_term": 1}})
+    assert budget_limits(explicit, 4000) == explicit.limits
+    off = resolve_config("recent", {"limits": {"knowledge": 0}})
+    assert budget_limits(off, 4000).knowledge == 0
+
+
+@given(st.sampled_from(["conversational", "self_determined", "recent", "important"]), st.integers(0, 100_000))
+def test_budget_limits_never_shrink(name, max_tokens) -> None:
+    cfg = get_preset(name)
+    got = budget_limits(cfg, max_tokens).as_mapping()
+    for layer, limit in cfg.limits.as_mapping().items():
+        assert got[layer] >= limit
