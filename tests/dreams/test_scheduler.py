@@ -119,13 +119,16 @@ async def test_serve_runs_the_dreamer_in_process(pg_url: str, data_dir: Path) ->
                      for e in turns(["I live in Nairobi.", "Nairobi, nice!", "I like tea.", "Tea it is."])]
             assert (await http.post("/api/events/batch", json={"events": batch})).status_code == 201
 
-            async def distilled() -> bool:
-                items = (await http.get("/api/events", params={"anima_id": anima["id"]})).json()["items"]
-                return all(e["distilled_at"] for e in items)
+            async def run_finished() -> bool:
+                # Events are marked distilled inside the run; the run row completes just after.
+                runs = (await http.get("/api/dreams/sessions", params={"anima_id": anima["id"]})).json()["items"]
+                return bool(runs) and all(r["status"] != "running" for r in runs)
 
-            await _until(distilled, timeout=60)
+            await _until(run_finished, timeout=60)
             runs = (await http.get("/api/dreams/sessions", params={"anima_id": anima["id"]})).json()["items"]
-            assert runs and runs[0]["status"] == "completed" and runs[0]["trigger"] in ("threshold", "sweep")
+            assert runs[0]["status"] == "completed" and runs[0]["trigger"] in ("threshold", "sweep")
+            items = (await http.get("/api/events", params={"anima_id": anima["id"]})).json()["items"]
+            assert len(items) == 4 and all(e["distilled_at"] for e in items)
     finally:
         stop_server(proc)
         drop_database(db_url)

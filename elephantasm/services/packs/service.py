@@ -143,7 +143,7 @@ async def _compile(runtime: Runtime, req: PackRequest) -> tuple[CachedPack, Foll
 
 
 async def _single_flight(runtime: Runtime, key: str, req: PackRequest) -> tuple[CachedPack, Followup | None]:
-    """Compile once per key; concurrent requests for it wait for that compile (and record nothing)."""
+    """Load or compile once per key; concurrent requests for it wait for that one (and record nothing)."""
     inflight = runtime.packs.inflight
     running = inflight.get(key)
     if running is not None:
@@ -151,7 +151,7 @@ async def _single_flight(runtime: Runtime, key: str, req: PackRequest) -> tuple[
     future: asyncio.Future[CachedPack] = asyncio.get_running_loop().create_future()
     inflight[key] = future
     try:
-        entry, followup = await _compile(runtime, req)
+        entry, followup = await _load_or_compile(runtime, key, req)
         future.set_result(entry)
         return entry, followup
     except BaseException as exc:
@@ -170,6 +170,14 @@ async def _entry(runtime: Runtime, req: PackRequest, state_version: int) -> tupl
     if entry is not None:
         state.metrics.memory_hits += 1
         return entry, None
+    # No await between the LRU miss and joining the flight: a request arriving after a flight
+    # finished finds its entry in the LRU (put before the flight ends), so each key compiles once.
+    return await _single_flight(runtime, key, req)
+
+
+async def _load_or_compile(runtime: Runtime, key: str, req: PackRequest) -> tuple[CachedPack, Followup | None]:
+    """Inside a flight: the shared tier (another replica's compile), else compile here."""
+    state = runtime.packs
     async with runtime.engine.connect() as conn:
         entry = await load_shared(conn, key, req.anima_id)
     if entry is not None:
@@ -177,7 +185,7 @@ async def _entry(runtime: Runtime, req: PackRequest, state_version: int) -> tupl
         state.lru.put(entry)
         return entry, None
     state.metrics.misses += 1
-    return await _single_flight(runtime, key, req)
+    return await _compile(runtime, req)
 
 
 def _serve(
