@@ -92,6 +92,10 @@ async def read_candidates(runtime: Runtime, req: PackRequest, scope: cands.Scope
         if cfg.include_long_term and (k := pool_size(limits.long_term)):
             layers[Layer.LONG_TERM] += await cands.long_term_memories(conn, scope, k, in_session)
             layers[Layer.LONG_TERM] += await cands.pending_events(conn, scope, k, in_session)
+        memory_ids = [c.id for layer in (Layer.SESSION, Layer.LONG_TERM) for c in layers[layer] if c.kind == "memory"]
+        if stale := await cands.superseded_memories(conn, scope, memory_ids):
+            for layer in (Layer.SESSION, Layer.LONG_TERM):
+                layers[layer] = [c for c in layers[layer] if not (c.kind == "memory" and c.id in stale)]
         if cfg.include_knowledge and (k := pool_size(limits.knowledge)):
             layers[Layer.KNOWLEDGE] = await cands.knowledge(conn, scope, k)
     return Gathered(head, session, layers)

@@ -1,0 +1,38 @@
+"""A memory whose knowledge was superseded is not served: the pack shows the current value only."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import httpx
+
+from elephantasm.runtime import Runtime
+from elephantasm.services.dreams import run_dream
+from tests.conftest import Tenant
+from tests.packs.conftest import FROZEN_NOW
+from tests.packs.helpers import extract, latest
+
+
+async def test_switched_favourite_supersedes_old_memory(
+    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
+) -> None:
+    anima = panima["id"]
+    await extract(pclient, tenant, anima, "My favorite board game is Catan.", session_id="s1",
+                  occurred_at=(FROZEN_NOW - timedelta(days=3)).isoformat())
+    await extract(pclient, tenant, anima, "I switched my go-to board game to Azul.", session_id="s2",
+                  occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat())
+    run = await run_dream(pack_runtime, tenant.org_id, uuid.UUID(anima))
+    assert run.status == "completed", run.error
+
+    h = tenant.headers
+    items = (await pclient.get("/api/knowledge", params={"anima_id": anima}, headers=h)).json()["items"]
+    current = [k for k in items if "azul" in k["content"].lower()]
+    assert len(current) == 1 and current[0]["valid_to"] is None
+    history = (await pclient.get(f"/api/knowledge/{current[0]['id']}/history", headers=h)).json()
+    assert any("catan" in k["content"].lower() and k["valid_to"] is not None for k in history), history
+
+    for params in ({"query": "what board game do I like?"}, {}):
+        pack = (await latest(pclient, tenant, anima, **params)).json()
+        assert "Azul" in pack["context"], pack["context"]
+        assert "Catan" not in pack["context"], pack["context"]
