@@ -89,10 +89,10 @@ def _vec(embedder: HashEmbedder, s: str) -> str:
 _DROP = ["ix_memories_embedding_hnsw", "ix_memories_fts", "ix_knowledge_embedding_hnsw", "ix_knowledge_fts",
          "ix_events_fts"]
 _CREATE = [
-    "CREATE INDEX ix_memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops) "
+    "CREATE INDEX ix_memories_embedding_hnsw ON memories USING hnsw (embedding halfvec_cosine_ops) "
     "WITH (m = 16, ef_construction = 64)",
     "CREATE INDEX ix_memories_fts ON memories USING gin (fts)",
-    "CREATE INDEX ix_knowledge_embedding_hnsw ON knowledge USING hnsw (embedding vector_cosine_ops) "
+    "CREATE INDEX ix_knowledge_embedding_hnsw ON knowledge USING hnsw (embedding halfvec_cosine_ops) "
     "WITH (m = 16, ef_construction = 64)",
     "CREATE INDEX ix_knowledge_fts ON knowledge USING gin (fts)",
     "CREATE INDEX ix_events_fts ON events USING gin (fts)",

@@ -108,7 +108,7 @@ async def test_vector_and_fulltext_indexes_exist(empty_db: str) -> None:
     assert GIN_INDEXED <= _indexed_with(indexes, "gin")
     for _, name, definition in indexes:
         if "USING hnsw" in definition:
-            assert "vector_cosine_ops" in definition, name
+            assert "halfvec_cosine_ops" in definition, name  # half precision since 0003
 
 
 async def test_downgrade_to_base_leaves_nothing_and_upgrade_again_works(empty_db: str) -> None:

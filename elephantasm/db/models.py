@@ -8,7 +8,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pgvector.sqlalchemy import Vector
+from pgvector.sqlalchemy import HALFVEC
 from sqlalchemy import (
     BigInteger,
     Column,
@@ -67,7 +67,9 @@ def _fts(expression: str) -> Any:
 
 
 def _vector() -> Any:
-    return Field(default=None, sa_column=Column(Vector(EMBEDDING_DIM), nullable=True))
+    # Half precision: half the bytes of a float4 vector in the heap and in the HNSW index, with no
+    # measurable loss for cosine ranking of L2-normalised 384-d embeddings (storage benchmark).
+    return Field(default=None, sa_column=Column(HALFVEC(EMBEDDING_DIM), nullable=True))
 
 
 def _hnsw(name: str, column: str = "embedding") -> Index:
@@ -76,7 +78,7 @@ def _hnsw(name: str, column: str = "embedding") -> Index:
         column,
         postgresql_using="hnsw",
         postgresql_with={"m": 16, "ef_construction": 64},
-        postgresql_ops={column: "vector_cosine_ops"},
+        postgresql_ops={column: "halfvec_cosine_ops"},
     )
 
 

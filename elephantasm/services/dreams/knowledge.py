@@ -38,7 +38,7 @@ _LINKS = KnowledgeMemory.__table__
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 _SIMILARITY_SQL = text("""
-WITH d AS (SELECT ord, CAST(v AS vector) AS v FROM unnest(CAST(:vecs AS text[])) WITH ORDINALITY AS u(v, ord)),
+WITH d AS (SELECT ord, CAST(v AS halfvec) AS v FROM unnest(CAST(:vecs AS text[])) WITH ORDINALITY AS u(v, ord)),
 cur AS MATERIALIZED (
     SELECT id, embedding FROM knowledge
     WHERE anima_id = :anima AND valid_to IS NULL AND deleted_at IS NULL AND embedding IS NOT NULL

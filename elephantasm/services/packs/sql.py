@@ -64,7 +64,7 @@ TSQUERY_CTE = """lex AS (
                 ELSE (SELECT string_agg(quote_literal(a.l) || ' & ' || quote_literal(b.l), ' | ')
                       FROM lex a JOIN lex b ON a.i < b.i) END::tsquery AS q_arm
 )"""
-QVEC = "CAST(:qv AS vector)"
+QVEC = "CAST(:qv AS halfvec)"
 
 MEMORY_ALIVE = (
     "m.org_id = :org AND m.anima_id = :anima AND m.deleted_at IS NULL "
