@@ -32,8 +32,10 @@ class EventController(Controller):
     async def extract(self, data: JSONBody[EventCreate], caller: CallerDep, runtime: RuntimeDep) -> Response[EventRead]:
         """Record one event: 201 when new, 200 with the stored event when its dedupe_key exists."""
         svc.check_sizes([data], runtime.settings.max_event_bytes)
-        async with runtime.unit_of_work() as session:
-            row, created = await insert_one(session, caller.org_id, data, runtime.clock())
+        # A plain connection, not an ORM session: the hot path is one text statement, and the
+        # session's bookkeeping was a measurable share of the API's CPU per event.
+        async with runtime.engine.begin() as conn:
+            row, created = await insert_one(conn, caller.org_id, data, runtime.clock())
         if row is None:
             raise NotFoundError(f"anima {data.anima_id} not found")
         return Response(EventRead.model_validate(row), status_code=HTTP_201_CREATED if created else HTTP_200_OK)

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from elephantasm.schemas.events import EventCreate
 
@@ -53,7 +53,7 @@ _EXISTING = text(
 
 
 async def insert_one(
-    session: AsyncSession, org_id: uuid.UUID, data: EventCreate, now: datetime
+    session: AsyncSession | AsyncConnection, org_id: uuid.UUID, data: EventCreate, now: datetime
 ) -> tuple[dict[str, Any] | None, bool]:
     """Insert one event. Returns ``(row, created)``; ``(None, False)`` means the anima is not the org's.
 
