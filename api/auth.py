@@ -14,7 +14,7 @@ from litestar.datastructures import State
 from elephantasm.domain.errors import AuthenticationError
 from elephantasm.runtime import Runtime
 from elephantasm.security import hash_api_key, looks_like_api_key
-from elephantasm.services.keys import Caller, verify_key
+from elephantasm.services.keys import Caller, touch_key, verify_key
 
 _MAX_CACHE = 10_000
 
@@ -63,6 +63,9 @@ async def provide_caller(request: Request, state: State) -> Caller:
         caller = await verify_key(session, runtime.secret, key, runtime.clock())
     if caller is None:
         raise AuthenticationError("invalid, revoked or expired API key")
+    # Only on a cache miss: with the cache on, at most one write per key per TTL per replica.
+    async with runtime.unit_of_work() as session:
+        await touch_key(session, caller.key_id, runtime.clock())
     if runtime.settings.auth_cache_seconds > 0:
         cache.put(digest, caller)
     return caller

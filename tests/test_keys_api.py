@@ -38,3 +38,11 @@ async def test_other_orgs_keys_are_404_and_unlisted(
 async def test_expiry_in_the_past_is_422(client: httpx.AsyncClient, tenant: Tenant) -> None:
     r = await client.post("/api/keys", json={"expires_at": "2000-01-01T00:00:00Z"}, headers=tenant.headers)
     assert r.status_code == 422 and "expires_at" in r.json()["detail"]
+
+
+async def test_last_used_at_is_recorded(client: httpx.AsyncClient, tenant: Tenant) -> None:
+    created = (await client.post("/api/keys", json={"name": "fresh"}, headers=tenant.headers)).json()
+    assert created["last_used_at"] is None
+    assert (await client.get("/api/animas", headers={"Authorization": f"Bearer {created['key']}"})).status_code == 200
+    listed = {k["id"]: k for k in (await client.get("/api/keys", headers=tenant.headers)).json()["items"]}
+    assert listed[created["id"]]["last_used_at"] is not None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -125,3 +125,13 @@ async def list_org_keys(session: AsyncSession, org_id: uuid.UUID) -> list[ApiKey
     """Keys of one org, oldest first."""
     stmt = select(ApiKey).where(ApiKey.org_id == org_id).order_by(ApiKey.created_at, ApiKey.id)
     return list((await session.execute(stmt)).scalars())
+
+
+async def touch_key(session: AsyncSession, key_id: uuid.UUID, now: datetime) -> None:
+    """Record that a key was used; at most one write per key per minute, so auth stays cheap."""
+    await session.execute(
+        update(ApiKey)
+        .where(ApiKey.id == key_id)
+        .where((ApiKey.last_used_at.is_(None)) | (ApiKey.last_used_at < now - timedelta(minutes=1)))
+        .values(last_used_at=now)
+    )
