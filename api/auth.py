@@ -59,13 +59,13 @@ async def provide_caller(request: Request, state: State) -> Caller:
     caller = cache.get(digest)
     if caller is not None:
         return caller
-    async with runtime.read_session() as session:
-        caller = await verify_key(session, runtime.secret, key, runtime.clock())
+    async with runtime.unit_of_work() as session:
+        caller = await verify_key(session, digest, runtime.clock())
+        if caller is not None:
+            # Only on a cache miss: with the cache on, at most one write per key per TTL per replica.
+            await touch_key(session, caller.key_id, runtime.clock())
     if caller is None:
         raise AuthenticationError("invalid, revoked or expired API key")
-    # Only on a cache miss: with the cache on, at most one write per key per TTL per replica.
-    async with runtime.unit_of_work() as session:
-        await touch_key(session, caller.key_id, runtime.clock())
     if runtime.settings.auth_cache_seconds > 0:
         cache.put(digest, caller)
     return caller

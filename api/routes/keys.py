@@ -32,9 +32,9 @@ class KeyController(Controller):
         if data.expires_at is not None and data.expires_at <= runtime.clock():
             raise ValidationError("expires_at: must be in the future")
         async with runtime.unit_of_work() as session:
-            issued, row = await svc.issue_key(session, runtime.secret, caller.org_id, data.name, data.expires_at)
+            key, row = await svc.issue_key(session, runtime.secret, caller.org_id, data.name, data.expires_at)
         read = ApiKeyRead.model_validate(row, from_attributes=True)
-        return ApiKeyCreated(**read.model_dump(), key=issued.key)
+        return ApiKeyCreated(**read.model_dump(), key=key)
 
     @delete("/{key_id:str}", status_code=HTTP_204_NO_CONTENT)
     async def revoke(self, key_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:

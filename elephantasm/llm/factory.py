@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import openai
-
 from elephantasm.db.models import EMBEDDING_DIM
+from elephantasm.llm.client import build_client
 from elephantasm.llm.embedders import CachedEmbedder, Embedder, HashEmbedder, OpenAIEmbedder
 from elephantasm.settings import Settings
-
-
-def build_openai_client(base_url: str | None, api_key: str | None, timeout: float) -> openai.AsyncOpenAI:
-    """An AsyncOpenAI client for any compatible endpoint; retries are ours, so the client's are off."""
-    return openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
 
 
 def build_embedder(settings: Settings) -> Embedder:
     """The configured embedder behind an LRU (query embeddings repeat across injects)."""
     if settings.embedder == "openai":
-        client = build_openai_client(
+        client = build_client(
             settings.embedding_base_url or settings.llm_base_url,
             settings.embedding_api_key or settings.llm_api_key,
             settings.llm_timeout_seconds,

@@ -16,6 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from elephantasm.schemas.events import EventCreate
+from elephantasm.services.events import event_row
 
 _COLUMNS = (
     "id, anima_id, event_type, role, author, summary, content, occurred_at, session_id, meta, "
@@ -30,7 +31,7 @@ _INSERT_ONE = text(
         INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
                             session_id, meta, source_uri, dedupe_key, importance_score, created_at, updated_at)
         SELECT :id, :org_id, a.id, :event_type, :role, :author, :summary, :content, :occurred_at,
-               :session_id, CAST(:meta AS jsonb), :source_uri, :dedupe_key, :importance_score, :now, :now
+               :session_id, CAST(:meta AS jsonb), :source_uri, :dedupe_key, :importance_score, :created_at, :updated_at
         FROM animas a
         WHERE a.id = :anima_id AND a.org_id = :org_id AND a.deleted_at IS NULL
         ON CONFLICT (anima_id, dedupe_key) DO NOTHING
@@ -59,23 +60,8 @@ async def insert_one(
 
     A dedupe hit returns the stored row with ``created=False``.
     """
-    params = {
-        "id": uuid.uuid4(),
-        "org_id": org_id,
-        "anima_id": data.anima_id,
-        "event_type": data.event_type,
-        "role": data.role,
-        "author": data.author,
-        "summary": data.summary,
-        "content": data.content,
-        "occurred_at": data.occurred_at or now,
-        "session_id": data.session_id,
-        "meta": json.dumps(data.meta),
-        "source_uri": data.source_uri,
-        "dedupe_key": data.dedupe_key,
-        "importance_score": data.importance_score,
-        "now": now,
-    }
+    # text() binds jsonb from a JSON string; everything else is the shared row shape.
+    params = event_row(org_id, data, now) | {"meta": json.dumps(data.meta)}
     row = (await session.execute(_INSERT_ONE, params)).mappings().first()
     if row is not None:
         return dict(row), True

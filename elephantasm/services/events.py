@@ -61,7 +61,8 @@ async def _check_animas(session: AsyncSession, org_id: uuid.UUID, anima_ids: set
         raise NotFoundError(f"anima {missing[0]} not found")
 
 
-def _row(org_id: uuid.UUID, data: EventCreate, now: datetime) -> dict:
+def event_row(org_id: uuid.UUID, data: EventCreate, now: datetime) -> dict:
+    """The column values of a new event row (a fresh id; ``occurred_at`` defaults to ``now``)."""
     return {
         "id": uuid.uuid4(),
         "org_id": org_id,
@@ -93,7 +94,7 @@ async def record_events(
     Animas that received new events get their ``state_version`` bumped in the same transaction.
     """
     await _check_animas(session, org_id, {e.anima_id for e in events})
-    rows = [_row(org_id, e, now) for e in events]
+    rows = [event_row(org_id, e, now) for e in events]
     inserted_ids: set[uuid.UUID] = set()
     # Chunked so one statement stays well under Postgres's 32k bind-parameter limit.
     for start in range(0, len(rows), 500):

@@ -53,20 +53,13 @@ async def create_key(
 ) -> IssuedKey:
     """Issue a new key for ``org_name`` (creating the org if new)."""
     org = await get_or_create_org(session, org_name)
-    issued, _ = await issue_key(session, secret, org.id, name, expires_at)
-    return IssuedKey(issued.id, org.id, org.name, issued.key, issued.prefix, expires_at)
-
-
-@dataclass(frozen=True)
-class _Issued:
-    id: uuid.UUID
-    key: str
-    prefix: str
+    key, row = await issue_key(session, secret, org.id, name, expires_at)
+    return IssuedKey(row.id, org.id, org.name, key, row.prefix, expires_at)
 
 
 async def issue_key(
     session: AsyncSession, secret: bytes, org_id: uuid.UUID, name: str | None, expires_at: datetime | None
-) -> tuple[_Issued, ApiKey]:
+) -> tuple[str, ApiKey]:
     """Issue a key for an existing org; returns the clear key (shown once) and the stored row."""
     key = generate_api_key()
     row = ApiKey(
@@ -75,12 +68,12 @@ async def issue_key(
     session.add(row)
     await session.flush()
     await session.refresh(row)
-    return _Issued(row.id, key, row.prefix), row
+    return key, row
 
 
-async def verify_key(session: AsyncSession, secret: bytes, key: str, now: datetime) -> Caller | None:
-    """The caller a key authenticates, or None if unknown, revoked or expired."""
-    digest = hash_api_key(key, secret)
+async def verify_key(session: AsyncSession, digest: str, now: datetime) -> Caller | None:
+    """The caller whose key hashes to ``digest`` (see ``hash_api_key``), or None if unknown,
+    revoked or expired."""
     row = (
         await session.execute(
             select(ApiKey.id, ApiKey.org_id, ApiKey.revoked_at, ApiKey.expires_at).where(ApiKey.key_hash == digest)
