@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Knowledge, KnowledgeMemory
 from elephantasm.domain.dreaming import KnowledgeDraft, content_hash, normalise_value
-from elephantasm.services.dreams.paging import vector_literal
+from elephantasm.db.vectors import vector_literal
 
 if TYPE_CHECKING:
     from elephantasm.services.dreams.writer import WriteContext

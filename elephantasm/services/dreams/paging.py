@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Select, and_, or_, select, text
@@ -56,8 +55,3 @@ def live_anima(anima_col: Any) -> Any:
 async def enable_filtered_vector_scan(session: AsyncSession) -> None:
     """pgvector >= 0.8: keep scanning the HNSW graph until LIMIT rows pass the query's filters."""
     await session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-
-
-def vector_literal(vector: Sequence[float]) -> str:
-    """A pgvector text literal."""
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"

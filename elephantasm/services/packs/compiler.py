@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from operator import mul
 from typing import TYPE_CHECKING, Any
 
+from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.fingerprint import pack_fingerprint
 from elephantasm.domain.packing import PackResult, pack
 from elephantasm.domain.presets import adapt_weights, budget_limits
@@ -47,10 +48,6 @@ class CompiledPack:
     body: bytes
     memory_ids: tuple[uuid.UUID, ...]
     pack: MemoryPackRead
-
-
-def _vector_literal(vector: list[float]) -> str:
-    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
 
 async def _event_cosines(
@@ -90,7 +87,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest) -> CompiledPack:
     weights = adapt_weights(cfg.weights, req.query) if cfg.adaptive else cfg.weights
     query_vec = (await runtime.embedder.embed([req.query]))[0] if req.query else None
     scope = cands.Scope(req.org_id, req.anima_id, req.as_of, req.query,
-                        _vector_literal(query_vec) if query_vec else None, weights, cfg)
+                        vector_literal(query_vec) if query_vec else None, weights, cfg)
     got = await read_candidates(runtime, req, scope)
     if query_vec is not None:
         for layer in (Layer.SESSION, Layer.LONG_TERM):
