@@ -14,6 +14,7 @@ from litestar.openapi import OpenAPIConfig
 from api.auth import AuthCache, provide_caller
 from api.deps import provide_runtime
 from api.errors import EXCEPTION_HANDLERS
+from api.guards import GuardedRequest, query_guard
 from api.routes.animas import AnimaController
 from api.routes.dreams import DreamController
 from api.routes.events import EventController
@@ -63,6 +64,8 @@ def create_app(
             {"runtime": runtime, "auth_cache": AuthCache(runtime.settings.auth_cache_seconds)}
         ),
         request_max_body_size=runtime.settings.max_request_bytes,
+        request_class=GuardedRequest,
+        middleware=[query_guard],
         openapi_config=OpenAPIConfig(title="Elephantasm", version="0.1.0", path="/schema"),
         debug=False,
     )

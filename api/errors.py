@@ -18,6 +18,11 @@ def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Re
     return Response({"detail": detail}, status_code=status, media_type=MediaType.JSON, headers=headers)
 
 
+def _loc_part(part: str) -> int | str:
+    # isdecimal + isascii: "²" or "٣" are digits to str.isdigit() but not to int().
+    return int(part) if part.isascii() and part.isdecimal() else part
+
+
 def _field_errors(extra: Any) -> list[dict[str, Any]]:
     """Litestar's validation extras → ``[{"loc": [...], "msg": "..."}]`` naming each field."""
     errors = []
@@ -27,7 +32,7 @@ def _field_errors(extra: Any) -> list[dict[str, Any]]:
         key = item.get("key")
         loc: list[Any] = [item.get("source") or "body"]
         if key:
-            loc.extend(int(p) if str(p).isdigit() else p for p in str(key).split("."))
+            loc.extend(_loc_part(p) for p in str(key).split("."))
         errors.append({"loc": loc, "msg": item.get("message", "invalid value")})
     return errors
 

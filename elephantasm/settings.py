@@ -44,6 +44,16 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(default=32 * 1024 * 1024, description="Largest request body.")
     max_batch_events: int = 1000
 
+    # --- input hardening (issue 11): JSON limits, failed-auth rate limit ---------------------
+    max_json_depth: int = Field(
+        default=32, ge=1, le=64, description="Deepest nesting accepted in any JSON field (meta…); 422 beyond."
+    )
+    max_json_bytes: int = Field(default=256 * 1024, ge=1, description="Largest JSON field (meta…) in bytes; 422 beyond.")
+    auth_failure_limit: int = Field(
+        default=20, ge=1, description="Failed authentications per client address per window before 429."
+    )
+    auth_failure_window_seconds: float = Field(default=60.0, gt=0, description="The window of auth_failure_limit.")
+
     # --- packs ---------------------------------------------------------------------------
     default_encoding: str = "o200k_base"
     default_max_tokens: int = 4000

@@ -9,6 +9,7 @@ from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from api.guards import check_json
 from elephantasm.schemas.animas import AnimaCreate, AnimaRead, AnimaUpdate
 from elephantasm.schemas.common import Page
 from elephantasm.services import animas as svc
@@ -27,6 +28,7 @@ class AnimaController(Controller):
     @post("/")
     async def create(self, data: JSONBody[AnimaCreate], caller: CallerDep, runtime: RuntimeDep) -> AnimaRead:
         """Create an anima."""
+        check_json(data, runtime)
         async with runtime.unit_of_work() as session:
             anima = await svc.create_anima(session, caller.org_id, data)
         return _read(anima)
@@ -47,6 +49,7 @@ class AnimaController(Controller):
     @patch("/{anima_id:str}")
     async def update(self, anima_id: FromPath[str], data: JSONBody[AnimaUpdate], caller: CallerDep, runtime: RuntimeDep) -> AnimaRead:
         """Change name, description, meta or user_id."""
+        check_json(data, runtime)
         async with runtime.unit_of_work() as session:
             anima = await svc.update_anima(session, caller.org_id, parse_uuid("anima_id", anima_id), data)
         return _read(anima)

@@ -10,6 +10,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from api.guards import check_instant
 from elephantasm.db.models import EVENT_TYPES
 from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError, ValidationError
 from elephantasm.schemas.common import Page
@@ -31,7 +32,7 @@ class EventController(Controller):
     @post("/", status_code=HTTP_201_CREATED)
     async def extract(self, data: JSONBody[EventCreate], caller: CallerDep, runtime: RuntimeDep) -> Response[EventRead]:
         """Record one event: 201 when new, 200 with the stored event when its dedupe_key exists."""
-        svc.check_sizes([data], runtime.settings.max_event_bytes)
+        svc.check_events([data], runtime.settings, runtime.clock())
         # A plain connection, not an ORM session: the hot path is one text statement, and the
         # session's bookkeeping was a measurable share of the API's CPU per event.
         async with runtime.engine.begin() as conn:
@@ -46,7 +47,7 @@ class EventController(Controller):
         limit = runtime.settings.max_batch_events
         if len(data.events) > limit:
             raise PayloadTooLargeError(f"events: {len(data.events)} events in one batch; the limit is {limit}")
-        svc.check_sizes(data.events, runtime.settings.max_event_bytes)
+        svc.check_events(data.events, runtime.settings, runtime.clock())
         async with runtime.unit_of_work() as session:
             stored = await svc.record_events(session, caller.org_id, data.events, runtime.clock())
         created = sum(1 for s in stored if s.created)
@@ -70,6 +71,8 @@ class EventController(Controller):
         """Events in chronological order, filtered by anima, session, type and time range."""
         if event_type is not None and event_type not in EVENT_TYPES:
             raise ValidationError(f"event_type: unknown {event_type!r}; valid values: {', '.join(EVENT_TYPES)}")
+        check_instant("since", since)
+        check_instant("until", until)
         flt = svc.EventFilter(anima_id, session_id, event_type, since, until)
         async with runtime.read_session() as session:
             rows, next_cursor = await svc.list_events(session, caller.org_id, flt, limit, cursor)

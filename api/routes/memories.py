@@ -9,6 +9,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from api.guards import check_json
 from elephantasm.db.models import MEMORY_STATES
 from elephantasm.domain.errors import ValidationError
 from elephantasm.schemas.common import Page
@@ -57,6 +58,7 @@ class MemoryController(Controller):
     ) -> MemoryRead:
         """Edit summary, content, importance, confidence, state or meta; a new summary is re-embedded."""
         mid = parse_uuid("memory_id", memory_id)
+        check_json(data, runtime)
         changes = {k: v for k, v in data.model_dump(exclude_unset=True).items() if v is not None or k not in _NOT_NULL}
         vector = (await runtime.embedder.embed([changes["summary"]]))[0] if "summary" in changes else None
         async with runtime.unit_of_work() as session:

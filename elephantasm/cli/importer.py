@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import ValidationError as SchemaError
@@ -37,7 +38,7 @@ async def events_import(args: argparse.Namespace, settings: Settings) -> int:
     """Import a JSON-lines file of events (the ``POST /api/events`` shape), in batches."""
     try:
         events = parse_lines(Path(args.file), args.anima)
-        event_svc.check_sizes(events, settings.max_event_bytes)
+        event_svc.check_events(events, settings, datetime.now(UTC))
     except DomainError as exc:
         err_console.print(f"[red]{exc.detail}[/red]")
         return 1

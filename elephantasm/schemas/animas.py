@@ -6,9 +6,9 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
-from elephantasm.schemas.common import StrictModel
+from elephantasm.schemas.common import StoredJson, StrictModel
 
 
 class AnimaCreate(StrictModel):
@@ -28,6 +28,12 @@ class AnimaUpdate(StrictModel):
     meta: dict[str, Any] | None = None
     user_id: uuid.UUID | None = None
 
+    @model_validator(mode="after")
+    def _name_not_null(self) -> AnimaUpdate:
+        if "name" in self.model_fields_set and self.name is None:
+            raise ValueError("name: may not be null (omit it to keep the current name)")
+        return self
+
 
 class AnimaRead(BaseModel):
     """An anima as the API returns it."""
@@ -35,7 +41,7 @@ class AnimaRead(BaseModel):
     id: uuid.UUID
     name: str
     description: str | None
-    meta: dict[str, Any]
+    meta: StoredJson
     user_id: uuid.UUID | None
     state_version: int
     last_event_at: datetime | None

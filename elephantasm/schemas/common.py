@@ -6,11 +6,12 @@ import base64
 import json
 import uuid
 from datetime import datetime
-from typing import Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, field_validator
 
 from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.inputs import READ_DEPTH_CEILING, instant_problem, json_depth, json_problem, nul_path
 
 T = TypeVar("T")
 
@@ -27,6 +28,39 @@ class StrictModel(BaseModel):
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        # Nested models check their own fields; everything else (strings, meta dicts) is walked here.
+        if not isinstance(value, BaseModel):
+            path = nul_path(value)
+            if path is not None:
+                raise ValueError(f"contains a NUL character (\\u0000) at {path or 'the value'}; it cannot be stored")
+        return value
+
+
+def _sane_instant(value: datetime) -> datetime:
+    problem = instant_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+Instant = Annotated[datetime, AfterValidator(_sane_instant)]
+"""A request timestamp: timezone-aware and inside the service's sane window (1900 to 3000)."""
+
+
+def _elide_deep(value: Any) -> Any:
+    # Rows stored before the depth limit existed (or written by hand) must still list: their JSON
+    # is replaced, not served, when nested past what any response encoder handles.
+    if json_depth(value, READ_DEPTH_CEILING) > READ_DEPTH_CEILING:
+        return {"_elided": f"nested deeper than {READ_DEPTH_CEILING} levels; not served"}
+    return value
+
+
+StoredJson = Annotated[dict[str, Any], BeforeValidator(_elide_deep)]
+"""A JSON object read back from the database (response side), elided if too deep to serve."""
+
 
 def encode_cursor(at: datetime, row_id: uuid.UUID) -> str:
     """An opaque keyset cursor over (timestamp, id)."""
@@ -39,6 +73,28 @@ def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         at, row_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        return datetime.fromisoformat(at), uuid.UUID(row_id)
+        at, row_id = datetime.fromisoformat(at), uuid.UUID(row_id)
     except (ValueError, TypeError) as exc:
         raise ValidationError("cursor: malformed pagination cursor") from exc
+    if instant_problem(at):  # only a hand-made cursor can hold such an instant
+        raise ValidationError("cursor: malformed pagination cursor (its instant is out of range)")
+    return at, row_id
+
+
+def check_json_fields(model: BaseModel, max_depth: int, max_bytes: int, where: str = "") -> None:
+    """Refuse (422 naming the field and the limit) any free-form JSON field of a request body, at any
+    nesting of models, that is nested deeper than ``max_depth`` or larger than ``max_bytes``.
+
+    Called before anything is written: JSON too deep to serve back must never be stored.
+    """
+    stack: list[tuple[Any, str]] = [(model, where)]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, BaseModel):
+            stack.extend((getattr(item, name), f"{path}.{name}" if path else name) for name in type(item).model_fields)
+        elif isinstance(item, list) and any(isinstance(x, BaseModel) for x in item):
+            stack.extend((x, f"{path}[{i}]") for i, x in enumerate(item))
+        elif isinstance(item, dict | list):
+            problem = json_problem(item, max_depth, max_bytes)
+            if problem:
+                raise ValidationError(f"{path}: {problem}")

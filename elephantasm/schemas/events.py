@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from elephantasm.db.models import EVENT_TYPES
-from elephantasm.schemas.common import StrictModel
+from elephantasm.schemas.common import Instant, StoredJson, StrictModel
 
 
 class EventCreate(StrictModel):
@@ -21,7 +21,9 @@ class EventCreate(StrictModel):
     role: str | None = Field(default=None, max_length=64)
     author: str | None = Field(default=None, max_length=200)
     summary: str | None = None
-    occurred_at: datetime | None = None
+    occurred_at: Instant | None = Field(
+        default=None, description="When it happened (default: now); 1900-01-01 up to one day after the server's clock."
+    )
     session_id: str | None = Field(default=None, max_length=200)
     meta: dict[str, Any] = Field(default_factory=dict)
     source_uri: str | None = Field(default=None, max_length=4096)
@@ -40,13 +42,6 @@ class EventCreate(StrictModel):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("content must not be empty or whitespace")
-        return value
-
-    @field_validator("occurred_at")
-    @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            raise ValueError("occurred_at must carry a timezone offset (e.g. 2026-01-01T12:00:00Z)")
         return value
 
 
@@ -68,7 +63,7 @@ class EventRead(BaseModel):
     content: str
     occurred_at: datetime
     session_id: str | None
-    meta: dict[str, Any]
+    meta: StoredJson
     source_uri: str | None
     dedupe_key: str | None
     importance_score: float | None

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from elephantasm.schemas.common import StrictModel
+from elephantasm.schemas.common import StoredJson, StrictModel
 
 
 class IdentityRead(BaseModel):
@@ -19,7 +19,7 @@ class IdentityRead(BaseModel):
     version: int
     personality_type: str | None
     communication_style: str | None
-    self: dict[str, Any]
+    self: StoredJson
     self_reflection: str | None = None
     prose: str | None
     created_at: datetime
@@ -41,7 +41,7 @@ class IdentityVersionRead(BaseModel):
     version: int
     personality_type: str | None
     communication_style: str | None
-    self: dict[str, Any]
+    self: StoredJson
     self_reflection: str | None = None
     prose: str | None
     reason: str | None
@@ -59,4 +59,4 @@ class IdentityVersionRead(BaseModel):
 class IdentityRestore(StrictModel):
     """Body of ``POST /api/identities/anima/{id}/restore``."""
 
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=2**31 - 1)

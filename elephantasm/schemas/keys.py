@@ -7,14 +7,14 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from elephantasm.schemas.common import StrictModel
+from elephantasm.schemas.common import Instant, StrictModel
 
 
 class ApiKeyCreate(StrictModel):
     """Body of ``POST /api/keys``."""
 
     name: str | None = Field(default=None, max_length=200)
-    expires_at: datetime | None = None
+    expires_at: Instant | None = None
 
 
 class ApiKeyRead(BaseModel):

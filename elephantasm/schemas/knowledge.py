@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from elephantasm.schemas.common import StrictModel
+from elephantasm.schemas.common import StoredJson, StrictModel
 
 
 class KnowledgeRead(BaseModel):
@@ -30,7 +30,7 @@ class KnowledgeRead(BaseModel):
     valid_from: datetime | None
     valid_to: datetime | None
     superseded_by: uuid.UUID | None
-    meta: dict[str, Any]
+    meta: StoredJson
     created_at: datetime
     updated_at: datetime
     memory_ids: list[uuid.UUID] = Field(default_factory=list)

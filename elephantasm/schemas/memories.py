@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
-from elephantasm.schemas.common import StrictModel
+from elephantasm.schemas.common import StoredJson, StrictModel
 
 MemoryState = Literal["active", "decaying", "archived"]
 
@@ -29,7 +29,7 @@ class MemoryRead(BaseModel):
     recall_count: int
     last_recalled_at: datetime | None
     merged_into: uuid.UUID | None
-    meta: dict[str, Any]
+    meta: StoredJson
     created_at: datetime
     updated_at: datetime
     event_ids: list[uuid.UUID] = Field(default_factory=list)

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from elephantasm.schemas.common import StrictModel
+from elephantasm.schemas.common import Instant, StrictModel
 
 MIN_MAX_TOKENS = 200
 MAX_MAX_TOKENS = 128_000
@@ -156,7 +156,7 @@ class PackCompileRequest(StrictModel):
     max_tokens: int | None = Field(default=None, ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS)
     encoding: str | None = Field(default=None, max_length=64)
     session_id: str | None = Field(default=None, max_length=200, description="Treat this session as current.")
-    as_of: datetime | None = Field(default=None, description="Compile as of this instant (quantised).")
+    as_of: Instant | None = Field(default=None, description="Compile as of this instant (quantised).")
     weights: WeightsIn | None = None
     shares: SharesIn | None = None
     limits: LimitsIn | None = None
@@ -171,13 +171,6 @@ class PackCompileRequest(StrictModel):
     include_long_term: bool | None = None
     include_session: bool | None = None
     include_temporal: bool | None = None
-
-    @field_validator("as_of")
-    @classmethod
-    def _aware(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            raise ValueError("as_of must carry a timezone offset (e.g. 2026-01-01T12:00:00Z)")
-        return value
 
     def config_overrides(self) -> dict[str, Any]:
         """The PackConfig fields this body sets (nested partial overrides merge field by field)."""

@@ -12,9 +12,11 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Anima, Event
-from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError
-from elephantasm.schemas.common import decode_cursor, encode_cursor
+from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError, ValidationError
+from elephantasm.domain.inputs import occurred_at_problem
+from elephantasm.schemas.common import check_json_fields, decode_cursor, encode_cursor
 from elephantasm.schemas.events import EventCreate
+from elephantasm.settings import Settings
 
 _EVENTS = Event.__table__
 
@@ -46,6 +48,18 @@ def check_sizes(events: list[EventCreate], max_bytes: int) -> None:
             raise PayloadTooLargeError(
                 f"{where} is {size} bytes (content + summary + meta); the limit is {max_bytes} bytes"
             )
+
+
+def check_events(events: list[EventCreate], settings: Settings, now: datetime) -> None:
+    """Every check that needs the settings or the clock, before anything is written: sizes (413),
+    JSON depth/size of ``meta`` and the ``occurred_at`` window, 1900 to now + 1 day (422)."""
+    for position, data in enumerate(events):
+        where = f"events[{position}]" if len(events) > 1 else ""
+        check_json_fields(data, settings.max_json_depth, settings.max_json_bytes, where)
+        problem = occurred_at_problem(data.occurred_at, now) if data.occurred_at else None
+        if problem:
+            raise ValidationError(f"{where + '.' if where else ''}occurred_at: {problem}")
+    check_sizes(events, settings.max_event_bytes)  # after the depth check: sizing encodes meta
 
 
 async def _check_animas(session: AsyncSession, org_id: uuid.UUID, anima_ids: set[uuid.UUID]) -> None:

@@ -1,0 +1,75 @@
+"""Transport-level input guards: undecodable bodies, NUL or non-UTF-8 query strings, query instants,
+and the JSON limits of request bodies. Each turns hostile input into a 422 with ``detail`` instead
+of letting it reach the database (where it would be a 500)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+from urllib.parse import parse_qsl
+
+from litestar import Request
+from litestar.types import ASGIApp, Receive, Scope, Send
+from pydantic import BaseModel
+
+from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.inputs import instant_problem
+from elephantasm.runtime import Runtime
+from elephantasm.schemas.common import check_json_fields
+
+
+class GuardedRequest(Request):
+    """A request whose JSON body that is not UTF-8 is a 422, not a ``UnicodeDecodeError`` (500)."""
+
+    async def json(self) -> Any:
+        """The decoded body; invalid UTF-8 is reported like any other malformed JSON."""
+        try:
+            return await super().json()
+        except UnicodeDecodeError as exc:
+            raise ValidationError(
+                f"malformed JSON body: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at position {exc.start})"
+            ) from None
+
+
+def _query_problem(scope: Scope) -> str | None:
+    """Why the path or query string cannot be served: not UTF-8, or a NUL anywhere."""
+    raw = scope.get("query_string", b"")
+    try:
+        pairs = parse_qsl(raw.decode("latin-1"), keep_blank_values=True, encoding="utf-8", errors="strict")
+    except UnicodeDecodeError:
+        return "query string: not valid UTF-8 after percent-decoding"
+    for name, value in pairs:
+        if "\x00" in name or "\x00" in value:
+            return f"{name.replace(chr(0), '?')}: contains a NUL character (\\u0000); it cannot be stored or searched"
+    if "\x00" in scope.get("path", ""):
+        return "path: contains a NUL character (\\u0000)"
+    return None
+
+
+def query_guard(app: ASGIApp) -> ASGIApp:
+    """Middleware: a query string that is not UTF-8 or holds NUL is answered 422 before routing."""
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        problem = _query_problem(scope) if scope["type"] == "http" else None
+        if problem is None:
+            await app(scope, receive, send)
+            return
+        body = json.dumps({"detail": problem}).encode()
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 422, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    return guarded
+
+
+def check_instant(name: str, value: datetime | None) -> None:
+    """A query-string instant (``since``, ``until``…) must be aware and inside the sane window."""
+    problem = instant_problem(value) if value is not None else None
+    if problem:
+        raise ValidationError(f"{name}: {problem}")
+
+
+def check_json(data: BaseModel, runtime: Runtime) -> None:
+    """Every free-form JSON field of a request body within ``max_json_depth``/``max_json_bytes``."""
+    check_json_fields(data, runtime.settings.max_json_depth, runtime.settings.max_json_bytes)

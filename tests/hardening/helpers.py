@@ -1,0 +1,31 @@
+"""Helpers for the hardening tests: raw JSON bodies and error-body checks."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+JSON = {"content-type": "application/json"}
+
+
+def deep_json(depth: int) -> bytes:
+    """``{"a": {"a": … {}}}`` nested ``depth`` levels, built as bytes (json.dumps would recurse)."""
+    return b'{"a": ' * depth + b"{}" + b"}" * depth
+
+
+def body_with(fields: dict[str, Any], raw: dict[str, bytes]) -> bytes:
+    """A JSON object of ``fields`` plus fields whose values are already-encoded JSON bytes."""
+    parts = [json.dumps(k).encode() + b": " + json.dumps(v).encode() for k, v in fields.items()]
+    parts += [json.dumps(k).encode() + b": " + v for k, v in raw.items()]
+    return b"{" + b", ".join(parts) + b"}"
+
+
+def error(r: httpx.Response, status: int) -> str:
+    """Assert ``r`` is a JSON error with ``status`` and a ``detail``; the detail as text."""
+    assert r.status_code == status, (r.status_code, r.text[:500])
+    assert r.headers["content-type"].startswith("application/json"), r.headers
+    body = r.json()
+    assert body.get("detail"), body
+    return json.dumps(body["detail"], ensure_ascii=False)
