@@ -94,6 +94,13 @@ class Settings(BaseSettings):
     dreamer_sleep_hours: float = Field(
         default=24.0, description="An anima with memories but no run for this long gets a curation-only run."
     )
+    # Back-off of an anima whose runs keep failing (issue 11): base · 2^(failures − 1), capped;
+    # after dreamer_max_failures consecutive failures it is "failed" until a manual run succeeds.
+    dreamer_retry_base_seconds: float = Field(default=60.0, gt=0, description="First back-off after a failed run.")
+    dreamer_retry_max_seconds: float = Field(default=6 * 3600.0, gt=0, description="Longest back-off.")
+    dreamer_max_failures: int = Field(
+        default=8, ge=1, description="Consecutive failed runs before an anima is parked as dream_status=failed."
+    )
 
     # --- curation ("sleep") -------------------------------------------------------------
     curation_half_life_days: float = 30.0

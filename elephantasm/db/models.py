@@ -148,6 +148,11 @@ class Anima(SQLModel, table=True):
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
     deleted_at: datetime | None = _ts()
+    # Dream back-off: consecutive failed runs, when the scheduler may try again, and the state
+    # (ok | backoff | failed) a client sees. "failed" is never retried automatically.
+    dream_status: str = Field(default="ok", sa_column=Column(String(16), nullable=False, server_default="ok"))
+    dream_failures: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    dream_retry_at: datetime | None = _ts()
 
     __table_args__ = (Index("ix_animas_org_created", "org_id", "created_at", "id"),)
 

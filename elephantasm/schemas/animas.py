@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -47,3 +47,8 @@ class AnimaRead(BaseModel):
     last_event_at: datetime | None
     created_at: datetime
     updated_at: datetime
+    dream_status: Literal["ok", "backoff", "failed"] = Field(
+        default="ok", description="'backoff' after failed dream runs; 'failed' once parked (a manual run clears it)."
+    )
+    dream_failures: int = Field(default=0, description="Consecutive failed dream runs.")
+    dream_retry_at: datetime | None = Field(default=None, description="When the scheduler may try again.")

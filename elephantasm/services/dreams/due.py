@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 _DUE_SQL = text("""
 SELECT e.org_id, e.anima_id, count(*) AS pending
 FROM events e JOIN animas a ON a.id = e.anima_id AND a.deleted_at IS NULL
+  AND a.dream_status <> 'failed' AND (a.dream_retry_at IS NULL OR a.dream_retry_at <= :now)
 WHERE e.distilled_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM dream_runs r
                   WHERE r.anima_id = e.anima_id AND r.status = 'running' AND r.heartbeat_at >= :fresh)
@@ -26,6 +27,7 @@ _SLEEP_SQL = text("""
 SELECT a.org_id, a.id AS anima_id, 0 AS pending
 FROM animas a
 WHERE a.deleted_at IS NULL
+  AND a.dream_status <> 'failed' AND (a.dream_retry_at IS NULL OR a.dream_retry_at <= :now)
   AND EXISTS (SELECT 1 FROM memories m WHERE m.anima_id = a.id AND m.deleted_at IS NULL)
   AND NOT EXISTS (SELECT 1 FROM dream_runs r
                   WHERE r.org_id = a.org_id AND r.anima_id = a.id AND r.started_at >= :since)
@@ -50,15 +52,16 @@ async def find_due_animas(
     """Animas with at least ``min_pending`` pending events, the newest recorded ``quiet`` ago or more.
 
     ``quiet`` is the debounce: a burst of events triggers one run once it has settled. Animas with a
-    live run (heartbeat fresher than ``stale_after``) are skipped; longest-waiting first.
+    live run (heartbeat fresher than ``stale_after``) are skipped, and so are animas backing off after
+    failed runs or parked as failed; longest-waiting first.
     """
     rows = await session.execute(_DUE_SQL, {
-        "fresh": now - stale_after, "min_pending": max(1, min_pending), "quiet_before": now - quiet, "limit": limit,
+        "now": now, "fresh": now - stale_after, "min_pending": max(1, min_pending), "quiet_before": now - quiet, "limit": limit,
     })
     return [DueAnima(r.org_id, r.anima_id, r.pending) for r in rows]
 
 
 async def find_sleepy_animas(session: AsyncSession, now: datetime, every: timedelta, limit: int = 100) -> list[DueAnima]:
     """Animas with memories and no run for ``every``: their curation (decay, archive) is due."""
-    rows = await session.execute(_SLEEP_SQL, {"since": now - every, "limit": limit})
+    rows = await session.execute(_SLEEP_SQL, {"now": now, "since": now - every, "limit": limit})
     return [DueAnima(r.org_id, r.anima_id, 0) for r in rows]

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from elephantasm.db.models import DreamRun
 from elephantasm.domain.dreaming import DistillEngine, DistillError, EventInput, IdentityDraft
+from elephantasm.logsafe import safe_traceback
 from elephantasm.services.dreams.claims import claim_events, count_pending
 from elephantasm.services.dreams.curation import sleep
 from elephantasm.services.dreams.engines import build_dream_engine
@@ -56,7 +57,9 @@ async def execute_run(
     engine = engine_of(runtime, engine)
     stats, started = RunStats(), time.perf_counter()
     beat = asyncio.create_task(_heartbeats(runtime, run.id), name=f"dream-heartbeat-{run.id}")
-    status, error = "completed", None
+    # ``strike``: the failure is the anima's own (it counts toward its back-off); losing the lease
+    # or a shutdown says nothing about the anima.
+    status, error, strike = "completed", None, False
     try:
         async with asyncio.timeout(runtime.settings.dreamer_run_timeout_seconds):
             new_ids = await _distil_all(runtime, run, engine, stats, progress)
@@ -65,22 +68,23 @@ async def execute_run(
             stats.time("curate", time.perf_counter() - t0)
     except DistillError as exc:
         stats.usage += exc.usage
-        status, error = "failed", f"distillation failed: {exc}"
+        status, error, strike = "failed", f"distillation failed: {exc}", True
     except RunLostError as exc:
         status, error = "failed", str(exc)
     except TimeoutError:
-        status, error = "failed", f"run exceeded dreamer_run_timeout_seconds ({runtime.settings.dreamer_run_timeout_seconds})"
+        limit = runtime.settings.dreamer_run_timeout_seconds
+        status, error, strike = "failed", f"run exceeded dreamer_run_timeout_seconds ({limit})", True
     except asyncio.CancelledError:
         stats.time("total", time.perf_counter() - started)
         await asyncio.shield(finish_run(runtime, run.id, "failed", "cancelled (process shutting down)", stats))
         raise
     except Exception as exc:  # noqa: BLE001 - recorded on the run, never lost silently
-        log.exception("dream run %s failed", run.id)
-        status, error = "failed", f"{type(exc).__name__}: {exc}"
+        log.error("dream run %s failed: %s", run.id, safe_traceback(exc))
+        status, error, strike = "failed", f"{type(exc).__name__}: {exc}", True
     finally:
         beat.cancel()
     stats.time("total", time.perf_counter() - started)
-    finished = await finish_run(runtime, run.id, status, error, stats)
+    finished = await finish_run(runtime, run.id, status, error, stats, strike=strike)
     log.info("dream run %s %s: %d events, %d memories", run.id, finished.status, stats.events_read,
              stats.memories_created)
     return finished

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from elephantasm.db.models import DreamRun
+from elephantasm.db.models import Anima, DreamRun
 from elephantasm.domain.dreaming import DistillEngine, Usage
 from elephantasm.domain.errors import ConflictError
 from elephantasm.services.animas import get_anima
@@ -112,19 +112,51 @@ async def save_progress(session: AsyncSession, run_id: uuid.UUID, stats: RunStat
 
 
 async def finish_run(
-    runtime: Runtime, run_id: uuid.UUID, status: str, error: str | None, stats: RunStats
+    runtime: Runtime, run_id: uuid.UUID, status: str, error: str | None, stats: RunStats, *, strike: bool = False
 ) -> DreamRun:
     """Close the run (completed or failed), record its counters, and release any claims it still holds.
 
-    A run already failed by someone else (declared abandoned) keeps that status and error.
+    A run already failed by someone else (declared abandoned) keeps that status and error. A
+    completed run clears the anima's back-off; a failure with ``strike`` (the anima's own failure,
+    not a shutdown) extends it, see :func:`record_outcome`.
     """
     now = runtime.clock()
     async with runtime.unit_of_work() as session:
-        await session.execute(
+        closed = await session.execute(
             update(_RUNS)
             .where(_RUNS.c.id == run_id, _RUNS.c.status == "running")
             .values(status=status, error=error, finished_at=now, heartbeat_at=now, **stats.columns())
+            .returning(_RUNS.c.anima_id)
         )
+        anima_id = closed.scalar_one_or_none()
+        if anima_id is not None and (status == "completed" or strike):
+            await record_outcome(session, runtime, anima_id, status == "completed")
         await release_claims(session, [run_id])
         run = (await session.execute(select(DreamRun).where(DreamRun.id == run_id))).scalar_one()
     return run
+
+
+async def record_outcome(session: AsyncSession, runtime: Runtime, anima_id: uuid.UUID, succeeded: bool) -> None:
+    """Success clears the anima's dream back-off. A failure waits base · 2^(failures − 1) seconds
+    (capped) before the scheduler tries again; after ``dreamer_max_failures`` in a row the anima is
+    ``failed`` and left alone until a manual run succeeds, so one bad anima never loops forever."""
+    if succeeded:
+        await session.execute(
+            update(Anima).where(Anima.id == anima_id).values(dream_status="ok", dream_failures=0, dream_retry_at=None)
+        )
+        return
+    s = runtime.settings
+    failures = (
+        await session.execute(
+            update(Anima).where(Anima.id == anima_id).values(dream_failures=Anima.dream_failures + 1)
+            .returning(Anima.dream_failures)
+        )
+    ).scalar_one()
+    wait = min(s.dreamer_retry_base_seconds * 2 ** min(failures - 1, 30), s.dreamer_retry_max_seconds)
+    parked = failures >= s.dreamer_max_failures
+    await session.execute(
+        update(Anima).where(Anima.id == anima_id).values(
+            dream_status="failed" if parked else "backoff",
+            dream_retry_at=None if parked else runtime.clock() + timedelta(seconds=wait),
+        )
+    )
