@@ -15,6 +15,8 @@ from api.auth import AuthCache, provide_caller
 from api.deps import provide_runtime
 from api.errors import EXCEPTION_HANDLERS
 from api.guards import GuardedRequest, query_guard
+from api.ratelimit import FailedAuthLimiter
+from api.unavailable import UNAVAILABLE_HANDLERS
 from api.routes.animas import AnimaController
 from api.routes.dreams import DreamController
 from api.routes.events import EventController
@@ -58,10 +60,16 @@ def create_app(
     return Litestar(
         route_handlers=ROUTE_HANDLERS,
         dependencies={"runtime": Provide(provide_runtime, sync_to_thread=False), "caller": Provide(provide_caller)},
-        exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
+        exception_handlers={**EXCEPTION_HANDLERS, **UNAVAILABLE_HANDLERS},  # type: ignore[arg-type]
         lifespan=[lifespan],
         state=State(
-            {"runtime": runtime, "auth_cache": AuthCache(runtime.settings.auth_cache_seconds)}
+            {
+                "runtime": runtime,
+                "auth_cache": AuthCache(runtime.settings.auth_cache_seconds),
+                "auth_limiter": FailedAuthLimiter(
+                    runtime.settings.auth_failure_limit, runtime.settings.auth_failure_window_seconds
+                ),
+            }
         ),
         request_max_body_size=runtime.settings.max_request_bytes,
         request_class=GuardedRequest,

@@ -11,6 +11,7 @@ import time
 from litestar import Request
 from litestar.datastructures import State
 
+from api.ratelimit import FailedAuthLimiter
 from elephantasm.domain.errors import AuthenticationError
 from elephantasm.runtime import Runtime
 from elephantasm.security import hash_api_key, looks_like_api_key
@@ -49,7 +50,19 @@ def _bearer(request: Request) -> str:
 
 
 async def provide_caller(request: Request, state: State) -> Caller:
-    """Resolve the caller's org from the bearer key, or 401."""
+    """Resolve the caller's org from the bearer key, or 401; 429 while the client address is over
+    its budget of failed attempts (see ``api/ratelimit.py``)."""
+    limiter: FailedAuthLimiter = state.auth_limiter
+    address = request.client.host if request.client else "unknown"
+    limiter.check(address)
+    try:
+        return await _authenticate(request, state)
+    except AuthenticationError:
+        limiter.record_failure(address)
+        raise
+
+
+async def _authenticate(request: Request, state: State) -> Caller:
     runtime: Runtime = state.runtime
     cache: AuthCache = state.auth_cache
     key = _bearer(request)

@@ -10,12 +10,17 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE, HTTP_422_UNPROCESSABLE_ENTITY
 
 from elephantasm.domain.errors import DomainError
+from elephantasm.logsafe import safe_traceback
 
 log = logging.getLogger(__name__)
 
 
 def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Response:
     return Response({"detail": detail}, status_code=status, media_type=MediaType.JSON, headers=headers)
+
+
+error_response = _json
+"""The one error body shape (JSON with ``detail``), for the other api modules."""
 
 
 def _loc_part(part: str) -> int | str:
@@ -38,9 +43,12 @@ def _field_errors(extra: Any) -> list[dict[str, Any]]:
 
 
 def on_domain_error(_: Request, exc: DomainError) -> Response:
-    """Core errors carry their own status hint (404, 409, 413, 422, 401)."""
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status_hint == 401 else None
-    return _json(exc.status_hint, exc.detail, headers)
+    """Core errors carry their own status hint (404, 409, 413, 422, 401, 429)."""
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status_hint == 401 else {}
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
+    return _json(exc.status_hint, exc.detail, headers or None)
 
 
 def on_validation_error(_: Request, exc: ValidationException) -> Response:
@@ -63,8 +71,9 @@ def on_http_error(_: Request, exc: HTTPException) -> Response:
 
 
 def on_unexpected_error(request: Request, exc: Exception) -> Response:
-    """Anything else is a 500 with a generic detail; the traceback goes to the log, not the client."""
-    log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+    """Anything else is a 500 with a generic detail; the traceback goes to the log, not the client,
+    and without the exception's message (it may quote the request's content)."""
+    log.error("unhandled error on %s %s\n%s", request.method, request.url.path, safe_traceback(exc))
     return _json(500, "internal server error")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import secrets
 from pathlib import Path
 
@@ -45,7 +46,18 @@ def load_or_create_secret(configured: str | None, data_dir: Path) -> bytes:
     path.parent.mkdir(parents=True, exist_ok=True)
     value = secrets.token_hex(32).encode("ascii")
     tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(value)
-    tmp.chmod(0o600)
+    write_private(tmp, value)
     tmp.replace(path)
     return value
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new file that is 0600 from the moment it exists (whatever the umask),
+    so there is no window in which another user could open it. An existing file is replaced."""
+    path.unlink(missing_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # the mode given to open() is still masked by the umask; never widened
+        os.write(fd, data)
+    finally:
+        os.close(fd)

@@ -53,6 +53,9 @@ def settings(data_dir: Path, pg_url: str) -> Settings:
         secret_key=TEST_SECRET,
         auth_cache_seconds=0,
         dreamer_enabled=False,
+        # Every in-process request comes from one address: the whole suite must not trip the
+        # failed-auth limit (tests/hardening/test_ops.py checks it on an app of its own).
+        auth_failure_limit=1_000_000,
     )
 
 

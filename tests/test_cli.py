@@ -164,8 +164,9 @@ async def test_first_serve_bootstraps_one_key(pg_url: str, tmp_path: Path) -> No
         port = free_port()
         proc = start_server(env, port, tmp_path / "first.log")
         try:
-            keys = KEY_LINE.findall((tmp_path / "first.log").read_text())
-            assert len(keys) == 1
+            # stdout is a log file here, so the key goes to a 0600 file instead, never to the log.
+            keys = KEY_LINE.findall((tmp_path / "first-api-key").read_text())
+            assert len(keys) == 1 and keys[0] not in (tmp_path / "first.log").read_text()
             async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=30) as c:
                 r = await c.post("/api/animas", json={"name": "boot"}, headers=_bearer(keys[0]))
                 assert r.status_code == 201, r.text

@@ -1,25 +1,56 @@
-"""``/api/health``: liveness plus a database round trip."""
+"""``/api/health``: liveness plus a database round trip.
+
+Without an admin key it says only whether the service and its database answer, and how fast:
+no exception text, no cache counters (those describe every tenant's traffic).
+"""
 
 from __future__ import annotations
 
 import time
 
-from litestar import Response, get
+from litestar import Request, Response, get
+from litestar.datastructures import State
 from litestar.di import NamedDependency
-from sqlalchemy import text
+from sqlalchemy import select, text
 
+from api.auth import provide_caller
+from api.unavailable import RETRY_AFTER_SECONDS
+from elephantasm.db.models import Org
 from elephantasm.runtime import Runtime
+
+ADMIN_ORG = "local"
+"""Until API keys carry scopes, an admin key is a key of the org ``serve`` bootstraps."""
+
+
+async def _is_admin(request: Request, state: State, runtime: Runtime) -> bool:
+    """Whether the request carries a valid admin key (no key, or a bad one, is simply "no")."""
+    if "authorization" not in request.headers:
+        return False
+    try:
+        caller = await provide_caller(request, state)
+        async with runtime.read_session() as session:
+            name = (await session.execute(select(Org.name).where(Org.id == caller.org_id))).scalar_one_or_none()
+    except Exception:  # noqa: BLE001 - a bad key, or a database error: a health check never fails on its caller
+        return False
+    return name == ADMIN_ORG
 
 
 @get("/api/health", tags=["health"])
-async def health(runtime: NamedDependency[Runtime]) -> Response[dict]:
-    """200 with database latency when Postgres answers, 503 otherwise."""
+async def health(request: Request, state: State, runtime: NamedDependency[Runtime]) -> Response[dict]:
+    """200 with the database latency when Postgres answers, 503 with ``Retry-After`` otherwise;
+    an admin key adds the pack-cache counters (and, when down, the error)."""
     started = time.perf_counter()
     try:
         async with runtime.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
     except Exception as exc:  # noqa: BLE001 - any failure means "not healthy", reported as such
-        return Response({"status": "degraded", "database": "down", "detail": str(exc)}, status_code=503)
+        body = {"status": "degraded", "database": "down", "detail": "the database is unavailable; retry shortly"}
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        if await _is_admin(request, state, runtime):
+            body["error"] = f"{type(exc).__name__}: {exc}"
+        return Response(body, status_code=503, headers=headers)
     db_ms = round((time.perf_counter() - started) * 1000, 3)
-    body = {"status": "ok", "database": "ok", "database_ms": db_ms, "pack_cache": runtime.packs.health()}
+    body = {"status": "ok", "database": "ok", "database_ms": db_ms}
+    if await _is_admin(request, state, runtime):
+        body["pack_cache"] = runtime.packs.health()
     return Response(body, status_code=200)

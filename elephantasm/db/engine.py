@@ -17,6 +17,9 @@ def create_engine(url: str, pool_size: int = 10, max_overflow: int = 10) -> Asyn
         pool_size=pool_size,
         max_overflow=max_overflow,
         pool_recycle=1800,
+        # Driver errors would otherwise quote the bound values (user content, key hashes) into
+        # exception messages, and from there into logs.
+        hide_parameters=True,
     )
 
 

@@ -43,3 +43,13 @@ class AuthenticationError(DomainError):
     """Missing, unknown, revoked or expired API key."""
 
     status_hint = 401
+
+
+class RateLimitedError(DomainError):
+    """Too many attempts (failed authentications) from one client; retry after ``retry_after`` seconds."""
+
+    status_hint = 429
+
+    def __init__(self, detail: Any, retry_after: int) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after

@@ -112,7 +112,9 @@ async def test_serve_runs_the_dreamer_in_process(pg_url: str, data_dir: Path) ->
                      ELEPHANTASM_DREAMER_DEBOUNCE_SECONDS="0")
     proc = start_server(env, port, log)
     try:
-        key = re.search(r"export ELEPHANTASM_API_KEY=(\S+)", log.read_text()).group(1)  # first-start bootstrap
+        key_file = data_dir / "first-api-key"  # first-start bootstrap (stdout is a log: not there)
+        key = re.search(r"export ELEPHANTASM_API_KEY=(\S+)", key_file.read_text()).group(1)
+        key_file.unlink()
         async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {key}"}) as http:
             anima = (await http.post("/api/animas", json={"name": "served"})).json()
             batch = [{"anima_id": anima["id"], **{k: (v.isoformat() if k == "occurred_at" else v) for k, v in e.items()}}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -29,3 +32,28 @@ def error(r: httpx.Response, status: int) -> str:
     body = r.json()
     assert body.get("detail"), body
     return json.dumps(body["detail"], ensure_ascii=False)
+
+
+@contextmanager
+def captured_logs() -> Iterator[list[str]]:
+    """Every log line (message and formatted traceback) emitted in the block, at any level.
+
+    A handler of our own on the root logger: the app's logging setup routes records through a
+    queue handler that pytest's ``caplog`` does not see.
+    """
+    lines: list[str] = []
+    formatter = logging.Formatter("%(name)s %(message)s")
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(formatter.format(record))
+
+    root, handler = logging.getLogger(), Collect(logging.DEBUG)
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        yield lines
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)

@@ -10,6 +10,7 @@ import pytest
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.packs import MemoryPackRead
 from elephantasm.tokens import get_token_counter
+from elephantasm.services.keys import create_key
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import add_knowledge, add_memory, extract, latest, latest_url, set_identity
@@ -149,10 +150,15 @@ async def test_etag_and_304(pclient: httpx.AsyncClient, tenant: Tenant, panima: 
     assert r.status_code == 200 and r.headers["etag"] != etag
 
 
-async def test_health_reports_pack_cache_counters(pclient: httpx.AsyncClient, tenant: Tenant, panima: dict) -> None:
+async def test_health_reports_pack_cache_counters(
+    pclient: httpx.AsyncClient, runtime, tenant: Tenant, panima: dict
+) -> None:  # type: ignore[no-untyped-def]
     await extract(pclient, tenant, panima["id"], "hello")
     await latest(pclient, tenant, panima["id"])
     await latest(pclient, tenant, panima["id"])
-    stats = (await pclient.get("/api/health")).json()["pack_cache"]
+    assert "pack_cache" not in (await pclient.get("/api/health")).json()  # counters are for admins only
+    async with runtime.unit_of_work() as session:  # an admin key: the bootstrap org's (see api/routes/health.py)
+        admin = await create_key(session, runtime.secret, "local", name="health-admin")
+    stats = (await pclient.get("/api/health", headers={"Authorization": f"Bearer {admin.key}"})).json()["pack_cache"]
     assert (stats["misses"], stats["memory_hits"], stats["compiles"]) == (1, 1, 1)
     assert stats["compile_ms_p50"] > 0 and stats["entries"] == 1 and 0 < stats["bytes"] <= stats["max_bytes"]

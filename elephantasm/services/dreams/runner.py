@@ -98,8 +98,8 @@ async def _heartbeats(runtime: Runtime, run_id: uuid.UUID) -> None:
             if not await heartbeat(runtime, run_id):
                 log.warning("dream run %s is no longer running; its writes will be refused", run_id)
                 return
-        except Exception:  # noqa: BLE001 - a missed beat is retried; staleness is judged by age
-            log.warning("heartbeat of dream run %s failed", run_id, exc_info=True)
+        except Exception as exc:  # noqa: BLE001 - a missed beat is retried; staleness is judged by age
+            log.warning("heartbeat of dream run %s failed: %s", run_id, safe_traceback(exc))
 
 
 async def _claim(runtime: Runtime, run: DreamRun, cutoff: datetime, limit: int

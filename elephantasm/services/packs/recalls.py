@@ -22,6 +22,8 @@ from datetime import datetime
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from elephantasm.logsafe import safe_traceback
+
 log = logging.getLogger(__name__)
 
 _RECORD_SQL = text("""
@@ -76,8 +78,8 @@ class RecallBatcher:
             await asyncio.sleep(self.interval)
             try:
                 await self.flush()
-            except Exception:  # noqa: BLE001 - recalls are a soft signal: log, drop, keep serving
-                log.exception("recording pack recalls failed")
+            except Exception as exc:  # noqa: BLE001 - recalls are a soft signal: log, drop, keep serving
+                log.error("recording pack recalls failed: %s", safe_traceback(exc))
 
     async def flush(self) -> int:
         """Write everything noted so far now; returns how many memory recalls were written."""
@@ -104,5 +106,5 @@ class RecallBatcher:
             self._task = None
         try:
             await self.flush()
-        except Exception:  # noqa: BLE001 - shutting down: losing the last second of recalls is fine
-            log.exception("recording pack recalls at shutdown failed")
+        except Exception as exc:  # noqa: BLE001 - shutting down: losing the last second of recalls is fine
+            log.error("recording pack recalls at shutdown failed: %s", safe_traceback(exc))

@@ -28,6 +28,7 @@ from elephantasm.services.packs.compiler import CompiledPack, compile_pack
 from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
 from elephantasm.services.packs.store import persist
 from elephantasm.tokens import validate_encoding
+from elephantasm.logsafe import safe_traceback
 
 if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
@@ -126,8 +127,8 @@ def _recorder(runtime: Runtime, org_id: uuid.UUID, compiled: CompiledPack, entry
     async def record() -> None:
         try:
             await persist(runtime, org_id, compiled, entry)
-        except Exception:  # noqa: BLE001 - derived data: the pack was served; a later compile re-records it
-            log.exception("recording compiled pack %s failed", compiled.pack_id)
+        except Exception as exc:  # noqa: BLE001 - derived data: the pack was served; a later compile re-records it
+            log.error("recording compiled pack %s failed: %s", compiled.pack_id, safe_traceback(exc))
 
     return record
 
