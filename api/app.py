@@ -15,6 +15,7 @@ from api.auth import AuthCache, provide_caller
 from api.deps import provide_runtime
 from api.errors import EXCEPTION_HANDLERS
 from api.guards import GuardedRequest, query_guard
+from api.openapi import document_api
 from api.ratelimit import FailedAuthLimiter
 from api.unavailable import UNAVAILABLE_HANDLERS
 from api.routes.animas import AnimaController
@@ -57,7 +58,7 @@ def create_app(
             for manager in reversed(managers):
                 await manager.__aexit__(None, None, None)
 
-    return Litestar(
+    app = Litestar(
         route_handlers=ROUTE_HANDLERS,
         dependencies={"runtime": Provide(provide_runtime, sync_to_thread=False), "caller": Provide(provide_caller)},
         exception_handlers={**EXCEPTION_HANDLERS, **UNAVAILABLE_HANDLERS},  # type: ignore[arg-type]
@@ -77,3 +78,5 @@ def create_app(
         openapi_config=OpenAPIConfig(title="Elephantasm", version="0.1.0", path="/schema"),
         debug=False,
     )
+    document_api(app)
+    return app

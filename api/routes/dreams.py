@@ -43,7 +43,7 @@ class DreamController(Controller):
         caller: CallerDep,
         runtime: RuntimeDep,
         anima_id: FromQuery[uuid.UUID | None] = None,
-        status: FromQuery[str | None] = None,
+        status: str | None = QueryParameter(default=None, enum=DREAM_STATUSES),
         limit: Limit = 100,
         cursor: Cursor = None,
     ) -> Page[DreamRunRead]:

@@ -62,7 +62,7 @@ class EventController(Controller):
         runtime: RuntimeDep,
         anima_id: FromQuery[uuid.UUID | None] = None,
         session_id: FromQuery[str | None] = None,
-        event_type: FromQuery[str | None] = None,
+        event_type: str | None = QueryParameter(default=None, enum=EVENT_TYPES, description="One event type."),
         since: datetime | None = QueryParameter(default=None, description="occurred_at ≥ since"),
         until: datetime | None = QueryParameter(default=None, description="occurred_at < until"),
         limit: Limit = 100,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from litestar import Controller, get, post
-from litestar.params import FromPath, FromQuery, JSONBody
+from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
@@ -28,7 +28,7 @@ class KnowledgeController(Controller):
         caller: CallerDep,
         runtime: RuntimeDep,
         anima_id: FromQuery[uuid.UUID | None] = None,
-        type: FromQuery[str | None] = None,  # noqa: A002 - the wire name
+        type: str | None = QueryParameter(default=None, enum=KNOWLEDGE_TYPES),  # noqa: A002 - the wire name
         topic: FromQuery[str | None] = None,
         include_superseded: FromQuery[bool] = False,
         limit: Limit = 100,

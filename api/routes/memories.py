@@ -32,7 +32,9 @@ class MemoryController(Controller):
         caller: CallerDep,
         runtime: RuntimeDep,
         anima_id: FromQuery[uuid.UUID | None] = None,
-        memory_state: str | None = QueryParameter(default=None, name="state", description="active|decaying|archived"),
+        memory_state: str | None = QueryParameter(
+            default=None, name="state", enum=MEMORY_STATES, description="active|decaying|archived"
+        ),
         limit: Limit = 100,
         cursor: Cursor = None,
     ) -> Page[MemoryRead]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from elephantasm.db.models import DREAM_STATUSES
 from elephantasm.schemas.common import StrictModel
 
 
@@ -26,7 +27,7 @@ class DreamRunRead(BaseModel):
 
     id: uuid.UUID
     anima_id: uuid.UUID
-    status: str
+    status: str = Field(json_schema_extra={"enum": list(DREAM_STATUSES)})
     trigger: str
     engine: str
     model: str | None

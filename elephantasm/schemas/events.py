@@ -16,7 +16,7 @@ class EventCreate(StrictModel):
     """Body of ``POST /api/events`` (and each item of a batch)."""
 
     anima_id: uuid.UUID
-    event_type: str
+    event_type: str = Field(json_schema_extra={"enum": list(EVENT_TYPES)})
     content: str = Field(min_length=1)
     role: str | None = Field(default=None, max_length=64)
     author: str | None = Field(default=None, max_length=200)
@@ -56,7 +56,7 @@ class EventRead(BaseModel):
 
     id: uuid.UUID
     anima_id: uuid.UUID
-    event_type: str
+    event_type: str = Field(json_schema_extra={"enum": list(EVENT_TYPES)})
     role: str | None
     author: str | None
     summary: str | None

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from elephantasm.db.models import KNOWLEDGE_TYPES
 from elephantasm.schemas.common import StoredJson, StrictModel
 
 
@@ -20,7 +21,7 @@ class KnowledgeRead(BaseModel):
 
     id: uuid.UUID
     anima_id: uuid.UUID
-    type: str
+    type: str = Field(json_schema_extra={"enum": list(KNOWLEDGE_TYPES)})
     topic: str | None
     subject_key: str | None
     content: str

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from elephantasm.db.models import MEMORY_STATES
 from elephantasm.schemas.common import StoredJson, StrictModel
 
 MemoryState = Literal["active", "decaying", "archived"]
@@ -22,7 +23,7 @@ class MemoryRead(BaseModel):
     content: str | None
     importance: float
     confidence: float
-    state: str
+    state: str = Field(json_schema_extra={"enum": list(MEMORY_STATES)})
     session_id: str | None
     time_start: datetime | None
     time_end: datetime | None

@@ -1,0 +1,142 @@
+"""Make the OpenAPI document tell the truth about every route, including the routes added later.
+
+Litestar documents each handler's success response and a generic ``400``. What the service really
+answers on errors is decided in a few central places (the auth dependency, the input guards, the
+error handlers), so the error responses are documented here, from the same facts, once for all
+routes: 401/429 wherever a key is required, 404 wherever an id is looked up, 413 and 422 where a
+body is read (422 everywhere: the query-string guard runs on every route), 503 everywhere, 304
+where ``If-None-Match`` is honoured. Also: path ids are ``format: uuid`` (they are parsed as UUIDs)
+and the ``bearer`` security scheme is declared.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Litestar
+from litestar.openapi.spec import (
+    Components,
+    OpenAPI,
+    OpenAPIFormat,
+    OpenAPIHeader,
+    OpenAPIMediaType,
+    OpenAPIResponse,
+    OpenAPIType,
+    Operation,
+    Reference,
+    Schema,
+    SecurityScheme,
+)
+from litestar.routes import HTTPRoute
+
+CONFLICTS = {("POST", "/api/dreams/trigger")}
+"""Operations that answer 409 (a state conflict), beyond the generic rules."""
+
+_ERROR = "#/components/schemas/Error"
+_RETRY_AFTER = OpenAPIHeader(
+    schema=Schema(type=OpenAPIType.STRING, pattern="^[0-9]+$"), description="Seconds to wait before retrying."
+)
+_WHY = {
+    401: "Missing, malformed, unknown, revoked or expired API key.",
+    404: "Not found (another organisation's ids are not found either).",
+    409: "Conflicts with the current state (e.g. a dream run is already running).",
+    413: "Request body or one item over its size limit.",
+    422: "Invalid input; ``detail`` names the field (a list of field errors for schema violations).",
+    429: "Too many failed authentication attempts from this address.",
+    503: "The database is unavailable; retry after ``Retry-After`` seconds.",
+}
+
+
+def _error_schemas() -> dict[str, Schema]:
+    field_error = Schema(
+        type=OpenAPIType.OBJECT,
+        required=["loc", "msg"],
+        properties={
+            "loc": Schema(type=OpenAPIType.ARRAY,
+                          items=Schema(one_of=[Schema(type=OpenAPIType.STRING), Schema(type=OpenAPIType.INTEGER)])),
+            "msg": Schema(type=OpenAPIType.STRING),
+        },
+    )
+    detail = Schema(one_of=[
+        Schema(type=OpenAPIType.STRING),
+        Schema(type=OpenAPIType.ARRAY, items=Reference("#/components/schemas/FieldError")),
+    ])
+    error = Schema(type=OpenAPIType.OBJECT, required=["detail"], properties={"detail": detail},
+                   description="Every error body: JSON with ``detail``.")
+    return {"FieldError": field_error, "Error": error}
+
+
+def _error_response(status: int) -> OpenAPIResponse:
+    headers = {"Retry-After": _RETRY_AFTER} if status in (429, 503) else None
+    if status == 401:
+        headers = {"WWW-Authenticate": OpenAPIHeader(schema=Schema(type=OpenAPIType.STRING))}
+    return OpenAPIResponse(
+        description=_WHY[status], headers=headers,
+        content={"application/json": OpenAPIMediaType(schema=Reference(_ERROR))},
+    )
+
+
+def _mentions_anima(openapi: OpenAPI, op: Operation) -> bool:
+    """Whether the operation takes an ``anima_id`` (query or body): an unknown one is a 404."""
+    if any(getattr(p, "name", None) == "anima_id" for p in op.parameters or []):
+        return True
+    body = op.request_body
+    content = getattr(body, "content", None) or {}
+    for media in content.values():
+        ref = getattr(media.schema, "ref", None)
+        schema = (openapi.components.schemas or {}).get(ref.rsplit("/", 1)[-1]) if ref else media.schema
+        if schema is not None and "anima_id" in (getattr(schema, "properties", None) or {}):
+            return True
+    return False
+
+
+def _statuses(openapi: OpenAPI, method: str, path: str, op: Operation, authenticated: bool) -> set[int]:
+    statuses = {422, 503}
+    if authenticated:
+        statuses |= {401, 429}
+    if "{" in path or _mentions_anima(openapi, op):
+        statuses.add(404)
+    if op.request_body is not None:
+        statuses.add(413)
+    if (method, path) in CONFLICTS:
+        statuses.add(409)
+    return statuses
+
+
+def _document_operation(openapi: OpenAPI, method: str, path: str, op: Operation, authenticated: bool) -> None:
+    responses: dict[str, Any] = dict(op.responses or {})
+    responses.pop("400", None)  # never answered: undecodable or invalid input is a 422
+    for status in sorted(_statuses(openapi, method, path, op, authenticated)):
+        responses.setdefault(str(status), _error_response(status))
+    if any(getattr(p, "name", "").lower() == "if-none-match" for p in op.parameters or []):
+        responses["304"] = OpenAPIResponse(description="Not modified: the ETag given in If-None-Match still matches.")
+    if (method, path) == ("POST", "/api/events") and "201" in responses:
+        responses["200"] = OpenAPIResponse(description="The event already existed (same dedupe_key): the stored one.",
+                                           content=responses["201"].content)
+    op.responses = responses
+    for param in op.parameters or []:
+        if getattr(param, "param_in", None) == "path" and param.name.endswith("_id"):
+            param.schema = Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.UUID)
+    op.security = [{"bearer": []}] if authenticated else [{}, {"bearer": []}]
+
+
+def document_api(app: Litestar) -> None:
+    """Complete the app's OpenAPI document in place (it is built once and cached by Litestar)."""
+    openapi = app.openapi_schema
+    components = openapi.components if isinstance(openapi.components, Components) else Components()
+    components.schemas = {**(components.schemas or {}), **_error_schemas()}
+    components.security_schemes = {
+        **(components.security_schemes or {}),
+        "bearer": SecurityScheme(type="http", scheme="bearer", description="Authorization: Bearer sk_live_…"),
+    }
+    openapi.components = components
+    for route in app.routes:
+        if not isinstance(route, HTTPRoute):
+            continue
+        item = (openapi.paths or {}).get(route.path_format)
+        for handler in route.route_handlers:
+            authenticated = "caller" in handler.parsed_fn_signature.parameters
+            for method in handler.http_methods:
+                op = getattr(item, method.lower(), None) if item is not None else None
+                if isinstance(op, Operation):
+                    _document_operation(openapi, method, route.path_format, op, authenticated)
