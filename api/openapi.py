@@ -76,18 +76,30 @@ def _error_response(status: int) -> OpenAPIResponse:
     )
 
 
+def _schema_mentions(openapi: OpenAPI, schema: Any, name: str, seen: set[str]) -> bool:
+    """Whether ``schema`` (following ``$ref``s, items and unions) has a property called ``name``."""
+    ref = getattr(schema, "ref", None)
+    if ref is not None:
+        if ref in seen:
+            return False
+        seen.add(ref)
+        schema = (openapi.components.schemas or {}).get(ref.rsplit("/", 1)[-1])
+    if schema is None:
+        return False
+    properties = getattr(schema, "properties", None) or {}
+    if name in properties:
+        return True
+    children = [*properties.values(), getattr(schema, "items", None),
+                *(getattr(schema, "one_of", None) or []), *(getattr(schema, "any_of", None) or [])]
+    return any(_schema_mentions(openapi, child, name, seen) for child in children if child is not None)
+
+
 def _mentions_anima(openapi: OpenAPI, op: Operation) -> bool:
     """Whether the operation takes an ``anima_id`` (query or body): an unknown one is a 404."""
     if any(getattr(p, "name", None) == "anima_id" for p in op.parameters or []):
         return True
-    body = op.request_body
-    content = getattr(body, "content", None) or {}
-    for media in content.values():
-        ref = getattr(media.schema, "ref", None)
-        schema = (openapi.components.schemas or {}).get(ref.rsplit("/", 1)[-1]) if ref else media.schema
-        if schema is not None and "anima_id" in (getattr(schema, "properties", None) or {}):
-            return True
-    return False
+    content = getattr(op.request_body, "content", None) or {}
+    return any(_schema_mentions(openapi, media.schema, "anima_id", set()) for media in content.values())
 
 
 def _statuses(openapi: OpenAPI, method: str, path: str, op: Operation, authenticated: bool) -> set[int]:

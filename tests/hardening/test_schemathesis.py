@@ -1,0 +1,127 @@
+"""Property-based fuzzing of the whole API from its own OpenAPI document (issue 11.7).
+
+A real ``elephantasm serve`` on loopback, seeded with one tenant's anima, events, a dream's
+memories/knowledge/identity and a pack. Every operation gets schemathesis's positive and negative
+examples (bounded, derandomized, so the run is the same every time), once with generated ids and
+once with the seeded ones, and every response must pass: no 5xx, a documented status, the
+documented content type, headers and body schema.
+
+``ELEPHANTASM_FUZZ_EXAMPLES`` sets the examples per operation and mode (default 12).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from elephantasm.runtime import Runtime
+from elephantasm.services.dreams import run_dream
+from tests.conftest import TEST_SECRET, make_tenant
+from tests.support.servers import free_port, server_env, start_server, stop_server
+
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_headers_conformance,
+          response_schema_conformance]
+EXAMPLES = int(os.environ.get("ELEPHANTASM_FUZZ_EXAMPLES", "12"))
+
+
+@pytest.fixture(scope="module")
+def fuzz_server(pg_url: str, data_dir: Path) -> Iterator[str]:
+    """A server of its own: the shared one may sit behind another test's failed-auth budget."""
+    port = free_port()
+    env = server_env(pg_url, TEST_SECRET, data_dir, ELEPHANTASM_AUTH_FAILURE_LIMIT="1000000")
+    proc = start_server(env, port, data_dir / f"fuzz-server-{port}.log")
+    yield f"http://127.0.0.1:{port}"
+    stop_server(proc)
+
+
+async def _seed(runtime: Runtime, base_url: str) -> tuple[dict[str, str], dict[str, str]]:
+    """A tenant with an anima, events, a completed dream and a served pack; (headers, known ids)."""
+    tenant = await make_tenant(runtime, "fuzz")
+    async with httpx.AsyncClient(base_url=base_url, headers=tenant.headers, timeout=60) as http:
+        anima = (await http.post("/api/animas", json={"name": "fuzzed"})).json()
+        events = [{"anima_id": anima["id"], "event_type": "message.in" if i % 2 == 0 else "message.out",
+                   "role": "user" if i % 2 == 0 else "assistant", "session_id": "s1",
+                   "content": text} for i, text in enumerate(
+                       ["I live in Porto and I love green tea.", "Porto is lovely.",
+                        "My sister Ana is a chemist.", "Nice, chemistry!"])]
+        stored = (await http.post("/api/events/batch", json={"events": events})).json()["items"]
+        await run_dream(runtime, tenant.org_id, uuid.UUID(anima["id"]))
+        memories = (await http.get("/api/memories", params={"anima_id": anima["id"]})).json()["items"]
+        knowledge = (await http.get("/api/knowledge", params={"anima_id": anima["id"]})).json()["items"]
+        runs = (await http.get("/api/dreams/sessions", params={"anima_id": anima["id"]})).json()["items"]
+        pack = (await http.get(f"/api/animas/{anima['id']}/memory-packs/latest", params={"query": "tea"})).json()
+    ids = {"anima_id": anima["id"], "event_id": stored[0]["id"], "run_id": runs[0]["id"], "pack_id": pack["id"]}
+    if memories:
+        ids["memory_id"] = memories[0]["id"]
+    if knowledge:
+        ids["knowledge_id"] = knowledge[0]["id"]
+    return tenant.headers, ids
+
+
+def _with_known_ids(case: schemathesis.Case, ids: dict[str, str]) -> None:
+    """Point the case at the seeded rows (never for DELETE: the rows must outlive the run)."""
+    if case.method.upper() == "DELETE":
+        return
+    for name in list(case.path_parameters or {}):
+        if name in ids:
+            case.path_parameters[name] = ids[name]
+    if isinstance(case.query, dict) and "anima_id" in case.query:
+        case.query["anima_id"] = ids["anima_id"]
+    if isinstance(case.body, dict) and "anima_id" in case.body:
+        case.body["anima_id"] = ids["anima_id"]
+
+
+def _fuzz(operation: Any, mode: GenerationMode, base_url: str, headers: dict[str, str],
+          ids: dict[str, str] | None, session: requests.Session) -> None:
+    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
+              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(case=operation.as_strategy(generation_mode=mode))
+    def run(case: schemathesis.Case) -> None:
+        if ids is not None:
+            _with_known_ids(case, ids)
+        case.call_and_validate(base_url=base_url, session=session, headers=headers, checks=CHECKS, timeout=60)
+
+    run()
+
+
+async def test_schemathesis_finds_no_server_error_and_no_schema_violation(runtime: Runtime, fuzz_server: str) -> None:
+    import asyncio
+
+    headers, ids = await _seed(runtime, fuzz_server)
+    schema = schemathesis.openapi.from_url(f"{fuzz_server}/schema/openapi.json")
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 30
+    # DELETEs last, so the seeded rows serve every other operation first.
+    operations.sort(key=lambda op: (op.method.upper() == "DELETE", op.label))
+    failures: list[str] = []
+    with requests.Session() as session:
+        for operation in operations:
+            for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+                for known in (None, ids):
+                    try:
+                        await asyncio.to_thread(_fuzz, operation, mode, fuzz_server, headers, known, session)
+                    except Unsatisfiable:
+                        assert mode is GenerationMode.NEGATIVE  # nothing to make invalid (no parameters, no body)
+                    except BaseException as exc:  # noqa: BLE001 - collected: one run reports every finding
+                        if isinstance(exc, KeyboardInterrupt | SystemExit):
+                            raise
+                        failures.append(f"{operation.label} [{mode.value}{', seeded ids' if known else ''}]:\n{exc}")
+    assert not failures, "\n\n".join(failures)[:20000]
