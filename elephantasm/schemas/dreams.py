@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from elephantasm.db.models import DREAM_STATUSES
-from elephantasm.schemas.common import StrictModel
+from elephantasm.schemas.common import StoredJson, StrictModel
 
 
 class DreamTrigger(StrictModel):
@@ -60,8 +60,8 @@ class DreamActionRead(BaseModel):
     action: str
     target_type: str
     target_id: uuid.UUID | None
-    before: dict[str, Any] | None
-    after: dict[str, Any] | None
+    before: StoredJson | None
+    after: StoredJson | None
     created_at: datetime
 
 
