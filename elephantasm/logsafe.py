@@ -18,7 +18,7 @@ def safe_traceback(exc: BaseException) -> str:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         frames = "".join(traceback.format_tb(current.__traceback__))
-        parts.append(f"Traceback (most recent call last):\n{frames}{type(current).__module__}.{type(current).__qualname__}"
-                     " (message withheld: it may quote user data)")
+        name = f"{type(current).__module__}.{type(current).__qualname__}"
+        parts.append(f"Traceback (most recent call last):\n{frames}{name} (message withheld: it may quote user data)")
         current = current.__cause__ or current.__context__
     return "\n\nwhich was raised while handling or caused by:\n\n".join(parts)

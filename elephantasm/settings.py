@@ -48,7 +48,9 @@ class Settings(BaseSettings):
     max_json_depth: int = Field(
         default=32, ge=1, le=64, description="Deepest nesting accepted in any JSON field (meta…); 422 beyond."
     )
-    max_json_bytes: int = Field(default=256 * 1024, ge=1, description="Largest JSON field (meta…) in bytes; 422 beyond.")
+    max_json_bytes: int = Field(
+        default=256 * 1024, ge=1, description="Largest JSON field (meta…) in bytes; 422 beyond."
+    )
     auth_failure_limit: int = Field(
         default=20, ge=1, description="Failed authentications per client address per window before 429."
     )

@@ -4,7 +4,6 @@ of logs, and a secret file that is never readable by others."""
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import stat

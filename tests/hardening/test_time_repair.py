@@ -17,13 +17,15 @@ async def test_out_of_window_event_times_are_repaired_and_kept_in_meta(pg_url: s
         try:
             org, anima = uuid.uuid4(), uuid.uuid4()
             await conn.execute("INSERT INTO orgs (id, name) VALUES ($1, 'repair')", org)
-            await conn.execute("INSERT INTO animas (id, org_id, name, last_event_at) VALUES ($1, $2, 'a', 'infinity')",
-                               anima, org)
-            bad = {"-infinity": uuid.uuid4(), "9999-12-31 23:59:59-14": uuid.uuid4(), "0001-01-01 00:00:00+14": uuid.uuid4()}
+            await conn.execute(
+                "INSERT INTO animas (id, org_id, name, last_event_at) VALUES ($1, $2, 'a', 'infinity')", anima, org
+            )
+            bad = {at: uuid.uuid4() for at in ("-infinity", "9999-12-31 23:59:59-14", "0001-01-01 00:00:00+14")}
             good = uuid.uuid4()
             for at, event_id in [*bad.items(), ("2026-01-02 03:04:05+00", good)]:
                 await conn.execute(
-                    "INSERT INTO events (id, org_id, anima_id, event_type, content, occurred_at, created_at, updated_at)"
+                    "INSERT INTO events (id, org_id, anima_id, event_type, content, occurred_at, created_at,"
+                    " updated_at)"
                     " VALUES ($1, $2, $3, 'system', 'x', $4::text::timestamptz, '2026-03-01 00:00:00+00', now())",
                     event_id, org, anima, at,
                 )
@@ -34,7 +36,9 @@ async def test_out_of_window_event_times_are_repaired_and_kept_in_meta(pg_url: s
                 assert rows[event_id]["at"] == "2026-03-01 00:00:00+00" and rows[event_id]["original"]
             assert rows[bad["-infinity"]]["original"] == "-infinity"
             assert rows[good]["at"] == "2026-01-02 03:04:05+00" and rows[good]["original"] is None
-            head = await conn.fetchrow("SELECT last_event_at::text AS at, dream_status FROM animas WHERE id = $1", anima)
+            head = await conn.fetchrow(
+                "SELECT last_event_at::text AS at, dream_status FROM animas WHERE id = $1", anima
+            )
             assert head["at"] == "2026-03-01 00:00:00+00" and head["dream_status"] == "ok"
         finally:
             await conn.close()

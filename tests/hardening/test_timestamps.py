@@ -28,8 +28,8 @@ async def test_occurred_at_outside_the_window_is_422(
         occurred_at = (datetime.now(UTC) + timedelta(days=2)).isoformat()
     r = await client.post("/api/events", json=_event(anima, occurred_at=occurred_at), headers=tenant.headers)
     assert "occurred_at" in error(r, 422)
-    r = await client.post("/api/events/batch", json={"events": [_event(anima), _event(anima, occurred_at=occurred_at)]},
-                          headers=tenant.headers)
+    batch = {"events": [_event(anima), _event(anima, occurred_at=occurred_at)]}
+    r = await client.post("/api/events/batch", json=batch, headers=tenant.headers)
     assert "occurred_at" in error(r, 422)
     listed = await client.get("/api/events", params={"anima_id": anima["id"]}, headers=tenant.headers)
     assert listed.json()["items"] == []
@@ -45,7 +45,9 @@ async def test_occurred_at_inside_the_window_is_kept(client: httpx.AsyncClient, 
 
 @pytest.mark.parametrize("value", OVERFLOWING)
 @pytest.mark.parametrize("param", ["since", "until"])
-async def test_since_until_out_of_range_is_422(client: httpx.AsyncClient, tenant: Tenant, param: str, value: str) -> None:
+async def test_since_until_out_of_range_is_422(
+    client: httpx.AsyncClient, tenant: Tenant, param: str, value: str
+) -> None:
     r = await client.get("/api/events", params={param: value}, headers=tenant.headers)
     assert param in error(r, 422)
 
@@ -68,7 +70,9 @@ async def test_as_of_and_expires_at_out_of_range_are_422(
 
 
 @pytest.mark.parametrize("value", ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"])
-@pytest.mark.parametrize("path", ["/api/events", "/api/animas", "/api/memories", "/api/knowledge", "/api/dreams/sessions"])
+@pytest.mark.parametrize(
+    "path", ["/api/events", "/api/animas", "/api/memories", "/api/knowledge", "/api/dreams/sessions"]
+)
 async def test_crafted_cursor_is_422(client: httpx.AsyncClient, tenant: Tenant, path: str, value: str) -> None:
     raw = json.dumps([value, "00000000-0000-4000-8000-000000000000"]).encode()
     cursor = base64.urlsafe_b64encode(raw).decode().rstrip("=")

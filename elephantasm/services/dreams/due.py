@@ -56,7 +56,8 @@ async def find_due_animas(
     failed runs or parked as failed; longest-waiting first.
     """
     rows = await session.execute(_DUE_SQL, {
-        "now": now, "fresh": now - stale_after, "min_pending": max(1, min_pending), "quiet_before": now - quiet, "limit": limit,
+        "now": now, "fresh": now - stale_after, "min_pending": max(1, min_pending), "quiet_before": now - quiet,
+        "limit": limit,
     })
     return [DueAnima(r.org_id, r.anima_id, r.pending) for r in rows]
 
