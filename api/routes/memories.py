@@ -15,6 +15,7 @@ from elephantasm.schemas.common import Page
 from elephantasm.schemas.events import EventRead
 from elephantasm.schemas.memories import MemoryRead, MemorySearch, MemoryUpdate
 from elephantasm.services.dreams import memories as svc
+from elephantasm.services.forget import forget
 
 _NOT_NULL = ("summary", "importance", "confidence", "state")
 
@@ -66,9 +67,9 @@ class MemoryController(Controller):
 
     @delete("/{memory_id:str}", status_code=HTTP_204_NO_CONTENT)
     async def delete_memory(self, memory_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:
-        """Soft-delete a memory: it leaves every list, search and pack."""
-        async with runtime.unit_of_work() as session:
-            await svc.delete_memory(session, caller.org_id, parse_uuid("memory_id", memory_id), runtime.clock())
+        """Forget a memory: it, the memories merged into it and the knowledge learnt only from it leave
+        every list, search, pack and served-pack history; their text is scrubbed (events stay)."""
+        await forget(runtime, caller.org_id, "memory", parse_uuid("memory_id", memory_id))
 
     @get("/{memory_id:str}/events")
     async def memory_events(

@@ -81,6 +81,13 @@ class SnapshotLRU:
             self.bytes -= evicted.size
             self.evictions += 1
 
+    def discard_mentioning(self, needles: list[bytes]) -> int:
+        """Drop every entry whose body contains any of ``needles`` (forgotten ids); returns how many."""
+        doomed = [k for k, e in self._entries.items() if any(n in e.body for n in needles)]
+        for key in doomed:
+            self.bytes -= self._entries.pop(key).size
+        return len(doomed)
+
     def clear(self) -> None:
         """Drop every entry (tests use it to force the shared tier or a compile)."""
         self._entries.clear()
