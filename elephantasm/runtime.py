@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,6 +25,8 @@ from elephantasm.settings import Settings
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+AnimaPurgeHook = Callable[[AsyncSession, uuid.UUID, uuid.UUID], Awaitable[None]]
+"""``hook(session, org_id, anima_id)``: erase what a store outside the core tables keeps of an anima."""
 
 
 def utc_now() -> datetime:
@@ -48,6 +51,10 @@ class Runtime:
     """Background dream runs of this process (manual triggers, scheduler); cancelled on close."""
     packs: PackState = field(default_factory=PackState)
     """Pack snapshot LRU, cache counters and the recall batcher of this process."""
+    anima_purge_hooks: list[AnimaPurgeHook] = field(default_factory=list)
+    """Called by a hard purge of an anima (``services/purge.py``) before its rows are deleted, in the
+    purge's transaction: stores outside Postgres (e.g. KV-snapshot files) register here to erase
+    their share. A hook that raises aborts the purge (it can be retried), so hooks must be idempotent."""
 
     @asynccontextmanager
     async def unit_of_work(self) -> AsyncIterator[AsyncSession]:

@@ -8,7 +8,7 @@ import logging
 import sys
 from collections.abc import Callable
 
-from elephantasm.cli import admin, dream, importer, server
+from elephantasm.cli import admin, anima_data, dream, importer, server
 from elephantasm.cli import inject as inject_cmd
 from elephantasm.settings import Settings
 
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     alist = animas.add_parser("list")
     alist.add_argument("--org", default="local")
     alist.set_defaults(func=admin.animas_list)
+    anima_data.add_parser(animas)
 
     events = sub.add_parser("events", help="events").add_subparsers(dest="events_command", required=True)
     imp = events.add_parser("import", help="import events from a JSON-lines file")
