@@ -14,6 +14,7 @@ from litestar.openapi import OpenAPIConfig
 from api.auth import AuthCache, provide_caller
 from api.deps import provide_runtime
 from api.errors import EXCEPTION_HANDLERS
+from api.routes.anima_transfer import AnimaTransferController
 from api.routes.animas import AnimaController
 from api.routes.dreams import DreamController
 from api.routes.events import EventController
@@ -31,6 +32,8 @@ ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController, KeyContro
 ROUTE_HANDLERS += [DreamController, MemoryController, KnowledgeController, IdentityController]
 # Memory packs (inject): latest, explicit compile, served-pack history.
 ROUTE_HANDLERS += [AnimaPackController, PackController]
+# Issue 11: export/import of one anima.
+ROUTE_HANDLERS += [AnimaTransferController]
 
 
 def create_app(
