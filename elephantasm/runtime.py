@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from elephantasm.db.embedded import start_embedded_postgres
 from elephantasm.db.engine import create_engine, create_sessionmaker
+from elephantasm.db.errors import domain_errors
 from elephantasm.llm.embedders import Embedder
 from elephantasm.llm.factory import build_embedder
 from elephantasm.security import load_or_create_secret
@@ -61,10 +62,12 @@ class Runtime:
         """A session whose transaction commits on success and rolls back on error.
 
         The commit happens before the caller responds, so an acknowledged write is durable.
+        Integrity and data errors (also at commit) surface as domain errors (``db/errors.py``).
         """
-        async with self.sessionmaker() as session:
-            async with session.begin():
-                yield session
+        with domain_errors():
+            async with self.sessionmaker() as session:
+                async with session.begin():
+                    yield session
 
     @asynccontextmanager
     async def read_session(self) -> AsyncIterator[AsyncSession]:

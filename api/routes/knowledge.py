@@ -9,6 +9,7 @@ from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from api.scopes import READ_ONLY
 from elephantasm.db.models import KNOWLEDGE_TYPES
 from elephantasm.domain.errors import ValidationError
 from elephantasm.schemas.common import Page
@@ -69,7 +70,7 @@ class KnowledgeController(Controller):
             prov = await svc.knowledge_provenance(session, [r.id for r in rows])
         return [KnowledgeRead.of(r, prov[r.id]) for r in rows]
 
-    @post("/search/semantic", status_code=HTTP_200_OK)
+    @post("/search/semantic", status_code=HTTP_200_OK, opt=READ_ONLY)
     async def search(
         self, data: JSONBody[KnowledgeSearch], caller: CallerDep, runtime: RuntimeDep
     ) -> list[KnowledgeRead]:

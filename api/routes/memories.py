@@ -9,6 +9,7 @@ from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from api.scopes import READ_ONLY
 from elephantasm.db.models import MEMORY_STATES
 from elephantasm.domain.errors import ValidationError
 from elephantasm.schemas.common import Page
@@ -80,7 +81,7 @@ class MemoryController(Controller):
             events = await svc.memory_events(session, caller.org_id, parse_uuid("memory_id", memory_id))
         return [EventRead.model_validate(e, from_attributes=True) for e in events]
 
-    @post("/search/semantic", status_code=HTTP_200_OK)
+    @post("/search/semantic", status_code=HTTP_200_OK, opt=READ_ONLY)
     async def search(self, data: JSONBody[MemorySearch], caller: CallerDep, runtime: RuntimeDep) -> list[MemoryRead]:
         """Memories of one anima nearest in meaning to ``query``, best first, with ``similarity``."""
         (vector,) = await runtime.embedder.embed([data.query])

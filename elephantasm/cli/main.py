@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--org", default="local")
     create.add_argument("--name", default=None)
     create.add_argument("--expires-days", type=int, default=None)
+    create.add_argument("--scope", choices=["admin", "write", "read"], default="admin",
+                        help="admin manages keys; write also writes; read only reads (default admin)")
     create.set_defaults(func=admin.keys_create)
     lst = keys.add_parser("list", help="list keys")
     lst.add_argument("--org", default=None)
