@@ -1,4 +1,4 @@
-"""The pack snapshot cache (DESIGN §7): an in-process LRU bounded in bytes over a Postgres table
+"""The pack snapshot cache (docs/design.md §7): an in-process LRU bounded in bytes over a Postgres table
 shared by every replica (``pack_snapshots``), plus the counters ``/api/health`` reports.
 
 Keys contain the anima's ``state_version`` (see :mod:`.keys`), which every pack-changing write
