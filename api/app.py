@@ -18,6 +18,7 @@ from api.guards import GuardedRequest, query_guard
 from api.openapi import document_api
 from api.ratelimit import FailedAuthLimiter
 from api.unavailable import UNAVAILABLE_HANDLERS
+from api.routes.anima_transfer import AnimaTransferController
 from api.routes.animas import AnimaController
 from api.routes.dreams import DreamController
 from api.routes.events import EventController
@@ -35,6 +36,8 @@ ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController, KeyContro
 ROUTE_HANDLERS += [DreamController, MemoryController, KnowledgeController, IdentityController]
 # Memory packs (inject): latest, explicit compile, served-pack history.
 ROUTE_HANDLERS += [AnimaPackController, PackController]
+# Issue 11: export/import of one anima.
+ROUTE_HANDLERS += [AnimaTransferController]
 
 
 def create_app(

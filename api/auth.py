@@ -1,7 +1,9 @@
-"""Bearer-key authentication as a dependency, with a short-lived verification cache.
+"""Bearer-key authentication (and the key's scope, see ``api/scopes.py``) as a dependency, with a
+short-lived verification cache.
 
-The cache keeps the hot path at zero extra queries; its TTL (``auth_cache_seconds``) bounds how
-long a revoked key keeps working on a replica that verified it just before revocation.
+The cache keeps the hot path at zero extra queries. Revoking a key evicts it from the revoking
+process's cache at once; on other replicas the TTL (``auth_cache_seconds``) bounds how long a key
+revoked elsewhere keeps working. A cached key never outlives its ``expires_at``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from litestar import Request
 from litestar.datastructures import State
 
 from api.ratelimit import FailedAuthLimiter
+from api.scopes import check_scope
 from elephantasm.domain.errors import AuthenticationError
 from elephantasm.runtime import Runtime
 from elephantasm.security import hash_api_key, looks_like_api_key
@@ -32,6 +35,13 @@ class AuthCache:
         if hit is None or hit[1] < time.monotonic():
             return None
         return hit[0]
+
+    def evict_key(self, key_id: object) -> int:
+        """Forget every cached verification of one key (revoked here: no wait for the TTL)."""
+        doomed = [d for d, (caller, _) in self._entries.items() if caller.key_id == key_id]
+        for digest in doomed:
+            del self._entries[digest]
+        return len(doomed)
 
     def put(self, digest: str, caller: Caller) -> None:
         if len(self._entries) >= _MAX_CACHE:
@@ -70,7 +80,8 @@ async def _authenticate(request: Request, state: State) -> Caller:
         raise AuthenticationError("invalid API key")
     digest = hash_api_key(key, runtime.secret)
     caller = cache.get(digest)
-    if caller is not None:
+    if caller is not None and not caller.expired(runtime.clock()):
+        check_scope(request, caller)
         return caller
     async with runtime.unit_of_work() as session:
         caller = await verify_key(session, digest, runtime.clock())
@@ -81,4 +92,5 @@ async def _authenticate(request: Request, state: State) -> Caller:
         raise AuthenticationError("invalid, revoked or expired API key")
     if runtime.settings.auth_cache_seconds > 0:
         cache.put(digest, caller)
+    check_scope(request, caller)
     return caller

@@ -1,7 +1,7 @@
 """Bulk-load one anima with N memories (+ N/10 knowledge, provenance, pending events) for ``inject``.
 
 Rows go in with COPY (CSV) into tables whose full-text and HNSW indexes are dropped first and
-rebuilt afterwards (PLATFORM-NOTES: one-by-one inserts into an HNSW-indexed table are ~200x
+rebuilt afterwards (docs/design.md §12: one-by-one inserts into an HNSW-indexed table are ~200x
 slower). Texts come from a seeded generator with a few hundred words, so full-text and cosine
 matching are selective the way real memories are; embeddings come from the built-in HashEmbedder.
 """

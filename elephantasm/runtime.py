@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -13,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from elephantasm.db.embedded import start_embedded_postgres
 from elephantasm.db.engine import create_engine, create_sessionmaker
+from elephantasm.db.errors import domain_errors
 from elephantasm.llm.embedders import Embedder
 from elephantasm.llm.factory import build_embedder
 from elephantasm.security import load_or_create_secret
@@ -24,6 +26,8 @@ from elephantasm.settings import Settings
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+AnimaPurgeHook = Callable[[AsyncSession, uuid.UUID, uuid.UUID], Awaitable[None]]
+"""``hook(session, org_id, anima_id)``: erase what a store outside the core tables keeps of an anima."""
 
 
 def utc_now() -> datetime:
@@ -48,16 +52,22 @@ class Runtime:
     """Background dream runs of this process (manual triggers, scheduler); cancelled on close."""
     packs: PackState = field(default_factory=PackState)
     """Pack snapshot LRU, cache counters and the recall batcher of this process."""
+    anima_purge_hooks: list[AnimaPurgeHook] = field(default_factory=list)
+    """Called by a hard purge of an anima (``services/purge.py``) before its rows are deleted, in the
+    purge's transaction: stores outside Postgres (e.g. KV-snapshot files) register here to erase
+    their share. A hook that raises aborts the purge (it can be retried), so hooks must be idempotent."""
 
     @asynccontextmanager
     async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
         """A session whose transaction commits on success and rolls back on error.
 
         The commit happens before the caller responds, so an acknowledged write is durable.
+        Integrity and data errors (also at commit) surface as domain errors (``db/errors.py``).
         """
-        async with self.sessionmaker() as session:
-            async with session.begin():
-                yield session
+        with domain_errors():
+            async with self.sessionmaker() as session:
+                async with session.begin():
+                    yield session
 
     @asynccontextmanager
     async def read_session(self) -> AsyncIterator[AsyncSession]:

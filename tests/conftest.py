@@ -77,7 +77,7 @@ def app(runtime: Runtime):  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="session")
 async def client(app) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[no-untyped-def]
-    """An HTTP client driving the app in the test's own event loop (see PLATFORM-NOTES)."""
+    """An HTTP client driving the app in the test's own event loop (see docs/design.md §12)."""
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
         yield c

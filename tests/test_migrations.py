@@ -20,13 +20,13 @@ import elephantasm.db.models  # noqa: F401  (registers every table on SQLModel.m
 from elephantasm.db.migrate import downgrade, upgrade
 from tests.support.databases import connect, create_database, drop_database
 
-# DESIGN §4, with the provenance and history tables the models split out.
+# docs/design.md §4, with the provenance and history tables the models split out.
 DESIGN_TABLES = {
     "orgs", "api_keys", "animas", "events", "memories", "memory_events", "knowledge",
     "knowledge_memories", "identities", "identity_history", "memory_packs", "pack_snapshots",
     "dream_runs", "dream_actions",
 }
-# Tables whose rows belong to one anima (DESIGN §2: org_id and anima_id are both distribution keys).
+# Tables whose rows belong to one anima (docs/design.md §2: org_id and anima_id are both distribution keys).
 ANIMA_SCOPED = DESIGN_TABLES - {"orgs", "api_keys", "animas"}
 
 HNSW_INDEXED = {("memories", "embedding"), ("knowledge", "embedding")}

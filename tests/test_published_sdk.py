@@ -1,5 +1,5 @@
 """Wire compatibility: the published ``elephantasm==0.2.0`` client works against a real server,
-unchanged, pointed at it through ``ELEPHANTASM_ENDPOINT`` (DESIGN §1).
+unchanged, pointed at it through ``ELEPHANTASM_ENDPOINT`` (docs/design.md §1).
 
 The SDK runs in its own virtualenv (see ``tests/support/published_sdk.py``); what it stored is
 checked from our side over ``GET /api/events``. ``inject()`` belongs to a later feature.

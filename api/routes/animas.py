@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from litestar import Controller, delete, get, patch, post
-from litestar.params import FromPath, JSONBody
+from litestar.params import FromPath, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_204_NO_CONTENT
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
@@ -13,6 +13,7 @@ from api.guards import check_json
 from elephantasm.schemas.animas import AnimaCreate, AnimaRead, AnimaUpdate
 from elephantasm.schemas.common import Page
 from elephantasm.services import animas as svc
+from elephantasm.services.purge import purge_anima
 
 
 def _read(anima) -> AnimaRead:  # type: ignore[no-untyped-def]
@@ -55,7 +56,16 @@ class AnimaController(Controller):
         return _read(anima)
 
     @delete("/{anima_id:str}", status_code=HTTP_204_NO_CONTENT)
-    async def remove(self, anima_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:
-        """Delete an anima; it disappears from every route."""
+    async def remove(
+        self, anima_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep,
+        purge: bool = QueryParameter(default=False, description="Erase every row of the anima for good "
+                                     "(also one already deleted) instead of hiding it."),
+    ) -> None:
+        """Delete an anima: it disappears from every route (soft; its data stays for recovery), or with
+        ``purge=true`` every row and snapshot of it is erased."""
+        aid = parse_uuid("anima_id", anima_id)
+        if purge:
+            await purge_anima(runtime, caller.org_id, aid)
+            return
         async with runtime.unit_of_work() as session:
-            await svc.delete_anima(session, caller.org_id, parse_uuid("anima_id", anima_id), runtime.clock())
+            await svc.delete_anima(session, caller.org_id, aid, runtime.clock())

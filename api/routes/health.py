@@ -16,10 +16,12 @@ from sqlalchemy import select, text
 from api.auth import provide_caller
 from api.unavailable import RETRY_AFTER_SECONDS
 from elephantasm.db.models import Org
+from elephantasm.domain.keys import KeyScope
 from elephantasm.runtime import Runtime
 
 ADMIN_ORG = "local"
-"""Until API keys carry scopes, an admin key is a key of the org ``serve`` bootstraps."""
+"""The operator's org (the one ``serve`` bootstraps): the counters describe every tenant, so only an
+``admin``-scoped key of this org sees them, never a tenant's own admin key."""
 
 
 async def _is_admin(request: Request, state: State, runtime: Runtime) -> bool:
@@ -32,7 +34,7 @@ async def _is_admin(request: Request, state: State, runtime: Runtime) -> bool:
             name = (await session.execute(select(Org.name).where(Org.id == caller.org_id))).scalar_one_or_none()
     except Exception:  # noqa: BLE001 - a bad key, or a database error: a health check never fails on its caller
         return False
-    return name == ADMIN_ORG
+    return name == ADMIN_ORG and caller.scope is KeyScope.ADMIN
 
 
 @get("/api/health", tags=["health"])

@@ -1,13 +1,14 @@
-"""``/api/keys``: the caller's org manages its own keys."""
+"""``/api/keys``: the caller's org manages its own keys (admin keys only)."""
 
 from __future__ import annotations
 
 from litestar import Controller, delete, get, post
+from litestar.datastructures import State
 from litestar.params import FromPath, JSONBody
 from litestar.status_codes import HTTP_204_NO_CONTENT
 
 from api.deps import CallerDep, RuntimeDep, parse_uuid
-from elephantasm.domain.errors import ValidationError
+from api.scopes import ADMIN_ONLY
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.keys import ApiKeyCreate, ApiKeyCreated, ApiKeyRead
 from elephantasm.services import keys as svc
@@ -18,6 +19,7 @@ class KeyController(Controller):
 
     path = "/api/keys"
     tags = ["keys"]
+    opt = ADMIN_ONLY
 
     @get("/")
     async def list(self, caller: CallerDep, runtime: RuntimeDep) -> Page[ApiKeyRead]:
@@ -28,16 +30,18 @@ class KeyController(Controller):
 
     @post("/")
     async def create(self, data: JSONBody[ApiKeyCreate], caller: CallerDep, runtime: RuntimeDep) -> ApiKeyCreated:
-        """Issue a new key; the response is the only time its secret is shown."""
-        if data.expires_at is not None and data.expires_at <= runtime.clock():
-            raise ValidationError("expires_at: must be in the future")
+        """Issue a new key, no more powerful (``scope``) and no longer-lived (``expires_at``) than the
+        calling key; omitted, both default to the caller's. The response is the only time its secret is shown."""
         async with runtime.unit_of_work() as session:
-            key, row = await svc.issue_key(session, runtime.secret, caller.org_id, data.name, data.expires_at)
+            key, row = await svc.mint_key(
+                session, runtime.secret, caller, data.name, data.scope, data.expires_at, runtime.clock())
         read = ApiKeyRead.model_validate(row, from_attributes=True)
         return ApiKeyCreated(**read.model_dump(), key=key)
 
     @delete("/{key_id:str}", status_code=HTTP_204_NO_CONTENT)
-    async def revoke(self, key_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:
-        """Revoke a key of the org (another org's key is a 404)."""
+    async def revoke(self, key_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep, state: State) -> None:
+        """Revoke a key of the org (another org's key is a 404); this process stops accepting it at
+        once, other replicas within ``auth_cache_seconds``."""
         async with runtime.unit_of_work() as session:
-            await svc.revoke_key(session, str(parse_uuid("key_id", key_id)), caller.org_id)
+            row = await svc.revoke_key(session, str(parse_uuid("key_id", key_id)), caller.org_id)
+        state.auth_cache.evict_key(row.id)

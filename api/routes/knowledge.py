@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import uuid
 
-from litestar import Controller, get, post
+from litestar import Controller, delete, get, post
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
-from litestar.status_codes import HTTP_200_OK
+from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from api.scopes import READ_ONLY
 from elephantasm.db.models import KNOWLEDGE_TYPES
 from elephantasm.domain.errors import ValidationError
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.knowledge import KnowledgeRead, KnowledgeSearch
 from elephantasm.services.dreams import queries as svc
+from elephantasm.services.forget import forget
 
 
 class KnowledgeController(Controller):
@@ -52,6 +54,12 @@ class KnowledgeController(Controller):
             prov = await svc.knowledge_provenance(session, [row.id])
         return KnowledgeRead.of(row, prov[row.id])
 
+    @delete("/{knowledge_id:str}", status_code=HTTP_204_NO_CONTENT)
+    async def delete_knowledge(self, knowledge_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:
+        """Forget a knowledge item (current or superseded): it leaves every list, search, pack and
+        served-pack history, and its text is scrubbed; the memories it came from stay."""
+        await forget(runtime, caller.org_id, "knowledge", parse_uuid("knowledge_id", knowledge_id))
+
     @get("/{knowledge_id:str}/history")
     async def history(
         self, knowledge_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep
@@ -62,7 +70,7 @@ class KnowledgeController(Controller):
             prov = await svc.knowledge_provenance(session, [r.id for r in rows])
         return [KnowledgeRead.of(r, prov[r.id]) for r in rows]
 
-    @post("/search/semantic", status_code=HTTP_200_OK)
+    @post("/search/semantic", status_code=HTTP_200_OK, opt=READ_ONLY)
     async def search(
         self, data: JSONBody[KnowledgeSearch], caller: CallerDep, runtime: RuntimeDep
     ) -> list[KnowledgeRead]:

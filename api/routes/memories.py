@@ -10,12 +10,14 @@ from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
 from api.guards import check_json
+from api.scopes import READ_ONLY
 from elephantasm.db.models import MEMORY_STATES
 from elephantasm.domain.errors import ValidationError
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.events import EventRead
 from elephantasm.schemas.memories import MemoryRead, MemorySearch, MemoryUpdate
 from elephantasm.services.dreams import memories as svc
+from elephantasm.services.forget import forget
 
 _NOT_NULL = ("summary", "importance", "confidence", "state")
 
@@ -70,9 +72,9 @@ class MemoryController(Controller):
 
     @delete("/{memory_id:str}", status_code=HTTP_204_NO_CONTENT)
     async def delete_memory(self, memory_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:
-        """Soft-delete a memory: it leaves every list, search and pack."""
-        async with runtime.unit_of_work() as session:
-            await svc.delete_memory(session, caller.org_id, parse_uuid("memory_id", memory_id), runtime.clock())
+        """Forget a memory: it, the memories merged into it and the knowledge learnt only from it leave
+        every list, search, pack and served-pack history; their text is scrubbed (events stay)."""
+        await forget(runtime, caller.org_id, "memory", parse_uuid("memory_id", memory_id))
 
     @get("/{memory_id:str}/events")
     async def memory_events(
@@ -83,7 +85,7 @@ class MemoryController(Controller):
             events = await svc.memory_events(session, caller.org_id, parse_uuid("memory_id", memory_id))
         return [EventRead.model_validate(e, from_attributes=True) for e in events]
 
-    @post("/search/semantic", status_code=HTTP_200_OK)
+    @post("/search/semantic", status_code=HTTP_200_OK, opt=READ_ONLY)
     async def search(self, data: JSONBody[MemorySearch], caller: CallerDep, runtime: RuntimeDep) -> list[MemoryRead]:
         """Memories of one anima nearest in meaning to ``query``, best first, with ``similarity``."""
         (vector,) = await runtime.embedder.embed([data.query])

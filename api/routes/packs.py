@@ -10,6 +10,7 @@ from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from api.scopes import READ_ONLY
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.packs import (
     MAX_MAX_TOKENS,
@@ -89,7 +90,7 @@ class PackController(Controller):
     path = "/api"
     tags = ["memory packs"]
 
-    @post("/packs/compile", status_code=HTTP_200_OK)
+    @post("/packs/compile", status_code=HTTP_200_OK, opt=READ_ONLY)
     async def compile(
         self,
         data: JSONBody[PackCompileRequest],

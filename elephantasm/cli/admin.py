@@ -9,6 +9,7 @@ from rich.table import Table
 
 from elephantasm.cli.context import cli_runtime, console, err_console
 from elephantasm.domain.errors import NotFoundError
+from elephantasm.domain.keys import KeyScope
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.services import animas as anima_svc
 from elephantasm.services import keys as key_svc
@@ -20,8 +21,9 @@ async def keys_create(args: argparse.Namespace, settings: Settings) -> int:
     async with cli_runtime(settings) as rt:
         expires = rt.clock() + timedelta(days=args.expires_days) if args.expires_days else None
         async with rt.unit_of_work() as session:
-            issued = await key_svc.create_key(session, rt.secret, args.org, args.name, expires)
-    console.print(f"Created key {issued.prefix}… (id {issued.id}) for org '{issued.org_name}'. It is shown once:")
+            issued = await key_svc.create_key(session, rt.secret, args.org, args.name, expires, KeyScope(args.scope))
+    console.print(f"Created {issued.scope} key {issued.prefix}… (id {issued.id}) for org '{issued.org_name}'. "
+                  "It is shown once:")
     print(f"export ELEPHANTASM_API_KEY={issued.key}")
     return 0
 
@@ -30,10 +32,10 @@ async def keys_list(args: argparse.Namespace, settings: Settings) -> int:
     """List keys (prefixes only: full keys are never stored)."""
     async with cli_runtime(settings) as rt, rt.read_session() as session:
         rows = await key_svc.list_keys(session, args.org)
-    table = Table("id", "org", "prefix", "name", "created", "expires", "revoked")
+    table = Table("id", "org", "prefix", "name", "scope", "created", "expires", "revoked")
     for key, org_name in rows:
         table.add_row(
-            str(key.id), org_name, key.prefix + "…", key.name or "", f"{key.created_at:%Y-%m-%d %H:%M}",
+            str(key.id), org_name, key.prefix + "…", key.name or "", key.scope, f"{key.created_at:%Y-%m-%d %H:%M}",
             f"{key.expires_at:%Y-%m-%d}" if key.expires_at else "", "yes" if key.revoked_at else "",
         )
     console.print(table)

@@ -8,7 +8,7 @@ import logging
 import sys
 from collections.abc import Callable
 
-from elephantasm.cli import admin, dream, importer, server
+from elephantasm.cli import admin, anima_data, dream, importer, server
 from elephantasm.cli import inject as inject_cmd
 from elephantasm.settings import Settings
 
@@ -34,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--org", default="local")
     create.add_argument("--name", default=None)
     create.add_argument("--expires-days", type=int, default=None)
+    create.add_argument("--scope", choices=["admin", "write", "read"], default="admin",
+                        help="admin manages keys; write also writes; read only reads (default admin)")
     create.set_defaults(func=admin.keys_create)
     lst = keys.add_parser("list", help="list keys")
     lst.add_argument("--org", default=None)
@@ -51,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     alist = animas.add_parser("list")
     alist.add_argument("--org", default="local")
     alist.set_defaults(func=admin.animas_list)
+    anima_data.add_parser(animas)
 
     events = sub.add_parser("events", help="events").add_subparsers(dest="events_command", required=True)
     imp = events.add_parser("import", help="import events from a JSON-lines file")

@@ -11,6 +11,7 @@ from typing import Any
 from pgvector.sqlalchemy import HALFVEC
 from sqlalchemy import (
     BigInteger,
+    CheckConstraint,
     Column,
     Computed,
     DateTime,
@@ -123,8 +124,14 @@ class ApiKey(SQLModel, table=True):
     expires_at: datetime | None = _ts()
     revoked_at: datetime | None = _ts()
     last_used_at: datetime | None = _ts()
+    # Key scopes (migration 0007): admin > write > read; existing keys became admin.
+    scope: str = Field(default="admin", sa_column=Column(String(16), nullable=False, server_default="admin"))
+    created_by: uuid.UUID | None = _fk("api_keys.id", nullable=True, ondelete="SET NULL")
 
-    __table_args__ = (Index("ix_api_keys_org_id", "org_id"),)
+    __table_args__ = (
+        Index("ix_api_keys_org_id", "org_id"),
+        CheckConstraint("scope IN ('admin', 'write', 'read')", name="ck_api_keys_scope"),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -153,6 +160,11 @@ class Anima(SQLModel, table=True):
     dream_status: str = Field(default="ok", sa_column=Column(String(16), nullable=False, server_default="ok"))
     dream_failures: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
     dream_retry_at: datetime | None = _ts()
+    # state_version at the latest deletion of a memory or knowledge item (migration 0007): packs
+    # compiled from an older state may hold what was deleted and are never recorded.
+    forgotten_version: int = Field(
+        default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0"))
+    )
 
     __table_args__ = (Index("ix_animas_org_created", "org_id", "created_at", "id"),)
 

@@ -39,6 +39,12 @@ class PayloadTooLargeError(DomainError):
     status_hint = 413
 
 
+class ForbiddenError(DomainError):
+    """The caller's key is valid but may not do this (its scope, or a limit on what it may mint)."""
+
+    status_hint = 403
+
+
 class AuthenticationError(DomainError):
     """Missing, unknown, revoked or expired API key."""
 

@@ -81,7 +81,7 @@ def pack_inputs(
     encoding: str,
     as_of_bucket: datetime,
 ) -> dict[str, Any]:
-    """Every input a pack is a pure function of (DESIGN §5), as a JSON-safe canonical dict."""
+    """Every input a pack is a pure function of (docs/design.md §5), as a JSON-safe canonical dict."""
     return {
         "v": PACK_FORMAT_VERSION,
         "anima_id": str(anima_id),
@@ -103,6 +103,6 @@ def cache_key(
     encoding: str,
     as_of_bucket: datetime,
 ) -> str:
-    """The pack-snapshot key (DESIGN §7): ``pack:v<N>:<sha256 of canonical pack_inputs>``."""
+    """The pack-snapshot key (docs/design.md §7): ``pack:v<N>:<sha256 of canonical pack_inputs>``."""
     inputs = pack_inputs(anima_id, state_version, query, config, max_tokens, encoding, as_of_bucket)
     return f"pack:v{PACK_FORMAT_VERSION}:{sha256_hex(canonical_json(inputs))}"

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from elephantasm.domain.keys import KeyScope
 from elephantasm.schemas.common import Instant, StrictModel
 
 
@@ -14,7 +15,10 @@ class ApiKeyCreate(StrictModel):
     """Body of ``POST /api/keys``."""
 
     name: str | None = Field(default=None, max_length=200)
-    expires_at: Instant | None = None
+    expires_at: Instant | None = Field(
+        default=None, description="Default: the calling key's expiry; never later than it.")
+    scope: KeyScope | None = Field(
+        default=None, description="admin > write > read. Default: the calling key's scope; never above it.")
 
 
 class ApiKeyRead(BaseModel):
@@ -27,6 +31,8 @@ class ApiKeyRead(BaseModel):
     expires_at: datetime | None
     revoked_at: datetime | None
     last_used_at: datetime | None
+    scope: KeyScope = KeyScope.ADMIN
+    created_by: uuid.UUID | None = None
 
 
 class ApiKeyCreated(ApiKeyRead):

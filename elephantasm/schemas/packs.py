@@ -1,4 +1,4 @@
-"""Memory-pack wire schemas (DESIGN §6): a superset of what the published SDK 0.2.0 reads.
+"""Memory-pack wire schemas (docs/design.md §6): a superset of what the published SDK 0.2.0 reads.
 
 SDK 0.2.0 constraints shape some choices: ``breakdown`` is ``dict[str, float]`` there, so
 ``relevance`` is 0.0 (never null) without a query; ``temporal_context`` is either null or has a

@@ -37,6 +37,12 @@ async def get_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUI
     return anima
 
 
+async def org_of_anima(session: AsyncSession, anima_id: uuid.UUID) -> uuid.UUID | None:
+    """The org of a live anima, whichever it is (for operator tools such as the CLI), or None."""
+    stmt = select(Anima.org_id).where(Anima.id == anima_id, Anima.deleted_at.is_(None))
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
 async def list_animas(
     session: AsyncSession, org_id: uuid.UUID, limit: int, cursor: str | None
 ) -> tuple[list[Anima], str | None]:

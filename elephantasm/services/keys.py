@@ -7,19 +7,27 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import ApiKey, Org
 from elephantasm.domain.errors import NotFoundError
+from elephantasm.domain.keys import KeyScope, minted_limits
 from elephantasm.security import display_prefix, generate_api_key, hash_api_key
 
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: the org every query is scoped to, and the key used."""
+    """Who is calling: the org every query is scoped to, the key used, what it may do, until when."""
 
     org_id: uuid.UUID
     key_id: uuid.UUID
+    scope: KeyScope = KeyScope.ADMIN
+    expires_at: datetime | None = None
+
+    def expired(self, now: datetime) -> bool:
+        """Whether the key has expired at ``now`` (a cached caller is checked on every request)."""
+        return self.expires_at is not None and self.expires_at <= now
 
 
 @dataclass(frozen=True)
@@ -32,16 +40,13 @@ class IssuedKey:
     key: str
     prefix: str
     expires_at: datetime | None
+    scope: KeyScope = KeyScope.ADMIN
 
 
 async def get_or_create_org(session: AsyncSession, name: str) -> Org:
-    """The org called ``name``, created if new."""
-    org = (await session.execute(select(Org).where(Org.name == name))).scalar_one_or_none()
-    if org is None:
-        org = Org(name=name)
-        session.add(org)
-        await session.flush()
-    return org
+    """The org called ``name``, created if new (concurrent callers get the same org, never an error)."""
+    await session.execute(pg_insert(Org).values(id=uuid.uuid4(), name=name).on_conflict_do_nothing(index_elements=["name"]))
+    return (await session.execute(select(Org).where(Org.name == name))).scalar_one()
 
 
 async def create_key(
@@ -50,20 +55,23 @@ async def create_key(
     org_name: str,
     name: str | None = None,
     expires_at: datetime | None = None,
+    scope: KeyScope = KeyScope.ADMIN,
 ) -> IssuedKey:
-    """Issue a new key for ``org_name`` (creating the org if new)."""
+    """Issue a new key for ``org_name`` (creating the org if new): the operator's path (CLI, bootstrap)."""
     org = await get_or_create_org(session, org_name)
-    key, row = await issue_key(session, secret, org.id, name, expires_at)
-    return IssuedKey(row.id, org.id, org.name, key, row.prefix, expires_at)
+    key, row = await issue_key(session, secret, org.id, name, expires_at, scope)
+    return IssuedKey(row.id, org.id, org.name, key, row.prefix, expires_at, scope)
 
 
 async def issue_key(
-    session: AsyncSession, secret: bytes, org_id: uuid.UUID, name: str | None, expires_at: datetime | None
+    session: AsyncSession, secret: bytes, org_id: uuid.UUID, name: str | None, expires_at: datetime | None,
+    scope: KeyScope = KeyScope.ADMIN, created_by: uuid.UUID | None = None,
 ) -> tuple[str, ApiKey]:
     """Issue a key for an existing org; returns the clear key (shown once) and the stored row."""
     key = generate_api_key()
     row = ApiKey(
-        org_id=org_id, name=name, prefix=display_prefix(key), key_hash=hash_api_key(key, secret), expires_at=expires_at
+        org_id=org_id, name=name, prefix=display_prefix(key), key_hash=hash_api_key(key, secret), expires_at=expires_at,
+        scope=scope.value, created_by=created_by,
     )
     session.add(row)
     await session.flush()
@@ -71,19 +79,30 @@ async def issue_key(
     return key, row
 
 
+async def mint_key(
+    session: AsyncSession, secret: bytes, minter: Caller, name: str | None, scope: KeyScope | None,
+    expires_at: datetime | None, now: datetime,
+) -> tuple[str, ApiKey]:
+    """A key minted by ``minter`` for its own org: no more powerful and no longer-lived than it
+    (see :func:`elephantasm.domain.keys.minted_limits`)."""
+    scope, expires_at = minted_limits(minter.scope, minter.expires_at, scope, expires_at, now)
+    return await issue_key(session, secret, minter.org_id, name, expires_at, scope, minter.key_id)
+
+
 async def verify_key(session: AsyncSession, digest: str, now: datetime) -> Caller | None:
     """The caller whose key hashes to ``digest`` (see ``hash_api_key``), or None if unknown,
     revoked or expired."""
     row = (
         await session.execute(
-            select(ApiKey.id, ApiKey.org_id, ApiKey.revoked_at, ApiKey.expires_at).where(ApiKey.key_hash == digest)
+            select(ApiKey.id, ApiKey.org_id, ApiKey.revoked_at, ApiKey.expires_at, ApiKey.scope)
+            .where(ApiKey.key_hash == digest)
         )
     ).one_or_none()
     if row is None or row.revoked_at is not None:
         return None
     if row.expires_at is not None and row.expires_at <= now:
         return None
-    return Caller(org_id=row.org_id, key_id=row.id)
+    return Caller(org_id=row.org_id, key_id=row.id, scope=KeyScope(row.scope), expires_at=row.expires_at)
 
 
 async def list_keys(session: AsyncSession, org_name: str | None = None) -> list[tuple[ApiKey, str]]:

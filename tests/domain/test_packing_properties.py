@@ -1,4 +1,4 @@
-"""Property tests for the budgeted packer (DESIGN §5, §8)."""
+"""Property tests for the budgeted packer (docs/design.md §5, §8)."""
 
 from __future__ import annotations
 

@@ -158,7 +158,7 @@ def event_json(event_id: str, anima_id: str, content: str = "hi", **extra: Any) 
 
 
 def pack_json(pack_id: str, anima_id: str, context: str = "## Memory\n- hello") -> dict[str, Any]:
-    """A pack with every DESIGN §6 field, plus an unknown one at each level."""
+    """A pack with every docs/design.md §6 field, plus an unknown one at each level."""
     mem = {"id": "00000000-0000-4000-8000-000000000011", "summary": "met the user", "score": 0.8,
            "reason": "recent", "breakdown": {"importance": 0.5, "confidence": 0.5, "recency": 0.9,
            "decay": 0.1, "relevance": 0.0, "future_factor": 1}, "similarity": None,

@@ -176,7 +176,7 @@ async def _plan_and_apply(session: AsyncSession, ctx: WriteContext, th: Curation
     return len(gone), plan
 
 
-async def sleep(runtime: Runtime, run: DreamRun, new_memory_ids: list[uuid.UUID], stats: RunStats) -> None:
+async def curate(runtime: Runtime, run: DreamRun, new_memory_ids: list[uuid.UUID], stats: RunStats) -> None:
     """Curate the anima's memories in one short transaction (capped by settings)."""
     settings = runtime.settings
     async with runtime.unit_of_work() as session:

@@ -1,6 +1,6 @@
 """Memories: read (with provenance), search, edit and delete, always scoped to the caller's org.
 
-Edits and deletes bump the anima's ``state_version`` in the same transaction (they change packs).
+Edits bump the anima's ``state_version`` in the same transaction (they change packs).
 """
 
 from __future__ import annotations
@@ -102,13 +102,6 @@ async def update_memory(
     await session.execute(update(_M).where(_M.c.id == memory_id).values(updated_at=now, **values))
     await bump_state_version(session, [current.anima_id])
     return await get_memory(session, org_id, memory_id)
-
-
-async def delete_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID, now: datetime) -> None:
-    """Soft-delete: gone from every route and pack; provenance rows stay for audit."""
-    current = await get_memory(session, org_id, memory_id)
-    await session.execute(update(_M).where(_M.c.id == memory_id).values(deleted_at=now, updated_at=now))
-    await bump_state_version(session, [current.anima_id])
 
 
 async def search_memories(

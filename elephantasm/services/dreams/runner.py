@@ -1,4 +1,4 @@
-"""One dream run over one anima: lease → (claim → distil → embed → write)* → sleep → finish.
+"""One dream run over one anima: lease → (claim → distil → embed → write)* → curate (the sleep pass) → finish.
 
 No transaction is open while the engine or the embedder works: a chunk is claimed in one short
 transaction, distilled with the connection returned to the pool, and written in another. A run that
@@ -20,7 +20,7 @@ from elephantasm.db.models import DreamRun
 from elephantasm.domain.dreaming import DistillEngine, DistillError, EventInput, IdentityDraft
 from elephantasm.logsafe import safe_traceback
 from elephantasm.services.dreams.claims import claim_events, count_pending
-from elephantasm.services.dreams.curation import sleep
+from elephantasm.services.dreams.curation import curate
 from elephantasm.services.dreams.engines import build_dream_engine
 from elephantasm.services.dreams.identity import as_draft, current_identity
 from elephantasm.services.dreams.runs import RunLostError, RunStats, finish_run, heartbeat, hold_lease, start_run
@@ -64,7 +64,7 @@ async def execute_run(
         async with asyncio.timeout(runtime.settings.dreamer_run_timeout_seconds):
             new_ids = await _distil_all(runtime, run, engine, stats, progress)
             t0 = time.perf_counter()
-            await sleep(runtime, run, new_ids, stats)
+            await curate(runtime, run, new_ids, stats)
             stats.time("curate", time.perf_counter() - t0)
     except DistillError as exc:
         stats.usage += exc.usage

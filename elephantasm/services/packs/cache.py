@@ -1,4 +1,4 @@
-"""The pack snapshot cache (DESIGN §7): an in-process LRU bounded in bytes over a Postgres table
+"""The pack snapshot cache (docs/design.md §7): an in-process LRU bounded in bytes over a Postgres table
 shared by every replica (``pack_snapshots``), plus the counters ``/api/health`` reports.
 
 Keys contain the anima's ``state_version`` (see :mod:`.keys`), which every pack-changing write
@@ -80,6 +80,13 @@ class SnapshotLRU:
             _, evicted = self._entries.popitem(last=False)
             self.bytes -= evicted.size
             self.evictions += 1
+
+    def discard_mentioning(self, needles: list[bytes]) -> int:
+        """Drop every entry whose body contains any of ``needles`` (forgotten ids); returns how many."""
+        doomed = [k for k, e in self._entries.items() if any(n in e.body for n in needles)]
+        for key in doomed:
+            self.bytes -= self._entries.pop(key).size
+        return len(doomed)
 
     def clear(self) -> None:
         """Drop every entry (tests use it to force the shared tier or a compile)."""

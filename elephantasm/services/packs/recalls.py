@@ -1,4 +1,4 @@
-"""Recording recalls off the request path: being served in a pack counts as a recall (DESIGN §5).
+"""Recording recalls off the request path: being served in a pack counts as a recall (docs/design.md §5).
 
 Serving only notes memory ids in memory; a background task writes them about once a second in
 one statement per ``as_of`` bucket. A memory counts at most one recall per bucket (here and, for

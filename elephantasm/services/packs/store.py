@@ -30,21 +30,26 @@ _ASYNC_COMMIT = text("SELECT set_config('synchronous_commit', 'off', true)")
 # One round trip: record the pack, trim the anima's history to ``keep`` (the new row is not
 # visible to the trim's subquery, hence ``keep - 1`` older ones), store the snapshot, and drop
 # the anima's snapshots that can never be asked for again (older state) or are long past.
+# A pack compiled from a state older than the anima's latest deletion (``forgotten_version``) may
+# hold what was deleted: it was served to its requester but is recorded nowhere (services/forget.py).
+# The key-share lock waits for a deletion in progress (it locks the anima row FOR UPDATE), then rechecks.
 _PERSIST = text("""
-WITH new_pack AS (
+WITH allowed AS (
+    SELECT 1 FROM animas WHERE id = :anima AND forgotten_version <= :sv FOR KEY SHARE
+), new_pack AS (
     INSERT INTO memory_packs (id, org_id, anima_id, query, preset_name, session_memory_count, knowledge_count,
         long_term_memory_count, has_identity, token_count, max_tokens, encoding, fingerprint, state_version,
         content, compiled_at, created_at)
-    VALUES (:id, :org, :anima, :query, :preset, :n_session, :n_knowledge, :n_long, :has_identity, :tokens,
-        :max_tokens, :encoding, :fingerprint, :sv, CAST(:content AS jsonb), :compiled_at, now())
+    SELECT :id, :org, :anima, :query, :preset, :n_session, :n_knowledge, :n_long, :has_identity, :tokens,
+        :max_tokens, :encoding, :fingerprint, :sv, CAST(:content AS jsonb), :compiled_at, now() FROM allowed
     ON CONFLICT (id) DO NOTHING RETURNING id
 ), trimmed AS (
     DELETE FROM memory_packs WHERE id IN (
         SELECT id FROM memory_packs WHERE org_id = :org AND anima_id = :anima
-        ORDER BY created_at DESC, id DESC OFFSET :keep_older)
+        ORDER BY created_at DESC, id DESC OFFSET :keep_older) AND EXISTS (SELECT 1 FROM new_pack)
 ), snapshot AS (
     INSERT INTO pack_snapshots (cache_key, org_id, anima_id, state_version, payload, created_at)
-    VALUES (:key, :org, :anima, :sv, CAST(:payload AS jsonb), now())
+    SELECT :key, :org, :anima, :sv, CAST(:payload AS jsonb), now() FROM allowed
     ON CONFLICT (cache_key) DO NOTHING
 ), pruned AS (
     DELETE FROM pack_snapshots WHERE anima_id = :anima AND (state_version < :sv OR created_at < :stale_before)

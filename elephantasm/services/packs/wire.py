@@ -1,4 +1,4 @@
-"""Assemble the wire pack (DESIGN §6) from a packing result."""
+"""Assemble the wire pack (docs/design.md §6) from a packing result."""
 
 from __future__ import annotations
 

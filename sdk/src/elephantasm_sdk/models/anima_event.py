@@ -1,4 +1,4 @@
-"""Anima and event models (wire contract, DESIGN §6)."""
+"""Anima and event models (wire contract, docs/design.md §6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The MemoryPack and its typed layers (DESIGN §6)."""
+"""The MemoryPack and its typed layers (docs/design.md §6)."""
 
 from __future__ import annotations
 

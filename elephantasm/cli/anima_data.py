@@ -1,0 +1,101 @@
+"""``elephantasm animas purge|export|import``: erasure and moving one anima between servers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+from pathlib import Path
+
+from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.domain.errors import DomainError
+from elephantasm.services import animas as anima_svc
+from elephantasm.services import keys as key_svc
+from elephantasm.services.anima_export import export_lines
+from elephantasm.services.anima_import import import_anima
+from elephantasm.services.purge import purge_anima
+from elephantasm.settings import Settings
+
+
+def add_parser(animas: argparse._SubParsersAction) -> None:
+    """Register the commands under ``elephantasm animas``."""
+    purge = animas.add_parser("purge", help="erase every row of an anima for good (erasure requests)")
+    purge.add_argument("anima", help="anima id (live or already deleted)")
+    purge.add_argument("--yes", action="store_true", help="confirm: this cannot be undone")
+    purge.set_defaults(func=animas_purge)
+    export = animas.add_parser("export", help="write one anima as JSON lines (events, memories, knowledge, identity)")
+    export.add_argument("anima", help="anima id")
+    export.add_argument("--output", "-o", default=None, help="file to write (default: standard output)")
+    export.set_defaults(func=animas_export)
+    imp = animas.add_parser("import", help="create a new anima from an export file")
+    imp.add_argument("file")
+    imp.add_argument("--org", default="local", help="org to import into (created if new)")
+    imp.add_argument("--name", default=None, help="name of the new anima (default: the exported one's)")
+    imp.set_defaults(func=animas_import)
+
+
+def _anima_id(value: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        err_console.print(f"[red]anima: {value!r} is not a valid UUID[/red]")
+        return None
+
+
+async def animas_purge(args: argparse.Namespace, settings: Settings) -> int:
+    """Erase an anima and everything of it; exit 2 without ``--yes``, 1 if it does not exist."""
+    if not args.yes:
+        err_console.print("refusing to purge without --yes: every row of the anima is erased for good")
+        return 2
+    anima_id = _anima_id(args.anima)
+    if anima_id is None:
+        return 1
+    async with cli_runtime(settings) as rt:
+        try:
+            done = await purge_anima(rt, None, anima_id)
+        except DomainError as exc:
+            err_console.print(f"[red]{exc.detail}[/red]")
+            return 1
+    console.print(f"Purged anima {done.anima_id}: {done.events} events, {done.memories} memories, "
+                  f"{done.knowledge} knowledge items and everything derived from them.")
+    return 0
+
+
+async def animas_export(args: argparse.Namespace, settings: Settings) -> int:
+    """Write an anima (of any org) as JSON lines to ``--output`` or standard output."""
+    anima_id = _anima_id(args.anima)
+    if anima_id is None:
+        return 1
+    async with cli_runtime(settings) as rt, rt.read_session() as session:
+        org_id = await anima_svc.org_of_anima(session, anima_id)
+        if org_id is None:
+            err_console.print(f"[red]anima {anima_id} not found[/red]")
+            return 1
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
+        try:
+            count = 0
+            async for line in export_lines(session, org_id, anima_id):
+                out.write(line)
+                count += 1
+        finally:
+            if out is not sys.stdout:
+                out.close()
+    if args.output:
+        console.print(f"Exported anima {anima_id}: {count} lines to {args.output}.")
+    return 0
+
+
+async def animas_import(args: argparse.Namespace, settings: Settings) -> int:
+    """Create a new anima in ``--org`` from an export file; prints its id last."""
+    lines = Path(args.file).read_text(encoding="utf-8").splitlines()
+    async with cli_runtime(settings) as rt:
+        async with rt.unit_of_work() as session:
+            org = await key_svc.get_or_create_org(session, args.org)
+        try:
+            anima_id = await import_anima(rt, org.id, lines, args.name)
+        except DomainError as exc:
+            err_console.print(f"[red]{exc.detail}[/red]")
+            return 1
+    console.print(f"Imported {len(lines)} lines into org '{args.org}' as a new anima.")
+    print(anima_id)
+    return 0

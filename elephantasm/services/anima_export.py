@@ -1,0 +1,93 @@
+"""Export one anima as JSON lines (format in ``elephantasm/schemas/transfer.py``).
+
+Rows come out in a stable order (by time, then id) so that an export, imported elsewhere and
+exported again, gives the same lines but for ids: the import keeps the relative order of ids.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import (
+    Event,
+    Identity,
+    IdentityVersion,
+    Knowledge,
+    KnowledgeMemory,
+    Memory,
+    MemoryEvent,
+)
+from elephantasm.schemas.transfer import (
+    AnimaRecord,
+    EventRecord,
+    IdentityRecord,
+    IdentityVersionRecord,
+    KnowledgeRecord,
+    MemoryRecord,
+    Record,
+)
+from elephantasm.services.animas import get_anima
+
+_BATCH = 1000
+
+
+def _fields(row: Any, record: type[Record]) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in record.model_fields if name != "kind" and hasattr(row, name)}
+
+
+async def _links(session: AsyncSession, table: Any, owner: Any, source: Any, anima_id: uuid.UUID) -> dict[Any, list]:
+    """owner id → its source ids (sorted), for one anima's provenance table."""
+    out: dict[Any, list] = {}
+    rows = await session.execute(select(owner, source).where(table.anima_id == anima_id).order_by(owner, source))
+    for owner_id, source_id in rows.all():
+        out.setdefault(owner_id, []).append(source_id)
+    return out
+
+
+async def _rows(session: AsyncSession, stmt: Any) -> AsyncIterator[Any]:
+    """ORM rows of ``stmt``, fetched ``_BATCH`` at a time (an anima may hold millions of events)."""
+    async for row in await session.stream_scalars(stmt.execution_options(yield_per=_BATCH)):
+        yield row
+
+
+async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> AsyncIterator[Record]:
+    """Every record of one live anima of the org, header first (NotFoundError otherwise)."""
+    anima = await get_anima(session, org_id, anima_id)
+    yield AnimaRecord(**_fields(anima, AnimaRecord))
+    events = select(Event).where(Event.anima_id == anima_id).order_by(Event.occurred_at, Event.created_at, Event.id)
+    async for row in _rows(session, events):
+        yield EventRecord(**_fields(row, EventRecord))
+    sources = await _links(session, MemoryEvent, MemoryEvent.memory_id, MemoryEvent.event_id, anima_id)
+    memories = (select(Memory).where(Memory.anima_id == anima_id, Memory.deleted_at.is_(None))
+                .order_by(Memory.created_at, Memory.time_start, Memory.id))
+    exported: set[uuid.UUID] = set()
+    async for row in _rows(session, memories):
+        exported.add(row.id)
+        yield MemoryRecord(**_fields(row, MemoryRecord), event_ids=sources.get(row.id, []))
+    learnt = await _links(session, KnowledgeMemory, KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id, anima_id)
+    live = set((await session.execute(
+        select(Knowledge.id).where(Knowledge.anima_id == anima_id, Knowledge.deleted_at.is_(None)))).scalars())
+    knowledge = (select(Knowledge).where(Knowledge.id.in_(live))
+                 .order_by(Knowledge.created_at, Knowledge.valid_from, Knowledge.id))
+    async for row in _rows(session, knowledge):
+        fields = _fields(row, KnowledgeRecord)
+        if fields["superseded_by"] not in live:
+            fields["superseded_by"] = None  # replaced by something since forgotten
+        yield KnowledgeRecord(**fields, memory_ids=[m for m in learnt.get(row.id, []) if m in exported])
+    identity = (await session.execute(select(Identity).where(Identity.anima_id == anima_id))).scalar_one_or_none()
+    if identity is not None:
+        yield IdentityRecord(**_fields(identity, IdentityRecord))
+    versions = select(IdentityVersion).where(IdentityVersion.anima_id == anima_id).order_by(IdentityVersion.version)
+    async for row in _rows(session, versions):
+        yield IdentityVersionRecord(**_fields(row, IdentityVersionRecord))
+
+
+async def export_lines(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> AsyncIterator[str]:
+    """:func:`export_records` as JSON lines (each ends with a newline)."""
+    async for record in export_records(session, org_id, anima_id):
+        yield record.model_dump_json() + "\n"

@@ -1,0 +1,191 @@
+"""Forgetting: deleting a memory or a knowledge item removes every derived copy of its text.
+
+A deleted memory takes with it the memories merged into it and the knowledge whose every source
+memory is now gone; a deleted knowledge item leaves its source memories alone. For everything
+forgotten, in the deleting transaction:
+
+- the row stays (ids keep provenance and the journal auditable) but its text, embedding, subject
+  and meta are scrubbed and ``deleted_at`` is set;
+- the identity's evidence of forgotten knowledge (its per-topic counts, in the current version and
+  every version written since the item was learnt) is decremented;
+- journal entries about it lose their before/after (``{"forgotten": true}``);
+- served packs that contained it (``memory_packs``) and the anima's shared snapshots are deleted;
+- ``state_version`` is bumped and ``forgotten_version`` set to it, so a pack compiled concurrently
+  from the older state is served to its requester but never recorded.
+
+After the commit, :func:`drop_cached` drops this process's LRU entries that contain it (other
+replicas' entries are keyed by the old ``state_version`` and can never be served again).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select, text, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import Anima, Identity, IdentityVersion, Knowledge, KnowledgeMemory, Memory
+from elephantasm.domain.errors import NotFoundError
+from elephantasm.services.dreams.claims import lock_anima
+
+if TYPE_CHECKING:
+    from elephantasm.runtime import Runtime
+
+_M = Memory.__table__
+_K = Knowledge.__table__
+_L = KnowledgeMemory.__table__
+# Topics whose knowledge counts as identity evidence (see domain/dreaming/style.evolve_identity).
+_EVIDENCE_TYPES = ("FACT", "EXPERIENCE")
+
+_ORPHANED_SQL = text("""
+SELECT k.id FROM knowledge k
+WHERE k.anima_id = :anima AND k.deleted_at IS NULL
+  AND EXISTS (SELECT 1 FROM knowledge_memories l WHERE l.knowledge_id = k.id AND l.memory_id = ANY(:gone))
+  AND NOT EXISTS (
+      SELECT 1 FROM knowledge_memories l JOIN memories m ON m.id = l.memory_id
+      WHERE l.knowledge_id = k.id AND m.deleted_at IS NULL AND m.id <> ALL(:gone))
+""")
+_REDACT_JOURNAL_SQL = text("""
+UPDATE dream_actions SET before = CASE WHEN before IS NULL THEN NULL ELSE '{"forgotten": true}'::jsonb END,
+    after = CASE WHEN after IS NULL THEN NULL ELSE '{"forgotten": true}'::jsonb END
+WHERE anima_id = :anima AND target_id = ANY(:ids)
+""")
+_PURGE_PACKS_SQL = text("DELETE FROM memory_packs WHERE anima_id = :anima AND content::text LIKE ANY(:patterns)")
+_PURGE_SNAPSHOTS_SQL = text("DELETE FROM pack_snapshots WHERE anima_id = :anima")
+_LOCK_SQL = text("SELECT 1 FROM animas WHERE id = :anima FOR UPDATE")
+_MARK_SQL = text("""
+UPDATE animas SET state_version = state_version + 1, forgotten_version = state_version + 1 WHERE id = :anima
+""")
+
+
+@dataclass
+class Forgotten:
+    """What one deletion removed (ids), for the caller and for :func:`drop_cached`."""
+
+    anima_id: uuid.UUID
+    memory_ids: list[uuid.UUID] = field(default_factory=list)
+    knowledge_ids: list[uuid.UUID] = field(default_factory=list)
+    packs_purged: int = 0
+
+    @property
+    def ids(self) -> list[uuid.UUID]:
+        """Every forgotten id."""
+        return [*self.memory_ids, *self.knowledge_ids]
+
+
+async def _live_anima_of(session: AsyncSession, table: Any, org_id: uuid.UUID, item_id: uuid.UUID) -> uuid.UUID | None:
+    stmt = (
+        select(table.c.anima_id).join(Anima, Anima.id == table.c.anima_id)
+        .where(table.c.id == item_id, table.c.org_id == org_id, table.c.deleted_at.is_(None),
+               Anima.deleted_at.is_(None))
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def _lock(session: AsyncSession, anima_id: uuid.UUID) -> None:
+    """No dream write may link new knowledge to what is being forgotten, and no pack compiled
+    before this commits may be recorded (``store._PERSIST`` takes a key-share lock on the row)."""
+    await lock_anima(session, anima_id)
+    await session.execute(_LOCK_SQL, {"anima": anima_id})
+
+
+async def forget_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID, now: datetime) -> Forgotten:
+    """Delete a live memory of the org and everything derived only from it (see module docstring)."""
+    anima_id = await _live_anima_of(session, _M, org_id, memory_id)
+    if anima_id is None:
+        raise NotFoundError(f"memory {memory_id} not found")
+    await _lock(session, anima_id)
+    merged = select(_M.c.id).where(_M.c.merged_into == memory_id, _M.c.deleted_at.is_(None))
+    gone = [memory_id, *(await session.execute(merged)).scalars()]
+    orphaned = list((await session.execute(_ORPHANED_SQL, {"anima": anima_id, "gone": gone})).scalars())
+    done = Forgotten(anima_id, gone, orphaned)
+    await _scrub(session, done, now)
+    return done
+
+
+async def forget_knowledge(
+    session: AsyncSession, org_id: uuid.UUID, knowledge_id: uuid.UUID, now: datetime
+) -> Forgotten:
+    """Delete a knowledge item of the org (current or superseded); its source memories stay."""
+    anima_id = await _live_anima_of(session, _K, org_id, knowledge_id)
+    if anima_id is None:
+        raise NotFoundError(f"knowledge {knowledge_id} not found")
+    await _lock(session, anima_id)
+    done = Forgotten(anima_id, [], [knowledge_id])
+    await _scrub(session, done, now)
+    return done
+
+
+async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
+    """Scrub the rows, the identity's evidence, the journal and the served packs; bump the state."""
+    if done.memory_ids:
+        await session.execute(
+            update(_M).where(_M.c.id.in_(done.memory_ids))
+            .values(summary="", content=None, embedding=None, meta={}, deleted_at=now, updated_at=now)
+        )
+    if done.knowledge_ids:
+        topics = await _evidence(session, done.knowledge_ids)
+        await session.execute(
+            update(_K).where(_K.c.id.in_(done.knowledge_ids))
+            .values(content="", summary=None, subject_key=None, content_hash="", embedding=None, meta={},
+                    deleted_at=now, updated_at=now)
+        )
+        await _drop_identity_evidence(session, done.anima_id, topics)
+    params = {"anima": done.anima_id, "ids": done.ids}
+    await session.execute(_REDACT_JOURNAL_SQL, params)
+    patterns = [f"%{i}%" for i in done.ids]
+    done.packs_purged = (await session.execute(_PURGE_PACKS_SQL, {"anima": done.anima_id, "patterns": patterns})).rowcount
+    await session.execute(_PURGE_SNAPSHOTS_SQL, {"anima": done.anima_id})
+    await session.execute(_MARK_SQL, {"anima": done.anima_id})
+
+
+async def _evidence(session: AsyncSession, knowledge_ids: Sequence[uuid.UUID]) -> list[tuple[str, datetime]]:
+    """(topic, learnt at) of the evidence-bearing items among ``knowledge_ids``."""
+    stmt = select(_K.c.topic, _K.c.created_at).where(
+        _K.c.id.in_(list(knowledge_ids)), _K.c.type.in_(_EVIDENCE_TYPES), _K.c.topic.is_not(None))
+    return [(t, at) for t, at in (await session.execute(stmt)).all()]
+
+
+def _without(self_: dict[str, Any], topics: Counter[str]) -> dict[str, Any] | None:
+    """``self_`` with ``topics`` subtracted from its topic counts, or None when nothing changes."""
+    counts = self_.get("topics")
+    if not isinstance(counts, dict) or not topics.keys() & counts.keys():
+        return None
+    left = {k: int(v) - topics.get(k, 0) for k, v in counts.items() if isinstance(v, int | float)}
+    return {**self_, "topics": {k: v for k, v in sorted(left.items()) if v > 0}}
+
+
+async def _drop_identity_evidence(session: AsyncSession, anima_id: uuid.UUID, evidence: list[tuple[str, datetime]]) -> None:
+    """Subtract forgotten knowledge from the topic counts of every identity version written since."""
+    if not evidence:
+        return
+    versions = (await session.execute(
+        select(IdentityVersion).where(IdentityVersion.anima_id == anima_id)
+    )).scalars().all()
+    current = (await session.execute(select(Identity).where(Identity.anima_id == anima_id))).scalar_one_or_none()
+    for row in [*versions, *([current] if current else [])]:
+        learnt_by = row.updated_at if isinstance(row, Identity) else row.created_at
+        topics = Counter(t for t, at in evidence if at <= learnt_by)
+        changed = _without(dict(row.self or {}), topics)
+        if changed is not None:
+            row.self = changed
+    await session.flush()
+
+
+async def forget(runtime: Runtime, org_id: uuid.UUID, kind: str, item_id: uuid.UUID) -> Forgotten:
+    """Forget a ``"memory"`` or ``"knowledge"`` item in its own transaction, then drop cached packs."""
+    action = forget_memory if kind == "memory" else forget_knowledge
+    async with runtime.unit_of_work() as session:
+        done = await action(session, org_id, item_id, runtime.clock())
+    drop_cached(runtime, done.ids)
+    return done
+
+
+def drop_cached(runtime: Runtime, ids: Sequence[uuid.UUID]) -> int:
+    """Drop this process's cached packs that mention any of ``ids``; returns how many."""
+    return runtime.packs.lru.discard_mentioning([str(i).encode() for i in ids])

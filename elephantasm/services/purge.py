@@ -1,0 +1,67 @@
+"""Hard purge of an anima: every row of it, in every table, for erasure requests.
+
+Soft deletion (``DELETE /api/animas/{id}``) hides an anima and keeps its data for recovery; a
+purge removes it for good. Every table that holds anima data references ``animas.id`` with
+``ON DELETE CASCADE``, so deleting the anima row removes events, memories and their provenance,
+knowledge and its history, identity versions, served packs, pack snapshots and the dream journal in
+one statement. Stores outside these tables erase their share through the runtime's
+``anima_purge_hooks`` first, in the same transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import Anima, Event, Knowledge, Memory
+from elephantasm.domain.errors import NotFoundError
+from elephantasm.services.dreams.claims import lock_anima
+from elephantasm.services.forget import drop_cached
+
+if TYPE_CHECKING:
+    from elephantasm.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Purged:
+    """What a purge removed (counts of the main tables, for the CLI's report)."""
+
+    org_id: uuid.UUID
+    anima_id: uuid.UUID
+    events: int
+    memories: int
+    knowledge: int
+
+
+async def _count(session: AsyncSession, model: type, anima_id: uuid.UUID) -> int:
+    stmt = select(func.count()).select_from(model).where(model.anima_id == anima_id)  # type: ignore[attr-defined]
+    return int((await session.execute(stmt)).scalar_one())
+
+
+async def purge_anima(runtime: Runtime, org_id: uuid.UUID | None, anima_id: uuid.UUID) -> Purged:
+    """Remove the anima (live or soft-deleted) and all its rows; ``org_id`` None = any org (CLI).
+
+    NotFoundError if there is no such anima (in that org).
+    """
+    async with runtime.unit_of_work() as session:
+        stmt = select(Anima.org_id).where(Anima.id == anima_id)
+        if org_id is not None:
+            stmt = stmt.where(Anima.org_id == org_id)
+        owner = (await session.execute(stmt.with_for_update())).scalar_one_or_none()
+        if owner is None:
+            raise NotFoundError(f"anima {anima_id} not found")
+        await lock_anima(session, anima_id)  # a dream run's writes wait, then find nothing to write to
+        counts = [await _count(session, m, anima_id) for m in (Event, Memory, Knowledge)]
+        for hook in runtime.anima_purge_hooks:
+            await hook(session, owner, anima_id)
+        await session.execute(delete(Anima).where(Anima.id == anima_id))
+    drop_cached(runtime, [anima_id])
+    log.info("purged anima %s of org %s", anima_id, owner)
+    return Purged(owner, anima_id, *counts)

@@ -1,0 +1,62 @@
+"""A fully populated anima (events, memories, knowledge with history, identity versions, packs,
+dream runs) for the purge and export/import tests."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+
+import httpx
+from sqlalchemy import text
+
+from elephantasm.runtime import Runtime
+from elephantasm.services.dreams import run_dream
+from tests.conftest import Tenant
+from tests.dreams.helpers import T0, add_events, turns
+
+CHAT = [
+    "Hi! I live in Paris and my favorite color is teal.",
+    "Nice to meet you. Paris is lovely; teal is a calm colour.",
+    "Please remember I prefer trains over planes.",
+    "Noted: trains over planes. I will plan around rail routes.",
+]
+LATER = [
+    "Update: I moved to Berlin last week, and my favorite color is now orange.",
+    "Got it, Berlin and orange from now on!",
+]
+
+
+async def populated_anima(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, name: str = "full") -> str:
+    """An anima with two dream runs (so knowledge is superseded), an identity, a served pack."""
+    r = await client.post("/api/animas", json={"name": name, "description": "d", "meta": {"team": "x"}},
+                          headers=tenant.headers)
+    assert r.status_code == 201, r.text
+    anima_id = r.json()["id"]
+    await add_events(runtime, tenant.org_id, uuid.UUID(anima_id), turns(CHAT))
+    assert (await run_dream(runtime, tenant.org_id, uuid.UUID(anima_id), trigger="test")).status == "completed"
+    later = turns(LATER, session="s2", start=T0 + timedelta(days=3))
+    await add_events(runtime, tenant.org_id, uuid.UUID(anima_id), later)
+    assert (await run_dream(runtime, tenant.org_id, uuid.UUID(anima_id), trigger="test")).status == "completed"
+    r = await client.get(f"/api/animas/{anima_id}/memory-packs/latest", params={"query": "colour"},
+                         headers=tenant.headers)
+    assert r.status_code == 200 and r.json() is not None, r.text
+    await runtime.packs.recalls.flush()  # its recalls written now, not in the middle of a test
+    return anima_id
+
+
+_ANIMA_TABLES = text("""
+SELECT table_name FROM information_schema.columns
+WHERE table_schema = 'public' AND column_name = 'anima_id' ORDER BY table_name
+""")
+
+
+async def rows_of(runtime: Runtime, anima_id: str) -> dict[str, int]:
+    """Rows that carry ``anima_id``, per table (every table with an ``anima_id`` column, and animas)."""
+    a = uuid.UUID(anima_id)
+    counts: dict[str, int] = {}
+    async with runtime.read_session() as session:
+        for table in (await session.execute(_ANIMA_TABLES)).scalars():
+            n = (await session.execute(text(f"SELECT count(*) FROM {table} WHERE anima_id = :a"), {"a": a})).scalar()
+            counts[table] = int(n or 0)
+        counts["animas"] = int((await session.execute(text("SELECT count(*) FROM animas WHERE id = :a"), {"a": a})).scalar() or 0)
+    return counts

@@ -1,0 +1,125 @@
+"""Export one anima as JSON lines and import it into another org or server (issue 11, item 4).
+
+Round trip: export → import into a second org → export again gives the same lines but for ids.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from elephantasm.runtime import Runtime
+from elephantasm.services.anima_export import export_lines
+from elephantasm.services.anima_import import import_anima
+from tests.conftest import Tenant
+from tests.lifecycle.helpers import populated_anima, rows_of
+from tests.lifecycle.test_purge import run_cli
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def normalised(lines: list[str]) -> list[str]:
+    """Each id replaced by its order of first appearance (ids differ between servers, order does not)."""
+    seen: dict[str, str] = {}
+    return [_UUID.sub(lambda m: seen.setdefault(m.group(0), f"<id{len(seen)}>"), line) for line in lines]
+
+
+async def export(runtime: Runtime, org_id: uuid.UUID, anima_id: str) -> list[str]:
+    async with runtime.read_session() as session:
+        return [line async for line in export_lines(session, org_id, uuid.UUID(anima_id))]
+
+
+async def test_round_trip_into_another_org(
+    client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    source = await populated_anima(client, runtime, tenant)
+    first = await export(runtime, tenant.org_id, source)
+    kinds = [json.loads(line)["kind"] for line in first]
+    assert kinds[0] == "anima" and {"event", "memory", "knowledge", "identity", "identity_version"} <= set(kinds)
+    assert any(json.loads(x).get("superseded_by") for x in first)  # history travels too
+
+    copy = str(await import_anima(runtime, other_tenant.org_id, first))
+    second = await export(runtime, other_tenant.org_id, copy)
+    assert normalised(second) == normalised(first)
+    assert source not in "".join(second) and copy in second[0]
+    counts, copied = await rows_of(runtime, source), await rows_of(runtime, copy)
+    for table in ("events", "memories", "memory_events", "knowledge", "knowledge_memories", "identities",
+                  "identity_history"):
+        assert copied[table] == counts[table], table
+
+    # The copy serves the same pack text as the original (same state, query, as_of).
+    as_of = datetime(2026, 6, 1, 12, tzinfo=UTC).isoformat()
+    packs = []
+    for who, anima in ((tenant, source), (other_tenant, copy)):
+        r = await client.post("/api/packs/compile", json={"anima_id": anima, "query": "colour", "as_of": as_of},
+                              headers=who.headers)
+        assert r.status_code == 200, r.text
+        packs.append(r.json()["context"])
+    assert packs[0] == packs[1] and "orange" in packs[0].lower()
+    # Nothing of the copy is visible to the source org, nor the reverse.
+    assert (await client.get(f"/api/animas/{copy}", headers=tenant.headers)).status_code == 404
+
+
+async def test_http_export_and_import(
+    client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    source = await populated_anima(client, runtime, tenant)
+    r = await client.get(f"/api/animas/{source}/export", headers=tenant.headers)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/x-ndjson")
+    assert r.text.splitlines(keepends=True) == await export(runtime, tenant.org_id, source)
+    assert (await client.get(f"/api/animas/{source}/export", headers=other_tenant.headers)).status_code == 404
+
+    r = await client.post("/api/animas/import", content=r.content, params={"name": "moved"},
+                          headers=other_tenant.headers | {"content-type": "application/x-ndjson"})
+    assert r.status_code == 201, r.text
+    assert r.json()["name"] == "moved" and r.json()["id"] != source
+    again = await client.get(f"/api/animas/{r.json()['id']}/export", headers=other_tenant.headers)
+    original = normalised(await export(runtime, tenant.org_id, source))
+    copied = normalised(again.text.splitlines(keepends=True))
+    assert copied[1:] == original[1:] and json.loads(copied[0])["name"] == "moved"
+
+
+async def test_a_bad_import_writes_nothing_and_names_the_line(
+    client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    source = await populated_anima(client, runtime, tenant)
+    lines = await export(runtime, tenant.org_id, source)
+    before = (await client.get("/api/animas", headers=other_tenant.headers)).json()["items"]
+    memory_line = next(i for i, x in enumerate(lines) if json.loads(x)["kind"] == "memory")
+    broken = json.loads(lines[memory_line])
+    broken["event_ids"] = [str(uuid.uuid4())]
+    cases = {
+        "dangling": [*lines[:memory_line], json.dumps(broken), *lines[memory_line + 1:]],
+        "no header": lines[1:],
+        "unknown kind": [lines[0], json.dumps({"kind": "secret"})],
+        "bad event": [lines[0], json.dumps(json.loads(lines[1]) | {"event_type": "message.sideways"})],
+        "not json": [lines[0], "{nope"],
+    }
+    for case, body in cases.items():
+        r = await client.post("/api/animas/import", content="".join(x if x.endswith("\n") else x + "\n" for x in body),
+                              headers=other_tenant.headers)
+        assert r.status_code == 422, (case, r.text)
+        assert "line" in r.json()["detail"] or case == "no header", (case, r.text)
+    assert (await client.get("/api/animas", headers=other_tenant.headers)).json()["items"] == before
+
+
+async def test_cli_export_and_import(
+    pg_url: str, data_dir: Path, tmp_path: Path, client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant
+) -> None:
+    source = await populated_anima(client, runtime, tenant)
+    out = tmp_path / "anima.jsonl"
+    done = run_cli(pg_url, data_dir, "animas", "export", source, "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().splitlines(keepends=True) == await export(runtime, tenant.org_id, source)
+    org = f"cli-import-{uuid.uuid4().hex[:8]}"
+    done = run_cli(pg_url, data_dir, "animas", "import", str(out), "--org", org)
+    assert done.returncode == 0, done.stderr
+    copy = done.stdout.strip().splitlines()[-1]
+    assert (await rows_of(runtime, copy))["events"] == (await rows_of(runtime, source))["events"]
+    missing = run_cli(pg_url, data_dir, "animas", "export", str(uuid.uuid4()))
+    assert missing.returncode == 1 and "not found" in missing.stderr
