@@ -3,8 +3,8 @@
 Per conversation: one anima, every turn ingested as an event (times shifted so the conversation
 ends an hour before the run, as if the agent were asked right after it), a dream with the server's
 engine until nothing is pending; then, for each question and budget, Elephantasm's
-``memory-packs/latest`` with the question as query, and both raw-turn baselines at the same budget
-with the same token counter.
+``memory-packs/latest`` with the question as query, and the raw-turn baselines (recent turns, BM25,
+dense) at the same budget with the same token counter.
 """
 
 from __future__ import annotations
@@ -20,13 +20,15 @@ from benchmarks.quality.baselines import BM25Baseline, recent_turns
 from benchmarks.quality.client import PACK_LISTS, MemoryClient, cited_events
 from benchmarks.quality.dataset import Conversation, Dataset, Question
 from benchmarks.quality.db import distilled, memory_states
+from benchmarks.quality.dense import DenseBaseline, SyncEmbedder, configured_embedder
 from benchmarks.quality.metrics import Outcome, mentions, score_pack
 from elephantasm.tokens import get_token_counter
 
 BUDGETS = (250, 500, 1000, 2000, 4000)
 ENCODING = "o200k_base"
-ELEPHANTASM, RECENT, BM25 = "elephantasm", "recent turns", "bm25 turns"
-SYSTEMS = (ELEPHANTASM, RECENT, BM25)
+ELEPHANTASM, RECENT, BM25, DENSE = "elephantasm", "recent turns", "bm25 turns", "dense turns"
+SYSTEMS = (ELEPHANTASM, RECENT, BM25, DENSE)
+BASELINES = (RECENT, BM25, DENSE)
 # Diagnostic variants of Elephantasm's default preset (``POST /api/packs/compile`` overrides): which
 # score factor or cap starves evidence. Run after a conversation's default packs, so the recalls
 # they record never influence the default figures.
@@ -62,6 +64,7 @@ class Evaluation:
     seconds: Counter[str] = field(default_factory=Counter)
     pack_calls: int = 0
     dream_runs: int = 0
+    dense_embedder: str = ""
 
 
 def shift_to(conversation: Conversation, end: datetime) -> timedelta:
@@ -87,11 +90,11 @@ def _trace(question: Question, budget: int, pack: dict[str, Any] | None) -> Pack
 
 class _Run:
     def __init__(self, client: MemoryClient, budgets: Sequence[int], encoding: str, preset: str | None,
-                 database_url: str | None, log: Callable[[str], None]) -> None:
+                 database_url: str | None, embedder: SyncEmbedder) -> None:
         self.client, self.budgets, self.encoding, self.preset = client, budgets, encoding, preset
-        self.database_url, self.log = database_url, log
+        self.database_url, self.embedder = database_url, embedder
         self.count = get_token_counter(encoding)
-        self.ev = Evaluation()
+        self.ev = Evaluation(dense_embedder=embedder.name)
 
     def _timed(self, phase: str, fn: Callable[[], Any]) -> Any:
         started = time.perf_counter()
@@ -112,7 +115,8 @@ class _Run:
         if self.database_url:
             self._diagnose(anima, questions)
         turns = conv.turns()
-        bm25 = BM25Baseline(turns)
+        dense = self._timed("dense index", lambda: DenseBaseline(turns, self.embedder))
+        ranked = {BM25: BM25Baseline(turns), DENSE: dense}
         for q in questions:
             for budget in self.budgets:
                 pack = self._timed("packs", lambda: self.client.latest_pack(
@@ -123,8 +127,9 @@ class _Run:
                 self.ev.traces.append(_trace(q, budget, pack))
                 raw = recent_turns(turns, budget, self.count)
                 self._record(RECENT, q, budget, set(raw.event_ids), raw.context, raw.token_count)
-                raw = bm25.pack(q.question, budget, self.count)
-                self._record(BM25, q, budget, set(raw.event_ids), raw.context, raw.token_count)
+                for system, baseline in ranked.items():
+                    raw = baseline.pack(q.question, budget, self.count)
+                    self._record(system, q, budget, set(raw.event_ids), raw.context, raw.token_count)
         for name, overrides in ABLATIONS.items():
             for q in questions:
                 for budget in self.budgets:
@@ -143,14 +148,16 @@ class _Run:
 
 def evaluate(ds: Dataset, base_url: str, headers: dict[str, str], *, budgets: Sequence[int] = BUDGETS,
              encoding: str = ENCODING, preset: str | None = None, database_url: str | None = None,
-             log: Callable[[str], None] = print) -> Evaluation:
-    """Evaluate every question of ``ds`` at every budget for Elephantasm and both baselines.
+             embedder: str | None = None, log: Callable[[str], None] = print) -> Evaluation:
+    """Evaluate every question of ``ds`` at every budget for Elephantasm and the baselines.
 
     ``database_url`` (optional) enables diagnostics read straight from Postgres: whether each
     question's evidence ended up in a live memory, and memory/knowledge counts by state.
+    ``embedder`` names the dense baseline's embedder (default: the configured one, as the server's).
     """
     client = MemoryClient(base_url, headers)
-    run = _Run(client, budgets, encoding, preset, database_url, log)
+    sync = SyncEmbedder(configured_embedder(embedder))
+    run = _Run(client, budgets, encoding, preset, database_url, sync)
     end = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
     try:
         for n, conv in enumerate(ds.conversations, 1):
@@ -161,4 +168,5 @@ def evaluate(ds: Dataset, base_url: str, headers: dict[str, str], *, budgets: Se
                 f"{len(questions)} questions) in {time.perf_counter() - started:.1f} s")
     finally:
         client.close()
+        sync.close()
     return run.ev
