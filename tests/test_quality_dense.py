@@ -68,3 +68,11 @@ def test_dense_baseline_uses_the_configured_embedder() -> None:
     assert configured_embedder("hash").name == build_embedder(Settings(embedder="hash")).name
     with pytest.raises(ValueError, match="EMBEDDER"):
         configured_embedder("no-such-embedder")
+
+
+def test_an_unknown_embedder_name_is_refused_before_any_server_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.quality.__main__ import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--size", "tiny", "--embedder", "no-such-embedder", "--out", "/dev/null"])
+    assert exited.value.code == 2 and "no-such-embedder" in capsys.readouterr().err

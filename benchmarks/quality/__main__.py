@@ -18,6 +18,7 @@ from pathlib import Path
 
 from benchmarks.quality.bench import SIZES, describe, generated_note, run_dataset
 from benchmarks.quality.dataset import load, save
+from benchmarks.quality.dense import configured_embedder
 from benchmarks.quality.generator import generate
 from benchmarks.quality.runner import BUDGETS
 from benchmarks.results import write_section
@@ -46,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.export}")
         return 0
     budgets = [int(b) for b in args.budgets.split(",")]
+    if args.embedder:
+        try:
+            configured_embedder(args.embedder)
+        except ValueError as exc:  # an unknown name: say so before a server starts
+            parser.error(str(exc))
     if args.dataset:
         ds = load(args.dataset)
         name, note = args.name or f"quality-{args.dataset.stem}", f"dataset: `{args.dataset.name}`: {describe(ds)}"

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from benchmarks.harness import deployment
 from benchmarks.quality.dataset import Dataset
+from benchmarks.quality.dense import SyncEmbedder, configured_embedder
 from benchmarks.quality.generator import GeneratorConfig, generate
 from benchmarks.quality.report import section
 from benchmarks.quality.runner import BUDGETS, evaluate
@@ -45,10 +46,14 @@ def run_dataset(ds: Dataset, *, name: str, dataset_note: str, budgets: Sequence[
     baseline; by default both take the configured one (environment or the project default).
     """
     started = time.perf_counter()
-    with deployment(**({"ELEPHANTASM_EMBEDDER": embedder} if embedder else {})) as d:
-        ev = evaluate(ds, d.base_url, d.headers, budgets=budgets, preset=preset, database_url=d.database_url,
-                      embedder=embedder)
-        pg_version = d.pg_version
+    dense = SyncEmbedder(configured_embedder(embedder))  # an unknown name fails here, before any server starts
+    try:
+        with deployment(**({"ELEPHANTASM_EMBEDDER": embedder} if embedder else {})) as d:
+            ev = evaluate(ds, d.base_url, d.headers, budgets=budgets, preset=preset, database_url=d.database_url,
+                          embedder=dense)
+            pg_version = d.pg_version
+    finally:
+        dense.close()
     print(f"   evaluated in {time.perf_counter() - started:.0f} s", flush=True)
     return section(ds, ev, budgets, name=name, title=TITLE, dataset_note=dataset_note,
                    environment={"PostgreSQL": pg_version, "dream engine": "offline",

@@ -148,15 +148,16 @@ class _Run:
 
 def evaluate(ds: Dataset, base_url: str, headers: dict[str, str], *, budgets: Sequence[int] = BUDGETS,
              encoding: str = ENCODING, preset: str | None = None, database_url: str | None = None,
-             embedder: str | None = None, log: Callable[[str], None] = print) -> Evaluation:
+             embedder: SyncEmbedder | None = None, log: Callable[[str], None] = print) -> Evaluation:
     """Evaluate every question of ``ds`` at every budget for Elephantasm and the baselines.
 
     ``database_url`` (optional) enables diagnostics read straight from Postgres: whether each
     question's evidence ended up in a live memory, and memory/knowledge counts by state.
-    ``embedder`` names the dense baseline's embedder (default: the configured one, as the server's).
+    ``embedder`` is the dense baseline's (default: the configured one, as the server builds it); the
+    caller closes one it passes in.
     """
     client = MemoryClient(base_url, headers)
-    sync = SyncEmbedder(configured_embedder(embedder))
+    sync = embedder or SyncEmbedder(configured_embedder())
     run = _Run(client, budgets, encoding, preset, database_url, sync)
     end = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
     try:
@@ -168,5 +169,6 @@ def evaluate(ds: Dataset, base_url: str, headers: dict[str, str], *, budgets: Se
                 f"{len(questions)} questions) in {time.perf_counter() - started:.1f} s")
     finally:
         client.close()
-        sync.close()
+        if embedder is None:
+            sync.close()
     return run.ev
