@@ -112,3 +112,18 @@ def test_roughen_keeps_values_intact_and_is_seeded() -> None:
     assert a == [roughen(random.Random(n), text, ("Ursula Le Guin",)) for n in range(40)]
     assert all(mentions(x, "Ursula Le Guin") and x == x.lower() and not x.endswith(".") for x in a)
     assert any("gonna" in x or " u " in x or "cuz" in x for x in a) and len(set(a)) > 10
+
+
+def test_check_refuses_a_paraphrase_sharing_a_word_and_a_spread_with_one_turn(dataset: Dataset) -> None:
+    from dataclasses import replace
+
+    turns = _turns(dataset)
+    para = next(q for q in dataset.questions if q.kind == "paraphrase")
+    evidence = turns[para.evidence_event_ids[0]].content
+    borrowed = next(w for w in evidence.split() if content_words(w))  # one content word of the evidence
+    leaky = replace(para, question=f"{para.question} ({borrowed})")
+    with pytest.raises(ValueError, match="shares content words"):
+        check(Dataset(dataset.conversations, [leaky]))
+    spread = next(q for q in dataset.questions if q.kind == "spread")
+    with pytest.raises(ValueError, match="fewer than two"):
+        check(Dataset(dataset.conversations, [replace(spread, evidence_event_ids=spread.evidence_event_ids[-1:])]))
