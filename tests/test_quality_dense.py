@@ -76,3 +76,14 @@ def test_an_unknown_embedder_name_is_refused_before_any_server_starts(capsys: py
     with pytest.raises(SystemExit) as exited:
         main(["--size", "tiny", "--embedder", "no-such-embedder", "--out", "/dev/null"])
     assert exited.value.code == 2 and "no-such-embedder" in capsys.readouterr().err
+
+
+def test_baselines_only_run_needs_no_server(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from benchmarks.quality.__main__ import main
+
+    out = tmp_path / "RESULTS.md"
+    assert main(["--size", "tiny", "--baselines-only", "--embedder", "hash", "--name", "q", "--out", str(out)]) == 0
+    text = out.read_text()
+    for system in ("recent turns", "bm25 turns", "dense turns"):
+        assert f"| ER_any | paraphrase (1) | {system} |" in text and f"| ER_all | spread (1) | {system} |" in text
+    assert "| elephantasm |" not in text and "embedder (dense baseline) hash-v1" in text

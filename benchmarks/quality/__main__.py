@@ -1,7 +1,7 @@
 """``python -m benchmarks.quality``: run the generated dataset or any dataset file in the generic format,
 or export the generated one.
 
-    python -m benchmarks.quality --size small [--embedder hash]
+    python -m benchmarks.quality --size small [--embedder hash] [--baselines-only]
     python -m benchmarks.quality --dataset data.json [--name quality-mydata] [--embedder NAME] [--out RESULTS.md]
     python -m benchmarks.quality --export data.json --size full
 
@@ -40,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", default=None, help="Elephantasm preset (default: the server's default)")
     parser.add_argument("--embedder", default=None,
                         help="embedder of the server and the dense baseline (default: the configured one)")
+    parser.add_argument("--baselines-only", action="store_true",
+                        help="no server: only recent turns, BM25 and dense (seconds; e.g. to compare embedders)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     if args.export:
@@ -58,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         ds = generate(SIZES[args.size])
         name, note = args.name or "quality", generated_note(args.size, ds)
-    sec = run_dataset(ds, name=name, dataset_note=note, budgets=budgets, preset=args.preset, embedder=args.embedder)
+    sec = run_dataset(ds, name=name, dataset_note=note, budgets=budgets, preset=args.preset, embedder=args.embedder,
+                      baselines_only=args.baselines_only)
     write_section(args.out, sec, shlex.join(["python", "-m", "benchmarks.quality", *argv]))
     print(f"written to {args.out}")
     return 0

@@ -14,7 +14,7 @@ from benchmarks.quality.dataset import Dataset
 from benchmarks.quality.dense import SyncEmbedder, configured_embedder
 from benchmarks.quality.generator import GeneratorConfig, generate
 from benchmarks.quality.report import section
-from benchmarks.quality.runner import BUDGETS, evaluate
+from benchmarks.quality.runner import BUDGETS, evaluate, evaluate_baselines
 from benchmarks.results import Section
 
 TITLE = "Evidence recall (ER_any / ER_all) and stale rate vs raw-turn baselines"
@@ -39,14 +39,22 @@ def describe(ds: Dataset) -> str:
 
 
 def run_dataset(ds: Dataset, *, name: str, dataset_note: str, budgets: Sequence[int] = BUDGETS,
-                preset: str | None = None, embedder: str | None = None) -> Section:
+                preset: str | None = None, embedder: str | None = None, baselines_only: bool = False) -> Section:
     """Evaluate ``ds`` against a fresh deployment (offline dream engine) and build its section.
 
     ``embedder`` (a name ``ELEPHANTASM_EMBEDDER`` accepts) is used by both the server and the dense
     baseline; by default both take the configured one (environment or the project default).
+    ``baselines_only`` skips the server: the raw-turn baselines alone, in seconds.
     """
     started = time.perf_counter()
     dense = SyncEmbedder(configured_embedder(embedder))  # an unknown name fails here, before any server starts
+    if baselines_only:
+        try:
+            ev = evaluate_baselines(ds, embedder=dense, budgets=budgets)
+        finally:
+            dense.close()
+        return section(ds, ev, budgets, name=name, title=TITLE, dataset_note=dataset_note,
+                       environment={"embedder (dense baseline)": ev.dense_embedder})
     try:
         with deployment(**({"ELEPHANTASM_EMBEDDER": embedder} if embedder else {})) as d:
             ev = evaluate(ds, d.base_url, d.headers, budgets=budgets, preset=preset, database_url=d.database_url,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from benchmarks.quality.dataset import Dataset
 from benchmarks.quality.metrics import ALL, Cell, aggregate
@@ -26,8 +26,15 @@ def _kinds(ds: Dataset) -> list[str]:
 RECALLS: dict[str, Callable[[Cell], float]] = {"ER_any": lambda c: c.recall_any, "ER_all": lambda c: c.recall}
 
 
+def _present(ev: Evaluation, names: Iterable[str]) -> list[str]:
+    """The systems among ``names`` that this evaluation ran (a baselines-only run has no Elephantasm)."""
+    ran = {o.system for o in ev.outcomes}
+    return [s for s in names if s in ran]
+
+
 def _rows(ds: Dataset, ev: Evaluation, budgets: Sequence[int]) -> list[list[str]]:
     cells = aggregate(ev.outcomes)
+    systems = _present(ev, SYSTEMS)
     counts = Counter(q.kind for q in ds.questions)
     n_all = len(ds.questions)
 
@@ -38,15 +45,15 @@ def _rows(ds: Dataset, ev: Evaluation, budgets: Sequence[int]) -> list[list[str]
     for kind in _kinds(ds):
         n = n_all if kind == ALL else counts[kind]
         for metric, get in RECALLS.items():
-            rows += [row(metric, kind, n, s, lambda c, b, get=get: _pct(get(c))) for s in SYSTEMS]
-    rows += [row("partial ER", ALL, n_all, s, lambda c, b: _pct(c.partial)) for s in SYSTEMS]
+            rows += [row(metric, kind, n, s, lambda c, b, get=get: _pct(get(c))) for s in systems]
+    rows += [row("partial ER", ALL, n_all, s, lambda c, b: _pct(c.partial)) for s in systems]
     rows += [["answer in text", f"{ALL} ({n_all})", s,
               *[_pct(sum(ev.answer_present[(s, b)]) / len(ev.answer_present[(s, b)])) for b in budgets]]
-             for s in SYSTEMS]
-    stale_n = cells[(ELEPHANTASM, ALL, budgets[0])].stale_n
-    rows += [row("stale rate", ALL, stale_n, s, lambda c, b: _pct(c.stale_rate), "updated facts") for s in SYSTEMS]
-    rows += [row("mean tokens", ALL, n_all, s, lambda c, b: f"{c.mean_tokens:,.0f}") for s in SYSTEMS]
-    for s in ABLATIONS:  # diagnostics, not verdicts
+             for s in systems]
+    stale_n = cells[(systems[0], ALL, budgets[0])].stale_n
+    rows += [row("stale rate", ALL, stale_n, s, lambda c, b: _pct(c.stale_rate), "updated facts") for s in systems]
+    rows += [row("mean tokens", ALL, n_all, s, lambda c, b: f"{c.mean_tokens:,.0f}") for s in systems]
+    for s in _present(ev, ABLATIONS):  # diagnostics, not verdicts
         rows += [*[row(f"diag. {metric}", ALL, n_all, s, lambda c, b, get=get: _pct(get(c)))
                    for metric, get in RECALLS.items()],
                  row("diag. stale rate", ALL, stale_n, s, lambda c, b: _pct(c.stale_rate), "updated facts"),
@@ -66,6 +73,8 @@ def _recall_verdict(cells: dict[tuple[str, str, int], Cell], metric: str, kind: 
 
 def verdicts(ev: Evaluation, budgets: Sequence[int]) -> list[str]:
     """Plain statements of where Elephantasm beats every baseline and where it does not."""
+    if ELEPHANTASM not in _present(ev, SYSTEMS):
+        return ["baselines only: no verdicts."]
     cells = aggregate(ev.outcomes)
     kinds = [ALL] + [k for k in ("paraphrase", "spread") if (ELEPHANTASM, k, budgets[0]) in cells]
     out = [_recall_verdict(cells, metric, kind, budgets) for kind in kinds for metric in RECALLS]
@@ -106,7 +115,7 @@ def diagnostics(ds: Dataset, ev: Evaluation, budgets: Sequence[int]) -> list[str
         )
         notes.append("memories/knowledge by state (all animas): "
                      + ", ".join(f"{k} {v:,}" for k, v in sorted(ev.states.items())))
-    for b in budgets:
+    for b in budgets if ev.traces else ():
         traces = [t for t in ev.traces if t.budget == b]
         mean = {k: sum(t.layers[k] for t in traces) / len(traces) for k in traces[0].layers} if traces else {}
         stale_layers = Counter(layer for t in traces for layer in t.stale_layers)
@@ -120,6 +129,7 @@ def section(ds: Dataset, ev: Evaluation, budgets: Sequence[int], *, name: str, t
             dataset_note: str, environment: dict[str, str]) -> Section:
     """The RESULTS.md section for one evaluation."""
     calls = max(1, ev.pack_calls)
+    ablations = _present(ev, ABLATIONS)
     notes = [
         dataset_note,
         "ER_all / ER_any: share of questions with ALL / at least one of their evidence events cited by the pack "
@@ -132,14 +142,16 @@ def section(ds: Dataset, ev: Evaluation, budgets: Sequence[int], *, name: str, t
         f"'dense turns' = turns ranked by cosine to the question with embedder `{ev.dense_embedder}` (the project's "
         "configured embedder, as the server builds it), packed greedily. Conversation times are shifted so each "
         "ends one hour before the run; Elephantasm uses the default preset.",
-        "diag. rows: Elephantasm through `POST /api/packs/compile` with overrides ("
-        + "; ".join(f"{name}: `{json.dumps(o, separators=(',', ':'))}`" for name, o in ABLATIONS.items())
-        + "), run after each conversation's default packs; they locate what limits recall and are not verdicts.",
+        *(["diag. rows: Elephantasm through `POST /api/packs/compile` with overrides ("
+           + "; ".join(f"{name}: `{json.dumps(ABLATIONS[name], separators=(',', ':'))}`" for name in ablations)
+           + "), run after each conversation's default packs; they locate what limits recall and are not verdicts."]
+          if ablations else []),
         *verdicts(ev, budgets),
         *diagnostics(ds, ev, budgets),
-        f"time: ingest {ev.seconds['ingest']:.1f} s, dream {ev.seconds['dream']:.1f} s ({ev.dream_runs} runs), "
-        f"{ev.pack_calls} packs at {1000 * ev.seconds['packs'] / calls:.0f} ms mean, dense baseline indexing "
-        f"{ev.seconds['dense index']:.1f} s (measured, not asserted).",
+        (f"time: ingest {ev.seconds['ingest']:.1f} s, dream {ev.seconds['dream']:.1f} s ({ev.dream_runs} runs), "
+         f"{ev.pack_calls} packs at {1000 * ev.seconds['packs'] / calls:.0f} ms mean, " if ev.pack_calls else
+         "baselines only, no server; time: ")
+        + f"dense baseline indexing {ev.seconds['dense index']:.1f} s (measured, not asserted).",
     ]
     return Section(
         name=name, title=title,

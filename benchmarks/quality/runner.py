@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from benchmarks.quality.baselines import BM25Baseline, recent_turns
+from benchmarks.quality.baselines import BM25Baseline, RankedBaseline, recent_turns
 from benchmarks.quality.client import PACK_LISTS, MemoryClient, cited_events
 from benchmarks.quality.dataset import Conversation, Dataset, Question
 from benchmarks.quality.db import distilled, memory_states
@@ -89,7 +89,7 @@ def _trace(question: Question, budget: int, pack: dict[str, Any] | None) -> Pack
 
 
 class _Run:
-    def __init__(self, client: MemoryClient, budgets: Sequence[int], encoding: str, preset: str | None,
+    def __init__(self, client: MemoryClient | None, budgets: Sequence[int], encoding: str, preset: str | None,
                  database_url: str | None, embedder: SyncEmbedder) -> None:
         self.client, self.budgets, self.encoding, self.preset = client, budgets, encoding, preset
         self.database_url, self.embedder = database_url, embedder
@@ -108,34 +108,42 @@ class _Run:
         self.ev.answer_present.setdefault((system, budget), []).append(mentions(context, q.answer))
 
     def conversation(self, conv: Conversation, questions: list[Question], end: datetime) -> None:
-        anima = self.client.create_anima(f"quality-{conv.id}")
-        id_map = self._timed("ingest", lambda: self.client.ingest(anima, conv, shift_to(conv, end)))
-        runs = self._timed("dream", lambda: self.client.dream(anima))
+        client = self.client
+        assert client is not None, "baselines-only runs have no server"
+        anima = client.create_anima(f"quality-{conv.id}")
+        id_map = self._timed("ingest", lambda: client.ingest(anima, conv, shift_to(conv, end)))
+        runs = self._timed("dream", lambda: client.dream(anima))
         self.ev.dream_runs += len(runs)
         if self.database_url:
             self._diagnose(anima, questions)
-        turns = conv.turns()
-        dense = self._timed("dense index", lambda: DenseBaseline(turns, self.embedder))
-        ranked = {BM25: BM25Baseline(turns), DENSE: dense}
         for q in questions:
             for budget in self.budgets:
-                pack = self._timed("packs", lambda: self.client.latest_pack(
+                pack = self._timed("packs", lambda: client.latest_pack(
                     anima, q.question, budget, self.encoding, self.preset))
                 self.ev.pack_calls += 1
                 self._record(ELEPHANTASM, q, budget, cited_events(pack, id_map),
                              (pack or {}).get("context") or "", int((pack or {}).get("token_count") or 0))
                 self.ev.traces.append(_trace(q, budget, pack))
+        self.baselines(conv, questions)
+        for name, overrides in ABLATIONS.items():
+            for q in questions:
+                for budget in self.budgets:
+                    pack = client.compile_pack(anima, q.question, budget, self.encoding, overrides)
+                    self._record(name, q, budget, cited_events(pack, id_map), pack.get("context") or "",
+                                 int(pack.get("token_count") or 0))
+
+    def baselines(self, conv: Conversation, questions: list[Question]) -> None:
+        """Recent turns, BM25 and dense packs for every question and budget."""
+        turns = conv.turns()
+        dense = self._timed("dense index", lambda: DenseBaseline(turns, self.embedder))
+        ranked: dict[str, RankedBaseline] = {BM25: BM25Baseline(turns), DENSE: dense}
+        for q in questions:
+            for budget in self.budgets:
                 raw = recent_turns(turns, budget, self.count)
                 self._record(RECENT, q, budget, set(raw.event_ids), raw.context, raw.token_count)
                 for system, baseline in ranked.items():
                     raw = baseline.pack(q.question, budget, self.count)
                     self._record(system, q, budget, set(raw.event_ids), raw.context, raw.token_count)
-        for name, overrides in ABLATIONS.items():
-            for q in questions:
-                for budget in self.budgets:
-                    pack = self.client.compile_pack(anima, q.question, budget, self.encoding, overrides)
-                    self._record(name, q, budget, cited_events(pack, id_map), pack.get("context") or "",
-                                 int(pack.get("token_count") or 0))
 
     def _diagnose(self, anima: str, questions: list[Question]) -> None:
         cited = distilled(self.database_url or "", anima)
@@ -171,4 +179,13 @@ def evaluate(ds: Dataset, base_url: str, headers: dict[str, str], *, budgets: Se
         client.close()
         if embedder is None:
             sync.close()
+    return run.ev
+
+
+def evaluate_baselines(ds: Dataset, *, embedder: SyncEmbedder, budgets: Sequence[int] = BUDGETS,
+                       encoding: str = ENCODING) -> Evaluation:
+    """Only the raw-turn baselines, no server: seconds, to compare datasets or embedders quickly."""
+    run = _Run(None, budgets, encoding, None, None, embedder)
+    for conv in ds.conversations:
+        run.baselines(conv, [q for q in ds.questions if q.conversation_id == conv.id])
     return run.ev
