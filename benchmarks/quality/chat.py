@@ -35,6 +35,9 @@ THREADS: tuple[tuple[tuple[str, str], ...], ...] = (
 # Short replies to a user's news (never repeating a value).
 ACKS: tuple[str, ...] = ("oh nice", "wait really??", "haha love that", "ok noted", "no way", "ooh tell me more",
                          "thats big", "good to know", "omg", "wow ok", "makes sense", "nice one")
+# Short replies to a passing mention (an echo of a fact's subject, no news in it).
+ECHO_ACKS: tuple[str, ...] = ("hmm", "fair", "same honestly", "why tho", "oh?", "depends", "good q", "ha, relatable",
+                              "ugh yeah", "go for it")
 
 SLANG: tuple[tuple[str, str], ...] = (
     (r"\bi don'?t know\b", "idk"), (r"\bto be honest\b", "tbh"), (r"\bby the way\b", "btw"),

@@ -82,7 +82,8 @@ def _noisy(rng: random.Random, cfg: GeneratorConfig, plants: list[Plant]) -> lis
     threads: dict[int, list[Message]] = {}
     for plant in plants:  # already in rank order: a fact's parts stay in order within its thread
         threads.setdefault(plant.fact, []).extend(
-            [("user", _rough_plant(rng, plant), plant), ("assistant", rng.choice(chat.ACKS), None)])
+            [("user", _rough_plant(rng, plant), plant),
+             ("assistant", rng.choice(chat.ECHO_ACKS if plant.ack == "echo" else chat.ACKS), None)])
     alive = list(threads.values())
     target = cfg.turns_per_session + rng.randint(-2, 2)
     for thread in rng.sample(chat.THREADS, len(chat.THREADS)):
