@@ -67,16 +67,24 @@ def test_bm25_pack_skips_what_does_not_fit_and_keeps_rank_order() -> None:
     assert small.token_count <= 20 and set(small.event_ids) <= set(ranked)
 
 
-def test_er_at_n_requires_all_evidence_and_reports_partial() -> None:
-    two = Question("q2", "c1", "person", "who?", ["e2", "e5"], "x")
-    full = score_pack("s", two, 500, {"e2", "e5", "e0"}, "", 10)
-    half = score_pack("s", two, 500, {"e2"}, "", 30)
-    assert (full.covered, full.partial) == (True, 1.0)
-    assert (half.covered, half.partial) == (False, 0.5)
-    cells = aggregate([full, half])
-    assert cells[("s", ALL, 500)].recall == 0.5
-    assert cells[("s", ALL, 500)].partial == 0.75
-    assert cells[("s", "person", 500)].mean_tokens == 20
+def test_er_all_requires_all_evidence_er_any_one_and_reports_partial() -> None:
+    two = Question("q2", "c1", "spread", "who?", ["e2", "e5"], "x")
+    three = Question("q3", "c1", "spread", "what?", ["e0", "e1", "e3"], "y")
+    one = Question("q4", "c1", "literal", "where?", ["e4"], "z")
+    outcomes = [
+        score_pack("s", two, 500, {"e2", "e5", "e0"}, "", 10),  # all: any ✓, all ✓
+        score_pack("s", two, 500, {"e2"}, "", 30),  # one of two: any ✓, all ✗
+        score_pack("s", three, 500, {"e1", "e3", "e9"}, "", 20),  # two of three: any ✓, all ✗
+        score_pack("s", one, 500, {"e2", "e5"}, "", 40),  # none: any ✗, all ✗
+    ]
+    assert [(o.any_cited, o.covered) for o in outcomes] == [(True, True), (True, False), (True, False), (False, False)]
+    assert [o.partial for o in outcomes] == [1.0, 0.5, 2 / 3, 0.0]
+    cells = aggregate(outcomes)
+    assert (cells[("s", ALL, 500)].recall_any, cells[("s", ALL, 500)].recall) == (0.75, 0.25)
+    assert (cells[("s", "spread", 500)].recall_any, cells[("s", "spread", 500)].recall) == (1.0, 1 / 3)
+    assert (cells[("s", "literal", 500)].recall_any, cells[("s", "literal", 500)].recall) == (0.0, 0.0)
+    assert cells[("s", ALL, 500)].partial == pytest.approx((1 + 0.5 + 2 / 3 + 0) / 4)
+    assert cells[("s", "spread", 500)].mean_tokens == 20
     assert cells[("s", ALL, 500)].stale_rate is None  # no superseded values: cannot be stale
 
 
@@ -100,14 +108,16 @@ def test_dataset_round_trips_json_and_jsonl(tmp_path: Path) -> None:
 
 
 def test_generator_is_deterministic_and_well_formed() -> None:
-    cfg = GeneratorConfig(seed=3, conversations=2, sessions=6, turns_per_session=12, facts=8, updates=3)
+    cfg = GeneratorConfig(seed=3, conversations=2, sessions=6, turns_per_session=12, facts=8, updates=3,
+                          paraphrases=2, spreads=2)
     first, second = generate(cfg), generate(cfg)
     assert first.dumps() == second.dumps()
     assert generate(GeneratorConfig(seed=4, conversations=2, sessions=6, turns_per_session=12)).dumps() != first.dumps()
     check(first)  # every answer only in its evidence; no stale value in evidence
     turns = {t.event_id: t for c in first.conversations for t in c.turns()}
     updated = [q for q in first.questions if q.kind == "updated"]
-    assert len(updated) == 2 * 3 and len(first.questions) == 2 * 8
+    assert len(updated) == 2 * 3 and len(first.questions) == 2 * (8 + 2)
+    assert sum(q.kind == "paraphrase" for q in first.questions) == 2 * 2
     for q in updated:
         (newest,) = q.evidence_event_ids
         older = [t for t in turns.values() if any(v.lower() in t.content.lower() for v in q.stale_values)]
@@ -124,7 +134,11 @@ def test_quality_benchmark_smoke(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     text = out.read_text()
-    assert "<!-- section:quality -->" in text and "| ER@N | all (4) | elephantasm |" in text
-    for system in ("recent turns", "bm25 turns"):
+    assert "<!-- section:quality -->" in text
+    for metric in ("ER_any", "ER_all"):
+        for kind in ("all (5)", "literal (2)", "paraphrase (1)", "spread (1)", "updated (1)"):
+            assert f"| {metric} | {kind} | elephantasm |" in text
+    for system in ("recent turns", "bm25 turns", "dense turns"):
         assert f"| {system} |" in text
+    assert "embedder (server and dense baseline)" in text
     assert "command: `python -m benchmarks quality --size tiny" in text

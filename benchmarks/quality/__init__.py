@@ -1,4 +1,4 @@
-"""Quality benchmark: evidence recall (ER@N) and stale rate of memory packs vs raw-turn baselines.
+"""Quality benchmark: evidence recall (ER_any / ER_all) and stale rate of memory packs vs raw-turn baselines.
 
 See ``benchmarks/quality/README.md`` for the dataset format and the metrics.
 """

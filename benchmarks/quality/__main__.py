@@ -1,7 +1,12 @@
-"""``python -m benchmarks.quality``: run any dataset file in the generic format, or export the generated one.
+"""``python -m benchmarks.quality``: run the generated dataset or any dataset file in the generic format,
+or export the generated one.
 
-    python -m benchmarks.quality --dataset data.json [--name quality-mydata] [--out benchmarks/RESULTS.md]
+    python -m benchmarks.quality --size small [--embedder hash] [--baselines-only]
+    python -m benchmarks.quality --dataset data.json [--name quality-mydata] [--embedder NAME] [--out RESULTS.md]
     python -m benchmarks.quality --export data.json --size full
+
+``--embedder`` names the embedder of both the server and the dense baseline (any value
+``ELEPHANTASM_EMBEDDER`` accepts); by default both use the configured one.
 """
 
 from __future__ import annotations
@@ -11,8 +16,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from benchmarks.quality.bench import SIZES, describe, run_dataset
+from benchmarks.quality.bench import SIZES, describe, generated_note, run_dataset
 from benchmarks.quality.dataset import load, save
+from benchmarks.quality.dense import configured_embedder
 from benchmarks.quality.generator import generate
 from benchmarks.quality.runner import BUDGETS
 from benchmarks.results import write_section
@@ -24,24 +30,38 @@ def main(argv: list[str] | None = None) -> int:
     """Parse arguments and run or export."""
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(prog="python -m benchmarks.quality")
-    what = parser.add_mutually_exclusive_group(required=True)
+    what = parser.add_mutually_exclusive_group()
     what.add_argument("--dataset", type=Path, help="a .json/.jsonl dataset in the generic format")
     what.add_argument("--export", type=Path, help="write the generated dataset of --size here and exit")
     parser.add_argument("--size", choices=list(SIZES), default="full")
-    parser.add_argument("--name", default=None, help="RESULTS.md section name (default quality-<file stem>)")
+    parser.add_argument("--name", default=None,
+                        help="RESULTS.md section name (default quality-<file stem>, or quality when generated)")
     parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)), help="comma-separated token budgets")
     parser.add_argument("--preset", default=None, help="Elephantasm preset (default: the server's default)")
+    parser.add_argument("--embedder", default=None,
+                        help="embedder of the server and the dense baseline (default: the configured one)")
+    parser.add_argument("--baselines-only", action="store_true",
+                        help="no server: only recent turns, BM25 and dense (seconds; e.g. to compare embedders)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     if args.export:
         save(generate(SIZES[args.size]), args.export)
         print(f"wrote {args.export}")
         return 0
-    ds = load(args.dataset)
     budgets = [int(b) for b in args.budgets.split(",")]
-    name = args.name or f"quality-{args.dataset.stem}"
-    sec = run_dataset(ds, name=name, dataset_note=f"dataset: `{args.dataset.name}`: {describe(ds)}",
-                      budgets=budgets, preset=args.preset)
+    if args.embedder:
+        try:
+            configured_embedder(args.embedder)
+        except ValueError as exc:  # an unknown name: say so before a server starts
+            parser.error(str(exc))
+    if args.dataset:
+        ds = load(args.dataset)
+        name, note = args.name or f"quality-{args.dataset.stem}", f"dataset: `{args.dataset.name}`: {describe(ds)}"
+    else:
+        ds = generate(SIZES[args.size])
+        name, note = args.name or "quality", generated_note(args.size, ds)
+    sec = run_dataset(ds, name=name, dataset_note=note, budgets=budgets, preset=args.preset, embedder=args.embedder,
+                      baselines_only=args.baselines_only)
     write_section(args.out, sec, shlex.join(["python", "-m", "benchmarks.quality", *argv]))
     print(f"written to {args.out}")
     return 0

@@ -6,7 +6,8 @@ fit the same ``max_tokens`` budget counted with the same token counter as Elepha
 - :func:`recent_turns`: the most recent turns that fit, a contiguous tail of the conversation,
   shown chronologically (what a plain chat history window gives an agent);
 - :class:`BM25Baseline`: every turn ranked by BM25 against the question, greedily packed in rank
-  order (a turn that does not fit is skipped and the next one tried, as Elephantasm's packer does).
+  order (a turn that does not fit is skipped and the next one tried, as Elephantasm's packer does);
+- ``dense.DenseBaseline``: the same packing over turns ranked by embedding cosine to the question.
 """
 
 from __future__ import annotations
@@ -68,7 +69,24 @@ def recent_turns(turns: Sequence[Turn], budget: int, count: TokenCount) -> RawPa
     return greedy_pack(newest_first, budget, count, contiguous=True, chronological=True)
 
 
-class BM25Baseline:
+class RankedBaseline:
+    """Raw turns ranked for a query by :meth:`ranked` (subclasses), packed greedily in rank order."""
+
+    _last: tuple[str, list[Turn]] | None = None
+
+    def ranked(self, query: str) -> list[Turn]:
+        """Turns in rank order, best first."""
+        raise NotImplementedError
+
+    def pack(self, query: str, budget: int, count: TokenCount) -> RawPack:
+        """The best-ranked turns that fit ``budget``, in rank order (the ranking of the last query is
+        reused, as the runner packs one question at several budgets)."""
+        if self._last is None or self._last[0] != query:
+            self._last = (query, self.ranked(query))
+        return greedy_pack(self._last[1], budget, count, contiguous=False, chronological=False)
+
+
+class BM25Baseline(RankedBaseline):
     """BM25 over one conversation's raw turns, packed greedily for a query."""
 
     def __init__(self, turns: Sequence[Turn]) -> None:
@@ -78,7 +96,3 @@ class BM25Baseline:
     def ranked(self, query: str) -> list[Turn]:
         """Turns with any query term, best first."""
         return [self.turns[i] for i in self.index.ranking(query)]
-
-    def pack(self, query: str, budget: int, count: TokenCount) -> RawPack:
-        """The best-ranked turns that fit ``budget``, in rank order."""
-        return greedy_pack(self.ranked(query), budget, count, contiguous=False, chronological=False)

@@ -162,6 +162,8 @@ ACKS: dict[str, tuple[str, ...]] = {
              "Sounds exciting. Let me know if you want a checklist."),
     "update": ("Thanks for the update, I'll keep the new details in mind.", "Understood, I've got the change.",
                "Okay, good to know things have changed."),
+    "spread": ("Oh, exciting! How do you feel about it?", "That's great news, thanks for telling me.",
+               "Nice, I'd love to hear more as it comes together."),
 }
 
 FILL: dict[str, tuple[str, ...]] = {

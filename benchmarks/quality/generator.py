@@ -1,13 +1,16 @@
 """A seeded, deterministic generator of long multi-session user/assistant conversations.
 
-Each conversation plants facts (preferences, people, places, plans with dates) in the user's turns,
-later updates some of them (a new city, a new boss, a rescheduled date), and surrounds them with
-everyday chatter, some of it lexically close to the facts ("my boss keeps sending me videos").
-Every fact yields one question annotated with the event that answers it; for an updated fact only
-the newest statement is evidence and the superseded value is listed in ``stale_values``.
+Each conversation plants facts in the user's turns (``plan.py``: literal, paraphrased, updated and
+spread-over-several-turns facts) and surrounds them with everyday chatter, some of it lexically
+close to the facts ("my boss keeps sending me videos"). Sessions come in two styles:
 
-Same arguments → byte-identical dataset (``Dataset.dumps()``): randomness comes only from
-``random.Random`` seeded per conversation, and timestamps from a fixed base date.
+- tidy: user/assistant pairs, full sentences, the assistant elaborating;
+- noisy (share ``GeneratorConfig.noisy``): real-chat style, short lowercase messages with slang and
+  typos, bursts from one side, several threads interleaved (a fact's turns stay in order).
+
+Every fact yields one question annotated with the events that answer it. Same arguments →
+byte-identical dataset (``Dataset.dumps()``): randomness comes only from ``random.Random`` seeded per
+conversation, timestamps from a fixed base date.
 """
 
 from __future__ import annotations
@@ -16,17 +19,22 @@ import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from benchmarks.quality.catalog import ACKS, CHATTER, ECHO_REPLIES, ELABORATIONS, FILL, POOLS, SLOTS, Slot
+from benchmarks.quality import chat
+from benchmarks.quality.catalog import ACKS, CHATTER, ECHO_REPLIES, ELABORATIONS, FILL, SLOTS
 from benchmarks.quality.dataset import Conversation, Dataset, Question, Session, Turn, validate
 from benchmarks.quality.metrics import mentions
+from benchmarks.quality.plan import PARAPHRASE, SPREAD, Fact, Plant, plan
+from benchmarks.quality.words import shared_content_words
 
 BASE_TIME = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
 RELATIONS = tuple(s.x for s in SLOTS if s.kind == "person")
+Message = tuple[str, str, Plant | None]  # role, text, the plant it states
 
 
 @dataclass(frozen=True)
 class GeneratorConfig:
-    """Shape of a generated dataset."""
+    """Shape of a generated dataset (per conversation: ``facts`` slot facts, of which ``updates`` are
+    later updated and ``paraphrases`` paraphrased, the rest literal; plus ``spreads`` spread facts)."""
 
     seed: int = 7
     conversations: int = 8
@@ -34,114 +42,114 @@ class GeneratorConfig:
     turns_per_session: int = 20
     facts: int = 12
     updates: int = 4
+    paraphrases: int = 5
+    spreads: int = 4
     echoes: int = 4  # mean number of value-free mentions of each fact's subject (±1)
+    noisy: float = 0.5  # share of sessions in noisy chat style
 
 
-@dataclass
-class _Plant:
-    """A fact statement scheduled into a session."""
-
-    slot: Slot
-    value: str
-    session: int
-    text: str
-    ack_kind: str
-    event_id: str = ""
+def _fill(rng: random.Random) -> dict[str, object]:
+    return {k: rng.choice(v) for k, v in FILL.items()} | {"n": rng.randint(2, 9), "x": rng.choice(RELATIONS)}
 
 
-def _pick_value(rng: random.Random, pool: str, used: set[str]) -> str:
-    value = rng.choice([v for v in POOLS[pool] if v not in used])
-    used.add(value)
-    return value
-
-
-def _plan_facts(
-    rng: random.Random, cfg: GeneratorConfig
-) -> tuple[list[_Plant], list[tuple[_Plant, _Plant]], list[_Plant]]:
-    """Choose slots and values; schedule originals early, updates strictly later, echoes anywhere."""
-    slots = rng.sample(SLOTS, min(cfg.facts, len(SLOTS)))
-    updatable = [s for s in slots if s.updatable]
-    updated = set(id(s) for s in rng.sample(updatable, min(cfg.updates, len(updatable))))
-    used: set[str] = set()
-    last_original = max(0, min(cfg.sessions - 2, int(0.6 * cfg.sessions)))
-    originals, updates, echoes = [], [], []
-    for slot in slots:
-        for _ in range(rng.randint(max(0, cfg.echoes - 1), cfg.echoes + 1)):
-            echoes.append(_Plant(slot, "", rng.randrange(cfg.sessions), rng.choice(slot.echoes), "echo"))
-        value = _pick_value(rng, slot.pool, used)
-        orig = _Plant(slot, value, rng.randint(0, last_original),
-                      rng.choice(slot.statements).format(val=value), slot.kind)
-        originals.append(orig)
-        if id(slot) in updated:
-            new = _pick_value(rng, slot.pool, used)
-            upd = _Plant(slot, new, rng.randint(orig.session + 1, cfg.sessions - 1),
-                         rng.choice(slot.updates).format(val=new), "update")
-            updates.append((orig, upd))
-    return originals, updates, echoes
-
-
-def _chatter(rng: random.Random, user: str, assistant: str) -> tuple[str, str]:
-    fill = {k: rng.choice(v) for k, v in FILL.items()} | {"n": rng.randint(2, 9), "x": rng.choice(RELATIONS)}
-    return user.format(**fill), assistant.format(**fill)
-
-
-def _session(rng: random.Random, cfg: GeneratorConfig, conv: int, number: int, start: datetime,
-             plants: list[_Plant]) -> Session:
-    """One session: chatter pairs with this session's fact statements at random positions."""
+def _tidy(rng: random.Random, cfg: GeneratorConfig, plants: list[Plant]) -> list[Message]:
+    """User/assistant pairs of chatter with the session's plants at random positions, in order."""
     pairs = max(cfg.turns_per_session // 2 + rng.randint(-1, 1), len(plants), 1)
-    slots_at = dict(zip(sorted(rng.sample(range(pairs), len(plants))), plants, strict=True))
-    session_id = f"c{conv:03d}-s{number:02d}"
-    turns: list[Turn] = []
+    at = dict(zip(sorted(rng.sample(range(pairs), len(plants))), plants, strict=True))
     topics = rng.sample(CHATTER, len(CHATTER))  # no topic repeats within a session until all are used
-    t = start
+    out: list[Message] = []
     for pair in range(pairs):
-        if pair in slots_at:
-            plant = slots_at[pair]
-            user = plant.text
-            assistant = rng.choice(ECHO_REPLIES if plant.ack_kind == "echo" else ACKS[plant.ack_kind])
-            plant.event_id = f"{session_id}-t{len(turns):02d}"
+        plant = at.get(pair)
+        if plant is not None:
+            user, reply = plant.text, rng.choice(ECHO_REPLIES if plant.ack == "echo" else ACKS[plant.ack])
         else:
-            user, assistant = _chatter(rng, *topics[pair % len(topics)])
-        assistant = " ".join([assistant, *rng.sample(ELABORATIONS, rng.randint(1, 2))])
-        for role, text in (("user", user), ("assistant", assistant)):
-            t += timedelta(seconds=rng.randint(30, 150))
-            turns.append(Turn(f"{session_id}-t{len(turns):02d}", role, text, t.isoformat()))
+            fill = _fill(rng)
+            user, reply = (s.format(**fill) for s in topics[pair % len(topics)])
+        out += [("user", user, plant), ("assistant", " ".join([reply, *rng.sample(ELABORATIONS, rng.randint(1, 2))]),
+                                        None)]
+    return out
+
+
+def _rough_plant(rng: random.Random, plant: Plant) -> str:
+    """The plant as a chat message; a paraphrase statement falls back to its tidy text should noise ever
+    make it share a word with its question."""
+    text = chat.roughen(rng, plant.text, (plant.value,) if plant.value else ())
+    return plant.text if plant.avoid and shared_content_words(plant.avoid, text) else text
+
+
+def _noisy(rng: random.Random, cfg: GeneratorConfig, plants: list[Plant]) -> list[Message]:
+    """Short threads (chatter, and one per fact present) interleaved message by message."""
+    threads: dict[int, list[Message]] = {}
+    for plant in plants:  # already in rank order: a fact's parts stay in order within its thread
+        threads.setdefault(plant.fact, []).extend(
+            [("user", _rough_plant(rng, plant), plant),
+             ("assistant", rng.choice(chat.ECHO_ACKS if plant.ack == "echo" else chat.ACKS), None)])
+    alive = list(threads.values())
+    target = cfg.turns_per_session + rng.randint(-2, 2)
+    for thread in rng.sample(chat.THREADS, len(chat.THREADS)):
+        if sum(map(len, alive)) >= target:
+            break
+        fill = _fill(rng)
+        alive.append([("user" if r == "u" else "assistant",
+                       chat.roughen(rng, t.format(**fill)) if r == "u" else t.format(**fill), None)
+                      for r, t in thread])
+    out: list[Message] = []
+    current = rng.randrange(len(alive)) if alive else 0
+    while alive:
+        if current >= len(alive) or rng.random() < 0.5:  # switch thread half of the time
+            current = rng.randrange(len(alive))
+        out.append(alive[current].pop(0))
+        if not alive[current]:
+            alive.pop(current)
+    return out
+
+
+def _session(rng: random.Random, cfg: GeneratorConfig, session_id: str, start: datetime,
+             plants: list[Plant]) -> Session:
+    noisy = rng.random() < cfg.noisy
+    messages = _noisy(rng, cfg, plants) if noisy else _tidy(rng, cfg, plants)
+    turns, t = [], start
+    for role, text, plant in messages:
+        t += timedelta(seconds=rng.randint(5, 90) if noisy else rng.randint(30, 150))
+        event_id = f"{session_id}-t{len(turns):02d}"
+        if plant is not None:
+            plant.event_id = event_id
+        turns.append(Turn(event_id, role, text, t.isoformat()))
     return Session(session_id, turns)
 
 
-def _questions(
-    rng: random.Random, conv_id: str, originals: list[_Plant], updates: list[tuple[_Plant, _Plant]]
-) -> list[Question]:
-    """One question per planted fact; an updated fact asks for the newest value only."""
-    newest = {id(orig): upd for orig, upd in updates}
-    out = []
-    for n, orig in enumerate(originals):
-        upd = newest.get(id(orig))
-        if upd is None:
-            q = Question(f"{conv_id}-q{n:02d}", conv_id, orig.slot.kind, rng.choice(orig.slot.questions),
-                         [orig.event_id], orig.value)
-        else:
-            q = Question(f"{conv_id}-q{n:02d}", conv_id, "updated", rng.choice(orig.slot.updated_questions),
-                         [upd.event_id], upd.value, [orig.value])
-        out.append(q)
-    return out
+def _check_values(conv: Conversation, plants: list[Plant]) -> None:
+    """Every planted value occurs in the turns that state it and nowhere else (so evidence is exact)."""
+    where: dict[str, set[str]] = {}
+    for p in plants:
+        if p.value:
+            where.setdefault(p.value, set()).add(p.event_id)
+    for turn in conv.turns():
+        for value, ids in where.items():
+            if mentions(turn.content, value) != (turn.event_id in ids):
+                raise ValueError(f"value {value!r} vs turn {turn.event_id}: {turn.content!r}")
 
 
 def generate_conversation(cfg: GeneratorConfig, index: int) -> tuple[Conversation, list[Question]]:
     """Conversation ``index`` of the dataset and its questions (independent of the others)."""
     rng = random.Random(f"{cfg.seed}/{index}")
-    originals, updates, echoes = _plan_facts(rng, cfg)
-    plants = originals + [u for _, u in updates] + echoes
+    facts, plants = plan(rng, cfg)
+    conv_id = f"c{index:03d}"
     sessions, start = [], BASE_TIME + timedelta(days=index)
     for number in range(cfg.sessions):
         here = [p for p in plants if p.session == number]
         rng.shuffle(here)
-        # An original and its update in one session: the original must come first.
-        here.sort(key=lambda p: p.ack_kind == "update")
-        sessions.append(_session(rng, cfg, index, number, start, here))
+        here.sort(key=lambda p: p.rank)  # an original before its update, spread parts in order
+        sessions.append(_session(rng, cfg, f"{conv_id}-s{number:02d}", start, here))
         start += timedelta(hours=rng.randint(20, 72))
-    conv_id = f"c{index:03d}"
-    return Conversation(conv_id, sessions), _questions(rng, conv_id, originals, updates)
+    conv = Conversation(conv_id, sessions)
+    _check_values(conv, plants)
+    return conv, [_question(conv_id, n, f) for n, f in enumerate(facts)]
+
+
+def _question(conv_id: str, n: int, fact: Fact) -> Question:
+    return Question(f"{conv_id}-q{n:02d}", conv_id, fact.kind, fact.question, [p.event_id for p in fact.evidence],
+                    fact.answer, list(fact.stale))
 
 
 def generate(cfg: GeneratorConfig | None = None) -> Dataset:
@@ -160,15 +168,23 @@ def generate(cfg: GeneratorConfig | None = None) -> Dataset:
 
 
 def check(ds: Dataset) -> None:
-    """Raise ValueError unless the dataset is valid and unambiguous: every answer occurs in all of its
-    evidence and in no other turn, and no stale value occurs in the evidence."""
+    """Raise ValueError unless the dataset is valid and unambiguous: each answer occurs in its last
+    evidence turn and in no turn outside the evidence, no stale value occurs in the evidence, a spread
+    question has ≥ 2 evidence turns, and a paraphrase question shares no content word with its evidence."""
     validate(ds)
-    by_conv = {c.id: c.turns() for c in ds.conversations}
+    by_conv = {c.id: {t.event_id: t for t in c.turns()} for c in ds.conversations}
     for q in ds.questions:
-        evidence = set(q.evidence_event_ids)
-        for turn in by_conv[q.conversation_id]:
-            has_answer = mentions(turn.content, q.answer)
-            if (turn.event_id in evidence) != has_answer:
-                raise ValueError(f"question {q.id}: answer {q.answer!r} vs turn {turn.event_id}")
-            if turn.event_id in evidence and any(mentions(turn.content, s) for s in q.stale_values):
+        turns = by_conv[q.conversation_id]
+        evidence = [turns[e] for e in q.evidence_event_ids]
+        if not mentions(evidence[-1].content, q.answer):
+            raise ValueError(f"question {q.id}: answer {q.answer!r} not in {evidence[-1].event_id}")
+        for turn in turns.values():
+            if turn.event_id not in q.evidence_event_ids and mentions(turn.content, q.answer):
+                raise ValueError(f"question {q.id}: answer {q.answer!r} also in {turn.event_id}")
+        for turn in evidence:
+            if any(mentions(turn.content, s) for s in q.stale_values):
                 raise ValueError(f"question {q.id}: stale value in evidence {turn.event_id}")
+            if q.kind == PARAPHRASE and shared_content_words(q.question, turn.content):
+                raise ValueError(f"question {q.id} shares content words with {turn.event_id}")
+        if q.kind == SPREAD and len(evidence) < 2:
+            raise ValueError(f"spread question {q.id} has fewer than two evidence turns")

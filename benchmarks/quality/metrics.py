@@ -1,7 +1,9 @@
-"""Evidence recall (ER@N) and stale rate, per system, question kind and budget.
+"""Evidence recall (ER_any / ER_all) and stale rate, per system, question kind and budget.
 
 - A question is **covered** by a pack when *all* of its evidence event ids are among the event ids
-  the pack cites (Elephantasm: the union of its items' provenance; a baseline: the turns it holds).
+  the pack cites (Elephantasm: the union of its items' provenance; a baseline: the turns it holds):
+  the share of covered questions is **ER_all**. **ER_any** is the share of questions with *at least
+  one* evidence event cited; the two differ only for questions with several evidence events.
   **Partial** coverage is the share of the evidence cited, averaged over questions.
 - A pack is **stale** when its rendered text contains any of the question's superseded values
   (case-insensitive, whole words). The stale rate is taken over the questions that have stale
@@ -38,7 +40,8 @@ class Outcome:
     question_id: str
     kind: str
     budget: int
-    covered: bool
+    covered: bool  # all evidence cited (ER_all)
+    any_cited: bool  # at least one evidence event cited (ER_any)
     partial: float
     stale: bool | None  # None: the question has no superseded values
     tokens: int
@@ -51,7 +54,7 @@ def score_pack(system: str, question: Question, budget: int, cited: Iterable[str
     hit = evidence & set(cited)
     return Outcome(
         system=system, question_id=question.id, kind=question.kind, budget=budget,
-        covered=hit == evidence, partial=len(hit) / len(evidence),
+        covered=hit == evidence, any_cited=bool(hit), partial=len(hit) / len(evidence),
         stale=is_stale(context, question.stale_values) if question.stale_values else None,
         tokens=tokens,
     )
@@ -62,7 +65,8 @@ class Cell:
     """Aggregates over the outcomes of one (system, kind, budget)."""
 
     n: int
-    recall: float
+    recall: float  # ER_all
+    recall_any: float  # ER_any
     partial: float
     stale_n: int
     stale_rate: float | None
@@ -75,6 +79,7 @@ def _cell(outcomes: list[Outcome]) -> Cell:
     return Cell(
         n=n,
         recall=sum(o.covered for o in outcomes) / n,
+        recall_any=sum(o.any_cited for o in outcomes) / n,
         partial=sum(o.partial for o in outcomes) / n,
         stale_n=len(stale),
         stale_rate=(sum(stale) / len(stale)) if stale else None,

@@ -3,8 +3,8 @@
 Per conversation: one anima, every turn ingested as an event (times shifted so the conversation
 ends an hour before the run, as if the agent were asked right after it), a dream with the server's
 engine until nothing is pending; then, for each question and budget, Elephantasm's
-``memory-packs/latest`` with the question as query, and both raw-turn baselines at the same budget
-with the same token counter.
+``memory-packs/latest`` with the question as query, and the raw-turn baselines (recent turns, BM25,
+dense) at the same budget with the same token counter.
 """
 
 from __future__ import annotations
@@ -16,17 +16,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from benchmarks.quality.baselines import BM25Baseline, recent_turns
+from benchmarks.quality.baselines import BM25Baseline, RankedBaseline, recent_turns
 from benchmarks.quality.client import PACK_LISTS, MemoryClient, cited_events
 from benchmarks.quality.dataset import Conversation, Dataset, Question
 from benchmarks.quality.db import distilled, memory_states
+from benchmarks.quality.dense import DenseBaseline, SyncEmbedder, configured_embedder
 from benchmarks.quality.metrics import Outcome, mentions, score_pack
 from elephantasm.tokens import get_token_counter
 
 BUDGETS = (250, 500, 1000, 2000, 4000)
 ENCODING = "o200k_base"
-ELEPHANTASM, RECENT, BM25 = "elephantasm", "recent turns", "bm25 turns"
-SYSTEMS = (ELEPHANTASM, RECENT, BM25)
+ELEPHANTASM, RECENT, BM25, DENSE = "elephantasm", "recent turns", "bm25 turns", "dense turns"
+SYSTEMS = (ELEPHANTASM, RECENT, BM25, DENSE)
+BASELINES = (RECENT, BM25, DENSE)
 # Diagnostic variants of Elephantasm's default preset (``POST /api/packs/compile`` overrides): which
 # score factor or cap starves evidence. Run after a conversation's default packs, so the recalls
 # they record never influence the default figures.
@@ -62,6 +64,7 @@ class Evaluation:
     seconds: Counter[str] = field(default_factory=Counter)
     pack_calls: int = 0
     dream_runs: int = 0
+    dense_embedder: str = ""
 
 
 def shift_to(conversation: Conversation, end: datetime) -> timedelta:
@@ -86,12 +89,12 @@ def _trace(question: Question, budget: int, pack: dict[str, Any] | None) -> Pack
 
 
 class _Run:
-    def __init__(self, client: MemoryClient, budgets: Sequence[int], encoding: str, preset: str | None,
-                 database_url: str | None, log: Callable[[str], None]) -> None:
+    def __init__(self, client: MemoryClient | None, budgets: Sequence[int], encoding: str, preset: str | None,
+                 database_url: str | None, embedder: SyncEmbedder) -> None:
         self.client, self.budgets, self.encoding, self.preset = client, budgets, encoding, preset
-        self.database_url, self.log = database_url, log
+        self.database_url, self.embedder = database_url, embedder
         self.count = get_token_counter(encoding)
-        self.ev = Evaluation()
+        self.ev = Evaluation(dense_embedder=embedder.name)
 
     def _timed(self, phase: str, fn: Callable[[], Any]) -> Any:
         started = time.perf_counter()
@@ -105,32 +108,42 @@ class _Run:
         self.ev.answer_present.setdefault((system, budget), []).append(mentions(context, q.answer))
 
     def conversation(self, conv: Conversation, questions: list[Question], end: datetime) -> None:
-        anima = self.client.create_anima(f"quality-{conv.id}")
-        id_map = self._timed("ingest", lambda: self.client.ingest(anima, conv, shift_to(conv, end)))
-        runs = self._timed("dream", lambda: self.client.dream(anima))
+        client = self.client
+        assert client is not None, "baselines-only runs have no server"
+        anima = client.create_anima(f"quality-{conv.id}")
+        id_map = self._timed("ingest", lambda: client.ingest(anima, conv, shift_to(conv, end)))
+        runs = self._timed("dream", lambda: client.dream(anima))
         self.ev.dream_runs += len(runs)
         if self.database_url:
             self._diagnose(anima, questions)
-        turns = conv.turns()
-        bm25 = BM25Baseline(turns)
         for q in questions:
             for budget in self.budgets:
-                pack = self._timed("packs", lambda: self.client.latest_pack(
+                pack = self._timed("packs", lambda: client.latest_pack(
                     anima, q.question, budget, self.encoding, self.preset))
                 self.ev.pack_calls += 1
                 self._record(ELEPHANTASM, q, budget, cited_events(pack, id_map),
                              (pack or {}).get("context") or "", int((pack or {}).get("token_count") or 0))
                 self.ev.traces.append(_trace(q, budget, pack))
-                raw = recent_turns(turns, budget, self.count)
-                self._record(RECENT, q, budget, set(raw.event_ids), raw.context, raw.token_count)
-                raw = bm25.pack(q.question, budget, self.count)
-                self._record(BM25, q, budget, set(raw.event_ids), raw.context, raw.token_count)
+        self.baselines(conv, questions)
         for name, overrides in ABLATIONS.items():
             for q in questions:
                 for budget in self.budgets:
-                    pack = self.client.compile_pack(anima, q.question, budget, self.encoding, overrides)
+                    pack = client.compile_pack(anima, q.question, budget, self.encoding, overrides)
                     self._record(name, q, budget, cited_events(pack, id_map), pack.get("context") or "",
                                  int(pack.get("token_count") or 0))
+
+    def baselines(self, conv: Conversation, questions: list[Question]) -> None:
+        """Recent turns, BM25 and dense packs for every question and budget."""
+        turns = conv.turns()
+        dense = self._timed("dense index", lambda: DenseBaseline(turns, self.embedder))
+        ranked: dict[str, RankedBaseline] = {BM25: BM25Baseline(turns), DENSE: dense}
+        for q in questions:
+            for budget in self.budgets:
+                raw = recent_turns(turns, budget, self.count)
+                self._record(RECENT, q, budget, set(raw.event_ids), raw.context, raw.token_count)
+                for system, baseline in ranked.items():
+                    raw = baseline.pack(q.question, budget, self.count)
+                    self._record(system, q, budget, set(raw.event_ids), raw.context, raw.token_count)
 
     def _diagnose(self, anima: str, questions: list[Question]) -> None:
         cited = distilled(self.database_url or "", anima)
@@ -143,14 +156,17 @@ class _Run:
 
 def evaluate(ds: Dataset, base_url: str, headers: dict[str, str], *, budgets: Sequence[int] = BUDGETS,
              encoding: str = ENCODING, preset: str | None = None, database_url: str | None = None,
-             log: Callable[[str], None] = print) -> Evaluation:
-    """Evaluate every question of ``ds`` at every budget for Elephantasm and both baselines.
+             embedder: SyncEmbedder | None = None, log: Callable[[str], None] = print) -> Evaluation:
+    """Evaluate every question of ``ds`` at every budget for Elephantasm and the baselines.
 
     ``database_url`` (optional) enables diagnostics read straight from Postgres: whether each
     question's evidence ended up in a live memory, and memory/knowledge counts by state.
+    ``embedder`` is the dense baseline's (default: the configured one, as the server builds it); the
+    caller closes one it passes in.
     """
     client = MemoryClient(base_url, headers)
-    run = _Run(client, budgets, encoding, preset, database_url, log)
+    sync = embedder or SyncEmbedder(configured_embedder())
+    run = _Run(client, budgets, encoding, preset, database_url, sync)
     end = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
     try:
         for n, conv in enumerate(ds.conversations, 1):
@@ -161,4 +177,15 @@ def evaluate(ds: Dataset, base_url: str, headers: dict[str, str], *, budgets: Se
                 f"{len(questions)} questions) in {time.perf_counter() - started:.1f} s")
     finally:
         client.close()
+        if embedder is None:
+            sync.close()
+    return run.ev
+
+
+def evaluate_baselines(ds: Dataset, *, embedder: SyncEmbedder, budgets: Sequence[int] = BUDGETS,
+                       encoding: str = ENCODING) -> Evaluation:
+    """Only the raw-turn baselines, no server: seconds, to compare datasets or embedders quickly."""
+    run = _Run(None, budgets, encoding, None, None, embedder)
+    for conv in ds.conversations:
+        run.baselines(conv, [q for q in ds.questions if q.conversation_id == conv.id])
     return run.ev
