@@ -73,7 +73,8 @@ async def test_a_failing_hook_aborts_the_purge(client: httpx.AsyncClient, runtim
     runtime.anima_purge_hooks.append(broken)
     try:
         r = await client.delete(f"/api/animas/{anima_id}?purge=true", headers=tenant.headers)
-        assert r.status_code == 500 and "detail" in r.json()
+        # An I/O failure is answered as temporary unavailability (503 + Retry-After, api/unavailable.py).
+        assert r.status_code == 503 and "detail" in r.json() and "Retry-After" in r.headers
     finally:
         runtime.anima_purge_hooks.remove(broken)
     assert (await rows_of(runtime, anima_id))["animas"] == 1  # nothing went: the purge can be retried
