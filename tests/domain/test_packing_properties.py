@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -230,17 +229,11 @@ def _bench_candidates(n: int) -> dict[Layer, list[PackItem]]:
     }
 
 
-def test_packer_is_fast_for_200_candidates_at_4000_tokens() -> None:
-    cands = _bench_candidates(200)
-    timings = []
-    for _ in range(20):
-        counter = TokenCounter("o200k_base")  # cold memo: every line is counted once
-        start = time.perf_counter()
-        res = pack(cands, max_tokens=4000, count=counter)
-        timings.append(time.perf_counter() - start)
-    assert res.token_count <= 4000
-    # Target < 5 ms on the dev box; allow slack for loaded CI machines.
-    assert sorted(timings)[len(timings) // 2] < 0.025, timings
+def test_packer_fills_a_4000_token_budget_from_200_candidates_with_a_cold_counter() -> None:
+    # Speed is measured by `python -m benchmarks inject`, not asserted here (timed asserts flake on shared CI).
+    counter = TokenCounter("o200k_base")  # cold memo: every line is counted once
+    res = pack(_bench_candidates(200), max_tokens=4000, count=counter)
+    assert res.token_count == counter(res.text) <= 4000
 
 
 @pytest.mark.parametrize("counter_name", sorted(COUNTERS))

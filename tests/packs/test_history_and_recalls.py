@@ -42,6 +42,9 @@ async def test_history_is_bounded_per_anima(
 async def test_served_memories_record_recalls_once_per_bucket_without_bumping_state(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
+    # Only the explicit flush() below may write: a slow (loaded) machine must not let the 1 s background
+    # flush run first and make the counts racy.
+    pack_runtime.packs.recalls.interval = 3600
     memory = await add_memory(pack_runtime, tenant, panima["id"], "The user plays the cello.",
                               time_end=FROZEN_NOW - timedelta(days=3))
     version = (await pclient.get(f"/api/animas/{panima['id']}", headers=tenant.headers)).json()["state_version"]
