@@ -20,16 +20,19 @@ from elephantasm.schemas.common import check_json_fields
 
 
 class GuardedRequest(Request):
-    """A request whose JSON body that is not UTF-8 is a 422, not a ``UnicodeDecodeError`` (500)."""
+    """A request whose JSON body that is not UTF-8, or nested past what the decoder can take, is a
+    422 like any other malformed JSON, not a ``UnicodeDecodeError``/``RecursionError`` (500)."""
 
     async def json(self) -> Any:
-        """The decoded body; invalid UTF-8 is reported like any other malformed JSON."""
+        """The decoded body."""
         try:
             return await super().json()
         except UnicodeDecodeError as exc:
             raise ValidationError(
                 f"malformed JSON body: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at position {exc.start})"
             ) from None
+        except RecursionError:
+            raise ValidationError("malformed JSON body: nested too deeply to decode") from None
 
 
 def _query_problem(scope: Scope) -> str | None:

@@ -11,6 +11,7 @@ from litestar.status_codes import HTTP_200_OK
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
 from api.scopes import READ_ONLY
+from elephantasm.domain.presets import PRESET_NAMES
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.packs import (
     MAX_MAX_TOKENS,
@@ -20,6 +21,7 @@ from elephantasm.schemas.packs import (
     PackCompileRequest,
 )
 from elephantasm.services import packs as svc
+from elephantasm.tokens import SUPPORTED_ENCODINGS
 
 MaxTokens = Annotated[
     int | None,
@@ -30,9 +32,14 @@ Query = Annotated[
     str | None, QueryParameter(name="query", max_length=MAX_QUERY_CHARS, description="What the agent is about to do.")
 ]
 Preset = Annotated[
-    str | None, QueryParameter(max_length=64, description="conversational (default), self_determined, recent, important")
+    str | None,
+    QueryParameter(max_length=64, enum=PRESET_NAMES,
+                   description="conversational (default), self_determined, recent, important"),
 ]
-Encoding = Annotated[str | None, QueryParameter(max_length=64, description="tiktoken encoding (default o200k_base)")]
+Encoding = Annotated[
+    str | None,
+    QueryParameter(max_length=64, enum=SUPPORTED_ENCODINGS, description="tiktoken encoding (default o200k_base)"),
+]
 SessionId = Annotated[str | None, QueryParameter(max_length=200, description="Treat this session as the current one.")]
 IfNoneMatch = Annotated[str | None, HeaderParameter(name="If-None-Match", required=False)]
 

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+
+def load_stored_json(text: str) -> Any:
+    """Decode a json/jsonb value read from Postgres; a value nested too deeply for the decoder
+    (stored before the API's depth limit existed) becomes a marker instead of failing the read."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        return {"_elided": "stored JSON nested too deeply to decode; not served"}
 
 
 def create_engine(url: str, pool_size: int = 10, max_overflow: int = 10) -> AsyncEngine:
@@ -20,6 +32,7 @@ def create_engine(url: str, pool_size: int = 10, max_overflow: int = 10) -> Asyn
         # Driver errors would otherwise quote the bound values (user content, key hashes) into
         # exception messages, and from there into logs.
         hide_parameters=True,
+        json_deserializer=load_stored_json,
     )
 
 

@@ -13,7 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from elephantasm.domain.presets import PRESET_NAMES
 from elephantasm.schemas.common import Instant, StrictModel
+from elephantasm.tokens import SUPPORTED_ENCODINGS
 
 MIN_MAX_TOKENS = 200
 MAX_MAX_TOKENS = 128_000
@@ -152,9 +154,9 @@ class PackCompileRequest(StrictModel):
 
     anima_id: uuid.UUID
     query: str | None = Field(default=None, max_length=MAX_QUERY_CHARS)
-    preset: str | None = Field(default=None, max_length=64)
+    preset: str | None = Field(default=None, max_length=64, json_schema_extra={"enum": list(PRESET_NAMES)})
     max_tokens: int | None = Field(default=None, ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS)
-    encoding: str | None = Field(default=None, max_length=64)
+    encoding: str | None = Field(default=None, max_length=64, json_schema_extra={"enum": list(SUPPORTED_ENCODINGS)})
     session_id: str | None = Field(default=None, max_length=200, description="Treat this session as current.")
     as_of: Instant | None = Field(default=None, description="Compile as of this instant (quantised).")
     weights: WeightsIn | None = None

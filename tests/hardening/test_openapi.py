@@ -7,6 +7,8 @@ import httpx
 import pytest
 
 from elephantasm.db.models import DREAM_STATUSES, EVENT_TYPES, KNOWLEDGE_TYPES, MEMORY_STATES
+from elephantasm.domain.presets import PRESET_NAMES
+from elephantasm.tokens import SUPPORTED_ENCODINGS
 
 METHODS = ("get", "post", "put", "patch", "delete")
 
@@ -73,7 +75,11 @@ async def test_enums_are_enums(doc: dict) -> None:
     assert _enum(_schema(doc, "MemoryRead")["properties"]["state"]) == list(MEMORY_STATES)
     assert _enum(_schema(doc, "KnowledgeRead")["properties"]["type"]) == list(KNOWLEDGE_TYPES)
     assert _enum(_schema(doc, "DreamRunRead")["properties"]["status"]) == list(DREAM_STATUSES)
+    assert _enum(_schema(doc, "PackCompileRequest")["properties"]["preset"]) == list(PRESET_NAMES)
+    assert _enum(_schema(doc, "PackCompileRequest")["properties"]["encoding"]) == list(SUPPORTED_ENCODINGS)
     queries = {
+        ("/api/animas/{anima_id}/memory-packs/latest", "preset"): PRESET_NAMES,
+        ("/api/animas/{anima_id}/memory-packs/latest", "encoding"): SUPPORTED_ENCODINGS,
         ("/api/events", "event_type"): EVENT_TYPES, ("/api/memories", "state"): MEMORY_STATES,
         ("/api/knowledge", "type"): KNOWLEDGE_TYPES, ("/api/dreams/sessions", "status"): DREAM_STATUSES,
     }

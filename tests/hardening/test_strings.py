@@ -101,3 +101,8 @@ async def test_identity_restore_version_out_of_range_is_422(
     r = await client.post(f"/api/identities/anima/{anima['id']}/restore", json={"version": version},
                           headers=tenant.headers)
     assert "version" in error(r, 422)
+
+
+async def test_query_string_that_is_not_utf8_is_422(client: httpx.AsyncClient, tenant: Tenant) -> None:
+    r = await client.get("/api/events?session_id=%FF%FE", headers=tenant.headers)
+    assert "UTF-8" in error(r, 422)
