@@ -132,7 +132,8 @@ PARAPHRASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("We're having people over on {val} to celebrate the new place.",
          "Invites for the flat-warming went out, it's on {val}.",
          "New flat, new friends: drinks at ours on {val}!"),
-        ("When is the user's housewarming?", "What day will the user host a gathering for the apartment they moved into?"),
+        ("When is the user's housewarming?",
+         "What day will the user host a gathering for the apartment they moved into?"),
     ),
     "cousin's wedding": (
         ("My aunt's daughter ties the knot on {val}, I'm doing a reading at the ceremony.",
