@@ -38,8 +38,9 @@ _RETRY_AFTER = OpenAPIHeader(
 )
 _WHY = {
     401: "Missing, malformed, unknown, revoked or expired API key.",
+    403: "The API key's scope (read < write < admin) does not allow this operation.",
     404: "Not found (another organisation's ids are not found either).",
-    409: "Conflicts with the current state (e.g. a dream run is already running).",
+    409: "Conflicts with the current state (a dream run already running, or a write that raced another).",
     413: "Request body or one item over its size limit.",
     422: "Invalid input; ``detail`` names the field (a list of field errors for schema violations).",
     429: "Too many failed authentication attempts from this address.",
@@ -105,12 +106,13 @@ def _mentions_anima(openapi: OpenAPI, op: Operation) -> bool:
 def _statuses(openapi: OpenAPI, method: str, path: str, op: Operation, authenticated: bool) -> set[int]:
     statuses = {422, 503}
     if authenticated:
-        statuses |= {401, 429}
+        statuses |= {401, 403, 429}
     if "{" in path or _mentions_anima(openapi, op):
         statuses.add(404)
     if op.request_body is not None:
         statuses.add(413)
-    if (method, path) in CONFLICTS:
+    # Every write runs in a unit of work that maps integrity races to 409 (elephantasm/db/errors.py).
+    if (method, path) in CONFLICTS or (authenticated and method not in ("GET", "HEAD", "OPTIONS")):
         statuses.add(409)
     return statuses
 
