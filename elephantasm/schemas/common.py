@@ -6,9 +6,10 @@ import base64
 import json
 import uuid
 from datetime import datetime
-from typing import Generic, TypeVar
+from enum import StrEnum
+from typing import Annotated, Any, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict
 
 from elephantasm.domain.errors import ValidationError
 
@@ -42,3 +43,15 @@ def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
         return datetime.fromisoformat(at), uuid.UUID(row_id)
     except (ValueError, TypeError) as exc:
         raise ValidationError("cursor: malformed pagination cursor") from exc
+
+
+def one_of(enum: type[StrEnum]) -> Any:
+    """``enum`` as a field type whose error lists the valid values ("unknown 'x'; valid values: a, b")."""
+    valid = [m.value for m in enum]
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and value not in valid:
+            raise ValueError(f"unknown {value!r}; valid values: {', '.join(valid)}")
+        return value
+
+    return Annotated[enum, BeforeValidator(check)]

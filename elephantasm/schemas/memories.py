@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
+from elephantasm.domain.enums import MemoryState
 from elephantasm.schemas.common import StrictModel
 
-MemoryState = Literal["active", "decaying", "archived"]
 
 
 class MemoryRead(BaseModel):
