@@ -5,13 +5,13 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.schemas.animas import AnimaCreate, AnimaUpdate
-from elephantasm.schemas.common import decode_cursor, encode_cursor
 
 
 async def create_anima(session: AsyncSession, org_id: uuid.UUID, data: AnimaCreate) -> Anima:
@@ -48,12 +48,8 @@ async def list_animas(
 ) -> tuple[list[Anima], str | None]:
     """Animas of the org, oldest first, keyset-paginated."""
     stmt = select(Anima).where(Anima.org_id == org_id, Anima.deleted_at.is_(None))
-    if cursor:
-        at, last_id = decode_cursor(cursor)
-        stmt = stmt.where(or_(Anima.created_at > at, and_(Anima.created_at == at, Anima.id > last_id)))
-    rows = list((await session.execute(stmt.order_by(Anima.created_at, Anima.id).limit(limit + 1))).scalars())
-    next_cursor = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
-    return rows[:limit], next_cursor
+    return await keyset_page(session, stmt, at=Anima.created_at, row_id=Anima.id, limit=limit, cursor=cursor,
+                             direction=Direction.ASC, at_name="created_at", entities=True)
 
 
 async def update_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, data: AnimaUpdate) -> Anima:

@@ -7,13 +7,13 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_, func, or_, select, tuple_, update
+from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima, Event
 from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError
-from elephantasm.schemas.common import decode_cursor, encode_cursor
 from elephantasm.schemas.events import EventCreate
 
 _EVENTS = Event.__table__
@@ -189,9 +189,5 @@ async def list_events(
         stmt = stmt.where(Event.occurred_at >= flt.since)
     if flt.until:
         stmt = stmt.where(Event.occurred_at < flt.until)
-    if cursor:
-        at, last_id = decode_cursor(cursor)
-        stmt = stmt.where(or_(Event.occurred_at > at, and_(Event.occurred_at == at, Event.id > last_id)))
-    rows = list((await session.execute(stmt.order_by(Event.occurred_at, Event.id).limit(limit + 1))).scalars())
-    next_cursor = encode_cursor(rows[limit - 1].occurred_at, rows[limit - 1].id) if len(rows) > limit else None
-    return rows[:limit], next_cursor
+    return await keyset_page(session, stmt, at=Event.occurred_at, row_id=Event.id, limit=limit, cursor=cursor,
+                             direction=Direction.ASC, at_name="occurred_at", entities=True)

@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Event, Memory, MemoryEvent
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.animas import bump_state_version
@@ -20,7 +21,6 @@ from elephantasm.services.dreams.paging import (
     check_anima,
     enable_filtered_vector_scan,
     live_anima,
-    page_desc,
     readable_columns,
 )
 
@@ -44,7 +44,8 @@ async def list_memories(
         stmt = stmt.where(_M.c.anima_id == anima_id)
     if state is not None:
         stmt = stmt.where(_M.c.state == state)
-    return await page_desc(session, stmt, _PAGE_AT, _M.c.id, limit, cursor)
+    return await keyset_page(session, stmt, at=_PAGE_AT, row_id=_M.c.id, limit=limit, cursor=cursor,
+                             direction=Direction.DESC)
 
 
 async def get_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID) -> Any:

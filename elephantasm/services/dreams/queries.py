@@ -9,13 +9,13 @@ from typing import Any
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import DreamAction, DreamRun, Knowledge, KnowledgeMemory, MemoryEvent
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.dreams.paging import (
     check_anima,
     enable_filtered_vector_scan,
     live_anima,
-    page_desc,
     readable_columns,
 )
 
@@ -57,7 +57,8 @@ async def list_knowledge(
         stmt = stmt.where(_K.c.topic == topic)
     if not include_superseded:
         stmt = stmt.where(_K.c.valid_to.is_(None))
-    return await page_desc(session, stmt, _K.c.created_at, _K.c.id, limit, cursor)
+    return await keyset_page(session, stmt, at=_K.c.created_at, row_id=_K.c.id, limit=limit, cursor=cursor,
+                             direction=Direction.DESC)
 
 
 async def get_knowledge(session: AsyncSession, org_id: uuid.UUID, knowledge_id: uuid.UUID) -> Any:
@@ -137,7 +138,8 @@ async def list_runs(
         stmt = stmt.where(_R.c.anima_id == anima_id)
     if status is not None:
         stmt = stmt.where(_R.c.status == status)
-    return await page_desc(session, stmt, _R.c.started_at, _R.c.id, limit, cursor)
+    return await keyset_page(session, stmt, at=_R.c.started_at, row_id=_R.c.id, limit=limit, cursor=cursor,
+                             direction=Direction.DESC)
 
 
 async def get_run(session: AsyncSession, org_id: uuid.UUID, run_id: uuid.UUID) -> Any:
