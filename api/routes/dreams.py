@@ -63,7 +63,7 @@ class DreamController(Controller):
         """One run with its journal: what it created, merged, superseded and archived (before/after)."""
         async with runtime.read_session() as session:
             run = await svc.get_run(session, caller.org_id, parse_uuid("run_id", run_id))
-            actions, total = await svc.run_actions(session, run.id, actions_limit)
+            actions, total = await svc.run_actions(session, caller.org_id, run.id, actions_limit)
         base = DreamRunRead.of(run).model_dump()
         return DreamRunDetail(
             **base,

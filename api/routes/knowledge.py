@@ -41,7 +41,7 @@ class KnowledgeController(Controller):
             rows, next_cursor = await svc.list_knowledge(
                 session, caller.org_id, anima_id, kind, topic, include_superseded, limit, cursor
             )
-            prov = await svc.knowledge_provenance(session, [r.id for r in rows])
+            prov = await svc.knowledge_provenance(session, caller.org_id, [r.id for r in rows])
         return Page[KnowledgeRead](items=[KnowledgeRead.of(r, prov[r.id]) for r in rows], next_cursor=next_cursor)
 
     @get("/{knowledge_id:str}")
@@ -49,7 +49,7 @@ class KnowledgeController(Controller):
         """One knowledge item, current or superseded."""
         async with runtime.read_session() as session:
             row = await svc.get_knowledge(session, caller.org_id, parse_uuid("knowledge_id", knowledge_id))
-            prov = await svc.knowledge_provenance(session, [row.id])
+            prov = await svc.knowledge_provenance(session, caller.org_id, [row.id])
         return KnowledgeRead.of(row, prov[row.id])
 
     @delete("/{knowledge_id:str}", status_code=HTTP_204_NO_CONTENT)
@@ -65,7 +65,7 @@ class KnowledgeController(Controller):
         """The item's supersession chain, newest first: the current version and every one it replaced."""
         async with runtime.read_session() as session:
             rows = await svc.knowledge_history(session, caller.org_id, parse_uuid("knowledge_id", knowledge_id))
-            prov = await svc.knowledge_provenance(session, [r.id for r in rows])
+            prov = await svc.knowledge_provenance(session, caller.org_id, [r.id for r in rows])
         return [KnowledgeRead.of(r, prov[r.id]) for r in rows]
 
     @post("/search/semantic", status_code=HTTP_200_OK, opt=READ_ONLY)
@@ -78,5 +78,5 @@ class KnowledgeController(Controller):
             hits = await svc.search_knowledge(
                 session, caller.org_id, data.anima_id, vector, data.limit, data.include_superseded, data.min_similarity
             )
-            prov = await svc.knowledge_provenance(session, [row.id for row, _ in hits])
+            prov = await svc.knowledge_provenance(session, caller.org_id, [row.id for row, _ in hits])
         return [KnowledgeRead.of(row, prov[row.id], sim) for row, sim in hits]

@@ -40,7 +40,7 @@ class MemoryController(Controller):
         state = parse_enum(MemoryState, "state", memory_state)
         async with runtime.read_session() as session:
             rows, next_cursor = await svc.list_memories(session, caller.org_id, anima_id, state, limit, cursor)
-            links = await svc.provenance(session, [r.id for r in rows])
+            links = await svc.provenance(session, caller.org_id, [r.id for r in rows])
         return Page[MemoryRead](items=[MemoryRead.of(r, links[r.id]) for r in rows], next_cursor=next_cursor)
 
     @get("/{memory_id:str}")
@@ -48,7 +48,7 @@ class MemoryController(Controller):
         """One memory."""
         async with runtime.read_session() as session:
             row = await svc.get_memory(session, caller.org_id, parse_uuid("memory_id", memory_id))
-            links = await svc.provenance(session, [row.id])
+            links = await svc.provenance(session, caller.org_id, [row.id])
         return MemoryRead.of(row, links[row.id])
 
     @patch("/{memory_id:str}")
@@ -61,7 +61,7 @@ class MemoryController(Controller):
         vector = (await runtime.embedder.embed([changes["summary"]]))[0] if "summary" in changes else None
         async with runtime.unit_of_work() as session:
             row = await svc.update_memory(session, caller.org_id, mid, changes, vector, runtime.clock())
-            links = await svc.provenance(session, [row.id])
+            links = await svc.provenance(session, caller.org_id, [row.id])
         return MemoryRead.of(row, links[row.id])
 
     @delete("/{memory_id:str}", status_code=HTTP_204_NO_CONTENT)
@@ -87,5 +87,5 @@ class MemoryController(Controller):
             hits = await svc.search_memories(
                 session, caller.org_id, data.anima_id, vector, data.limit, data.include_archived, data.min_similarity
             )
-            links = await svc.provenance(session, [row.id for row, _ in hits])
+            links = await svc.provenance(session, caller.org_id, [row.id for row, _ in hits])
         return [MemoryRead.of(row, links[row.id], sim) for row, sim in hits]

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima, Event
+from elephantasm.db.scopes import live_anima_row, org_scoped
 from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError
 from elephantasm.schemas.events import EventCreate
 
@@ -52,7 +53,7 @@ async def _check_animas(session: AsyncSession, org_id: uuid.UUID, anima_ids: set
     found = set(
         (
             await session.execute(
-                select(Anima.id).where(Anima.id.in_(anima_ids), Anima.org_id == org_id, Anima.deleted_at.is_(None))
+                select(Anima.id).where(Anima.id.in_(anima_ids), org_scoped(Anima, org_id), live_anima_row())
             )
         ).scalars()
     )
@@ -152,7 +153,7 @@ async def get_event(session: AsyncSession, org_id: uuid.UUID, event_id: uuid.UUI
         await session.execute(
             select(Event)
             .join(Anima, Anima.id == Event.anima_id)
-            .where(Event.id == event_id, Event.org_id == org_id, Anima.deleted_at.is_(None))
+            .where(Event.id == event_id, org_scoped(Event, org_id), live_anima_row())
         )
     ).scalar_one_or_none()
     if event is None:
@@ -175,9 +176,7 @@ async def list_events(
     session: AsyncSession, org_id: uuid.UUID, flt: EventFilter, limit: int, cursor: str | None
 ) -> tuple[list[Event], str | None]:
     """Events in chronological order (occurred_at, id), keyset-paginated."""
-    stmt = select(Event).join(Anima, Anima.id == Event.anima_id).where(
-        Event.org_id == org_id, Anima.deleted_at.is_(None)
-    )
+    stmt = select(Event).join(Anima, Anima.id == Event.anima_id).where(org_scoped(Event, org_id), live_anima_row())
     if flt.anima_id:
         await _check_animas(session, org_id, {flt.anima_id})  # another org's anima is a 404, not []
         stmt = stmt.where(Event.anima_id == flt.anima_id)

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from elephantasm.db.models import Anima, Identity, IdentityVersion, Knowledge, KnowledgeMemory, Memory
+from elephantasm.db.models import Identity, IdentityVersion, Knowledge, KnowledgeMemory, Memory
+from elephantasm.db.scopes import visible
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.dreams.claims import lock_anima
 
@@ -79,11 +80,7 @@ class Forgotten:
 
 
 async def _live_anima_of(session: AsyncSession, table: Any, org_id: uuid.UUID, item_id: uuid.UUID) -> uuid.UUID | None:
-    stmt = (
-        select(table.c.anima_id).join(Anima, Anima.id == table.c.anima_id)
-        .where(table.c.id == item_id, table.c.org_id == org_id, table.c.deleted_at.is_(None),
-               Anima.deleted_at.is_(None))
-    )
+    stmt = select(table.c.anima_id).where(table.c.id == item_id, *visible(table, org_id))
     return (await session.execute(stmt)).scalar_one_or_none()
 
 

@@ -9,6 +9,7 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Anima
+from elephantasm.db.scopes import live_anima_row, org_scoped
 from elephantasm.domain.errors import NotFoundError
 
 
@@ -20,17 +21,10 @@ def readable_columns(table: Any) -> list[Any]:
 async def check_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> None:
     """NotFoundError unless the anima is a live one of the org (another org's is a 404, never [])."""
     found = (
-        await session.execute(
-            select(Anima.id).where(Anima.id == anima_id, Anima.org_id == org_id, Anima.deleted_at.is_(None))
-        )
+        await session.execute(select(Anima.id).where(Anima.id == anima_id, org_scoped(Anima, org_id), live_anima_row()))
     ).scalar_one_or_none()
     if found is None:
         raise NotFoundError(f"anima {anima_id} not found")
-
-
-def live_anima(anima_col: Any) -> Any:
-    """A filter: the row's anima is not deleted."""
-    return anima_col.in_(select(Anima.id).where(Anima.deleted_at.is_(None)).scalar_subquery())
 
 
 async def enable_filtered_vector_scan(session: AsyncSession) -> None:

@@ -102,7 +102,7 @@ async def _claim(runtime: Runtime, run: DreamRun, cutoff: datetime, limit: int
     async with runtime.unit_of_work() as session:
         await hold_lease(session, run.id)
         rows = await claim_events(session, run.anima_id, run.id, runtime.clock(), cutoff, limit)
-        identity = as_draft(await current_identity(session, run.anima_id)) if rows else None
+        identity = as_draft(await current_identity(session, run.org_id, run.anima_id)) if rows else None
     return to_inputs(rows), identity
 
 

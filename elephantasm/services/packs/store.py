@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import MemoryPackRow
+from elephantasm.db.scopes import org_scoped
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.schemas.packs import MemoryPackRead
 from elephantasm.services.animas import get_anima
@@ -85,7 +86,7 @@ async def list_packs(
 ) -> tuple[list[MemoryPackRead], str | None]:
     """The anima's recently compiled packs, newest first (404 for another org's anima)."""
     await get_anima(session, org_id, anima_id)
-    stmt = select(MemoryPackRow).where(MemoryPackRow.org_id == org_id, MemoryPackRow.anima_id == anima_id)
+    stmt = select(MemoryPackRow).where(org_scoped(MemoryPackRow, org_id), MemoryPackRow.anima_id == anima_id)
     rows, next_cursor = await keyset_page(
         session, stmt, at=MemoryPackRow.created_at, row_id=MemoryPackRow.id, limit=limit, cursor=cursor,
         direction=Direction.DESC, at_name="created_at", entities=True)
@@ -96,7 +97,7 @@ async def get_pack(session: AsyncSession, org_id: uuid.UUID, pack_id: uuid.UUID)
     """One recorded pack of the org (404 otherwise, also when its anima was deleted)."""
     row = (
         await session.execute(
-            select(MemoryPackRow).where(MemoryPackRow.id == pack_id, MemoryPackRow.org_id == org_id)
+            select(MemoryPackRow).where(MemoryPackRow.id == pack_id, org_scoped(MemoryPackRow, org_id))
         )
     ).scalar_one_or_none()
     try:
