@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from elephantasm.db.models import Identity, IdentityVersion, Knowledge, KnowledgeMemory, Memory
-from elephantasm.db.scopes import visible
+from elephantasm.db.models import Identity, IdentityVersion, Knowledge, Memory
+from elephantasm.db.scopes import live_memory, visible
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.dreams.claims import lock_anima
 
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 _M = Memory.__table__
 _K = Knowledge.__table__
-_L = KnowledgeMemory.__table__
 # Topics whose knowledge counts as identity evidence (see domain/dreaming/style.evolve_identity).
 _EVIDENCE_TYPES = ("FACT", "EXPERIENCE")
 
@@ -97,7 +96,7 @@ async def forget_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uui
     if anima_id is None:
         raise NotFoundError(f"memory {memory_id} not found")
     await _lock(session, anima_id)
-    merged = select(_M.c.id).where(_M.c.merged_into == memory_id, _M.c.deleted_at.is_(None))
+    merged = select(_M.c.id).where(_M.c.merged_into == memory_id, live_memory(_M))
     gone = [memory_id, *(await session.execute(merged)).scalars()]
     orphaned = list((await session.execute(_ORPHANED_SQL, {"anima": anima_id, "gone": gone})).scalars())
     done = Forgotten(anima_id, gone, orphaned)

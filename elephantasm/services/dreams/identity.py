@@ -21,7 +21,7 @@ from elephantasm.services.animas import bump_state_version, get_anima
 from elephantasm.services.dreams.claims import lock_anima
 
 if TYPE_CHECKING:
-    from elephantasm.services.dreams.writer import WriteContext
+    from elephantasm.services.dreams.journal import WriteContext
 
 _IDENTITIES = Identity.__table__
 _HISTORY = IdentityVersion.__table__
