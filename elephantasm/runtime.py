@@ -70,9 +70,11 @@ class Runtime:
 
     @asynccontextmanager
     async def read_session(self) -> AsyncIterator[AsyncSession]:
-        """A session for reads only (its implicit transaction is rolled back at the end)."""
-        async with self.sessionmaker() as session:
-            yield session
+        """A session for reads only (its implicit transaction is rolled back at the end); data errors
+        surface as domain errors, as in :meth:`unit_of_work`."""
+        with domain_errors():
+            async with self.sessionmaker() as session:
+                yield session
 
     async def close(self) -> None:
         """Stop this process's dream runs (they record themselves as failed), then release the pool."""
