@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 
 from alembic import context
-from sqlalchemy.ext.asyncio import create_async_engine
 from sqlmodel import SQLModel
 
 import elephantasm.db.models  # noqa: F401  (registers the tables on SQLModel.metadata)
+from elephantasm.db.engine import create_engine
 
 config = context.config
 target_metadata = SQLModel.metadata
@@ -26,7 +26,7 @@ def _run(connection) -> None:  # type: ignore[no-untyped-def]
 
 
 async def _run_async() -> None:
-    engine = create_async_engine(_url())
+    engine = create_engine(_url(), pooled=False)
     async with engine.connect() as connection:
         await connection.run_sync(_run)
     await engine.dispose()

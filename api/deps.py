@@ -3,18 +3,38 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from enum import StrEnum
+from typing import Annotated, Any, TypeVar
 
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.params import Parameter
+from litestar.params import Parameter, QueryParameter
 
 from elephantasm.domain.errors import ValidationError
 from elephantasm.runtime import Runtime
 from elephantasm.services.keys import Caller
 
+E = TypeVar("E", bound=StrEnum)
 Limit = Annotated[int, Parameter(ge=1, le=1000, description="Page size (1–1000).")]
 Cursor = Annotated[str | None, Parameter(description="Opaque cursor from the previous page's next_cursor.")]
+
+
+def one_of_param(enum: type[StrEnum], name: str | None = None, description: str | None = None) -> Any:
+    """A query parameter restricted to ``enum``'s values (an enum in the OpenAPI schema); parse it
+    with :func:`parse_enum`, whose 422 names the parameter and lists the valid values."""
+    return Annotated[str | None, QueryParameter(
+        name=name, description=description, schema_extra={"enum": [m.value for m in enum]})]
+
+
+def parse_enum(enum: type[E], name: str, value: str | None) -> E | None:
+    """``value`` as a member of ``enum`` (None stays None), or a 422 naming ``name``."""
+    if value is None:
+        return None
+    try:
+        return enum(value)
+    except ValueError:
+        valid = ", ".join(m.value for m in enum)
+        raise ValidationError(f"{name}: unknown {value!r}; valid values: {valid}") from None
 
 
 def parse_uuid(name: str, value: str) -> uuid.UUID:

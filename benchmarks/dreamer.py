@@ -125,14 +125,14 @@ async def _llm(url: str, work: Path, n: int) -> Any:
     # server is test support code, and starting it here (and only here) keeps one implementation.
     from tests.support.openai_server import OpenAIServer
 
-    from elephantasm.services.dreams import build_dream_engine, run_dream
+    from elephantasm.services.dreams import run_dream
 
     server = OpenAIServer().start()
     try:
         rt, org_id, anima_id = await _prepare(url, work, corpus(n, seed=7), llm_base_url=server.base_url,
                                               llm_model="bench-model")
         try:
-            return await run_dream(rt, org_id, anima_id, trigger="benchmark", engine=build_dream_engine(rt.settings))
+            return await run_dream(rt, org_id, anima_id, trigger="benchmark")  # rt was built with the LLM settings
         finally:
             await rt.close()
     finally:

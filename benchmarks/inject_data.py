@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
 
+from elephantasm.db.engine import create_engine
 from elephantasm.llm.embedders import HashEmbedder
 
 PEOPLE = "Alice Bruno Chen Dana Emeka Farah Goran Hana Ivan Julia Kenji Lena Marta Nadia Omar Priya".split()
@@ -159,7 +159,7 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
     started = asyncio.get_running_loop().time()
     rows = _rows(org_id, anima_id, n, now, seed)
     rows["events"] += pending_rows(org_id, anima_id, now, seed)
-    engine = create_async_engine(database_url)
+    engine = create_engine(database_url, pooled=False)
     try:
         async with engine.begin() as conn:
             for name in _DROP:

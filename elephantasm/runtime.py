@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -16,9 +15,9 @@ from elephantasm.db.embedded import start_embedded_postgres
 from elephantasm.db.engine import create_engine, create_sessionmaker
 from elephantasm.db.errors import domain_errors
 from elephantasm.llm.embedders import Embedder
-from elephantasm.llm.factory import build_embedder
+from elephantasm.domain.dreaming import DistillEngine
+from elephantasm.llm.factory import build_dream_engine, build_embedder
 from elephantasm.security import load_or_create_secret
-from elephantasm.services.dreams.engines import build_dream_engine
 from elephantasm.services.dreams.tasks import DreamTasks
 from elephantasm.services.packs.state import PackState
 from elephantasm.settings import Settings
@@ -45,9 +44,9 @@ class Runtime:
     sessionmaker: async_sessionmaker[AsyncSession]
     secret: bytes
     embedder: Embedder
+    dream_engine: DistillEngine
+    """The distillation engine: offline, or the LLM one when configured (``llm/factory.py``)."""
     clock: Clock = utc_now
-    dream_engine: Any = None
-    """The distillation engine (``DistillEngine``): offline, or the LLM one when configured."""
     dream_tasks: DreamTasks = field(default_factory=DreamTasks)
     """Background dream runs of this process (manual triggers, scheduler); cancelled on close."""
     packs: PackState = field(default_factory=PackState)
@@ -71,9 +70,11 @@ class Runtime:
 
     @asynccontextmanager
     async def read_session(self) -> AsyncIterator[AsyncSession]:
-        """A session for reads only (its implicit transaction is rolled back at the end)."""
-        async with self.sessionmaker() as session:
-            yield session
+        """A session for reads only (its implicit transaction is rolled back at the end); data errors
+        surface as domain errors, as in :meth:`unit_of_work`."""
+        with domain_errors():
+            async with self.sessionmaker() as session:
+                yield session
 
     async def close(self) -> None:
         """Stop this process's dream runs (they record themselves as failed), then release the pool."""

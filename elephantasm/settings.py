@@ -34,7 +34,9 @@ class Settings(BaseSettings):
         description="Key for hashing API keys; unset means a random one kept in data_dir/secret.key.",
     )
     auth_cache_seconds: float = Field(
-        default=5.0, description="How long a verified API key is trusted before it is looked up again."
+        default=5.0,
+        description="How long a verified API key is trusted before it is looked up again: the bound on how long a "
+        "key revoked on another replica keeps working here (the revoking replica drops it at once).",
     )
 
     # --- HTTP ----------------------------------------------------------------------------

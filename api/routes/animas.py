@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 
 from litestar import Controller, delete, get, patch, post
 from litestar.params import FromPath, JSONBody, QueryParameter

@@ -8,9 +8,8 @@ from litestar import Controller, Response, get, post
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_202_ACCEPTED
 
-from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
-from elephantasm.db.models import DREAM_STATUSES
-from elephantasm.domain.errors import ValidationError
+from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_enum, parse_uuid
+from elephantasm.domain.enums import DreamStatus
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.dreams import DreamActionRead, DreamRunDetail, DreamRunRead, DreamTrigger
 from elephantasm.services.dreams import execute_run, start_run
@@ -43,15 +42,14 @@ class DreamController(Controller):
         caller: CallerDep,
         runtime: RuntimeDep,
         anima_id: FromQuery[uuid.UUID | None] = None,
-        status: str | None = QueryParameter(default=None, enum=DREAM_STATUSES),
+        status: one_of_param(DreamStatus) = None,  # type: ignore[valid-type]
         limit: Limit = 100,
         cursor: Cursor = None,
     ) -> Page[DreamRunRead]:
         """Runs, newest first, optionally of one anima and one status (running|completed|failed)."""
-        if status is not None and status not in DREAM_STATUSES:
-            raise ValidationError(f"status: unknown {status!r}; valid values: {', '.join(DREAM_STATUSES)}")
+        wanted = parse_enum(DreamStatus, "status", status)
         async with runtime.read_session() as session:
-            rows, next_cursor = await svc.list_runs(session, caller.org_id, anima_id, status, limit, cursor)
+            rows, next_cursor = await svc.list_runs(session, caller.org_id, anima_id, wanted, limit, cursor)
         return Page[DreamRunRead](items=[DreamRunRead.of(r) for r in rows], next_cursor=next_cursor)
 
     @get("/sessions/{run_id:str}")
@@ -65,7 +63,7 @@ class DreamController(Controller):
         """One run with its journal: what it created, merged, superseded and archived (before/after)."""
         async with runtime.read_session() as session:
             run = await svc.get_run(session, caller.org_id, parse_uuid("run_id", run_id))
-            actions, total = await svc.run_actions(session, run.id, actions_limit)
+            actions, total = await svc.run_actions(session, caller.org_id, run.id, actions_limit)
         base = DreamRunRead.of(run).model_dump()
         return DreamRunDetail(
             **base,

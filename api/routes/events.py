@@ -9,10 +9,10 @@ from litestar import Controller, Response, get, post
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
-from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_enum, parse_uuid
 from api.guards import check_instant
-from elephantasm.db.models import EVENT_TYPES
-from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError, ValidationError
+from elephantasm.domain.enums import EventType
+from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.events import EventBatchCreate, EventBatchRead, EventCreate, EventRead
 from elephantasm.services import events as svc
@@ -62,18 +62,16 @@ class EventController(Controller):
         runtime: RuntimeDep,
         anima_id: FromQuery[uuid.UUID | None] = None,
         session_id: FromQuery[str | None] = None,
-        event_type: str | None = QueryParameter(default=None, enum=EVENT_TYPES, description="One event type."),
+        event_type: one_of_param(EventType) = None,  # type: ignore[valid-type]
         since: datetime | None = QueryParameter(default=None, description="occurred_at ≥ since"),
         until: datetime | None = QueryParameter(default=None, description="occurred_at < until"),
         limit: Limit = 100,
         cursor: Cursor = None,
     ) -> Page[EventRead]:
         """Events in chronological order, filtered by anima, session, type and time range."""
-        if event_type is not None and event_type not in EVENT_TYPES:
-            raise ValidationError(f"event_type: unknown {event_type!r}; valid values: {', '.join(EVENT_TYPES)}")
         check_instant("since", since)
         check_instant("until", until)
-        flt = svc.EventFilter(anima_id, session_id, event_type, since, until)
+        flt = svc.EventFilter(anima_id, session_id, parse_enum(EventType, "event_type", event_type), since, until)
         async with runtime.read_session() as session:
             rows, next_cursor = await svc.list_events(session, caller.org_id, flt, limit, cursor)
         return Page[EventRead](items=[_read(e) for e in rows], next_cursor=next_cursor)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import uuid
 
 from litestar import Controller, delete, get, post
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
-from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_enum, parse_uuid
 from api.scopes import READ_ONLY
-from elephantasm.db.models import KNOWLEDGE_TYPES
-from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.enums import KnowledgeType
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.knowledge import KnowledgeRead, KnowledgeSearch
 from elephantasm.services.dreams import queries as svc
@@ -30,20 +29,19 @@ class KnowledgeController(Controller):
         caller: CallerDep,
         runtime: RuntimeDep,
         anima_id: FromQuery[uuid.UUID | None] = None,
-        type: str | None = QueryParameter(default=None, enum=KNOWLEDGE_TYPES),  # noqa: A002 - the wire name
+        type: one_of_param(KnowledgeType) = None,  # type: ignore[valid-type]  # noqa: A002 - the wire name
         topic: FromQuery[str | None] = None,
         include_superseded: FromQuery[bool] = False,
         limit: Limit = 100,
         cursor: Cursor = None,
     ) -> Page[KnowledgeRead]:
         """Knowledge, newest first, optionally of one anima, type (FACT…EXPERIENCE) and topic."""
-        if type is not None and type not in KNOWLEDGE_TYPES:
-            raise ValidationError(f"type: unknown {type!r}; valid values: {', '.join(KNOWLEDGE_TYPES)}")
+        kind = parse_enum(KnowledgeType, "type", type)
         async with runtime.read_session() as session:
             rows, next_cursor = await svc.list_knowledge(
-                session, caller.org_id, anima_id, type, topic, include_superseded, limit, cursor
+                session, caller.org_id, anima_id, kind, topic, include_superseded, limit, cursor
             )
-            prov = await svc.knowledge_provenance(session, [r.id for r in rows])
+            prov = await svc.knowledge_provenance(session, caller.org_id, [r.id for r in rows])
         return Page[KnowledgeRead](items=[KnowledgeRead.of(r, prov[r.id]) for r in rows], next_cursor=next_cursor)
 
     @get("/{knowledge_id:str}")
@@ -51,7 +49,7 @@ class KnowledgeController(Controller):
         """One knowledge item, current or superseded."""
         async with runtime.read_session() as session:
             row = await svc.get_knowledge(session, caller.org_id, parse_uuid("knowledge_id", knowledge_id))
-            prov = await svc.knowledge_provenance(session, [row.id])
+            prov = await svc.knowledge_provenance(session, caller.org_id, [row.id])
         return KnowledgeRead.of(row, prov[row.id])
 
     @delete("/{knowledge_id:str}", status_code=HTTP_204_NO_CONTENT)
@@ -67,7 +65,7 @@ class KnowledgeController(Controller):
         """The item's supersession chain, newest first: the current version and every one it replaced."""
         async with runtime.read_session() as session:
             rows = await svc.knowledge_history(session, caller.org_id, parse_uuid("knowledge_id", knowledge_id))
-            prov = await svc.knowledge_provenance(session, [r.id for r in rows])
+            prov = await svc.knowledge_provenance(session, caller.org_id, [r.id for r in rows])
         return [KnowledgeRead.of(r, prov[r.id]) for r in rows]
 
     @post("/search/semantic", status_code=HTTP_200_OK, opt=READ_ONLY)
@@ -80,5 +78,5 @@ class KnowledgeController(Controller):
             hits = await svc.search_knowledge(
                 session, caller.org_id, data.anima_id, vector, data.limit, data.include_superseded, data.min_similarity
             )
-            prov = await svc.knowledge_provenance(session, [row.id for row, _ in hits])
+            prov = await svc.knowledge_provenance(session, caller.org_id, [row.id for row, _ in hits])
         return [KnowledgeRead.of(row, prov[row.id], sim) for row, sim in hits]

@@ -5,14 +5,13 @@ from __future__ import annotations
 import uuid
 
 from litestar import Controller, delete, get, patch, post
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
-from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
+from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_enum, parse_uuid
 from api.guards import check_json
 from api.scopes import READ_ONLY
-from elephantasm.db.models import MEMORY_STATES
-from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.enums import MemoryState
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.events import EventRead
 from elephantasm.schemas.memories import MemoryRead, MemorySearch, MemoryUpdate
@@ -34,18 +33,15 @@ class MemoryController(Controller):
         caller: CallerDep,
         runtime: RuntimeDep,
         anima_id: FromQuery[uuid.UUID | None] = None,
-        memory_state: str | None = QueryParameter(
-            default=None, name="state", enum=MEMORY_STATES, description="active|decaying|archived"
-        ),
+        memory_state: one_of_param(MemoryState, name="state") = None,  # type: ignore[valid-type]
         limit: Limit = 100,
         cursor: Cursor = None,
     ) -> Page[MemoryRead]:
         """Memories, most recent experience first, optionally of one anima and state."""
-        if memory_state is not None and memory_state not in MEMORY_STATES:
-            raise ValidationError(f"state: unknown {memory_state!r}; valid values: {', '.join(MEMORY_STATES)}")
+        state = parse_enum(MemoryState, "state", memory_state)
         async with runtime.read_session() as session:
-            rows, next_cursor = await svc.list_memories(session, caller.org_id, anima_id, memory_state, limit, cursor)
-            links = await svc.provenance(session, [r.id for r in rows])
+            rows, next_cursor = await svc.list_memories(session, caller.org_id, anima_id, state, limit, cursor)
+            links = await svc.provenance(session, caller.org_id, [r.id for r in rows])
         return Page[MemoryRead](items=[MemoryRead.of(r, links[r.id]) for r in rows], next_cursor=next_cursor)
 
     @get("/{memory_id:str}")
@@ -53,7 +49,7 @@ class MemoryController(Controller):
         """One memory."""
         async with runtime.read_session() as session:
             row = await svc.get_memory(session, caller.org_id, parse_uuid("memory_id", memory_id))
-            links = await svc.provenance(session, [row.id])
+            links = await svc.provenance(session, caller.org_id, [row.id])
         return MemoryRead.of(row, links[row.id])
 
     @patch("/{memory_id:str}")
@@ -67,7 +63,7 @@ class MemoryController(Controller):
         vector = (await runtime.embedder.embed([changes["summary"]]))[0] if "summary" in changes else None
         async with runtime.unit_of_work() as session:
             row = await svc.update_memory(session, caller.org_id, mid, changes, vector, runtime.clock())
-            links = await svc.provenance(session, [row.id])
+            links = await svc.provenance(session, caller.org_id, [row.id])
         return MemoryRead.of(row, links[row.id])
 
     @delete("/{memory_id:str}", status_code=HTTP_204_NO_CONTENT)
@@ -93,5 +89,5 @@ class MemoryController(Controller):
             hits = await svc.search_memories(
                 session, caller.org_id, data.anima_id, vector, data.limit, data.include_archived, data.min_similarity
             )
-            links = await svc.provenance(session, [row.id for row, _ in hits])
+            links = await svc.provenance(session, caller.org_id, [row.id for row, _ in hits])
         return [MemoryRead.of(row, links[row.id], sim) for row, sim in hits]

@@ -6,15 +6,15 @@ import asyncio
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
-from sqlalchemy.pool import NullPool
+
+from elephantasm.db.engine import create_engine
 
 
 def run_sql(database_url: str, statements: list[tuple[str, dict[str, Any]]], autocommit: bool = False) -> list[list[tuple]]:
     """Run each ``(sql, params)`` on one connection; returns each statement's rows (``[]`` for none)."""
 
     async def go() -> list[list[tuple]]:
-        engine = create_async_engine(database_url, poolclass=NullPool)
+        engine = create_engine(database_url, pooled=False)
         try:
             async with engine.connect() as conn:
                 if autocommit:

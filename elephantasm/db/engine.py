@@ -1,4 +1,5 @@
-"""Engine and session factory construction (called by the composition root, never at import)."""
+"""The one engine and session factory: the composition root builds the pooled engine; one-off tools
+(migrations, benchmark loaders) take an unpooled one from here too. Never called at import."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.pool import NullPool
 
 
 def load_stored_json(text: str) -> Any:
@@ -17,13 +19,15 @@ def load_stored_json(text: str) -> Any:
         return {"_elided": "stored JSON nested too deeply to decode; not served"}
 
 
-def create_engine(url: str, pool_size: int = 10, max_overflow: int = 10) -> AsyncEngine:
-    """An asyncpg engine with a bounded pool.
+def create_engine(url: str, pool_size: int = 10, max_overflow: int = 10, *, pooled: bool = True) -> AsyncEngine:
+    """An asyncpg engine with a bounded pool (``pooled=False``: no pool, for one-off tools).
 
     No ``pool_pre_ping``: it costs a round trip on every checkout (≈10 % of API CPU on the
     extract path). Connections are recycled instead, and a connection broken by a database
     restart is invalidated by SQLAlchemy on first error, so only that one request fails.
     """
+    if not pooled:
+        return create_async_engine(url, poolclass=NullPool)
     return create_async_engine(
         url,
         pool_size=pool_size,

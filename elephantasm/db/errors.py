@@ -2,8 +2,9 @@
 
 A unique violation is a 409 (two writers raced to the same row, e.g. two keys to one hash), a
 foreign-key violation a 409 (it refers to a row deleted meanwhile), a NOT NULL/CHECK violation or
-a value the column cannot hold a 422. Details name the constraint, never the values: those are
-user content, and this text reaches clients and logs.
+a value the column cannot hold (rejected by Postgres, or by the driver before sending: an int
+beyond int32, say) a 422. Other database errors (connection loss…) pass through unchanged. Details
+name the constraint, never the values: those are user content, and this text reaches clients and logs.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy.exc import DataError, IntegrityError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from elephantasm.domain.errors import ConflictError, DomainError, ValidationError
 
@@ -28,11 +29,17 @@ def _constraint(exc: Exception) -> str:
     return f" ({name})" if name else ""
 
 
-def to_domain_error(exc: IntegrityError | DataError) -> DomainError:
-    """The domain error a database error means (see the module docstring)."""
-    state, where = _sqlstate(exc), _constraint(exc)
-    if isinstance(exc, DataError):
+def to_domain_error(exc: DBAPIError) -> DomainError | None:
+    """The domain error a database error means (see the module docstring), or None for the others.
+
+    Classified by SQLSTATE: class 22 (data exceptions; asyncpg also raises its DataError, class 22,
+    for a parameter it cannot encode) and class 23 (integrity constraint violations).
+    """
+    state, where = _sqlstate(exc) or "", _constraint(exc)
+    if isinstance(exc, DataError) or state.startswith("22"):
         return ValidationError("a value is out of range or malformed for its field")
+    if not (isinstance(exc, IntegrityError) or state.startswith("23")):
+        return None
     if state == _UNIQUE:
         return ConflictError(f"conflicts with an existing record{where}; retry if this was a race")
     if state == _FOREIGN_KEY:
@@ -47,5 +54,8 @@ def domain_errors() -> Iterator[None]:
     """Raise database integrity and data errors inside the block as domain errors."""
     try:
         yield
-    except (IntegrityError, DataError) as exc:
-        raise to_domain_error(exc) from exc
+    except DBAPIError as exc:
+        mapped = to_domain_error(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc

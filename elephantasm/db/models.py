@@ -29,6 +29,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
 from sqlmodel import Field, SQLModel
 
+from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
+
 EMBEDDING_DIM = 384
 """Width of every embedding column. Embedders must produce exactly this many dimensions."""
 
@@ -169,7 +171,7 @@ class Anima(SQLModel, table=True):
     __table_args__ = (Index("ix_animas_org_created", "org_id", "created_at", "id"),)
 
 
-EVENT_TYPES = ("message.in", "message.out", "tool.call", "tool.result", "system")
+EVENT_TYPES = values(EventType)
 
 
 class Event(SQLModel, table=True):
@@ -216,7 +218,7 @@ class Event(SQLModel, table=True):
 # Memories and knowledge
 # ----------------------------------------------------------------------------------------------
 
-MEMORY_STATES = ("active", "decaying", "archived")
+MEMORY_STATES = values(MemoryState)
 
 
 class Memory(SQLModel, table=True):
@@ -274,7 +276,7 @@ class MemoryEvent(SQLModel, table=True):
     )
 
 
-KNOWLEDGE_TYPES = ("FACT", "CONCEPT", "METHOD", "PRINCIPLE", "EXPERIENCE")
+KNOWLEDGE_TYPES = values(KnowledgeType)
 
 
 class Knowledge(SQLModel, table=True):
@@ -428,7 +430,7 @@ class PackSnapshot(SQLModel, table=True):
 # Dream journal
 # ----------------------------------------------------------------------------------------------
 
-DREAM_STATUSES = ("running", "completed", "failed")
+DREAM_STATUSES = values(DreamStatus)
 
 
 class DreamRun(SQLModel, table=True):

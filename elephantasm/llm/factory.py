@@ -1,8 +1,13 @@
-"""Builds the LLM-facing adapters from Settings (called by the composition root only)."""
+"""Builds the LLM-facing adapters from Settings: the embedder and the distillation engine.
+
+Called by the composition root (``elephantasm.runtime.build_runtime``) only; everything else takes
+them from the runtime.
+"""
 
 from __future__ import annotations
 
 from elephantasm.db.models import EMBEDDING_DIM
+from elephantasm.domain.dreaming import DistillEngine, OfflineEngine
 from elephantasm.llm.client import build_client
 from elephantasm.llm.embedders import CachedEmbedder, Embedder, HashEmbedder, OpenAIEmbedder
 from elephantasm.settings import Settings
@@ -22,3 +27,15 @@ def build_embedder(settings: Settings) -> Embedder:
     else:
         raise ValueError(f"ELEPHANTASM_EMBEDDER must be 'hash' or 'openai', not {settings.embedder!r}")
     return CachedEmbedder(inner, max_entries=4096)
+
+
+def build_dream_engine(settings: Settings) -> DistillEngine:
+    """``LLMEngine`` when ``ELEPHANTASM_LLM_BASE_URL`` is set, else the deterministic ``OfflineEngine``."""
+    if not settings.llm_base_url:
+        return OfflineEngine()
+    from elephantasm.llm.distiller import LLMEngine  # imported lazily: only LLM deployments need it
+
+    client = build_client(settings.llm_base_url, settings.llm_api_key, timeout=settings.llm_timeout_seconds)
+    return LLMEngine(
+        client, settings.llm_model, max_retries=settings.llm_max_retries, timeout=settings.llm_timeout_seconds
+    )

@@ -6,6 +6,7 @@ import base64
 import json
 import uuid
 from datetime import datetime
+from enum import StrEnum
 from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, field_validator
@@ -98,3 +99,15 @@ def check_json_fields(model: BaseModel, max_depth: int, max_bytes: int, where: s
             problem = json_problem(item, max_depth, max_bytes)
             if problem:
                 raise ValidationError(f"{path}: {problem}")
+
+
+def one_of(enum: type[StrEnum]) -> Any:
+    """``enum`` as a field type whose error lists the valid values ("unknown 'x'; valid values: a, b")."""
+    valid = [m.value for m in enum]
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and value not in valid:
+            raise ValueError(f"unknown {value!r}; valid values: {', '.join(valid)}")
+        return value
+
+    return Annotated[enum, BeforeValidator(check)]

@@ -8,15 +8,15 @@ from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from elephantasm.db.models import EVENT_TYPES
-from elephantasm.schemas.common import Instant, StoredJson, StrictModel
+from elephantasm.domain.enums import EventType
+from elephantasm.schemas.common import Instant, StoredJson, StrictModel, one_of
 
 
 class EventCreate(StrictModel):
     """Body of ``POST /api/events`` (and each item of a batch)."""
 
     anima_id: uuid.UUID
-    event_type: str = Field(json_schema_extra={"enum": list(EVENT_TYPES)})
+    event_type: one_of(EventType)  # type: ignore[valid-type]
     content: str = Field(min_length=1)
     role: str | None = Field(default=None, max_length=64)
     author: str | None = Field(default=None, max_length=200)
@@ -29,13 +29,6 @@ class EventCreate(StrictModel):
     source_uri: str | None = Field(default=None, max_length=4096)
     dedupe_key: str | None = Field(default=None, min_length=1, max_length=200)
     importance_score: float | None = Field(default=None, ge=0.0, le=1.0)
-
-    @field_validator("event_type")
-    @classmethod
-    def _known_event_type(cls, value: str) -> str:
-        if value not in EVENT_TYPES:
-            raise ValueError(f"unknown event_type {value!r}; valid values: {', '.join(EVENT_TYPES)}")
-        return value
 
     @field_validator("content")
     @classmethod
@@ -56,7 +49,7 @@ class EventRead(BaseModel):
 
     id: uuid.UUID
     anima_id: uuid.UUID
-    event_type: str = Field(json_schema_extra={"enum": list(EVENT_TYPES)})
+    event_type: str = Field(json_schema_extra={"enum": [t.value for t in EventType]})
     role: str | None
     author: str | None
     summary: str | None

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
-from elephantasm.db.models import MEMORY_STATES
+from elephantasm.domain.enums import MemoryState
 from elephantasm.schemas.common import StoredJson, StrictModel
-
-MemoryState = Literal["active", "decaying", "archived"]
 
 
 class MemoryRead(BaseModel):
@@ -23,7 +21,7 @@ class MemoryRead(BaseModel):
     content: str | None
     importance: float
     confidence: float
-    state: str = Field(json_schema_extra={"enum": list(MEMORY_STATES)})
+    state: str = Field(json_schema_extra={"enum": [s.value for s in MemoryState]})
     session_id: str | None
     time_start: datetime | None
     time_end: datetime | None

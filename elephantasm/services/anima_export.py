@@ -15,13 +15,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import (
     Event,
-    Identity,
     IdentityVersion,
     Knowledge,
     KnowledgeMemory,
     Memory,
     MemoryEvent,
 )
+from elephantasm.db.scopes import org_scoped, visible
 from elephantasm.schemas.transfer import (
     AnimaRecord,
     EventRecord,
@@ -32,6 +32,7 @@ from elephantasm.schemas.transfer import (
     Record,
 )
 from elephantasm.services.animas import get_anima
+from elephantasm.services.dreams.identity import current_identity
 
 _BATCH = 1000
 
@@ -40,10 +41,12 @@ def _fields(row: Any, record: type[Record]) -> dict[str, Any]:
     return {name: getattr(row, name) for name in record.model_fields if name != "kind" and hasattr(row, name)}
 
 
-async def _links(session: AsyncSession, table: Any, owner: Any, source: Any, anima_id: uuid.UUID) -> dict[Any, list]:
+async def _links(session: AsyncSession, table: Any, owner: Any, source: Any, org_id: uuid.UUID,
+                 anima_id: uuid.UUID) -> dict[Any, list]:
     """owner id → its source ids (sorted), for one anima's provenance table."""
     out: dict[Any, list] = {}
-    rows = await session.execute(select(owner, source).where(table.anima_id == anima_id).order_by(owner, source))
+    stmt = select(owner, source).where(table.anima_id == anima_id, org_scoped(table, org_id)).order_by(owner, source)
+    rows = await session.execute(stmt)
     for owner_id, source_id in rows.all():
         out.setdefault(owner_id, []).append(source_id)
     return out
@@ -59,19 +62,20 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     """Every record of one live anima of the org, header first (NotFoundError otherwise)."""
     anima = await get_anima(session, org_id, anima_id)
     yield AnimaRecord(**_fields(anima, AnimaRecord))
-    events = select(Event).where(Event.anima_id == anima_id).order_by(Event.occurred_at, Event.created_at, Event.id)
+    events = select(Event).where(Event.anima_id == anima_id, org_scoped(Event, org_id)).order_by(Event.occurred_at, Event.created_at, Event.id)
     async for row in _rows(session, events):
         yield EventRecord(**_fields(row, EventRecord))
-    sources = await _links(session, MemoryEvent, MemoryEvent.memory_id, MemoryEvent.event_id, anima_id)
-    memories = (select(Memory).where(Memory.anima_id == anima_id, Memory.deleted_at.is_(None))
+    sources = await _links(session, MemoryEvent, MemoryEvent.memory_id, MemoryEvent.event_id, org_id, anima_id)
+    memories = (select(Memory).where(Memory.anima_id == anima_id, *visible(Memory, org_id))
                 .order_by(Memory.created_at, Memory.time_start, Memory.id))
     exported: set[uuid.UUID] = set()
     async for row in _rows(session, memories):
         exported.add(row.id)
         yield MemoryRecord(**_fields(row, MemoryRecord), event_ids=sources.get(row.id, []))
-    learnt = await _links(session, KnowledgeMemory, KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id, anima_id)
+    learnt = await _links(session, KnowledgeMemory, KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id, org_id,
+                          anima_id)
     live = set((await session.execute(
-        select(Knowledge.id).where(Knowledge.anima_id == anima_id, Knowledge.deleted_at.is_(None)))).scalars())
+        select(Knowledge.id).where(Knowledge.anima_id == anima_id, *visible(Knowledge, org_id)))).scalars())
     knowledge = (select(Knowledge).where(Knowledge.id.in_(live))
                  .order_by(Knowledge.created_at, Knowledge.valid_from, Knowledge.id))
     async for row in _rows(session, knowledge):
@@ -79,10 +83,11 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
         if fields["superseded_by"] not in live:
             fields["superseded_by"] = None  # replaced by something since forgotten
         yield KnowledgeRecord(**fields, memory_ids=[m for m in learnt.get(row.id, []) if m in exported])
-    identity = (await session.execute(select(Identity).where(Identity.anima_id == anima_id))).scalar_one_or_none()
+    identity = await current_identity(session, org_id, anima_id)
     if identity is not None:
         yield IdentityRecord(**_fields(identity, IdentityRecord))
-    versions = select(IdentityVersion).where(IdentityVersion.anima_id == anima_id).order_by(IdentityVersion.version)
+    versions = (select(IdentityVersion).where(IdentityVersion.anima_id == anima_id, org_scoped(IdentityVersion, org_id))
+                .order_by(IdentityVersion.version))
     async for row in _rows(session, versions):
         yield IdentityVersionRecord(**_fields(row, IdentityVersionRecord))
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima
+from elephantasm.db.scopes import live_anima_row, org_scoped
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.schemas.animas import AnimaCreate, AnimaUpdate
-from elephantasm.schemas.common import decode_cursor, encode_cursor
 
 
 async def create_anima(session: AsyncSession, org_id: uuid.UUID, data: AnimaCreate) -> Anima:
@@ -29,7 +30,7 @@ async def get_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUI
     """The live anima, or NotFoundError (also when it belongs to another org)."""
     anima = (
         await session.execute(
-            select(Anima).where(Anima.id == anima_id, Anima.org_id == org_id, Anima.deleted_at.is_(None))
+            select(Anima).where(Anima.id == anima_id, org_scoped(Anima, org_id), live_anima_row())
         )
     ).scalar_one_or_none()
     if anima is None:
@@ -39,7 +40,7 @@ async def get_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUI
 
 async def org_of_anima(session: AsyncSession, anima_id: uuid.UUID) -> uuid.UUID | None:
     """The org of a live anima, whichever it is (for operator tools such as the CLI), or None."""
-    stmt = select(Anima.org_id).where(Anima.id == anima_id, Anima.deleted_at.is_(None))
+    stmt = select(Anima.org_id).where(Anima.id == anima_id, live_anima_row())
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
@@ -47,13 +48,9 @@ async def list_animas(
     session: AsyncSession, org_id: uuid.UUID, limit: int, cursor: str | None
 ) -> tuple[list[Anima], str | None]:
     """Animas of the org, oldest first, keyset-paginated."""
-    stmt = select(Anima).where(Anima.org_id == org_id, Anima.deleted_at.is_(None))
-    if cursor:
-        at, last_id = decode_cursor(cursor)
-        stmt = stmt.where(or_(Anima.created_at > at, and_(Anima.created_at == at, Anima.id > last_id)))
-    rows = list((await session.execute(stmt.order_by(Anima.created_at, Anima.id).limit(limit + 1))).scalars())
-    next_cursor = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
-    return rows[:limit], next_cursor
+    stmt = select(Anima).where(org_scoped(Anima, org_id), live_anima_row())
+    return await keyset_page(session, stmt, at=Anima.created_at, row_id=Anima.id, limit=limit, cursor=cursor,
+                             direction=Direction.ASC, at_name="created_at", entities=True)
 
 
 async def update_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, data: AnimaUpdate) -> Anima:

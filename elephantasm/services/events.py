@@ -7,14 +7,16 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import and_, func, or_, select, tuple_, update
+from sqlalchemy import func, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima, Event
+from elephantasm.db.scopes import live_anima_row, org_scoped
 from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError, ValidationError
 from elephantasm.domain.inputs import occurred_at_problem
-from elephantasm.schemas.common import check_json_fields, decode_cursor, encode_cursor
+from elephantasm.schemas.common import check_json_fields
 from elephantasm.schemas.events import EventCreate
 from elephantasm.settings import Settings
 
@@ -66,7 +68,7 @@ async def _check_animas(session: AsyncSession, org_id: uuid.UUID, anima_ids: set
     found = set(
         (
             await session.execute(
-                select(Anima.id).where(Anima.id.in_(anima_ids), Anima.org_id == org_id, Anima.deleted_at.is_(None))
+                select(Anima.id).where(Anima.id.in_(anima_ids), org_scoped(Anima, org_id), live_anima_row())
             )
         ).scalars()
     )
@@ -166,7 +168,7 @@ async def get_event(session: AsyncSession, org_id: uuid.UUID, event_id: uuid.UUI
         await session.execute(
             select(Event)
             .join(Anima, Anima.id == Event.anima_id)
-            .where(Event.id == event_id, Event.org_id == org_id, Anima.deleted_at.is_(None))
+            .where(Event.id == event_id, org_scoped(Event, org_id), live_anima_row())
         )
     ).scalar_one_or_none()
     if event is None:
@@ -189,9 +191,7 @@ async def list_events(
     session: AsyncSession, org_id: uuid.UUID, flt: EventFilter, limit: int, cursor: str | None
 ) -> tuple[list[Event], str | None]:
     """Events in chronological order (occurred_at, id), keyset-paginated."""
-    stmt = select(Event).join(Anima, Anima.id == Event.anima_id).where(
-        Event.org_id == org_id, Anima.deleted_at.is_(None)
-    )
+    stmt = select(Event).join(Anima, Anima.id == Event.anima_id).where(org_scoped(Event, org_id), live_anima_row())
     if flt.anima_id:
         await _check_animas(session, org_id, {flt.anima_id})  # another org's anima is a 404, not []
         stmt = stmt.where(Event.anima_id == flt.anima_id)
@@ -203,9 +203,5 @@ async def list_events(
         stmt = stmt.where(Event.occurred_at >= flt.since)
     if flt.until:
         stmt = stmt.where(Event.occurred_at < flt.until)
-    if cursor:
-        at, last_id = decode_cursor(cursor)
-        stmt = stmt.where(or_(Event.occurred_at > at, and_(Event.occurred_at == at, Event.id > last_id)))
-    rows = list((await session.execute(stmt.order_by(Event.occurred_at, Event.id).limit(limit + 1))).scalars())
-    next_cursor = encode_cursor(rows[limit - 1].occurred_at, rows[limit - 1].id) if len(rows) > limit else None
-    return rows[:limit], next_cursor
+    return await keyset_page(session, stmt, at=Event.occurred_at, row_id=Event.id, limit=limit, cursor=cursor,
+                             direction=Direction.ASC, at_name="occurred_at", entities=True)

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from elephantasm.db.models import Anima, Identity, IdentityVersion, Knowledge, KnowledgeMemory, Memory
+from elephantasm.db.models import Identity, IdentityVersion, Knowledge, Memory
+from elephantasm.db.scopes import live_memory, visible
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.dreams.claims import lock_anima
 
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 
 _M = Memory.__table__
 _K = Knowledge.__table__
-_L = KnowledgeMemory.__table__
 # Topics whose knowledge counts as identity evidence (see domain/dreaming/style.evolve_identity).
 _EVIDENCE_TYPES = ("FACT", "EXPERIENCE")
 
@@ -79,11 +79,7 @@ class Forgotten:
 
 
 async def _live_anima_of(session: AsyncSession, table: Any, org_id: uuid.UUID, item_id: uuid.UUID) -> uuid.UUID | None:
-    stmt = (
-        select(table.c.anima_id).join(Anima, Anima.id == table.c.anima_id)
-        .where(table.c.id == item_id, table.c.org_id == org_id, table.c.deleted_at.is_(None),
-               Anima.deleted_at.is_(None))
-    )
+    stmt = select(table.c.anima_id).where(table.c.id == item_id, *visible(table, org_id))
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
@@ -100,7 +96,7 @@ async def forget_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uui
     if anima_id is None:
         raise NotFoundError(f"memory {memory_id} not found")
     await _lock(session, anima_id)
-    merged = select(_M.c.id).where(_M.c.merged_into == memory_id, _M.c.deleted_at.is_(None))
+    merged = select(_M.c.id).where(_M.c.merged_into == memory_id, live_memory(_M))
     gone = [memory_id, *(await session.execute(merged)).scalars()]
     orphaned = list((await session.execute(_ORPHANED_SQL, {"anima": anima_id, "gone": gone})).scalars())
     done = Forgotten(anima_id, gone, orphaned)

@@ -12,7 +12,8 @@ from elephantasm.db.models import Event, IdentityVersion, Knowledge, Memory
 from elephantasm.llm.client import build_client
 from elephantasm.llm.distiller import LLMEngine
 from elephantasm.runtime import Runtime
-from elephantasm.services.dreams import build_dream_engine, run_dream
+from elephantasm.llm.factory import build_dream_engine
+from elephantasm.services.dreams import run_dream
 from tests.conftest import Tenant
 from tests.dreams.helpers import add_events, live_provenance, new_anima, pending_ids, turns, variant
 from tests.support.openai_server import OpenAIServer, Reply, Status, distill_reply, empty, malformed, rate_limited, slow

@@ -16,6 +16,7 @@ from elephantasm_sdk import (
     ElephantasmError,
     NotFoundError,
     PayloadTooLargeError,
+    PermissionDeniedError,
     RateLimitError,
     RetryPolicy,
     ServerError,
@@ -34,7 +35,8 @@ FIELD_ERRORS = [{"loc": ["body", "content"], "msg": "field required", "type": "m
 ERROR_TABLE = [
     (400, "bad request", ElephantasmError),
     (401, "Invalid API key", AuthenticationError),
-    (403, "forbidden", ElephantasmError),
+    (403, "this API key has scope 'read'", PermissionDeniedError),
+    (418, "teapot", ElephantasmError),
     (404, "Anima not found", NotFoundError),
     (409, "A dream is already running for this anima", ConflictError),
     (413, "Event exceeds 262144 bytes", PayloadTooLargeError),

@@ -40,6 +40,7 @@ CASES = [
      {"anima_id": A, "type": "FACT", "topic": "drinks"}, None),
     (rc.get_knowledge(M), "GET", f"/api/knowledge/{M}", {}, None),
     (rc.knowledge_history(M), "GET", f"/api/knowledge/{M}/history", {}, None),
+    (rc.delete_knowledge(M), "DELETE", f"/api/knowledge/{M}", {}, None),
     (rc.search_knowledge(A, "tea"), "POST", "/api/knowledge/search/semantic", {}, {"anima_id": A, "query": "tea"}),
     (rc.get_identity(A), "GET", f"/api/identities/anima/{A}", {}, None),
     (rc.identity_history(A), "GET", f"/api/identities/anima/{A}/history", {}, None),
@@ -50,6 +51,7 @@ CASES = [
     (rc.get_dream_session(M), "GET", f"/api/dreams/sessions/{M}", {}, None),
     (rc.list_keys(), "GET", "/api/keys", {}, None),
     (rc.create_key("ci"), "POST", "/api/keys", {}, {"name": "ci"}),
+    (rc.create_key("ro", scope="read"), "POST", "/api/keys", {}, {"name": "ro", "scope": "read"}),
     (rc.revoke_key(M), "DELETE", f"/api/keys/{M}", {}, None),
 ]  # fmt: skip
 

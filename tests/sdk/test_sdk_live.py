@@ -166,3 +166,19 @@ async def test_other_tenant_sees_nothing(sdk, make_client, live_server: str, oth
     with pytest.raises(NotFoundError):
         await call(intruder.extract, "message.in", "sneaky", anima_id=anima.id)
     assert anima.id not in [a.id for a in await collect(intruder.animas.list())]
+
+
+async def test_scoped_keys(sdk, make_client, live_server: str) -> None:  # type: ignore[no-untyped-def]
+    """An admin key mints a read key; the read key reads but a write is a PermissionDeniedError (403)."""
+    from elephantasm_sdk import PermissionDeniedError
+
+    anima = await _new_anima(sdk)
+    read_key = await call(sdk.keys.create, "reader", scope="read")
+    assert read_key.scope == "read" and read_key.key
+    reader = make_client(live_server, api_key=read_key.key)
+    assert (await call(reader.animas.get, anima.id)).id == anima.id
+    with pytest.raises(PermissionDeniedError) as denied:
+        await call(reader.animas.create, "nope")
+    assert denied.value.status_code == 403 and "write" in str(denied.value.detail)
+    with pytest.raises(PermissionDeniedError):
+        await call(reader.keys.list)

@@ -13,8 +13,11 @@ from datetime import datetime
 from typing import Any, Literal
 from uuid import UUID
 
+from elephantasm.domain.enums import KnowledgeType as KnowledgeKind
+from elephantasm.domain.enums import values
+
 KnowledgeType = Literal["FACT", "CONCEPT", "METHOD", "PRINCIPLE", "EXPERIENCE"]
-KNOWLEDGE_TYPES: tuple[str, ...] = ("FACT", "CONCEPT", "METHOD", "PRINCIPLE", "EXPERIENCE")
+KNOWLEDGE_TYPES: tuple[str, ...] = values(KnowledgeKind)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

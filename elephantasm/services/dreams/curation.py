@@ -10,15 +10,13 @@ the survivor, so no reference ever dangles.
 
 from __future__ import annotations
 
-import copy
 import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import insert, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from elephantasm.db.models import DreamAction
 from elephantasm.domain.dreaming import (
     CurationThresholds,
     MemoryStats,
@@ -28,10 +26,8 @@ from elephantasm.domain.dreaming import (
     plan_merges,
     plan_transitions,
 )
-from elephantasm.services.animas import bump_state_version
-from elephantasm.services.dreams.claims import lock_anima
-from elephantasm.services.dreams.runs import RunStats, hold_lease, save_progress
-from elephantasm.services.dreams.writer import WriteContext
+from elephantasm.services.dreams.journal import WriteContext, journaled_write
+from elephantasm.services.dreams.runs import RunStats
 
 if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
@@ -177,21 +173,11 @@ async def _plan_and_apply(session: AsyncSession, ctx: WriteContext, th: Curation
 
 
 async def curate(runtime: Runtime, run: DreamRun, new_memory_ids: list[uuid.UUID], stats: RunStats) -> None:
-    """Curate the anima's memories in one short transaction (capped by settings)."""
+    """Curate the anima's memories in one short journaled write (capped by settings)."""
     settings = runtime.settings
-    async with runtime.unit_of_work() as session:
-        await lock_anima(session, run.anima_id)
-        await hold_lease(session, run.id)
-        ctx = WriteContext(run.org_id, run.anima_id, run.id, runtime.clock())
-        actions: list[dict] = []
+    async with journaled_write(runtime, run, stats) as step:
         scan = new_memory_ids[-settings.curation_scan_limit:] if settings.curation_scan_limit > 0 else []
-        merged, plan = await _plan_and_apply(session, ctx, thresholds(settings), scan, actions)
-        if actions:
-            await session.execute(insert(DreamAction.__table__), actions)
-            await bump_state_version(session, [run.anima_id])
-        after = copy.deepcopy(stats)
-        after.counts["memories_merged"] += merged
+        merged, plan = await _plan_and_apply(step.session, step.ctx, thresholds(settings), scan, step.actions)
+        step.stats.counts["memories_merged"] += merged
         for t in plan:
-            after.counts["reactivated" if t.to_state == "active" else t.to_state] += 1
-        await save_progress(session, run.id, after, ctx.now)
-    vars(stats).update(vars(after))
+            step.stats.counts["reactivated" if t.to_state == "active" else t.to_state] += 1

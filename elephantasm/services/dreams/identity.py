@@ -14,21 +14,23 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Identity, IdentityVersion
+from elephantasm.db.scopes import org_scoped
 from elephantasm.domain.dreaming import IdentityDraft
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.animas import bump_state_version, get_anima
 from elephantasm.services.dreams.claims import lock_anima
 
 if TYPE_CHECKING:
-    from elephantasm.services.dreams.writer import WriteContext
+    from elephantasm.services.dreams.journal import WriteContext
 
 _IDENTITIES = Identity.__table__
 _HISTORY = IdentityVersion.__table__
 
 
-async def current_identity(session: AsyncSession, anima_id: uuid.UUID) -> Identity | None:
-    """The anima's identity row, or None before the first version."""
-    return (await session.execute(select(Identity).where(Identity.anima_id == anima_id))).scalar_one_or_none()
+async def current_identity(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> Identity | None:
+    """The anima's identity row, or None before the first version (and for another org's anima)."""
+    stmt = select(Identity).where(Identity.anima_id == anima_id, org_scoped(Identity, org_id))
+    return (await session.execute(stmt)).scalar_one_or_none()
 
 
 def as_draft(identity: Identity | None) -> IdentityDraft | None:
@@ -69,7 +71,7 @@ async def _write_version(
 async def apply_identity_draft(session: AsyncSession, ctx: WriteContext, draft: IdentityDraft,
                                actions: list[dict]) -> int:
     """Write a dream's proposed identity as a new version (inside the chunk's transaction)."""
-    before = await current_identity(session, ctx.anima_id)
+    before = await current_identity(session, ctx.org_id, ctx.anima_id)
     fields = {
         "personality_type": draft.personality_type[:100] if draft.personality_type else None,
         "communication_style": draft.communication_style, "self": dict(draft.self), "prose": draft.prose,
@@ -87,7 +89,7 @@ async def apply_identity_draft(session: AsyncSession, ctx: WriteContext, draft: 
 async def get_identity(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> Identity:
     """The current identity of one of the org's animas; NotFoundError if it has none yet."""
     await get_anima(session, org_id, anima_id)
-    identity = await current_identity(session, anima_id)
+    identity = await current_identity(session, org_id, anima_id)
     if identity is None:
         raise NotFoundError(f"anima {anima_id} has no identity yet")
     return identity
@@ -96,7 +98,8 @@ async def get_identity(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.
 async def identity_history(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> list[IdentityVersion]:
     """Every version, newest first (empty before the first)."""
     await get_anima(session, org_id, anima_id)
-    stmt = select(IdentityVersion).where(IdentityVersion.anima_id == anima_id).order_by(IdentityVersion.version.desc())
+    stmt = (select(IdentityVersion).where(IdentityVersion.anima_id == anima_id, org_scoped(IdentityVersion, org_id))
+            .order_by(IdentityVersion.version.desc()))
     return list((await session.execute(stmt)).scalars())
 
 
@@ -108,7 +111,8 @@ async def restore_identity(
     await lock_anima(session, anima_id)
     old = (
         await session.execute(
-            select(IdentityVersion).where(IdentityVersion.anima_id == anima_id, IdentityVersion.version == version)
+            select(IdentityVersion).where(IdentityVersion.anima_id == anima_id, IdentityVersion.version == version,
+                                          org_scoped(IdentityVersion, org_id))
         )
     ).scalar_one_or_none()
     if old is None:
@@ -117,7 +121,7 @@ async def restore_identity(
               "self": dict(old.self or {}), "prose": old.prose}
     await _write_version(session, org_id, anima_id, fields, f"restored version {version}", None, now)
     await bump_state_version(session, [anima_id])
-    identity = await current_identity(session, anima_id)
+    identity = await current_identity(session, org_id, anima_id)
     assert identity is not None
     await session.refresh(identity)
     return identity

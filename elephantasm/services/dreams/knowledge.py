@@ -31,7 +31,7 @@ from elephantasm.domain.dreaming import KnowledgeDraft, content_hash, normalise_
 from elephantasm.db.vectors import vector_literal
 
 if TYPE_CHECKING:
-    from elephantasm.services.dreams.writer import WriteContext
+    from elephantasm.services.dreams.journal import WriteContext
 
 _KNOWLEDGE = Knowledge.__table__
 _LINKS = KnowledgeMemory.__table__

@@ -13,14 +13,14 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Event, Memory, MemoryEvent
+from elephantasm.db.scopes import org_scoped, visible
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams.paging import (
     check_anima,
     enable_filtered_vector_scan,
-    live_anima,
-    page_desc,
     readable_columns,
 )
 
@@ -29,40 +29,39 @@ _COLS = readable_columns(_M)
 _PAGE_AT = func.coalesce(_M.c.time_end, _M.c.created_at)
 
 
-def _visible(org_id: uuid.UUID) -> list[Any]:
-    return [_M.c.org_id == org_id, _M.c.deleted_at.is_(None), live_anima(_M.c.anima_id)]
-
-
 async def list_memories(
     session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID | None, state: str | None, limit: int,
     cursor: str | None,
 ) -> tuple[list[Any], str | None]:
     """Memories, most recent experience first, optionally of one anima and state."""
-    stmt = select(*_COLS, _PAGE_AT.label("page_at")).where(*_visible(org_id))
+    stmt = select(*_COLS, _PAGE_AT.label("page_at")).where(*visible(_M, org_id))
     if anima_id is not None:
         await check_anima(session, org_id, anima_id)
         stmt = stmt.where(_M.c.anima_id == anima_id)
     if state is not None:
         stmt = stmt.where(_M.c.state == state)
-    return await page_desc(session, stmt, _PAGE_AT, _M.c.id, limit, cursor)
+    return await keyset_page(session, stmt, at=_PAGE_AT, row_id=_M.c.id, limit=limit, cursor=cursor,
+                             direction=Direction.DESC)
 
 
 async def get_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID) -> Any:
     """One live memory of the org, or NotFoundError."""
-    row = (await session.execute(select(*_COLS).where(_M.c.id == memory_id, *_visible(org_id)))).one_or_none()
+    row = (await session.execute(select(*_COLS).where(_M.c.id == memory_id, *visible(_M, org_id)))).one_or_none()
     if row is None:
         raise NotFoundError(f"memory {memory_id} not found")
     return row
 
 
-async def provenance(session: AsyncSession, memory_ids: Sequence[uuid.UUID]) -> dict[uuid.UUID, list[uuid.UUID]]:
-    """Each memory's source event ids, in the order the events happened."""
+async def provenance(
+    session: AsyncSession, org_id: uuid.UUID, memory_ids: Sequence[uuid.UUID]
+) -> dict[uuid.UUID, list[uuid.UUID]]:
+    """Each memory's source event ids, in the order the events happened (none for another org's)."""
     if not memory_ids:
         return {}
     stmt = (
         select(MemoryEvent.memory_id, MemoryEvent.event_id)
         .join(Event, Event.id == MemoryEvent.event_id)
-        .where(MemoryEvent.memory_id.in_(list(memory_ids)))
+        .where(MemoryEvent.memory_id.in_(list(memory_ids)), org_scoped(MemoryEvent, org_id))
         .order_by(MemoryEvent.memory_id, Event.occurred_at, Event.id)
     )
     out: dict[uuid.UUID, list[uuid.UUID]] = {m: [] for m in memory_ids}
@@ -76,7 +75,7 @@ async def memory_events(session: AsyncSession, org_id: uuid.UUID, memory_id: uui
     await get_memory(session, org_id, memory_id)
     stmt = (
         select(Event).join(MemoryEvent, MemoryEvent.event_id == Event.id)
-        .where(MemoryEvent.memory_id == memory_id, Event.org_id == org_id)
+        .where(MemoryEvent.memory_id == memory_id, org_scoped(Event, org_id))
         .order_by(Event.occurred_at, Event.id)
     )
     return list((await session.execute(stmt)).scalars())
@@ -114,7 +113,7 @@ async def search_memories(
     distance = _M.c.embedding.cosine_distance(list(vector))
     stmt = (
         select(*_COLS, (1 - distance).label("similarity"))
-        .where(*_visible(org_id), _M.c.anima_id == anima_id, _M.c.embedding.is_not(None))
+        .where(*visible(_M, org_id), _M.c.anima_id == anima_id, _M.c.embedding.is_not(None))
         .order_by(distance, _M.c.id)
         .limit(limit)
     )

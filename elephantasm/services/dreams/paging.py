@@ -1,16 +1,16 @@
-"""Newest-first keyset pagination and the read-side helpers shared by the dream read services."""
+"""Read-side helpers shared by the dream read services."""
 
 from __future__ import annotations
 
 import uuid
 from typing import Any
 
-from sqlalchemy import Select, and_, or_, select, text
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Anima
+from elephantasm.db.scopes import live_anima_row, org_scoped
 from elephantasm.domain.errors import NotFoundError
-from elephantasm.schemas.common import decode_cursor, encode_cursor
 
 
 def readable_columns(table: Any) -> list[Any]:
@@ -18,38 +18,13 @@ def readable_columns(table: Any) -> list[Any]:
     return [c for c in table.c if c.name not in ("embedding", "fts")]
 
 
-async def page_desc(
-    session: AsyncSession, stmt: Select, at: Any, row_id: Any, limit: int, cursor: str | None
-) -> tuple[list[Any], str | None]:
-    """Rows of ``stmt`` ordered by (``at``, ``row_id``) descending, after ``cursor``; plus the next cursor.
-
-    ``stmt`` must also select ``at`` labelled ``page_at``.
-    """
-    if cursor:
-        c_at, c_id = decode_cursor(cursor)
-        stmt = stmt.where(or_(at < c_at, and_(at == c_at, row_id < c_id)))
-    rows = list((await session.execute(stmt.order_by(at.desc(), row_id.desc()).limit(limit + 1))).all())
-    next_cursor = None
-    if len(rows) > limit:
-        last = rows[limit - 1]
-        next_cursor = encode_cursor(last.page_at, last.id)
-    return rows[:limit], next_cursor
-
-
 async def check_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> None:
     """NotFoundError unless the anima is a live one of the org (another org's is a 404, never [])."""
     found = (
-        await session.execute(
-            select(Anima.id).where(Anima.id == anima_id, Anima.org_id == org_id, Anima.deleted_at.is_(None))
-        )
+        await session.execute(select(Anima.id).where(Anima.id == anima_id, org_scoped(Anima, org_id), live_anima_row()))
     ).scalar_one_or_none()
     if found is None:
         raise NotFoundError(f"anima {anima_id} not found")
-
-
-def live_anima(anima_col: Any) -> Any:
-    """A filter: the row's anima is not deleted."""
-    return anima_col.in_(select(Anima.id).where(Anima.deleted_at.is_(None)).scalar_subquery())
 
 
 async def enable_filtered_vector_scan(session: AsyncSession) -> None:

@@ -9,13 +9,13 @@ from typing import Any
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import DreamAction, DreamRun, Knowledge, KnowledgeMemory, MemoryEvent
+from elephantasm.db.scopes import live_anima, org_scoped, visible
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.dreams.paging import (
     check_anima,
     enable_filtered_vector_scan,
-    live_anima,
-    page_desc,
     readable_columns,
 )
 
@@ -38,16 +38,12 @@ SELECT DISTINCT id FROM back
 """)
 
 
-def _visible(org_id: uuid.UUID) -> list[Any]:
-    return [_K.c.org_id == org_id, _K.c.deleted_at.is_(None), live_anima(_K.c.anima_id)]
-
-
 async def list_knowledge(
     session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID | None, type_: str | None, topic: str | None,
     include_superseded: bool, limit: int, cursor: str | None,
 ) -> tuple[list[Any], str | None]:
     """Knowledge, newest first; current items only unless ``include_superseded``."""
-    stmt = select(*_K_COLS, _K.c.created_at.label("page_at")).where(*_visible(org_id))
+    stmt = select(*_K_COLS, _K.c.created_at.label("page_at")).where(*visible(_K, org_id))
     if anima_id is not None:
         await check_anima(session, org_id, anima_id)
         stmt = stmt.where(_K.c.anima_id == anima_id)
@@ -57,12 +53,13 @@ async def list_knowledge(
         stmt = stmt.where(_K.c.topic == topic)
     if not include_superseded:
         stmt = stmt.where(_K.c.valid_to.is_(None))
-    return await page_desc(session, stmt, _K.c.created_at, _K.c.id, limit, cursor)
+    return await keyset_page(session, stmt, at=_K.c.created_at, row_id=_K.c.id, limit=limit, cursor=cursor,
+                             direction=Direction.DESC)
 
 
 async def get_knowledge(session: AsyncSession, org_id: uuid.UUID, knowledge_id: uuid.UUID) -> Any:
     """One knowledge item of the org (current or superseded), or NotFoundError."""
-    row = (await session.execute(select(*_K_COLS).where(_K.c.id == knowledge_id, *_visible(org_id)))).one_or_none()
+    row = (await session.execute(select(*_K_COLS).where(_K.c.id == knowledge_id, *visible(_K, org_id)))).one_or_none()
     if row is None:
         raise NotFoundError(f"knowledge {knowledge_id} not found")
     return row
@@ -73,22 +70,22 @@ async def knowledge_history(session: AsyncSession, org_id: uuid.UUID, knowledge_
     await get_knowledge(session, org_id, knowledge_id)
     ids = list((await session.execute(_LINEAGE_SQL, {"id": knowledge_id})).scalars())
     stmt = (
-        select(*_K_COLS).where(_K.c.id.in_(ids), *_visible(org_id))
+        select(*_K_COLS).where(_K.c.id.in_(ids), *visible(_K, org_id))
         .order_by(_K.c.valid_from.desc().nulls_last(), _K.c.created_at.desc(), _K.c.id.desc())
     )
     return list((await session.execute(stmt)).all())
 
 
 async def knowledge_provenance(
-    session: AsyncSession, knowledge_ids: Sequence[uuid.UUID]
+    session: AsyncSession, org_id: uuid.UUID, knowledge_ids: Sequence[uuid.UUID]
 ) -> dict[uuid.UUID, tuple[list[uuid.UUID], list[uuid.UUID]]]:
-    """Each item's source memory ids and, through them, source event ids."""
+    """Each item's source memory ids and, through them, source event ids (none for another org's)."""
     out: dict[uuid.UUID, tuple[list[uuid.UUID], list[uuid.UUID]]] = {k: ([], []) for k in knowledge_ids}
     if not knowledge_ids:
         return out
     links = await session.execute(
         select(KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id)
-        .where(KnowledgeMemory.knowledge_id.in_(list(knowledge_ids)))
+        .where(KnowledgeMemory.knowledge_id.in_(list(knowledge_ids)), org_scoped(KnowledgeMemory, org_id))
         .order_by(KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id)
     )
     memories_of: dict[uuid.UUID, list[uuid.UUID]] = {}
@@ -97,7 +94,8 @@ async def knowledge_provenance(
         memories_of.setdefault(mid, [])
     if memories_of:
         rows = await session.execute(
-            select(MemoryEvent.memory_id, MemoryEvent.event_id).where(MemoryEvent.memory_id.in_(list(memories_of)))
+            select(MemoryEvent.memory_id, MemoryEvent.event_id)
+            .where(MemoryEvent.memory_id.in_(list(memories_of)), org_scoped(MemoryEvent, org_id))
         )
         for mid, eid in rows.all():
             memories_of[mid].append(eid)
@@ -116,7 +114,7 @@ async def search_knowledge(
     distance = _K.c.embedding.cosine_distance(list(vector))
     stmt = (
         select(*_K_COLS, (1 - distance).label("similarity"))
-        .where(*_visible(org_id), _K.c.anima_id == anima_id, _K.c.embedding.is_not(None))
+        .where(*visible(_K, org_id), _K.c.anima_id == anima_id, _K.c.embedding.is_not(None))
         .order_by(distance, _K.c.id).limit(limit)
     )
     if not include_superseded:
@@ -131,29 +129,32 @@ async def list_runs(
     cursor: str | None,
 ) -> tuple[list[Any], str | None]:
     """Dream runs, newest first, optionally of one anima and status."""
-    stmt = select(*_R.c, _R.c.started_at.label("page_at")).where(_R.c.org_id == org_id, live_anima(_R.c.anima_id))
+    stmt = select(*_R.c, _R.c.started_at.label("page_at")).where(org_scoped(_R, org_id), live_anima(_R.c.anima_id))
     if anima_id is not None:
         await check_anima(session, org_id, anima_id)
         stmt = stmt.where(_R.c.anima_id == anima_id)
     if status is not None:
         stmt = stmt.where(_R.c.status == status)
-    return await page_desc(session, stmt, _R.c.started_at, _R.c.id, limit, cursor)
+    return await keyset_page(session, stmt, at=_R.c.started_at, row_id=_R.c.id, limit=limit, cursor=cursor,
+                             direction=Direction.DESC)
 
 
 async def get_run(session: AsyncSession, org_id: uuid.UUID, run_id: uuid.UUID) -> Any:
     """One dream run of the org, or NotFoundError."""
     row = (
-        await session.execute(select(*_R.c).where(_R.c.id == run_id, _R.c.org_id == org_id, live_anima(_R.c.anima_id)))
+        await session.execute(select(*_R.c).where(_R.c.id == run_id, org_scoped(_R, org_id), live_anima(_R.c.anima_id)))
     ).one_or_none()
     if row is None:
         raise NotFoundError(f"dream session {run_id} not found")
     return row
 
 
-async def run_actions(session: AsyncSession, run_id: uuid.UUID, limit: int) -> tuple[list[Any], int]:
-    """The first ``limit`` journal entries of a run in the order they were written, and how many exist."""
-    total = (await session.execute(select(func.count()).select_from(_A).where(_A.c.run_id == run_id))).scalar_one()
+async def run_actions(session: AsyncSession, org_id: uuid.UUID, run_id: uuid.UUID, limit: int) -> tuple[list[Any], int]:
+    """The first ``limit`` journal entries of a run in the order they were written, and how many exist
+    (none for another org's run)."""
+    mine = (_A.c.run_id == run_id, org_scoped(_A, org_id))
+    total = (await session.execute(select(func.count()).select_from(_A).where(*mine))).scalar_one()
     rows = await session.execute(
-        select(*_A.c).where(_A.c.run_id == run_id).order_by(_A.c.created_at, _A.c.action, _A.c.id).limit(limit)
+        select(*_A.c).where(*mine).order_by(_A.c.created_at, _A.c.action, _A.c.id).limit(limit)
     )
     return list(rows.all()), int(total)

@@ -21,7 +21,6 @@ from elephantasm.domain.dreaming import DistillEngine, DistillError, EventInput,
 from elephantasm.logsafe import safe_traceback
 from elephantasm.services.dreams.claims import claim_events, count_pending
 from elephantasm.services.dreams.curation import curate
-from elephantasm.services.dreams.engines import build_dream_engine
 from elephantasm.services.dreams.identity import as_draft, current_identity
 from elephantasm.services.dreams.runs import RunLostError, RunStats, finish_run, heartbeat, hold_lease, start_run
 from elephantasm.services.dreams.writer import embed_result, ensure_coverage, to_inputs, write_chunk
@@ -36,8 +35,8 @@ Progress = Callable[[int, int], None]
 
 
 def engine_of(runtime: Runtime, engine: DistillEngine | None) -> DistillEngine:
-    """The engine to use: the given one, else the runtime's, else a fresh one from settings."""
-    return engine or getattr(runtime, "dream_engine", None) or build_dream_engine(runtime.settings)
+    """The engine to use: the given one, else the runtime's (built once, by the composition root)."""
+    return engine or runtime.dream_engine
 
 
 async def run_dream(
@@ -107,7 +106,7 @@ async def _claim(runtime: Runtime, run: DreamRun, cutoff: datetime, limit: int
     async with runtime.unit_of_work() as session:
         await hold_lease(session, run.id)
         rows = await claim_events(session, run.anima_id, run.id, runtime.clock(), cutoff, limit)
-        identity = as_draft(await current_identity(session, run.anima_id)) if rows else None
+        identity = as_draft(await current_identity(session, run.org_id, run.anima_id)) if rows else None
     return to_inputs(rows), identity
 
 

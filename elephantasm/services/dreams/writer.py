@@ -1,31 +1,29 @@
 """Write one distilled chunk in one short transaction: all of it, or nothing.
 
 Memories + provenance, knowledge (dedupe / supersede), an identity version, the events marked
-distilled, the journal, the run's counters and the anima's ``state_version`` all commit together.
+distilled, the journal, the run's counters and the anima's ``state_version`` all commit together
+(one :func:`~elephantasm.services.dreams.journal.journaled_write`).
 Embeddings are computed before the transaction opens (the embedder may be a remote service).
 """
 
 from __future__ import annotations
 
-import copy
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from sqlalchemy import insert, update
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from elephantasm.db.models import DreamAction, Event, Memory, MemoryEvent
+from elephantasm.db.models import Event, Memory, MemoryEvent
 from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput, group_events, memory_from_group
 from elephantasm.llm.embedders import Embedder
-from elephantasm.services.animas import bump_state_version
-from elephantasm.services.dreams.claims import lock_anima
 from elephantasm.services.dreams.identity import apply_identity_draft
 from elephantasm.services.dreams.knowledge import write_knowledge
-from elephantasm.services.dreams.runs import RunLostError, RunStats, hold_lease, save_progress
+from elephantasm.services.dreams.journal import WriteContext, journaled_write
+from elephantasm.services.dreams.runs import RunLostError, RunStats
 
 if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
@@ -34,26 +32,6 @@ if TYPE_CHECKING:
 _EVENTS = Event.__table__
 _MEMORIES = Memory.__table__
 _MEMORY_EVENTS = MemoryEvent.__table__
-_ACTIONS = DreamAction.__table__
-
-
-@dataclass(frozen=True)
-class WriteContext:
-    """Who and when a write is for; also builds journal rows."""
-
-    org_id: uuid.UUID
-    anima_id: uuid.UUID
-    run_id: uuid.UUID
-    now: datetime
-
-    def action(self, action: str, target_type: str, target_id: uuid.UUID | None,
-               before: dict[str, Any] | None = None, after: dict[str, Any] | None = None) -> dict[str, Any]:
-        """A dream_actions row."""
-        return {
-            "id": uuid.uuid4(), "org_id": self.org_id, "anima_id": self.anima_id, "run_id": self.run_id,
-            "action": action, "target_type": target_type, "target_id": target_id,
-            "before": before, "after": after, "created_at": self.now,
-        }
 
 
 def to_inputs(rows: Sequence[Row]) -> list[EventInput]:
@@ -141,11 +119,8 @@ async def write_chunk(
     vectors: tuple[list[list[float]], list[list[float]]], stats: RunStats,
 ) -> list[uuid.UUID]:
     """Commit one chunk atomically; returns the new memory ids. RunLostError if the lease was lost."""
-    async with runtime.unit_of_work() as session:
-        await lock_anima(session, run.anima_id)
-        await hold_lease(session, run.id)
-        ctx = WriteContext(run.org_id, run.anima_id, run.id, runtime.clock())
-        actions: list[dict] = []
+    async with journaled_write(runtime, run, stats) as step:
+        session, ctx, actions = step.session, step.ctx, step.actions
         memory_ids = await _insert_memories(session, ctx, result, vectors[0], actions)
         event_times = {e.id: e.occurred_at for e in inputs}
         outcome = await write_knowledge(
@@ -155,16 +130,12 @@ async def write_chunk(
         if result.identity is not None:
             await apply_identity_draft(session, ctx, result.identity, actions)
         await _mark_distilled(session, ctx, [e.id for e in inputs])
-        if actions:
-            await session.execute(insert(_ACTIONS), actions)
-        await bump_state_version(session, [run.anima_id])
-        after = copy.deepcopy(stats)  # applied to ``stats`` only once the transaction has committed
+        step.changes_packs = True  # distilled events leave the session layer's recent turns
+        after = step.stats
         after.events_read += len(inputs)
         after.memories_created += len(memory_ids)
         after.knowledge_created += outcome.created
         after.counts.update(outcome.counts())
         after.counts["chunks"] += 1
         after.counts["identity_versions"] += int(result.identity is not None)
-        await save_progress(session, run.id, after, ctx.now)
-    vars(stats).update(vars(after))
     return memory_ids

@@ -12,12 +12,13 @@ import uuid
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from sqlalchemy import and_, or_, select, text
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import MemoryPackRow
+from elephantasm.db.scopes import org_scoped
 from elephantasm.domain.errors import NotFoundError
-from elephantasm.schemas.common import decode_cursor, encode_cursor
 from elephantasm.schemas.packs import MemoryPackRead
 from elephantasm.services.animas import get_anima
 from elephantasm.services.packs.cache import CachedPack
@@ -85,22 +86,18 @@ async def list_packs(
 ) -> tuple[list[MemoryPackRead], str | None]:
     """The anima's recently compiled packs, newest first (404 for another org's anima)."""
     await get_anima(session, org_id, anima_id)
-    stmt = select(MemoryPackRow).where(MemoryPackRow.org_id == org_id, MemoryPackRow.anima_id == anima_id)
-    if cursor:
-        at, last_id = decode_cursor(cursor)
-        stmt = stmt.where(or_(MemoryPackRow.created_at < at,
-                              and_(MemoryPackRow.created_at == at, MemoryPackRow.id < last_id)))
-    stmt = stmt.order_by(MemoryPackRow.created_at.desc(), MemoryPackRow.id.desc()).limit(limit + 1)
-    rows = list((await session.execute(stmt)).scalars())
-    next_cursor = encode_cursor(rows[limit - 1].created_at, rows[limit - 1].id) if len(rows) > limit else None
-    return [_read(r) for r in rows[:limit]], next_cursor
+    stmt = select(MemoryPackRow).where(org_scoped(MemoryPackRow, org_id), MemoryPackRow.anima_id == anima_id)
+    rows, next_cursor = await keyset_page(
+        session, stmt, at=MemoryPackRow.created_at, row_id=MemoryPackRow.id, limit=limit, cursor=cursor,
+        direction=Direction.DESC, at_name="created_at", entities=True)
+    return [_read(r) for r in rows], next_cursor
 
 
 async def get_pack(session: AsyncSession, org_id: uuid.UUID, pack_id: uuid.UUID) -> MemoryPackRead:
     """One recorded pack of the org (404 otherwise, also when its anima was deleted)."""
     row = (
         await session.execute(
-            select(MemoryPackRow).where(MemoryPackRow.id == pack_id, MemoryPackRow.org_id == org_id)
+            select(MemoryPackRow).where(MemoryPackRow.id == pack_id, org_scoped(MemoryPackRow, org_id))
         )
     ).scalar_one_or_none()
     try:

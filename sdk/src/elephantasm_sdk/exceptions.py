@@ -38,6 +38,13 @@ class AuthenticationError(ElephantasmError):
     default_status = 401
 
 
+class PermissionDeniedError(ElephantasmError):
+    """Raised when the API key's scope does not allow the request, e.g. a write with a read key (403)."""
+
+    default_message = "Permission denied"
+    default_status = 403
+
+
 class NotFoundError(ElephantasmError):
     """Raised when a resource is not found, or belongs to another organisation (404)."""
 

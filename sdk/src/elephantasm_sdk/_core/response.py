@@ -13,6 +13,7 @@ from ..exceptions import (
     ElephantasmError,
     NotFoundError,
     PayloadTooLargeError,
+    PermissionDeniedError,
     RateLimitError,
     ServerError,
     ValidationError,
@@ -24,6 +25,7 @@ M = TypeVar("M", bound=BaseModel)
 #: Status → exception class. 5xx is handled by range; anything else maps to the base class.
 ERROR_CLASSES: dict[int, type[ElephantasmError]] = {
     401: AuthenticationError,
+    403: PermissionDeniedError,
     404: NotFoundError,
     409: ConflictError,
     413: PayloadTooLargeError,

@@ -68,6 +68,11 @@ def get_knowledge(knowledge_id: Any) -> Operation[Knowledge]:
     return Operation(RequestSpec("GET", f"/api/knowledge/{path_id(knowledge_id)}"), parse_model(Knowledge))
 
 
+def delete_knowledge(knowledge_id: Any) -> Operation[None]:
+    """``DELETE /api/knowledge/{id}``: forget one knowledge item (its source memories stay)."""
+    return Operation(RequestSpec("DELETE", f"/api/knowledge/{path_id(knowledge_id)}"), parse_nothing)
+
+
 def knowledge_history(knowledge_id: Any) -> Operation[list[Knowledge]]:
     """``GET /api/knowledge/{id}/history``: the item and the versions it superseded."""
     path = f"/api/knowledge/{path_id(knowledge_id)}/history"
@@ -137,9 +142,12 @@ def list_keys() -> Operation[list[ApiKey]]:
     return Operation(RequestSpec("GET", "/api/keys"), parse_list(ApiKey))
 
 
-def create_key(name: str | None = None, expires_at: datetime | None = None) -> Operation[ApiKey]:
-    """``POST /api/keys``; the response carries the secret ``key`` once."""
-    spec = RequestSpec("POST", "/api/keys", json=json_body(name=name, expires_at=expires_at))
+def create_key(
+    name: str | None = None, expires_at: datetime | None = None, scope: str | None = None
+) -> Operation[ApiKey]:
+    """``POST /api/keys``; the response carries the secret ``key`` once. ``scope``: admin, write or read
+    (default: the calling key's; never more, nor a later expiry than the calling key's)."""
+    spec = RequestSpec("POST", "/api/keys", json=json_body(name=name, expires_at=expires_at, scope=scope))
     return Operation(spec, parse_model(ApiKey))
 
 

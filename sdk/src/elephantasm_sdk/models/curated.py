@@ -112,3 +112,5 @@ class ApiKey(SDKModel):
     expires_at: datetime | None = None
     revoked_at: datetime | None = None
     last_used_at: datetime | None = None
+    scope: str | None = None
+    created_by: UUID | None = None

@@ -13,9 +13,10 @@ from ._base import AsyncResource, SyncResource
 class Keys(SyncResource):
     """``/api/keys``."""
 
-    def create(self, name: str | None = None, *, expires_at: datetime | None = None) -> ApiKey:
-        """Create a key; its secret ``key`` is only returned now."""
-        return self._run(r.create_key(name, expires_at))
+    def create(self, name: str | None = None, *, expires_at: datetime | None = None,
+               scope: str | None = None) -> ApiKey:
+        """Create a key (``scope``: admin, write or read); its secret ``key`` is only returned now."""
+        return self._run(r.create_key(name, expires_at, scope))
 
     def revoke(self, key_id: str | UUID) -> None:
         """Revoke a key."""
@@ -29,9 +30,10 @@ class Keys(SyncResource):
 class AsyncKeys(AsyncResource):
     """``/api/keys`` (async)."""
 
-    async def create(self, name: str | None = None, *, expires_at: datetime | None = None) -> ApiKey:
-        """Create a key; its secret ``key`` is only returned now."""
-        return await self._run(r.create_key(name, expires_at))
+    async def create(self, name: str | None = None, *, expires_at: datetime | None = None,
+                     scope: str | None = None) -> ApiKey:
+        """Create a key (``scope``: admin, write or read); its secret ``key`` is only returned now."""
+        return await self._run(r.create_key(name, expires_at, scope))
 
     async def revoke(self, key_id: str | UUID) -> None:
         """Revoke a key."""

@@ -24,6 +24,10 @@ class KnowledgeResource(SyncResource):
         """The item and the versions it superseded."""
         return self._run(r.knowledge_history(knowledge_id), timeout)
 
+    def delete(self, knowledge_id: Id, *, timeout: float | None = None) -> None:
+        """Forget one knowledge item (its source memories stay)."""
+        return self._run(r.delete_knowledge(knowledge_id), timeout)
+
     def search(
         self, query: str, *, anima_id: Id | None = None, limit: int | None = None,
         timeout: float | None = None, **options: Any,
@@ -49,6 +53,10 @@ class AsyncKnowledgeResource(AsyncResource):
     async def history(self, knowledge_id: Id, *, timeout: float | None = None) -> list[Knowledge]:
         """The item and the versions it superseded."""
         return await self._run(r.knowledge_history(knowledge_id), timeout)
+
+    async def delete(self, knowledge_id: Id, *, timeout: float | None = None) -> None:
+        """Forget one knowledge item (its source memories stay)."""
+        return await self._run(r.delete_knowledge(knowledge_id), timeout)
 
     async def search(
         self, query: str, *, anima_id: Id | None = None, limit: int | None = None,

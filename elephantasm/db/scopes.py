@@ -1,0 +1,54 @@
+"""Named predicates every read is built from, so tenancy and liveness are spelled one way.
+
+- :func:`org_scoped`: the row belongs to the caller's org (another org's row is never read: a 404,
+  not an error, and never a leak);
+- :func:`live_anima_row` / :func:`live_anima`: the anima (itself, or the one a row belongs to) is
+  not deleted;
+- :func:`live_memory` / :func:`live_knowledge`: the item is not deleted (forgotten);
+- :func:`visible`: all three for a memory or knowledge table.
+
+Each takes a table (``Model.__table__``) or an ORM entity class.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import ColumnElement, select
+
+from elephantasm.db.models import Anima, Knowledge, Memory
+
+
+def _col(source: Any, name: str) -> Any:
+    return source.c[name] if hasattr(source, "c") else getattr(source, name)
+
+
+def org_scoped(source: Any, org_id: uuid.UUID) -> ColumnElement[bool]:
+    """The row belongs to ``org_id``."""
+    return _col(source, "org_id") == org_id
+
+
+def live_anima_row(source: Any = Anima) -> ColumnElement[bool]:
+    """An ``animas`` row that is not deleted."""
+    return _col(source, "deleted_at").is_(None)
+
+
+def live_anima(anima_col: Any) -> ColumnElement[bool]:
+    """The anima ``anima_col`` refers to is not deleted."""
+    return anima_col.in_(select(Anima.id).where(live_anima_row()).scalar_subquery())
+
+
+def live_memory(source: Any = Memory) -> ColumnElement[bool]:
+    """A memory that is not deleted."""
+    return _col(source, "deleted_at").is_(None)
+
+
+def live_knowledge(source: Any = Knowledge) -> ColumnElement[bool]:
+    """A knowledge item that is not deleted."""
+    return _col(source, "deleted_at").is_(None)
+
+
+def visible(source: Any, org_id: uuid.UUID) -> list[ColumnElement[bool]]:
+    """A memory or knowledge row the org may read: its own, not deleted, of a live anima."""
+    return [org_scoped(source, org_id), _col(source, "deleted_at").is_(None), live_anima(_col(source, "anima_id"))]

@@ -1,0 +1,83 @@
+"""The journaled write: how every step of a dream run changes the database.
+
+One short transaction that holds the anima's dreamer lock and the run's lease, collects the
+step's journal entries, and commits them together with the step's changes, the anima's
+``state_version`` bump (when packs may change) and the run's counters. The counters the caller
+holds are updated only once the transaction has committed, so a step that fails leaves them, and
+the database, as they were.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from elephantasm.db.models import DreamAction
+from elephantasm.services.animas import bump_state_version
+from elephantasm.services.dreams.claims import lock_anima
+from elephantasm.services.dreams.runs import RunStats, hold_lease, save_progress
+
+if TYPE_CHECKING:
+    from elephantasm.db.models import DreamRun
+    from elephantasm.runtime import Runtime
+
+_ACTIONS = DreamAction.__table__
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """Who and when a write is for; also builds journal rows."""
+
+    org_id: uuid.UUID
+    anima_id: uuid.UUID
+    run_id: uuid.UUID
+    now: datetime
+
+    def action(self, action: str, target_type: str, target_id: uuid.UUID | None,
+               before: dict[str, Any] | None = None, after: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A dream_actions row."""
+        return {
+            "id": uuid.uuid4(), "org_id": self.org_id, "anima_id": self.anima_id, "run_id": self.run_id,
+            "action": action, "target_type": target_type, "target_id": target_id,
+            "before": before, "after": after, "created_at": self.now,
+        }
+
+
+@dataclass
+class JournaledWrite:
+    """The open step: its session, context, journal entries and the run's counters after it."""
+
+    session: AsyncSession
+    ctx: WriteContext
+    stats: RunStats
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    changes_packs: bool = False
+    """Set when the step changes what a pack shows even if it journals nothing."""
+
+
+@asynccontextmanager
+async def journaled_write(runtime: Runtime, run: DreamRun, stats: RunStats) -> AsyncIterator[JournaledWrite]:
+    """Run one step of ``run`` in its own transaction (see the module docstring).
+
+    RunLostError if the run lost its lease; ``stats`` is updated only after the commit.
+    """
+    async with runtime.unit_of_work() as session:
+        await lock_anima(session, run.anima_id)
+        await hold_lease(session, run.id)
+        ctx = WriteContext(run.org_id, run.anima_id, run.id, runtime.clock())
+        step = JournaledWrite(session, ctx, copy.deepcopy(stats))
+        yield step
+        if step.actions:
+            await session.execute(insert(_ACTIONS), step.actions)
+        if step.actions or step.changes_packs:
+            await bump_state_version(session, [run.anima_id])
+        await save_progress(session, run.id, step.stats, ctx.now)
+    vars(stats).update(vars(step.stats))
