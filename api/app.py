@@ -23,6 +23,7 @@ from api.routes.keys import KeyController
 from api.routes.knowledge import KnowledgeController
 from api.routes.memories import MemoryController
 from api.routes.packs import AnimaPackController, PackController
+from api.ui import build_ui_router
 from elephantasm.runtime import Runtime
 
 ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController, KeyController]
@@ -31,6 +32,8 @@ ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController, KeyContro
 ROUTE_HANDLERS += [DreamController, MemoryController, KnowledgeController, IdentityController]
 # Memory packs (inject): latest, explicit compile, served-pack history.
 ROUTE_HANDLERS += [AnimaPackController, PackController]
+# The web inspector (/ui): server-rendered pages, signed-in with an API key.
+ROUTE_HANDLERS += [build_ui_router()]
 
 
 def create_app(

@@ -1,0 +1,52 @@
+"""Inspector page: the pack composer (query + budget + preset → the pack, explained)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from litestar import Controller, Response, get
+from litestar.params import FromPath, QueryParameter
+
+from api.deps import RuntimeDep
+from api.ui.deps import UiUserDep, ui_id
+from api.ui.render import page
+from elephantasm.domain.presets import DEFAULT_PRESET, PRESET_NAMES
+from elephantasm.schemas.packs import MAX_MAX_TOKENS, MAX_QUERY_CHARS, MIN_MAX_TOKENS
+from elephantasm.services import animas as anima_svc
+from elephantasm.services import packs as pack_svc
+from elephantasm.services.inspector import compose
+
+# ``query`` is a reserved handler argument in Litestar: bind it by alias (as the API does).
+QueryText = Annotated[str | None, QueryParameter(name="query", max_length=MAX_QUERY_CHARS)]
+
+
+class PackPages(Controller):
+    """``/ui/animas/{id}/pack``."""
+
+    path = "/animas/{anima_id:str}/pack"
+
+    @get("/")
+    async def composer(
+        self,
+        anima_id: FromPath[str],
+        ui: UiUserDep,
+        runtime: RuntimeDep,
+        query_text: QueryText = None,
+        max_tokens: int | None = QueryParameter(default=None, ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS),
+        preset: str | None = QueryParameter(default=None, max_length=64),
+        session_id: str | None = QueryParameter(default=None, max_length=200),
+    ) -> Response:
+        """Compile the pack ``inject`` would serve for these inputs now, with every item's score,
+        provenance and token cost, each layer's budget, and the candidates the budget cut and why."""
+        aid = ui_id("anima", anima_id)
+        req = pack_svc.build_request(
+            runtime, ui.caller.org_id, aid, query=query_text or None, preset=preset or None,
+            max_tokens=max_tokens, encoding=None, session_id=session_id or None,
+        )
+        async with runtime.read_session() as session:
+            anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
+        composition = await compose(runtime, req)
+        return page("pack.html", ui=ui, anima=anima, comp=composition, pack=composition.pack,
+                    query=query_text or "", max_tokens=req.max_tokens, preset=req.config.preset_name,
+                    session_id=session_id or "", presets=PRESET_NAMES, default_preset=DEFAULT_PRESET,
+                    min_tokens=MIN_MAX_TOKENS, max_max_tokens=MAX_MAX_TOKENS, tab="pack")
