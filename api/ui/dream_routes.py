@@ -14,7 +14,7 @@ from elephantasm.services import animas as anima_svc
 from elephantasm.services.dreams import queries as dream_svc
 
 PAGE_SIZE = 50
-JOURNAL_LIMIT = 500
+JOURNAL_LIMIT = 200
 
 
 class DreamPages(Controller):

@@ -20,6 +20,10 @@ from elephantasm.services.inspector import compose
 QueryText = Annotated[str | None, QueryParameter(name="query", max_length=MAX_QUERY_CHARS)]
 
 
+# Cut candidates listed by default (the best-ranked first); ``?cuts=all`` lists every one.
+CUTS_SHOWN = 40
+
+
 class PackPages(Controller):
     """``/ui/animas/{id}/pack``."""
 
@@ -35,6 +39,7 @@ class PackPages(Controller):
         max_tokens: int | None = QueryParameter(default=None, ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS),
         preset: str | None = QueryParameter(default=None, max_length=64),
         session_id: str | None = QueryParameter(default=None, max_length=200),
+        cuts: str | None = QueryParameter(default=None, max_length=8, description="'all' lists every cut."),
     ) -> Response:
         """Compile the pack ``inject`` would serve for these inputs now, with every item's score,
         provenance and token cost, each layer's budget, and the candidates the budget cut and why."""
@@ -46,7 +51,9 @@ class PackPages(Controller):
         async with runtime.read_session() as session:
             anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
         composition = await compose(runtime, req)
-        return page("pack.html", ui=ui, anima=anima, comp=composition, pack=composition.pack,
+        cut = composition.cut()
+        return page("pack.html", ui=ui, anima=anima, comp=composition, pack=composition.pack, cut=cut,
+                    cut_shown=cut if cuts == "all" else cut[:CUTS_SHOWN],
                     query=query_text or "", max_tokens=req.max_tokens, preset=req.config.preset_name,
                     session_id=session_id or "", presets=PRESET_NAMES, default_preset=DEFAULT_PRESET,
                     min_tokens=MIN_MAX_TOKENS, max_max_tokens=MAX_MAX_TOKENS, tab="pack")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from elephantasm.domain.pack_trace import PackTrace, TracedItem
 from elephantasm.domain.presets import budget_limits
-from elephantasm.domain.render import RENDER_ORDER, display_key
+from elephantasm.domain.render import RENDER_ORDER, display_key, global_rank_key
 from elephantasm.schemas.packs import MemoryPackRead
 from elephantasm.services.packs.compiler import compile_pack
 from elephantasm.services.packs.keys import PackRequest
@@ -53,8 +53,8 @@ class Composition:
         return out
 
     def cut(self) -> list[dict[str, Any]]:
-        """Candidates left out, in the order the packer considered them (see :func:`describe`)."""
-        return [describe(t) for t in self.trace.cut()]
+        """Candidates left out, best-ranked first (see :func:`describe`)."""
+        return [describe(t) for t in sorted(self.trace.cut(), key=lambda t: global_rank_key(t.layer, t.item))]
 
 
 async def compose(runtime: Runtime, req: PackRequest) -> Composition:
