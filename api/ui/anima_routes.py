@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from litestar import Controller, Response, get
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Redirect
@@ -56,8 +58,8 @@ class AnimaPages(Controller):
         anima_id: FromPath[str],
         ui: UiUserDep,
         runtime: RuntimeDep,
-        session_id: str | None = QueryParameter(default=None, max_length=200),
-        event_type: str | None = QueryParameter(default=None, max_length=32),
+        session_id: Annotated[str | None, QueryParameter(max_length=200)] = None,
+        event_type: Annotated[str | None, QueryParameter(max_length=32)] = None,
         cursor: Cursor = None,
     ) -> Response:
         """The anima's events in the order they happened, filtered by session and type, 50 a page."""

@@ -12,7 +12,14 @@ from litestar.response import Redirect
 
 from api.deps import RuntimeDep
 from api.ui import session as ui_session
-from api.ui.deps import ForbiddenRequest, UiUserDep, check_form, cookie, safe_next, same_origin
+from api.ui.deps import (
+    ForbiddenRequest,
+    UiUserDep,
+    check_form,
+    cookie,
+    safe_next,
+    same_origin,
+)
 from api.ui.render import SECURITY_HEADERS, page
 from elephantasm.runtime import Runtime
 from elephantasm.security import hash_api_key, looks_like_api_key
@@ -65,7 +72,8 @@ class AuthController(Controller):
 
     @get("/login")
     async def login_form(
-        self, request: Request, runtime: RuntimeDep, target: str | None = QueryParameter(default=None, name="next")
+        self, request: Request, runtime: RuntimeDep,
+        target: Annotated[str | None, QueryParameter(name="next")] = None,
     ) -> Response:
         """The sign-in form (with a fresh pre-sign-in cookie its hidden token is bound to)."""
         return _form(request, runtime, safe_next(target))

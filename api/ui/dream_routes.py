@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from litestar import Controller, Response, get
 from litestar.params import FromPath, QueryParameter
 
@@ -28,7 +30,7 @@ class DreamPages(Controller):
         anima_id: FromPath[str],
         ui: UiUserDep,
         runtime: RuntimeDep,
-        status: str | None = QueryParameter(default=None, max_length=16),
+        status: Annotated[str | None, QueryParameter(max_length=16)] = None,
         cursor: Cursor = None,
     ) -> Response:
         """Runs, newest first, 50 a page, optionally of one status."""

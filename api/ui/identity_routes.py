@@ -48,9 +48,9 @@ class IdentityPages(Controller):
         anima_id: FromPath[str],
         ui: UiUserDep,
         runtime: RuntimeDep,
-        a: int | None = QueryParameter(default=None, ge=1, description="Older version to compare."),
-        b: int | None = QueryParameter(default=None, ge=1, description="Newer version to compare."),
-        restored: int | None = QueryParameter(default=None, ge=1),
+        a: Annotated[int | None, QueryParameter(ge=1, description="Older version to compare.")] = None,
+        b: Annotated[int | None, QueryParameter(ge=1, description="Newer version to compare.")] = None,
+        restored: Annotated[int | None, QueryParameter(ge=1)] = None,
     ) -> Response:
         """Every version (newest first) and a word diff of two of them (default: the last change)."""
         aid = ui_id("anima", anima_id)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from itertools import pairwise
+from typing import Annotated, Any
 
 from litestar import Controller, Response, get
 from litestar.params import FromPath, QueryParameter
@@ -21,7 +22,7 @@ def transitions(chain: list[Any], provenance: dict) -> list[dict[str, Any]]:  # 
     """Consecutive versions of a newest-first chain as ``old → new`` steps, oldest step first:
     when the new value took over and the memories it was drawn from."""
     steps = []
-    for new, old in zip(chain, chain[1:], strict=False):
+    for new, old in pairwise(chain):
         steps.append({
             "old": old, "new": new, "when": new.valid_from or old.valid_to or new.created_at,
             "memories": provenance.get(new.id, ([], []))[0],
@@ -40,8 +41,8 @@ class KnowledgePages(Controller):
         anima_id: FromPath[str],
         ui: UiUserDep,
         runtime: RuntimeDep,
-        type: str | None = QueryParameter(default=None, max_length=16),  # noqa: A002 - the API's name
-        superseded: bool = QueryParameter(default=False, description="Include superseded items."),
+        type: Annotated[str | None, QueryParameter(max_length=16)] = None,  # noqa: A002 - the API's name
+        superseded: Annotated[bool, QueryParameter(description="Include superseded items.")] = False,
         cursor: Cursor = None,
     ) -> Response:
         """Current knowledge, newest first, 50 a page (superseded items too when asked)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from litestar import Controller, Response, get
 from litestar.params import FromPath, QueryParameter
 
@@ -36,8 +38,8 @@ class MemoryPages(Controller):
         anima_id: FromPath[str],
         ui: UiUserDep,
         runtime: RuntimeDep,
-        memory_state: str | None = QueryParameter(default=None, name="state", max_length=16),
-        q: str | None = QueryParameter(default=None, max_length=2000),
+        memory_state: Annotated[str | None, QueryParameter(name="state", max_length=16)] = None,
+        q: Annotated[str | None, QueryParameter(max_length=2000)] = None,
         cursor: Cursor = None,
     ) -> Response:
         """Newest experiences first, 50 a page; with ``q``, the 50 nearest in meaning (the API's search)."""

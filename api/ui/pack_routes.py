@@ -36,10 +36,10 @@ class PackPages(Controller):
         ui: UiUserDep,
         runtime: RuntimeDep,
         query_text: QueryText = None,
-        max_tokens: int | None = QueryParameter(default=None, ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS),
-        preset: str | None = QueryParameter(default=None, max_length=64),
-        session_id: str | None = QueryParameter(default=None, max_length=200),
-        cuts: str | None = QueryParameter(default=None, max_length=8, description="'all' lists every cut."),
+        max_tokens: Annotated[int | None, QueryParameter(ge=MIN_MAX_TOKENS, le=MAX_MAX_TOKENS)] = None,
+        preset: Annotated[str | None, QueryParameter(max_length=64)] = None,
+        session_id: Annotated[str | None, QueryParameter(max_length=200)] = None,
+        cuts: Annotated[str | None, QueryParameter(max_length=8, description="'all' lists every cut.")] = None,
     ) -> Response:
         """Compile the pack ``inject`` would serve for these inputs now, with every item's score,
         provenance and token cost, each layer's budget, and the candidates the budget cut and why."""

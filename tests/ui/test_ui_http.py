@@ -13,7 +13,7 @@ from elephantasm.services.keys import revoke_key
 from tests.ui.client import CSRF, TOKEN, hidden, sign_in
 from tests.ui.conftest import World
 
-PRE = re.compile(r'<pre class="prompt" id="pack-context">(.*?)</pre>', re.S)
+PRE = re.compile(r'<pre class="prompt" id="pack-context">(.*?)</pre>', re.DOTALL)
 
 
 def owner_pages(world: World) -> dict[str, str]:
