@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime, time
 from typing import Annotated
 
 from litestar import Controller, Response, get
@@ -60,17 +61,20 @@ class AnimaPages(Controller):
         runtime: RuntimeDep,
         session_id: Annotated[str | None, QueryParameter(max_length=200)] = None,
         event_type: Annotated[str | None, QueryParameter(max_length=32)] = None,
+        since: Annotated[date | None, QueryParameter(description="Events on or after this day (UTC).")] = None,
         cursor: Cursor = None,
     ) -> Response:
-        """The anima's events in the order they happened, filtered by session and type, 50 a page."""
+        """The anima's events in the order they happened, filtered by session, type and first day, 50 a page."""
         aid = ui_id("anima", anima_id)
         session_id, event_type = session_id or None, choice("event_type", event_type, EVENT_TYPES)
-        flt = event_svc.EventFilter(anima_id=aid, session_id=session_id, event_type=event_type)
+        start = datetime.combine(since, time.min, UTC) if since else None
+        flt = event_svc.EventFilter(anima_id=aid, session_id=session_id, event_type=event_type, since=start)
         async with runtime.read_session() as session:
             anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
             rows, next_cursor = await event_svc.list_events(session, ui.caller.org_id, flt, PAGE_SIZE, cursor)
         return page("events.html", ui=ui, anima=anima, events=rows, next_cursor=next_cursor, cursor=cursor,
-                    session_id=session_id or "", event_type=event_type or "", event_types=EVENT_TYPES, tab="events")
+                    session_id=session_id or "", event_type=event_type or "", event_types=EVENT_TYPES,
+                    since=since.isoformat() if since else "", tab="events")
 
     @get("/events/{event_id:str}")
     async def event(self, event_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep) -> Response:

@@ -23,6 +23,7 @@ def owner_pages(world: World) -> dict[str, str]:
     return {
         "/ui/animas": "assistant", a: "Dream runs", f"{a}/events": "I moved to Berlin last week.",
         f"{a}/events?session_id=move&event_type=message.in": "I moved to Berlin last week.",
+        f"{a}/events?since=2000-01-01": "I moved to Berlin last week.",
         f"/ui/events/{s.event_id}": "Memories distilled from it", f"{a}/memories": "from events",
         f"{a}/memories?q=Berlin": "similarity", f"/ui/memories/{s.memory_id}": "Provenance",
         f"{a}/knowledge?superseded=true": "superseded", f"/ui/knowledge/{s.knowledge_id}": "Berlin",
@@ -168,8 +169,20 @@ async def test_bad_filters_are_422_pages(browser_like: httpx.AsyncClient, world:
     a = f"/ui/animas/{world.seeded.anima_id}"
     for path, name in ((f"{a}/events?event_type=nope", "event_type"), (f"{a}/memories?state=nope", "state"),
                        (f"{a}/knowledge?type=nope", "type"), (f"{a}/pack?preset=nope", "preset"),
-                       (f"{a}/pack?max_tokens=5", "max_tokens"), (f"{a}/identity?b=99", "version 99")):
+                       (f"{a}/pack?max_tokens=5", "max_tokens"), (f"{a}/identity?b=99", "version 99"),
+                       (f"{a}/events?since=yesterday", "since")):
         r = await browser_like.get(path)
         assert r.status_code in (400, 404, 422), (path, r.status_code)
         assert r.headers["content-type"].startswith("text/html"), (path, r.text)
         assert name in html.unescape(r.text), (path, r.text[:400])
+
+
+async def test_timeline_filters_narrow_the_events(browser_like: httpx.AsyncClient, world: World) -> None:
+    await sign_in(browser_like, world.owner.api_key)
+    a = f"/ui/animas/{world.seeded.anima_id}/events"
+    future = await browser_like.get(a, params={"since": "2999-01-01"})
+    assert future.status_code == 200 and 'id="no-events"' in future.text
+    session = html.unescape((await browser_like.get(a, params={"session_id": "work"})).text)
+    assert "billing migration" in session and "I moved to Berlin" not in session
+    outgoing = html.unescape((await browser_like.get(a, params={"event_type": "message.out"})).text)
+    assert "Welcome to Berlin!" in outgoing and "I moved to Berlin last week." not in outgoing
