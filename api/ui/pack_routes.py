@@ -14,7 +14,7 @@ from elephantasm.domain.presets import DEFAULT_PRESET, PRESET_NAMES
 from elephantasm.schemas.packs import MAX_MAX_TOKENS, MAX_QUERY_CHARS, MIN_MAX_TOKENS
 from elephantasm.services import animas as anima_svc
 from elephantasm.services import packs as pack_svc
-from elephantasm.services.inspector import compose
+from elephantasm.services.inspector import AnimaCounts, anima_counts, compose
 
 # ``query`` is a reserved handler argument in Litestar: bind it by alias (as the API does).
 QueryText = Annotated[str | None, QueryParameter(name="query", max_length=MAX_QUERY_CHARS)]
@@ -50,10 +50,13 @@ class PackPages(Controller):
         )
         async with runtime.read_session() as session:
             anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
+            counts = (await anima_counts(session, ui.caller.org_id, [aid])).get(aid, AnimaCounts())
+        # What ``latest`` answers null for (the SDK's None): nothing recorded at all yet.
+        nothing = anima.last_event_at is None and not (counts.memories or counts.knowledge or counts.identity_version)
         composition = await compose(runtime, req)
         cut = composition.cut()
         return page("pack.html", ui=ui, anima=anima, comp=composition, pack=composition.pack, cut=cut,
                     cut_shown=cut if cuts == "all" else cut[:CUTS_SHOWN],
                     query=query_text or "", max_tokens=req.max_tokens, preset=req.config.preset_name,
                     session_id=session_id or "", presets=PRESET_NAMES, default_preset=DEFAULT_PRESET,
-                    min_tokens=MIN_MAX_TOKENS, max_max_tokens=MAX_MAX_TOKENS, tab="pack")
+                    min_tokens=MIN_MAX_TOKENS, max_max_tokens=MAX_MAX_TOKENS, nothing_recorded=nothing, tab="pack")

@@ -186,3 +186,16 @@ async def test_timeline_filters_narrow_the_events(browser_like: httpx.AsyncClien
     assert "billing migration" in session and "I moved to Berlin" not in session
     outgoing = html.unescape((await browser_like.get(a, params={"event_type": "message.out"})).text)
     assert "Welcome to Berlin!" in outgoing and "I moved to Berlin last week." not in outgoing
+
+
+async def test_an_empty_anima_renders_every_page(
+    browser_like: httpx.AsyncClient, client: httpx.AsyncClient, world: World
+) -> None:
+    created = await client.post("/api/animas", json={"name": "blank"}, headers=world.owner.headers)
+    a = f"/ui/animas/{created.json()['id']}"
+    await sign_in(browser_like, world.owner.api_key)
+    for path, marker in ((a, "none yet"), (f"{a}/events", 'id="no-events"'), (f"{a}/memories", 'id="no-memories"'),
+                         (f"{a}/knowledge", 'id="no-knowledge"'), (f"{a}/identity", 'id="no-identity"'),
+                         (f"{a}/dreams", 'id="no-dreams"'), (f"{a}/pack", 'id="pack-null"')):
+        r = await browser_like.get(path)
+        assert r.status_code == 200 and marker in r.text, path
