@@ -84,6 +84,8 @@ def _pages(world: World) -> list[tuple[str, str, str]]:
 def test_owner_browses_every_page_and_composes_a_pack(driver: Any, live_server: str, world: World) -> None:
     from selenium.webdriver.common.by import By
 
+    driver.get(f"{live_server}/ui/login")
+    _shot(driver, "sign-in")
     _sign_in(driver, live_server, world.owner.api_key)
     cookie = driver.get_cookie("elephantasm_ui")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/ui"
