@@ -20,6 +20,8 @@ from elephantasm.services.dreams import queries as dream_svc
 from elephantasm.services.inspector import AnimaCounts, anima_counts, memories_of_event
 
 PAGE_SIZE = 50
+# The list counts each anima's rows up to this many (exact counts are on the anima's own page).
+LIST_COUNT_CAP = 1_000
 
 
 class AnimaPages(Controller):
@@ -37,9 +39,9 @@ class AnimaPages(Controller):
         """Every anima of the org with its counts, last event and state_version (paginated)."""
         async with runtime.read_session() as session:
             rows, next_cursor = await anima_svc.list_animas(session, ui.caller.org_id, PAGE_SIZE, cursor)
-            counts = await anima_counts(session, ui.caller.org_id, [a.id for a in rows])
+            counts = await anima_counts(session, ui.caller.org_id, [a.id for a in rows], cap=LIST_COUNT_CAP)
         return page("animas.html", ui=ui, animas=rows, counts=counts, empty=AnimaCounts(), next_cursor=next_cursor,
-                    cursor=cursor)
+                    cursor=cursor, cap=LIST_COUNT_CAP)
 
     @get("/animas/{anima_id:str}")
     async def anima(self, anima_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep) -> Response:

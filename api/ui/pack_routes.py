@@ -20,6 +20,10 @@ from elephantasm.services.inspector import AnimaCounts, anima_counts, compose
 QueryText = Annotated[str | None, QueryParameter(name="query", max_length=MAX_QUERY_CHARS)]
 
 
+def _holds_anything(counts: AnimaCounts) -> bool:
+    return bool(counts.memories or counts.knowledge or counts.identity_version)
+
+
 # Cut candidates listed by default (the best-ranked first); ``?cuts=all`` lists every one.
 CUTS_SHOWN = 40
 
@@ -50,9 +54,10 @@ class PackPages(Controller):
         )
         async with runtime.read_session() as session:
             anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
-            counts = (await anima_counts(session, ui.caller.org_id, [aid])).get(aid, AnimaCounts())
-        # What ``latest`` answers null for (the SDK's None): nothing recorded at all yet.
-        nothing = anima.last_event_at is None and not (counts.memories or counts.knowledge or counts.identity_version)
+            # What ``latest`` answers null for (the SDK's None): nothing recorded at all yet. Only an
+            # anima without events can be in that state, so only then are its rows counted.
+            nothing = anima.last_event_at is None and not _holds_anything(
+                (await anima_counts(session, ui.caller.org_id, [aid])).get(aid, AnimaCounts()))
         composition = await compose(runtime, req)
         cut = composition.cut()
         return page("pack.html", ui=ui, anima=anima, comp=composition, pack=composition.pack, cut=cut,
