@@ -73,13 +73,20 @@ def choice(name: str, value: str | None, allowed: tuple[str, ...]) -> str | None
 
 
 def same_origin(request: Request) -> bool:
-    """False for a browser post from another site (Origin or Sec-Fetch-Site says so)."""
-    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
-        return False
+    """False for a browser post from another site.
+
+    ``Sec-Fetch-Site`` (set by the browser, untouched by proxies) decides when present; older
+    browsers send only ``Origin``, compared with the Host the request reached (or the proxy's
+    ``X-Forwarded-Host``). The CSRF token is checked as well either way.
+    """
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None:
+        return fetch_site in ("same-origin", "none")
     origin = request.headers.get("origin")
-    if not origin or origin == "null":
-        return origin is None
-    return urlsplit(origin).netloc == request.headers.get("host", "")
+    if origin is None:
+        return True
+    host = request.headers.get("x-forwarded-host") or request.headers.get("host", "")
+    return origin != "null" and urlsplit(origin).netloc == host
 
 
 def check_form(request: Request, runtime: Runtime, user: UiUser, token: str | None) -> None:
