@@ -28,6 +28,7 @@ from api.routes.keys import KeyController
 from api.routes.knowledge import KnowledgeController
 from api.routes.memories import MemoryController
 from api.routes.packs import AnimaPackController, PackController
+from api.ui import build_ui_router
 from elephantasm.runtime import Runtime
 
 ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController, KeyController]
@@ -38,6 +39,8 @@ ROUTE_HANDLERS += [DreamController, MemoryController, KnowledgeController, Ident
 ROUTE_HANDLERS += [AnimaPackController, PackController]
 # Issue 11: export/import of one anima.
 ROUTE_HANDLERS += [AnimaTransferController]
+# The web inspector (/ui): server-rendered pages, signed-in with an API key.
+ROUTE_HANDLERS += [build_ui_router()]
 
 
 def create_app(

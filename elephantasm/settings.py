@@ -119,6 +119,15 @@ class Settings(BaseSettings):
     )
     knowledge_dedupe_similarity: float = 0.95
 
+    # --- web inspector (/ui) --------------------------------------------------------------
+    ui_session_hours: float = Field(
+        default=12.0, gt=0, description="How long an inspector sign-in lasts (the key must also stay active)."
+    )
+    ui_secure_cookies: bool = Field(
+        default=False, description="Mark inspector cookies Secure even when the request looks like plain http "
+        "(set behind a TLS-terminating proxy; https requests always get Secure cookies)."
+    )
+
     @property
     def uses_embedded_postgres(self) -> bool:
         """True when no external database URL is configured."""

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.pack_trace import Decision, PackTrace
 from elephantasm.domain.render import (
     LAYER_SEPARATOR,
     RENDER_ORDER,
@@ -87,7 +88,8 @@ def normalise_shares(shares: Mapping[Layer | str, float] | None) -> dict[Layer, 
 
 
 def _prepare(
-    candidates: Mapping[Layer, Iterable[PackItem]], count: TokenCount, min_score: float | None
+    candidates: Mapping[Layer, Iterable[PackItem]], count: TokenCount, min_score: float | None,
+    trace: PackTrace | None = None,
 ) -> dict[Layer, list[_Cand]]:
     """Filter, de-duplicate by id (best rank wins), sort and cost every candidate once."""
     prepared: dict[Layer, list[_Cand]] = {}
@@ -97,8 +99,12 @@ def _prepare(
         out: list[_Cand] = []
         for it in items:
             if it.id in seen or not it.text or it.text.isspace():
+                if trace is not None:
+                    trace.note(layer, it, Decision.DUPLICATE if it.id in seen else Decision.EMPTY)
                 continue
             if min_score is not None and layer in SCORED_LAYERS and it.score < min_score:
+                if trace is not None:
+                    trace.note(layer, it, Decision.BELOW_MIN_SCORE)
                 continue
             seen.add(it.id)
             line = item_line(layer, it)
@@ -113,6 +119,7 @@ def _select(
     shares: dict[Layer, float],
     limits: Mapping[Layer, int],
     opening: dict[Layer, int],
+    trace: PackTrace | None = None,
 ) -> dict[Layer, list[_Cand]]:
     """Rounds 1 and 2 (see module doc). ``opening`` is each layer's header+separator cost."""
     chosen: dict[Layer, list[_Cand]] = {layer: [] for layer in RENDER_ORDER}
@@ -128,17 +135,27 @@ def _select(
                 break
             used += cost
             i += 1
+            if trace is not None:
+                trace.note(layer, cands[i - 1].item, Decision.RESERVED, cost)
         chosen[layer] = cands[:i]
+        if trace is not None:
+            trace.budgets[layer].share_tokens, trace.budgets[layer].reserved_used = cap, used
         used_total += used
         rest.extend(cands[i:])
     pool = budget - used_total
+    if trace is not None:
+        trace.pool_after_reserved = pool
     rest.sort(key=lambda c: global_rank_key(c.layer, c.item))
     for c in rest:
         bucket = chosen[c.layer]
         limit = limits.get(c.layer)
         if limit is not None and len(bucket) >= limit:
+            if trace is not None:
+                trace.note(c.layer, c.item, Decision.LAYER_LIMIT)
             continue
         cost = c.cost + (0 if bucket else opening[c.layer])
+        if trace is not None:
+            trace.note(c.layer, c.item, Decision.OVERFLOW if cost <= pool else Decision.NO_ROOM, cost, pool)
         if cost <= pool:
             bucket.append(c)
             pool -= cost
@@ -153,25 +170,29 @@ def pack(
     shares: Mapping[Layer | str, float] | None = None,
     limits: Mapping[Layer | str, int] | None = None,
     min_score: float | None = None,
+    trace: PackTrace | None = None,
 ) -> PackResult:
     """Choose and render items so that ``count(result.text) <= max_tokens`` always holds.
 
     ``count`` must be the exact counter of the pack's encoding; ``limits`` caps items per layer;
-    ``min_score`` drops scored-layer candidates below it. Same inputs → same bytes.
+    ``min_score`` drops scored-layer candidates below it. Same inputs → same bytes. ``trace``, when
+    given, records every decision (see :mod:`elephantasm.domain.pack_trace`); it changes nothing.
     """
     if max_tokens < 0:
         raise ValidationError("max_tokens must be >= 0")
     share_map = normalise_shares(shares)
     limit_map = {Layer(k): max(0, int(v)) for k, v in (limits or {}).items()}
-    prepared = _prepare(candidates, count, min_score)
+    prepared = _prepare(candidates, count, min_score, trace)
     sep = count(LAYER_SEPARATOR)
     opening = {layer: count(header_line(layer)) + sep for layer in RENDER_ORDER}
     # Every block is charged a separator, but n blocks only have n-1 of them: credit one back.
-    chosen = _select(prepared, max_tokens + sep, share_map, limit_map, opening)
-    return _finalise(chosen, max_tokens, count)
+    chosen = _select(prepared, max_tokens + sep, share_map, limit_map, opening, trace)
+    return _finalise(chosen, max_tokens, count, trace)
 
 
-def _finalise(chosen: dict[Layer, list[_Cand]], max_tokens: int, count: TokenCount) -> PackResult:
+def _finalise(
+    chosen: dict[Layer, list[_Cand]], max_tokens: int, count: TokenCount, trace: PackTrace | None = None
+) -> PackResult:
     """Render, count exactly, and drop lowest-ranked items while over budget."""
     for layer, cands in chosen.items():
         key = display_key(layer)
@@ -182,6 +203,8 @@ def _finalise(chosen: dict[Layer, list[_Cand]], max_tokens: int, count: TokenCou
     while tokens > max_tokens and any(chosen.values()):
         victim = max((c for cands in chosen.values() for c in cands), key=lambda c: global_rank_key(c.layer, c.item))
         chosen[victim.layer].remove(victim)
+        if trace is not None:
+            trace.trimmed(victim.layer, victim.item)
         text = render_lines({layer: [c.line for c in cands] for layer, cands in chosen.items()})
         tokens = count(text)
         trimmed += 1

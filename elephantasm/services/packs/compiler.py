@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.fingerprint import pack_fingerprint
+from elephantasm.domain.pack_trace import PackTrace
 from elephantasm.domain.packing import PackResult, pack
 from elephantasm.domain.presets import adapt_weights, budget_limits
 from elephantasm.domain.scoring import contextual_relevance
@@ -81,8 +82,11 @@ def layer_tokens(result: PackResult, count: Any) -> dict[str, int]:
     }
 
 
-async def compile_pack(runtime: Runtime, req: PackRequest) -> CompiledPack:
-    """Compile ``req`` now (no cache). Raises NotFoundError for a missing or foreign anima."""
+async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | None = None) -> CompiledPack:
+    """Compile ``req`` now (no cache). Raises NotFoundError for a missing or foreign anima.
+
+    ``trace`` (optional) receives the packer's decisions (the inspector's composer shows them).
+    """
     cfg = req.config
     weights = adapt_weights(cfg.weights, req.query) if cfg.adaptive else cfg.weights
     query_vec = (await runtime.embedder.embed([req.query]))[0] if req.query else None
@@ -111,7 +115,8 @@ async def compile_pack(runtime: Runtime, req: PackRequest) -> CompiledPack:
         items[Layer.TEMPORAL] = [temporal_item(temporal)]
     count = get_token_counter(req.encoding)
     result = pack(items, max_tokens=req.max_tokens, count=count, shares=cfg.shares.as_mapping(),
-                  limits=budget_limits(cfg, req.max_tokens).as_mapping(), min_score=cfg.min_score or None)
+                  limits=budget_limits(cfg, req.max_tokens).as_mapping(), min_score=cfg.min_score or None,
+                  trace=trace)
     inputs = pack_key_inputs(req, got.head.state_version)
     fingerprint = pack_fingerprint(inputs, result.text)
     pack_id = uuid.uuid5(PACK_ID_NAMESPACE, fingerprint)

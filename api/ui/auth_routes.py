@@ -1,0 +1,105 @@
+"""Sign in with an API key, sign out. The key is checked once and never stored or sent back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from litestar import Controller, Request, Response, get, post
+from litestar.enums import RequestEncodingType
+from litestar.params import Body, QueryParameter
+from litestar.response import Redirect
+
+from api.deps import RuntimeDep
+from api.ui import session as ui_session
+from api.ui.deps import (
+    ForbiddenRequest,
+    UiUserDep,
+    check_form,
+    cookie,
+    safe_next,
+    same_origin,
+)
+from api.ui.render import SECURITY_HEADERS, page
+from elephantasm.runtime import Runtime
+from elephantasm.security import hash_api_key, looks_like_api_key
+from elephantasm.services.keys import Caller, touch_key, verify_key
+
+LOGIN_COOKIE_SECONDS = 3600
+
+
+@dataclass
+class SignInForm:
+    """The sign-in form."""
+
+    api_key: str = ""
+    token: str = ""
+    next: str = ""
+
+
+@dataclass
+class PlainForm:
+    """A form carrying only its CSRF token."""
+
+    csrf_token: str = ""
+
+
+Form = Body(media_type=RequestEncodingType.URL_ENCODED)
+
+
+def _form(request: Request, runtime: Runtime, target: str, error: str | None = None, status: int = 200) -> Response:
+    nonce = ui_session.new_login_nonce()
+    return page(
+        "login.html", http_status=status, next=target, error=error, token=ui_session.login_token(runtime.secret, nonce),
+        cookies=[cookie(request, runtime, ui_session.LOGIN_COOKIE, nonce, LOGIN_COOKIE_SECONDS)],
+    )
+
+
+async def _verify(runtime: Runtime, key: str) -> Caller | None:
+    if not looks_like_api_key(key):
+        return None
+    async with runtime.unit_of_work() as session:
+        caller = await verify_key(session, hash_api_key(key, runtime.secret), runtime.clock())
+        if caller is not None:
+            await touch_key(session, caller.key_id, runtime.clock())
+    return caller
+
+
+class AuthController(Controller):
+    """``/ui/login`` and ``/ui/logout``."""
+
+    path = "/"
+
+    @get("/login")
+    async def login_form(
+        self, request: Request, runtime: RuntimeDep,
+        target: Annotated[str | None, QueryParameter(name="next")] = None,
+    ) -> Response:
+        """The sign-in form (with a fresh pre-sign-in cookie its hidden token is bound to)."""
+        return _form(request, runtime, safe_next(target))
+
+    @post("/login")
+    async def login(self, request: Request, runtime: RuntimeDep, data: Annotated[SignInForm, Form]) -> Response:
+        """Check the key; on success set the session cookie and go on, else show the form again (401)."""
+        nonce = request.cookies.get(ui_session.LOGIN_COOKIE)
+        if not same_origin(request) or not ui_session.login_ok(runtime.secret, nonce, data.token):
+            raise ForbiddenRequest("the sign-in form expired or came from another site; reload it and try again")
+        caller = await _verify(runtime, data.api_key.strip())
+        if caller is None:
+            return _form(request, runtime, safe_next(data.next), "invalid, revoked or expired API key", 401)
+        lifetime = runtime.settings.ui_session_hours * 3600
+        value = ui_session.issue_session(runtime.secret, caller.key_id, runtime.clock().timestamp(), lifetime)
+        response = Redirect(safe_next(data.next), status_code=303, headers=SECURITY_HEADERS,
+                            cookies=[cookie(request, runtime, ui_session.SESSION_COOKIE, value, int(lifetime))])
+        response.delete_cookie(ui_session.LOGIN_COOKIE, path=ui_session.COOKIE_PATH)
+        return response
+
+    @post("/logout")
+    async def logout(
+        self, request: Request, runtime: RuntimeDep, ui: UiUserDep, data: Annotated[PlainForm, Form]
+    ) -> Response:
+        """End the session: the cookie is cleared and the browser goes back to the sign-in form."""
+        check_form(request, runtime, ui, data.csrf_token)
+        response = Redirect("/ui/login", status_code=303, headers=SECURITY_HEADERS)
+        response.delete_cookie(ui_session.SESSION_COOKIE, path=ui_session.COOKIE_PATH)
+        return response

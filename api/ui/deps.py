@@ -1,0 +1,109 @@
+"""Who is signed in to the inspector, and the request checks every page and form shares."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from litestar import Request
+from litestar.datastructures import Cookie, State
+from litestar.di import NamedDependency
+
+from api.ui import session as ui_session
+from elephantasm.domain.errors import NotFoundError, ValidationError
+from elephantasm.runtime import Runtime
+from elephantasm.services.inspector import active_key
+from elephantasm.services.keys import Caller
+
+
+class SignInRequired(Exception):
+    """No valid inspector session: the page answers with a redirect to the sign-in form."""
+
+
+class ForbiddenRequest(Exception):
+    """A form post that failed the CSRF or same-origin check (403)."""
+
+
+@dataclass(frozen=True, slots=True)
+class UiUser:
+    """The signed-in org: its caller (org scope, like the API's), name, key prefix, CSRF token."""
+
+    caller: Caller
+    org_name: str
+    key_prefix: str
+    csrf: str
+    nonce: str
+
+
+async def provide_ui_user(request: Request, state: State) -> UiUser:
+    """The session's org; SignInRequired when the cookie is missing, forged, expired, or its key
+    was revoked or expired since sign-in."""
+    runtime: Runtime = state.runtime
+    now = runtime.clock()
+    found = ui_session.read_session(runtime.secret, request.cookies.get(ui_session.SESSION_COOKIE), now.timestamp())
+    if found is None:
+        raise SignInRequired
+    async with runtime.read_session() as session:
+        active = await active_key(session, found.key_id, now)
+    if active is None:
+        raise SignInRequired
+    caller, org_name, prefix = active
+    return UiUser(caller, org_name, prefix, ui_session.csrf_token(runtime.secret, found.nonce), found.nonce)
+
+
+UiUserDep = NamedDependency[UiUser]
+
+
+def ui_id(kind: str, value: str) -> uuid.UUID:
+    """A path id; a malformed one is simply a page that does not exist (404), as in a browser."""
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise NotFoundError(f"{kind} {value!r} not found") from None
+
+
+def choice(name: str, value: str | None, allowed: tuple[str, ...]) -> str | None:
+    """A filter's value: None when empty (the form's "any"), else one of ``allowed`` or a 422 naming it."""
+    if not value:
+        return None
+    if value not in allowed:
+        raise ValidationError(f"{name}: unknown {value!r}; valid values: {', '.join(allowed)}")
+    return value
+
+
+def same_origin(request: Request) -> bool:
+    """False for a browser post from another site.
+
+    ``Sec-Fetch-Site`` (set by the browser, untouched by proxies) decides when present; older
+    browsers send only ``Origin``, compared with the Host the request reached (or the proxy's
+    ``X-Forwarded-Host``). The CSRF token is checked as well either way.
+    """
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None:
+        return fetch_site in ("same-origin", "none")
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True
+    host = request.headers.get("x-forwarded-host") or request.headers.get("host", "")
+    return origin != "null" and urlsplit(origin).netloc == host
+
+
+def check_form(request: Request, runtime: Runtime, user: UiUser, token: str | None) -> None:
+    """CSRF and same-origin checks of a signed-in form post; ForbiddenRequest if either fails."""
+    if not same_origin(request) or not ui_session.csrf_ok(runtime.secret, user.nonce, token):
+        raise ForbiddenRequest("the form is stale or came from another site; reload the page and try again")
+
+
+def safe_next(target: str | None) -> str:
+    """Where to go after sign-in: only a path inside the inspector (no open redirect)."""
+    if target and target.startswith("/ui") and not target.startswith("//") and "\\" not in target:
+        return target
+    return "/ui/animas"
+
+
+def cookie(request: Request, runtime: Runtime, key: str, value: str, max_age: int) -> Cookie:
+    """An inspector cookie: HttpOnly, SameSite=Strict, scoped to /ui, Secure over https."""
+    secure = request.url.scheme == "https" or runtime.settings.ui_secure_cookies
+    return Cookie(key=key, value=value, max_age=max_age, path=ui_session.COOKIE_PATH, httponly=True,
+                  samesite="strict", secure=secure)

@@ -1,0 +1,87 @@
+"""The pack composer: compile a pack exactly as ``inject`` would, and explain every decision.
+
+The pack comes from the same compile as ``GET …/memory-packs/latest`` (same request → same
+bytes, so ``context`` is exactly what the SDK's ``as_prompt()`` returns), with the packer's
+optional trace attached. Nothing is cached, recorded or counted as a recall: looking at a pack
+must not change the anima's memory.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from elephantasm.domain.pack_trace import PackTrace, TracedItem
+from elephantasm.domain.presets import budget_limits
+from elephantasm.domain.render import RENDER_ORDER, display_key, global_rank_key
+from elephantasm.schemas.packs import MemoryPackRead
+from elephantasm.services.packs.compiler import compile_pack
+from elephantasm.services.packs.keys import PackRequest
+
+if TYPE_CHECKING:
+    from elephantasm.runtime import Runtime
+
+
+@dataclass(frozen=True, slots=True)
+class LayerUse:
+    """One layer's budget: its share in round 1, what it used, its item cap, and what it holds."""
+
+    layer: str
+    share_tokens: int
+    reserved_used: int
+    tokens: int
+    items: int
+    limit: int | None
+    cut: int
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    """A compiled pack with the packer's trace and per-layer budget use."""
+
+    pack: MemoryPackRead
+    trace: PackTrace
+    layers: list[LayerUse]
+
+    def chosen_by_layer(self) -> dict[str, list[dict[str, Any]]]:
+        """Chosen items per layer, in the order the prompt shows them (see :func:`describe`)."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for layer in RENDER_ORDER:
+            chosen = sorted((t for t in self.trace.chosen() if t.layer is layer), key=lambda t: display_key(layer)(t.item))
+            if chosen:
+                out[layer.value] = [describe(t) for t in chosen]
+        return out
+
+    def cut(self) -> list[dict[str, Any]]:
+        """Candidates left out, best-ranked first (see :func:`describe`)."""
+        return [describe(t) for t in sorted(self.trace.cut(), key=lambda t: global_rank_key(t.layer, t.item))]
+
+
+async def compose(runtime: Runtime, req: PackRequest) -> Composition:
+    """Compile ``req`` with a trace. NotFoundError for a missing or foreign anima."""
+    trace = PackTrace()
+    compiled = await compile_pack(runtime, req, trace=trace)
+    limits = budget_limits(req.config, req.max_tokens).as_mapping()
+    layers = []
+    for layer in RENDER_ORDER:
+        budget = trace.budgets[layer]
+        traced = [t for t in trace.items if t.layer is layer]
+        layers.append(LayerUse(
+            layer=layer.value, share_tokens=int(budget.share_tokens), reserved_used=budget.reserved_used,
+            tokens=compiled.pack.layer_tokens.get(layer.value, 0), items=sum(t.chosen for t in traced),
+            limit=limits.get(layer), cut=sum(not t.chosen for t in traced),
+        ))
+    return Composition(compiled.pack, trace, layers)
+
+
+def describe(traced: TracedItem) -> dict[str, Any]:
+    """A traced candidate as display data: kind, text, score and factors (when scored), decision."""
+    ref = traced.item.ref
+    candidate, scored = ref if isinstance(ref, tuple) else (None, None)
+    return {
+        "layer": traced.layer.value, "id": traced.item.id, "kind": candidate.kind if candidate else traced.layer.value,
+        "text": traced.item.text, "score": traced.item.score,
+        "breakdown": scored.breakdown.as_dict() if scored else None,
+        "provenance": [str(p) for p in candidate.provenance] if candidate else [],
+        "decision": traced.decision.value, "why": traced.why, "cost": traced.cost,
+    }
