@@ -14,6 +14,7 @@ from litestar.openapi import OpenAPIConfig
 from api.auth import AuthCache, provide_caller
 from api.deps import provide_runtime
 from api.errors import EXCEPTION_HANDLERS
+from api.plugs import plugins
 from api.routes.animas import AnimaController
 from api.routes.dreams import DreamController
 from api.routes.events import EventController
@@ -59,6 +60,7 @@ def create_app(
         dependencies={"runtime": Provide(provide_runtime, sync_to_thread=False), "caller": Provide(provide_caller)},
         exception_handlers=EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         lifespan=[lifespan],
+        plugins=plugins(runtime),  # metrics middleware + /metrics, the MCP mount at /mcp
         state=State(
             {"runtime": runtime, "auth_cache": AuthCache(runtime.settings.auth_cache_seconds)}
         ),

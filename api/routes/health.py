@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 from litestar import Response, get
@@ -21,5 +22,6 @@ async def health(runtime: NamedDependency[Runtime]) -> Response[dict]:
     except Exception as exc:  # noqa: BLE001 - any failure means "not healthy", reported as such
         return Response({"status": "degraded", "database": "down", "detail": str(exc)}, status_code=503)
     db_ms = round((time.perf_counter() - started) * 1000, 3)
-    body = {"status": "ok", "database": "ok", "database_ms": db_ms, "pack_cache": runtime.packs.health()}
+    body = {"status": "ok", "database": "ok", "database_ms": db_ms, "pack_cache": runtime.packs.health(),
+            "pid": os.getpid()}  # which worker answered (serve --workers N)
     return Response(body, status_code=200)

@@ -17,6 +17,7 @@ def create_engine(url: str, pool_size: int = 10, max_overflow: int = 10) -> Asyn
         pool_size=pool_size,
         max_overflow=max_overflow,
         pool_recycle=1800,
+        hide_parameters=True,  # SQL errors are logged; their bound values may be event content
     )
 
 
