@@ -28,6 +28,10 @@ from elephantasm.runtime import build_runtime, resolve_database_url
 from elephantasm.settings import Settings
 
 WORKER_APP = "api.worker:create_worker_app"
+# A worker must answer the supervisor's ping within this long or it is replaced. uvicorn's 5 s
+# default kills workers that are merely still importing on a busy machine (spawned interpreters
+# import the whole app before their ping thread starts).
+HEALTHCHECK_SECONDS = 60
 
 
 async def _prepare(settings: Settings, url: str, workers: int, with_dreamer: bool) -> None:
@@ -54,8 +58,8 @@ def worker_env(settings: Settings, url: str, with_dreamer: bool, metrics_dir: st
         "ELEPHANTASM_WORKERS": "1",
         MULTIPROC_ENV: metrics_dir,
     }
-    if with_dreamer:
-        env["ELEPHANTASM_WORKER_GROUP"] = uuid.uuid4().hex
+    if with_dreamer:  # a group the operator named spans several `serve`s: one scheduler among all
+        env["ELEPHANTASM_WORKER_GROUP"] = settings.worker_group or uuid.uuid4().hex
     else:
         env["ELEPHANTASM_DREAMER_ENABLED"] = "false"
     return env
@@ -78,7 +82,7 @@ def serve_workers(settings: Settings, workers: int, with_dreamer: bool) -> int:
     try:
         start_metrics_server(settings)  # on its own port, if configured: served by this parent
         uvicorn.run(WORKER_APP, factory=True, host=settings.host, port=settings.port, workers=workers,
-                    log_config=None, access_log=False)
+                    log_config=None, access_log=False, timeout_worker_healthcheck=HEALTHCHECK_SECONDS)
     finally:
         if not given:
             shutil.rmtree(metrics_dir, ignore_errors=True)
