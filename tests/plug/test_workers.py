@@ -1,0 +1,74 @@
+"""``serve --workers 2``: both processes answer, exactly one runs the dreamer scheduler, and the
+metrics of both add up on ``/metrics``."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from benchmarks import harness
+from dreamer.leader import lock_key
+from tests.conftest import TEST_SECRET
+from tests.support.databases import connect
+from tests.support.servers import free_port, server_env, stop_server
+
+
+def health_total(metrics_text: str) -> float:
+    for family in text_string_to_metric_families(metrics_text):
+        for s in family.samples:
+            if s.name == "elephantasm_http_requests_total" and s.labels.get("route") == "/api/health":
+                return s.value
+    return 0.0
+
+
+async def scheduler_locks(pg_url: str, key: int) -> int:
+    """Granted advisory locks on ``key`` (a bigint key is split into classid/objid, objsubid 1)."""
+    conn = await connect(pg_url)
+    try:
+        return await conn.fetchval(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1 "
+            "AND classid::bigint = (($1::bigint >> 32) & 4294967295) AND objid::bigint = ($1::bigint & 4294967295)",
+            key,
+        )
+    finally:
+        await conn.close()
+
+
+async def test_two_workers_serve_and_elect_one_scheduler(pg_url: str, data_dir: Path, tmp_path: Path) -> None:
+    group, port, log_path = uuid.uuid4().hex, free_port(), tmp_path / "workers.log"
+    env = server_env(pg_url, TEST_SECRET, data_dir, ELEPHANTASM_DREAMER_ENABLED="true",
+                     ELEPHANTASM_WORKER_GROUP=group, ELEPHANTASM_DREAMER_POLL_SECONDS="1")
+    proc = await asyncio.to_thread(harness.start_server, env, port, log_path, 180, ("--workers", "2"))
+    try:
+        pids: set[int] = set()
+        sent = 0
+        deadline = time.monotonic() + 120
+        while len(pids) < 2 and time.monotonic() < deadline:
+            async with httpx.AsyncClient() as http:  # a new connection each time: the kernel spreads them
+                r = await http.get(f"http://127.0.0.1:{port}/api/health")
+            sent += 1
+            if r.status_code == 200:
+                pids.add(r.json()["pid"])
+            else:
+                await asyncio.sleep(0.2)  # the second worker may still be starting
+        assert len(pids) == 2, f"only {pids} answered {sent} requests"
+        assert proc.pid not in pids  # the parent supervises; workers serve
+
+        async with httpx.AsyncClient() as http:
+            text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
+        assert health_total(text) >= sent  # both workers' counters, summed (+ the start-up probes)
+
+        deadline = time.monotonic() + 30
+        while await scheduler_locks(pg_url, lock_key(group)) != 1 and time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+        assert await scheduler_locks(pg_url, lock_key(group)) == 1
+    finally:
+        stop_server(proc)
+    log = log_path.read_text()
+    assert log.count("dreamer scheduler started") == 1, log
+    assert "Traceback" not in log and "WARNING" not in log, log
