@@ -41,7 +41,10 @@ class RedactingFilter(logging.Filter):
     """Masks key-shaped strings in the formatted message (and in exception text)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a malformed call: let logging report it as it always does
+            return True
         cleaned = redact(message)
         if cleaned != message:
             record.msg, record.args = cleaned, None

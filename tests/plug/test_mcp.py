@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -98,10 +99,14 @@ async def assert_isolated(client: Client, other_anima: str) -> None:
         assert call.is_error and "404" in call.content[0].text, (name, call.content)
 
 
-async def test_mcp_over_http(live_server: str, runtime: Runtime, tenant: Tenant, other_tenant: Tenant) -> None:
-    anima_id = await new_anima(live_server, tenant, "mcp-http")
+@pytest.mark.parametrize("connect", [over_http, over_stdio], ids=["http", "stdio"])
+async def test_mcp_tools_and_resource(
+    connect: Callable[[str, str], Client], live_server: str, runtime: Runtime, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    """Over streamable HTTP (``/mcp`` on the live server) and over stdio (``elephantasm mcp`` spawned)."""
+    anima_id = await new_anima(live_server, tenant, "mcp")
     other = await new_anima(live_server, other_tenant, "not-yours")
-    async with over_http(live_server, tenant.api_key) as client:
+    async with connect(live_server, tenant.api_key) as client:
         await exercise(client, runtime, live_server, tenant, anima_id)
         await assert_isolated(client, other)
 
@@ -112,14 +117,6 @@ async def test_mcp_over_http_needs_a_valid_key(live_server: str) -> None:
         for headers in ({}, {"Authorization": "Bearer sk_live_not-a-real-key"}):
             r = await http.post("/mcp", json=body, headers=headers)
             assert r.status_code == 401 and r.json()["detail"], r.text
-
-
-async def test_mcp_over_stdio(live_server: str, runtime: Runtime, tenant: Tenant, other_tenant: Tenant) -> None:
-    anima_id = await new_anima(live_server, tenant, "mcp-stdio")
-    other = await new_anima(live_server, other_tenant, "not-yours")
-    async with over_stdio(live_server, tenant.api_key) as client:
-        await exercise(client, runtime, live_server, tenant, anima_id)
-        await assert_isolated(client, other)
 
 
 @pytest.mark.parametrize("env", [{"ELEPHANTASM_API_KEY": ""}])

@@ -11,8 +11,11 @@ from pathlib import Path
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from api.worker import worker_background
 from benchmarks import harness
 from dreamer.leader import lock_key
+from elephantasm.cli.workers import worker_env
+from elephantasm.settings import Settings
 from tests.conftest import TEST_SECRET
 from tests.support.databases import connect
 from tests.support.servers import free_port, server_env, stop_server
@@ -72,3 +75,14 @@ async def test_two_workers_serve_and_elect_one_scheduler(pg_url: str, data_dir: 
     log = log_path.read_text()
     assert log.count("dreamer scheduler started") == 1, log
     assert "Traceback" not in log and "WARNING" not in log, log
+
+
+def test_no_dreamer_means_no_scheduler_in_any_worker(settings: Settings) -> None:
+    """``--no-dreamer``: the workers get no group and the dreamer off, so none contends for the lock."""
+    env = worker_env(settings, "postgresql+asyncpg://db", with_dreamer=False, metrics_dir="/tmp/m")
+    assert env["ELEPHANTASM_DREAMER_ENABLED"] == "false" and "ELEPHANTASM_WORKER_GROUP" not in env
+    worker_settings = Settings(**{**settings.model_dump(), "dreamer_enabled": False, "worker_group": None})
+    assert worker_background(worker_settings) == []
+    with_dreamer = worker_env(settings.model_copy(update={"worker_group": "g1"}), "url", True, "/tmp/m")
+    assert with_dreamer["ELEPHANTASM_WORKER_GROUP"] == "g1" and with_dreamer["PROMETHEUS_MULTIPROC_DIR"] == "/tmp/m"
+    assert len(worker_background(settings.model_copy(update={"dreamer_enabled": True, "worker_group": "g1"}))) == 1
