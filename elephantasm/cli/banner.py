@@ -7,6 +7,7 @@ URLs are shown with their password hidden and LLM keys are not mentioned at all.
 from __future__ import annotations
 
 import logging
+from urllib.parse import urlsplit, urlunsplit
 
 from sqlalchemy.engine import make_url
 
@@ -24,11 +25,18 @@ def database_line(settings: Settings, database_url: str) -> str:
     return f"data: external PostgreSQL {safe} (secrets and keys: {settings.data_dir})"
 
 
+def _origin(url: str) -> str:
+    """``url`` without user info, query or fragment (where credentials sometimes hide)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    return urlunsplit((parts.scheme, f"{host}:{parts.port}" if parts.port else host, parts.path, "", ""))
+
+
 def banner_lines(runtime: Runtime) -> list[str]:
     """The banner's lines for this runtime."""
     s = runtime.settings
     engine = getattr(runtime.dream_engine, "name", None) or type(runtime.dream_engine).__name__
-    llm = f"{s.llm_model} at {s.llm_base_url}" if s.llm_base_url else "none (offline distiller, no network)"
+    llm = f"{s.llm_model} at {_origin(s.llm_base_url)}" if s.llm_base_url else "none (offline distiller, no network)"
     return [
         database_line(s, runtime.database_url),
         f"embedder: {runtime.embedder.name}",

@@ -3,6 +3,7 @@ banner says where things are, JSON logs are JSON, and keys never reach a log lin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -13,7 +14,9 @@ from pathlib import Path
 
 import httpx
 
+from elephantasm.cli.banner import banner_lines
 from elephantasm.observability.logs import DemoteToDebug, JsonFormatter, RedactingFilter, redact
+from elephantasm.runtime import Runtime
 from tests.conftest import TEST_SECRET, Tenant
 from tests.support.servers import REPO_ROOT, free_port, server_env, start_server, stop_server
 
@@ -95,3 +98,16 @@ def test_scheduler_chatter_is_debug_not_dropped() -> None:
         assert DemoteToDebug().filter(warning) and warning.levelname == "WARNING"
     finally:
         root.setLevel(saved)
+
+
+def test_banner_names_things_without_credentials(runtime: Runtime) -> None:
+    db = "postgresql+asyncpg://elephant:db-s3cret@db.internal:5432/mem"
+    settings = runtime.settings.model_copy(update={
+        "database_url": db, "llm_base_url": "https://bob:llm-s3cret@llm.example:8443/v1?api-key=q-s3cret",
+        "llm_model": "some-model",
+    })
+    lines = banner_lines(dataclasses.replace(runtime, settings=settings, database_url=db))
+    text = "\n".join(lines)
+    assert "s3cret" not in text
+    assert "db.internal:5432/mem" in text and "some-model at https://llm.example:8443/v1" in text
+    assert [line.split(":")[0] for line in lines] == ["data", "embedder", "dream engine", "LLM"]
