@@ -17,7 +17,7 @@ from dreamer.leader import lock_key
 from elephantasm.cli.workers import worker_env
 from elephantasm.settings import Settings
 from tests.conftest import TEST_SECRET
-from tests.support.databases import connect
+from tests.support.databases import connect, create_database, drop_database
 from tests.support.servers import free_port, server_env, stop_server
 
 
@@ -43,7 +43,16 @@ async def scheduler_locks(pg_url: str, key: int) -> int:
 
 
 async def test_two_workers_serve_and_elect_one_scheduler(pg_url: str, data_dir: Path, tmp_path: Path) -> None:
-    group, port, log_path = uuid.uuid4().hex, free_port(), tmp_path / "workers.log"
+    """On a fresh database (the parent migrates it once), so its log speaks only of this deployment."""
+    url = await asyncio.to_thread(create_database, pg_url, "workers")
+    try:
+        await _two_workers(url, data_dir, tmp_path / "workers.log")
+    finally:
+        await asyncio.to_thread(drop_database, url)
+
+
+async def _two_workers(pg_url: str, data_dir: Path, log_path: Path) -> None:
+    group, port = uuid.uuid4().hex, free_port()
     env = server_env(pg_url, TEST_SECRET, data_dir, ELEPHANTASM_DREAMER_ENABLED="true",
                      ELEPHANTASM_WORKER_GROUP=group, ELEPHANTASM_DREAMER_POLL_SECONDS="1")
     proc = await asyncio.to_thread(harness.start_server, env, port, log_path, 180, ("--workers", "2"))
