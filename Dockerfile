@@ -6,7 +6,9 @@ COPY elephantasm ./elephantasm
 COPY api ./api
 COPY dreamer ./dreamer
 COPY alembic ./alembic
-RUN pip install --no-cache-dir .
+# The SDK is its own distribution; the MCP server at /mcp calls the API through it.
+COPY sdk ./sdk
+RUN pip install --no-cache-dir . ./sdk
 ENV ELEPHANTASM_HOST=0.0.0.0
 EXPOSE 8000
 CMD ["elephantasm", "serve", "--no-dreamer"]

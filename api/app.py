@@ -19,6 +19,7 @@ from api.openapi import document_api
 from api.ratelimit import FailedAuthLimiter
 from api.unavailable import UNAVAILABLE_HANDLERS
 from api.routes.anima_transfer import AnimaTransferController
+from api.plugs import plugins
 from api.routes.animas import AnimaController
 from api.routes.dreams import DreamController
 from api.routes.events import EventController
@@ -69,6 +70,7 @@ def create_app(
         dependencies={"runtime": Provide(provide_runtime, sync_to_thread=False), "caller": Provide(provide_caller)},
         exception_handlers={**EXCEPTION_HANDLERS, **UNAVAILABLE_HANDLERS},  # type: ignore[arg-type]
         lifespan=[lifespan],
+        plugins=plugins(runtime),  # metrics middleware + /metrics, the MCP mount at /mcp
         state=State(
             {
                 "runtime": runtime,

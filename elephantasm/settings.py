@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from platformdirs import user_data_dir
 from pydantic import Field
@@ -126,6 +127,19 @@ class Settings(BaseSettings):
     ui_secure_cookies: bool = Field(
         default=False, description="Mark inspector cookies Secure even when the request looks like plain http "
         "(set behind a TLS-terminating proxy; https requests always get Secure cookies)."
+    )
+
+    # --- plug-ins: metrics, logs, MCP, workers (issue 12) ----------------------------------
+    log_level: str = Field(default="INFO", description="Root log level (DEBUG shows the scheduler's ticks).")
+    log_format: Literal["text", "json"] = Field(default="text", description="'json' writes one JSON object per line.")
+    metrics_enabled: bool = Field(default=True, description="Serve Prometheus metrics (no API key needed).")
+    metrics_port: int | None = Field(
+        default=None, description="Serve /metrics on this port (on `host`) instead of the API's port."
+    )
+    mcp_enabled: bool = Field(default=True, description="Mount the MCP server (streamable HTTP) at /mcp.")
+    workers: int = Field(default=1, ge=1, description="API processes `serve` starts (one dreamer scheduler among them).")
+    worker_group: str | None = Field(
+        default=None, description="Set by `serve --workers` for its workers: they elect one dreamer scheduler."
     )
 
     @property

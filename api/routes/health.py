@@ -6,6 +6,7 @@ no exception text, no cache counters (those describe every tenant's traffic).
 
 from __future__ import annotations
 
+import os
 import time
 
 from litestar import Request, Response, get
@@ -52,7 +53,8 @@ async def health(request: Request, state: State, runtime: NamedDependency[Runtim
             body["error"] = f"{type(exc).__name__}: {exc}"
         return Response(body, status_code=503, headers=headers)
     db_ms = round((time.perf_counter() - started) * 1000, 3)
-    body = {"status": "ok", "database": "ok", "database_ms": db_ms}
+    # pid: which worker answered (serve --workers N); no tenant data.
+    body = {"status": "ok", "database": "ok", "database_ms": db_ms, "pid": os.getpid()}
     if await _is_admin(request, state, runtime):
         body["pack_cache"] = runtime.packs.health()
     return Response(body, status_code=200)

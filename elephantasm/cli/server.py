@@ -10,6 +10,7 @@ from typing import Any
 from rich.table import Table
 from sqlalchemy import func, select, text
 
+from elephantasm.cli.banner import log_banner
 from elephantasm.cli.context import cli_runtime, console
 from elephantasm.db import models
 from elephantasm.db.migrate import upgrade_async
@@ -54,21 +55,46 @@ def background_tasks(settings: Settings, with_dreamer: bool) -> list[Callable[[R
     return [scheduler_lifespan]
 
 
-async def serve(args: argparse.Namespace, settings: Settings) -> int:
-    """Run the API with uvicorn in this event loop (one process serves everything)."""
-    import uvicorn
+def listening_lines(settings: Settings) -> list[str]:
+    """The banner's lines about where to reach the API, the metrics and the MCP server."""
+    base = f"http://{settings.host}:{settings.port}"
+    if not settings.metrics_enabled:
+        metrics = "metrics: off"
+    elif settings.metrics_port:
+        metrics = f"metrics: http://{settings.host}:{settings.metrics_port}/metrics"
+    else:
+        metrics = f"metrics: {base}/metrics"
+    mcp = f"MCP: {base}/mcp (streamable HTTP)" if settings.mcp_enabled else "MCP: off"
+    return [f"listening on {base} (OpenAPI at /schema)", metrics, mcp]
 
-    from api.app import create_app
 
+def serve(args: argparse.Namespace, settings: Settings) -> Any:
+    """Run the API: in this process, or with ``--workers N`` as N processes (see ``cli/workers.py``)."""
     if args.host:
         settings.host = args.host
     if args.port:
         settings.port = args.port
+    workers = args.workers or settings.workers
+    if workers > 1:
+        from elephantasm.cli.workers import serve_workers
+
+        return serve_workers(settings, workers, with_dreamer=not args.no_dreamer)
+    return _serve_here(settings, with_dreamer=not args.no_dreamer)
+
+
+async def _serve_here(settings: Settings, with_dreamer: bool) -> int:
+    """Run the API with uvicorn in this event loop (one process serves everything)."""
+    import uvicorn
+
+    from api.app import create_app
+    from api.metrics import start_metrics_server
+
     async with cli_runtime(settings) as runtime:
         await bootstrap_first_key(runtime)
-        app = create_app(runtime, background=background_tasks(settings, not args.no_dreamer))
-        config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level="info", access_log=False)
-        console.print(f"Elephantasm listening on http://{settings.host}:{settings.port} (OpenAPI at /schema)")
+        app = create_app(runtime, background=background_tasks(settings, with_dreamer))
+        start_metrics_server(settings)
+        log_banner(runtime, listening_lines(settings))
+        config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None, access_log=False)
         await uvicorn.Server(config).serve()
     return 0
 

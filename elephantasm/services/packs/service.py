@@ -22,6 +22,7 @@ from elephantasm.domain.errors import NotFoundError, ValidationError
 from elephantasm.domain.fingerprint import normalise_query
 from elephantasm.domain.presets import resolve_config
 from elephantasm.domain.scoring import quantise
+from elephantasm.observability import metrics
 from elephantasm.schemas.packs import MAX_MAX_TOKENS, MIN_MAX_TOKENS
 from elephantasm.services.packs.cache import CachedPack, load_shared
 from elephantasm.services.packs.compiler import CompiledPack, compile_pack
@@ -137,7 +138,9 @@ async def _compile(runtime: Runtime, req: PackRequest) -> tuple[CachedPack, Foll
     state = runtime.packs
     started = time.perf_counter()
     compiled = await compile_pack(runtime, req)
-    state.metrics.record_compile((time.perf_counter() - started) * 1000)
+    elapsed = time.perf_counter() - started
+    state.metrics.record_compile(elapsed * 1000)
+    metrics.pack_compiled(elapsed)
     entry = CachedPack(compiled.key, compiled.body, compiled.fingerprint, compiled.pack_id, compiled.memory_ids)
     state.lru.put(entry)
     return entry, _recorder(runtime, req.org_id, compiled, entry)
@@ -170,6 +173,7 @@ async def _entry(runtime: Runtime, req: PackRequest, state_version: int) -> tupl
     entry = state.lru.get(key)
     if entry is not None:
         state.metrics.memory_hits += 1
+        metrics.pack_lookup("memory_hit")
         return entry, None
     # No await between the LRU miss and joining the flight: a request arriving after a flight
     # finished finds its entry in the LRU (put before the flight ends), so each key compiles once.
@@ -183,9 +187,11 @@ async def _load_or_compile(runtime: Runtime, key: str, req: PackRequest) -> tupl
         entry = await load_shared(conn, key, req.anima_id)
     if entry is not None:
         state.metrics.shared_hits += 1
+        metrics.pack_lookup("shared_hit")
         state.lru.put(entry)
         return entry, None
     state.metrics.misses += 1
+    metrics.pack_lookup("miss")
     return await _compile(runtime, req)
 
 

@@ -1,0 +1,70 @@
+"""One dreamer scheduler among the processes of one ``serve --workers N``: a Postgres advisory lock.
+
+Every worker of the group runs :func:`leader_scheduler`; the one whose connection takes the
+group's session-level advisory lock runs the scheduler, the others keep trying every few seconds.
+If the leader dies its connection closes, Postgres releases the lock, and another worker takes
+over: there is never more than one scheduler per group and, after a crash, soon one again. (The
+dreamer's own per-anima leases already keep any number of schedulers from doing the same work
+twice; the lock is about exactly one scheduler per ``serve``, as users expect.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+
+from sqlalchemy import text
+
+from elephantasm.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+RETRY_SECONDS = 5.0
+
+
+def lock_key(group: str) -> int:
+    """The signed 64-bit advisory-lock key of a worker group."""
+    digest = hashlib.sha256(f"elephantasm-scheduler:{group}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+async def _lead(runtime: Runtime, key: int, retry_seconds: float) -> None:
+    """Contend for the lock until cancelled; a lost database connection means contending again."""
+    while True:
+        try:
+            await _lead_once(runtime, key, retry_seconds)
+        except Exception:  # noqa: BLE001 - e.g. the database restarted: the lock is gone, try again
+            log.warning("dreamer leadership lost or not reachable; retrying in %ss", retry_seconds, exc_info=True)
+            await asyncio.sleep(retry_seconds)
+
+
+async def _lead_once(runtime: Runtime, key: int, retry_seconds: float) -> None:
+    """Wait for the lock, then run the scheduler until cancelled (the lock goes with the connection)."""
+    from dreamer.scheduler import scheduler_lifespan
+
+    async with runtime.engine.connect() as conn:
+        conn = await conn.execution_options(isolation_level="AUTOCOMMIT")  # no transaction left open
+        while not (await conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key})).scalar_one():
+            await asyncio.sleep(retry_seconds)
+        log.debug("this worker leads the dreamer scheduler (lock %s)", key)
+        try:
+            async with scheduler_lifespan(runtime):
+                await asyncio.Event().wait()
+        finally:
+            with suppress(Exception):  # the connection may already be gone; closing it frees the lock
+                await asyncio.shield(conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key}))
+
+
+@asynccontextmanager
+async def leader_scheduler(runtime: Runtime, group: str, retry_seconds: float = RETRY_SECONDS) -> AsyncIterator[None]:
+    """For the block's duration, run the scheduler here if this process wins the group's lock."""
+    task = asyncio.create_task(_lead(runtime, lock_key(group), retry_seconds), name="dreamer-leader")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task

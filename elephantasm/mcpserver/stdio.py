@@ -1,0 +1,23 @@
+"""``elephantasm mcp``: the MCP server over stdio for desktop agent hosts (Claude Desktop, Cursor…).
+
+It is a bridge: every tool call goes to a running Elephantasm server over HTTP through our SDK,
+configured like the SDK itself (``ELEPHANTASM_ENDPOINT``, ``ELEPHANTASM_API_KEY``). Stdout carries
+the protocol, so nothing else may print there; logs go to stderr.
+"""
+
+from __future__ import annotations
+
+from elephantasm_sdk import AsyncElephantasm
+from mcp.server.mcpserver import Context
+
+from elephantasm.mcpserver.tools import build_server
+
+
+async def serve_stdio(client: AsyncElephantasm) -> None:
+    """Serve MCP on this process's stdin/stdout until the host closes it."""
+
+    async def source(_: Context) -> AsyncElephantasm:
+        return client
+
+    async with client:
+        await build_server(source).run_stdio_async()

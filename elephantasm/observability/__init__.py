@@ -1,0 +1,1 @@
+"""Observability: Prometheus collectors and logging setup."""
