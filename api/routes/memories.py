@@ -11,6 +11,7 @@ from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
 from elephantasm.db.models import MEMORY_STATES
 from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.lean import lean_text
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.events import EventRead
 from elephantasm.schemas.memories import MemoryRead, MemorySearch, MemoryUpdate
@@ -58,9 +59,10 @@ class MemoryController(Controller):
         """Edit summary, content, importance, confidence, state or meta; a new summary is re-embedded."""
         mid = parse_uuid("memory_id", memory_id)
         changes = {k: v for k, v in data.model_dump(exclude_unset=True).items() if v is not None or k not in _NOT_NULL}
-        vector = (await runtime.embedder.embed([changes["summary"]]))[0] if "summary" in changes else None
+        vector = (await runtime.embedder.embed([lean_text(changes["summary"])]))[0] if "summary" in changes else None
         async with runtime.unit_of_work() as session:
-            row = await svc.update_memory(session, caller.org_id, mid, changes, vector, runtime.clock())
+            row = await svc.update_memory(session, caller.org_id, mid, changes, vector, runtime.clock(),
+                                          runtime.embedder.space.label())
             links = await svc.provenance(session, [row.id])
         return MemoryRead.of(row, links[row.id])
 
@@ -85,7 +87,8 @@ class MemoryController(Controller):
         (vector,) = await runtime.embedder.embed([data.query])
         async with runtime.read_session() as session:
             hits = await svc.search_memories(
-                session, caller.org_id, data.anima_id, vector, data.limit, data.include_archived, data.min_similarity
+                session, caller.org_id, data.anima_id, vector, data.limit, data.include_archived, data.min_similarity,
+                runtime.embedder.space.label(),
             )
             links = await svc.provenance(session, [row.id for row, _ in hits])
         return [MemoryRead.of(row, links[row.id], sim) for row, sim in hits]

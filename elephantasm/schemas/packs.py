@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -171,6 +171,9 @@ class PackCompileRequest(StrictModel):
     include_long_term: bool | None = None
     include_session: bool | None = None
     include_temporal: bool | None = None
+    relevance_fusion: Literal["minmax", "rrf"] | None = Field(
+        default=None, description="'minmax' (default: weighted min-max) or 'rrf' (reciprocal rank fusion)."
+    )
 
     @field_validator("as_of")
     @classmethod

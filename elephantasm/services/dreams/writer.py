@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import DreamAction, Event, Memory, MemoryEvent
 from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput, group_events, memory_from_group
+from elephantasm.domain.lean import lean_text
 from elephantasm.llm.embedders import Embedder
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams.claims import lock_anima
@@ -45,6 +46,8 @@ class WriteContext:
     anima_id: uuid.UUID
     run_id: uuid.UUID
     now: datetime
+    space: str | None = None
+    """Label of the embedding space the chunk's vectors live in (``EmbeddingSpace.label()``)."""
 
     def action(self, action: str, target_type: str, target_id: uuid.UUID | None,
                before: dict[str, Any] | None = None, after: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -89,8 +92,9 @@ def ensure_coverage(inputs: Sequence[EventInput], result: DistillResult) -> tupl
 
 
 async def embed_result(embedder: Embedder, result: DistillResult) -> tuple[list[list[float]], list[list[float]]]:
-    """Vectors for memory summaries and knowledge contents, in one embedder call."""
-    texts = [m.summary for m in result.memories] + [k.content for k in result.knowledge]
+    """Vectors for memory summaries (without filler, as packs render them) and knowledge contents,
+    in one embedder call."""
+    texts = [lean_text(m.summary) for m in result.memories] + [k.content for k in result.knowledge]
     vectors = await embedder.embed(texts) if texts else []
     return vectors[: len(result.memories)], vectors[len(result.memories):]
 
@@ -103,7 +107,7 @@ def _memory_rows(ctx: WriteContext, result: DistillResult, vectors: Sequence[Seq
             "content": draft.content, "importance": draft.importance, "confidence": draft.confidence,
             "state": "active", "session_id": draft.session_id, "time_start": draft.time_start,
             "time_end": draft.time_end, "meta": {**dict(draft.meta), "run_id": str(ctx.run_id)},
-            "embedding": list(vector), "created_at": ctx.now, "updated_at": ctx.now,
+            "embedding": list(vector), "embedding_space": ctx.space, "created_at": ctx.now, "updated_at": ctx.now,
         })
     return rows
 
@@ -144,7 +148,7 @@ async def write_chunk(
     async with runtime.unit_of_work() as session:
         await lock_anima(session, run.anima_id)
         await hold_lease(session, run.id)
-        ctx = WriteContext(run.org_id, run.anima_id, run.id, runtime.clock())
+        ctx = WriteContext(run.org_id, run.anima_id, run.id, runtime.clock(), runtime.embedder.space.label())
         actions: list[dict] = []
         memory_ids = await _insert_memories(session, ctx, result, vectors[0], actions)
         event_times = {e.id: e.occurred_at for e in inputs}
