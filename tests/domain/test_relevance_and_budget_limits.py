@@ -28,6 +28,12 @@ def test_lexical_match_still_counts_beside_cosine() -> None:
     assert out[1] > out[0] > out[2]
 
 
+def test_near_equal_candidates_are_not_stretched_apart() -> None:
+    # Three texts all about the query, cosines within 0.03: none is pushed to 0.
+    out = contextual_relevance([(0.766, 0.1), (0.744, 0.1), (0.738, 0.12)])
+    assert min(out) > 0.7 and out[0] == max(out[:2])
+
+
 def test_no_discrimination_falls_back_to_fusion() -> None:
     assert contextual_relevance([(0.3, 0.1), (0.3, 0.1)]) == [fuse_relevance(0.3, 0.1)] * 2
     assert contextual_relevance([(None, None)]) == [None]
