@@ -18,7 +18,7 @@ from dataclasses import dataclass
 _LABEL = re.compile(r"(?:^|(?<=\s))(user|assistant|human|ai|system|tool call|tool result):\s+", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # Openings of content-free conversational moves: acknowledgements, empathy, offers, generic
-# follow-up questions. A sentence is filler only if it also is short and carries no number.
+# follow-up questions.
 _FILLER_OPENING = re.compile(
     r"^(?:ok(?:ay)?|sure|got it|noted|understood|thanks|thank you|great|nice|cool|interesting|i see|i hear you|"
     r"fair enough|good to know|good taste|(?:that )?makes sense|(?:that )?sounds|that's (?:lovely|great|nice|a lot)|"
@@ -27,23 +27,35 @@ _FILLER_OPENING = re.compile(
     r"what would make|what did you like|how are they doing|say hi|it's nice when|i'll keep)(?=[\s,.!?]|$)",
     re.IGNORECASE,
 )
+# Everything else in a filler sentence must be one of these: one word beyond them ("Noted, no
+# peanuts.") makes the sentence content.
+_GENERIC = frozenset(
+    "a about again all always and any are as at be but can could did do does doing for from get getting glad "
+    "go goes going good got great happy have hear help helps how i i'll i'm i've if in is it it's just keep "
+    "know let like lovely me mind more most much my need nice now of on or plan ready really remember say "
+    "sense sharing so sounds talk telling tell that that's the them there they things this through to too "
+    "us very want was we what when will with would you you're your yours context fun exciting interesting "
+    "easier make makes far okay ok sure thanks thank noted understood cool wow oh ha haha lol hi".split()
+)
+_WORDS = re.compile(r"[a-z']+")
 FILLER_MAX_WORDS = 14
-_DIGIT = re.compile(r"\d")
-# A capitalised word after the first one is likely a name or place: such a sentence is content.
-_NAME = re.compile(r"(?<=\s)(?!I\b|I')[A-Z]")
 
 
 def is_filler(sentence: str) -> bool:
     """Whether a sentence is a short acknowledgement or generic follow-up carrying no fact.
 
     Filler opens with a stock phrase not followed by a colon ("Noted: green tea." is content), has
-    at most :data:`FILLER_MAX_WORDS` words, and holds no number and no capitalised name.
+    at most :data:`FILLER_MAX_WORDS` words, and every other word is generic (no name, number or
+    subject: "Noted, no peanuts." is content).
     """
     s = sentence.strip()
     if not s:
         return True
-    return (bool(_FILLER_OPENING.match(s)) and len(s.split()) <= FILLER_MAX_WORDS
-            and not _DIGIT.search(s) and not _NAME.search(s))
+    opening = _FILLER_OPENING.match(s)
+    if opening is None or len(s.split()) > FILLER_MAX_WORDS:
+        return False
+    rest = s[opening.end():]
+    return not any(ch.isdigit() for ch in rest) and set(_WORDS.findall(rest.lower())) <= _GENERIC
 
 
 def _segments(text: str) -> list[tuple[str | None, str]]:

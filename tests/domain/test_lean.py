@@ -15,13 +15,14 @@ from elephantasm.tokens import TokenCounter
 
 
 def test_filler_goes_and_speakers_are_labelled_once() -> None:
-    text = ("User: I moved to Porto last week. Assistant: That sounds like a nice setup. How do you like it so far? "
+    text = ("User: I moved to Porto last week. Assistant: That sounds great. How do you like it so far? "
             "User: The flat is near the river.")
     assert lean_text(text) == "User: I moved to Porto last week. The flat is near the river."
 
 
 def test_content_is_never_filler() -> None:
-    for sentence in ("Noted: green tea.", "Sure, your dentist is Dr. Kwame.", "Okay, see you on the 5th.",
+    for sentence in ("Noted: green tea.", "Noted, no peanuts.", "Sure, your dentist is Dr. Kwame.",
+                     "Okay, see you on the 5th.",
                      "Got it, the meeting moved to 14:30 on Friday."):
         assert not is_filler(sentence), sentence
     for sentence in ("Noted!", "Got it, I'll remember that.", "Interesting, tell me more if you like.", "Thanks!"):
