@@ -2,7 +2,7 @@
 
 Offline: a synthetic chat corpus (sessions of alternating user/assistant turns with facts, preferences,
 plans and small talk) is recorded through the events service into a fresh embedded Postgres, then one
-``run_dream`` distils it: claim → distil → embed (built-in hash embedder) → one write transaction per
+``run_dream`` distils it: claim → distil → embed (the configured embedder) → one write transaction per
 chunk (memories, provenance, knowledge dedupe/supersede, identity, journal) → the sleep pass. The
 figure is events / wall-clock seconds of the whole run. Aim (recorded, not asserted): ≥ 1,000 events/s.
 
@@ -166,6 +166,10 @@ def run(size: str) -> Section:
 
 
 def _section(spec: Size, offline: Any, seconds: float, llm: Any, version: str) -> Section:
+    from elephantasm.llm.factory import build_embedder
+    from elephantasm.settings import Settings
+
+    offline_space = build_embedder(Settings()).space.label()  # the runs' (default or ELEPHANTASM_EMBEDDER)
     timings = dict(offline.counts.get("timings", {}))
     rate = offline.events_read / seconds if seconds else 0.0
     per100 = 100 / max(1, llm.events_read)
@@ -185,7 +189,7 @@ def _section(spec: Size, offline: Any, seconds: float, llm: Any, version: str) -
         f"Aim: ≥ {AIM_EVENTS_PER_S:,} events/s offline end to end — {'met' if rate >= AIM_EVENTS_PER_S else 'NOT met'}.",
         f"Aim: ≤ {AIM_CALLS_PER_100} LLM calls per 100 events — "
         f"{'met' if llm.llm_calls * per100 <= AIM_CALLS_PER_100 else 'NOT met'}.",
-        "Offline: one run, chunks of 2,000 events, each written in one transaction; the built-in hash embedder; "
+        f"Offline: one run, chunks of 2,000 events, each written in one transaction; embedder {offline_space}; "
         "phase times are the run's own counters (distil = engine CPU, embed, write = the DB transaction, "
         "curate = the sleep pass). Most of write is pgvector keeping the HNSW index on memories.embedding "
         "up to date (profiled at ~1 ms per inserted memory here).",

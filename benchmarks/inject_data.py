@@ -3,7 +3,8 @@
 Rows go in with COPY (CSV) into tables whose full-text and HNSW indexes are dropped first and
 rebuilt afterwards (docs/design.md §12: one-by-one inserts into an HNSW-indexed table are ~200x
 slower). Texts come from a seeded generator with a few hundred words, so full-text and cosine
-matching are selective the way real memories are; embeddings come from the built-in HashEmbedder.
+matching are selective the way real memories are; embeddings come from the embedder the server is
+configured with (the same environment: WordLlama by default), recorded with its embedding space.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import text
 
 from elephantasm.db.engine import create_engine
-from elephantasm.llm.embedders import HashEmbedder
+from elephantasm.llm.embedders import Embedder
 
 PEOPLE = "Alice Bruno Chen Dana Emeka Farah Goran Hana Ivan Julia Kenji Lena Marta Nadia Omar Priya".split()
 PLACES = "Berlin Lisbon Nairobi Osaka Toronto Lima Oslo Madrid Seoul Denver Cairo Dublin Austin Milan".split()
@@ -82,8 +83,22 @@ def _csv(rows: list[list[object]]) -> bytes:
     return buf.getvalue().encode()
 
 
-def _vec(embedder: HashEmbedder, s: str) -> str:
-    return "[" + ",".join(f"{x:.6f}" for x in embedder.embed_one(s)) + "]"
+def _server_embedder() -> Embedder:
+    """The embedder the API process builds from the same environment (its vectors must match)."""
+    from elephantasm.llm.factory import build_embedder
+    from elephantasm.settings import Settings
+
+    return build_embedder(Settings())
+
+
+async def _embed_rows(embedder: Embedder, rows: list[list[object]], text_at: int, vec_at: int) -> None:
+    """Replace each row's text placeholder at ``vec_at`` with its vector literal, and add its space."""
+    inner = getattr(embedder, "inner", embedder)  # past the query LRU: every text is new
+    vectors = await inner.embed([str(r[text_at]) for r in rows])
+    space = embedder.space.label()
+    for row, vec in zip(rows, vectors, strict=True):
+        row[vec_at] = "[" + ",".join(f"{x:.6f}" for x in vec) + "]"
+        row.append(space)
 
 
 _DROP = ["ix_memories_embedding_hnsw", "ix_memories_fts", "ix_knowledge_embedding_hnsw", "ix_knowledge_fts",
@@ -101,7 +116,7 @@ _CREATE = [
 
 def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, list[list[object]]]:
     """Every table's rows for one anima (deterministic for a seed)."""
-    rng, emb = random.Random(seed), HashEmbedder()
+    rng = random.Random(seed)
     out: dict[str, list[list[object]]] = {"events": [], "memories": [], "memory_events": [],
                                           "knowledge": [], "knowledge_memories": []}
     memory_ids = []
@@ -114,7 +129,7 @@ def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, l
                               round(rng.random(), 3), when, when, when])
         out["memories"].append([mid, org, anima, summary, round(rng.uniform(0.05, 0.95), 3),
                                 round(rng.uniform(0.3, 0.95), 3), "active", f"s{i // 20}", when, when,
-                                rng.randint(0, 5) if recalled else 0, recalled, _vec(emb, summary), when, when])
+                                rng.randint(0, 5) if recalled else 0, recalled, None, when, when])
         out["memory_events"].append([mid, eid, org, anima])
         memory_ids.append(mid)
     for _ in range(max(1, n // 10)):
@@ -122,7 +137,7 @@ def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, l
         when = now - timedelta(seconds=rng.uniform(3600, 365 * 86400))
         out["knowledge"].append([kid, org, anima, rng.choice(KNOWLEDGE_TYPES), rng.choice(TOPICS), content,
                                  hashlib.sha256(content.encode()).hexdigest(), round(rng.uniform(0.4, 0.95), 3),
-                                 round(rng.uniform(0.2, 0.9), 3), when, _vec(emb, content), when, when])
+                                 round(rng.uniform(0.2, 0.9), 3), when, None, when, when])
         for mid in {rng.choice(memory_ids), rng.choice(memory_ids)}:
             out["knowledge_memories"].append([kid, mid, org, anima])
     return out
@@ -145,10 +160,11 @@ _COLUMNS = {
     "events": ["id", "org_id", "anima_id", "event_type", "role", "content", "occurred_at", "session_id",
                "importance_score", "created_at", "updated_at", "distilled_at"],
     "memories": ["id", "org_id", "anima_id", "summary", "importance", "confidence", "state", "session_id",
-                 "time_start", "time_end", "recall_count", "last_recalled_at", "embedding", "created_at", "updated_at"],
+                 "time_start", "time_end", "recall_count", "last_recalled_at", "embedding", "created_at", "updated_at",
+                 "embedding_space"],
     "memory_events": ["memory_id", "event_id", "org_id", "anima_id"],
     "knowledge": ["id", "org_id", "anima_id", "type", "topic", "content", "content_hash", "confidence", "importance",
-                  "valid_from", "embedding", "created_at", "updated_at"],
+                  "valid_from", "embedding", "created_at", "updated_at", "embedding_space"],
     "knowledge_memories": ["knowledge_id", "memory_id", "org_id", "anima_id"],
 }
 
@@ -158,6 +174,9 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
     now = datetime.now(UTC)
     started = asyncio.get_running_loop().time()
     rows = _rows(org_id, anima_id, n, now, seed)
+    embedder = _server_embedder()
+    await _embed_rows(embedder, rows["memories"], text_at=3, vec_at=12)
+    await _embed_rows(embedder, rows["knowledge"], text_at=5, vec_at=10)
     rows["events"] += pending_rows(org_id, anima_id, now, seed)
     engine = create_engine(database_url, pooled=False)
     try:

@@ -68,10 +68,19 @@ class Settings(BaseSettings):
     pack_retention_per_anima: int = 50
 
     # --- embeddings ----------------------------------------------------------------------
-    embedder: str = Field(default="hash", description="'hash' (built-in, offline) or 'openai'.")
+    embedder: str = Field(
+        default="wordllama",
+        description="'wordllama' (offline, default), 'minilm' (offline, extra [minilm]), 'hash' or 'openai'.",
+    )
     embedding_model: str = "text-embedding-3-small"
     embedding_base_url: str | None = None
     embedding_api_key: str | None = None
+    # --- semantic recall (issue 10): local embedders and re-embedding ---------------------
+    minilm_tokenizer: Path | None = Field(
+        default=None, description="MiniLM's tokenizer.json; unset = <data_dir>/models/minilm/tokenizer.json."
+    )
+    embedder_threads: int = Field(default=1, ge=1, description="Threads of a local ONNX embedder (MiniLM).")
+    reembed_batch: int = Field(default=256, ge=1, description="Rows re-embedded and committed per batch.")
 
     # --- LLM (dreamer) -------------------------------------------------------------------
     llm_base_url: str | None = Field(default=None, description="OpenAI-compatible base URL; unset = offline engine.")

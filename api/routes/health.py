@@ -19,6 +19,15 @@ from api.unavailable import RETRY_AFTER_SECONDS
 from elephantasm.db.models import Org
 from elephantasm.domain.keys import KeyScope
 from elephantasm.runtime import Runtime
+from elephantasm.services.reembed import reembed_pending
+
+
+async def _embeddings(runtime: Runtime) -> dict:
+    """The server's embedding space, and whether stored vectors of another space await ``reembed``
+    (until then their relevance is full-text only)."""
+    pending = await reembed_pending(runtime)
+    return {"space": runtime.embedder.space.label(), "reembed_pending": pending,
+            "relevance": "full-text only for vectors of other spaces" if pending else "hybrid"}
 
 ADMIN_ORG = "local"
 """The operator's org (the one ``serve`` bootstraps): the counters describe every tenant, so only an
@@ -53,8 +62,9 @@ async def health(request: Request, state: State, runtime: NamedDependency[Runtim
             body["error"] = f"{type(exc).__name__}: {exc}"
         return Response(body, status_code=503, headers=headers)
     db_ms = round((time.perf_counter() - started) * 1000, 3)
-    # pid: which worker answered (serve --workers N); no tenant data.
-    body = {"status": "ok", "database": "ok", "database_ms": db_ms, "pid": os.getpid()}
+    # pid: which worker answered (serve --workers N); embeddings: whether re-embedding is pending. No tenant data.
+    body = {"status": "ok", "database": "ok", "database_ms": db_ms, "pid": os.getpid(),
+            "embeddings": await _embeddings(runtime)}
     if await _is_admin(request, state, runtime):
         body["pack_cache"] = runtime.packs.health()
     return Response(body, status_code=200)

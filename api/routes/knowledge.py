@@ -76,7 +76,8 @@ class KnowledgeController(Controller):
         (vector,) = await runtime.embedder.embed([data.query])
         async with runtime.read_session() as session:
             hits = await svc.search_knowledge(
-                session, caller.org_id, data.anima_id, vector, data.limit, data.include_superseded, data.min_similarity
+                session, caller.org_id, data.anima_id, vector, data.limit, data.include_superseded, data.min_similarity,
+                runtime.embedder.space.label(),
             )
             prov = await svc.knowledge_provenance(session, caller.org_id, [row.id for row, _ in hits])
         return [KnowledgeRead.of(row, prov[row.id], sim) for row, sim in hits]

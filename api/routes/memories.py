@@ -12,6 +12,7 @@ from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_e
 from api.guards import check_json
 from api.scopes import READ_ONLY
 from elephantasm.domain.enums import MemoryState
+from elephantasm.domain.lean import lean_text
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.events import EventRead
 from elephantasm.schemas.memories import MemoryRead, MemorySearch, MemoryUpdate
@@ -60,9 +61,10 @@ class MemoryController(Controller):
         mid = parse_uuid("memory_id", memory_id)
         check_json(data, runtime)
         changes = {k: v for k, v in data.model_dump(exclude_unset=True).items() if v is not None or k not in _NOT_NULL}
-        vector = (await runtime.embedder.embed([changes["summary"]]))[0] if "summary" in changes else None
+        vector = (await runtime.embedder.embed([lean_text(changes["summary"])]))[0] if "summary" in changes else None
         async with runtime.unit_of_work() as session:
-            row = await svc.update_memory(session, caller.org_id, mid, changes, vector, runtime.clock())
+            row = await svc.update_memory(session, caller.org_id, mid, changes, vector, runtime.clock(),
+                                          runtime.embedder.space.label())
             links = await svc.provenance(session, caller.org_id, [row.id])
         return MemoryRead.of(row, links[row.id])
 
@@ -87,7 +89,8 @@ class MemoryController(Controller):
         (vector,) = await runtime.embedder.embed([data.query])
         async with runtime.read_session() as session:
             hits = await svc.search_memories(
-                session, caller.org_id, data.anima_id, vector, data.limit, data.include_archived, data.min_similarity
+                session, caller.org_id, data.anima_id, vector, data.limit, data.include_archived, data.min_similarity,
+                runtime.embedder.space.label(),
             )
             links = await svc.provenance(session, caller.org_id, [row.id for row, _ in hits])
         return [MemoryRead.of(row, links[row.id], sim) for row, sim in hits]

@@ -32,7 +32,8 @@ from sqlmodel import Field, SQLModel
 from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
 
 EMBEDDING_DIM = 384
-"""Width of every embedding column. Embedders must produce exactly this many dimensions."""
+"""Width of every embedding column, the maximum model dimension: embedders hand out exactly this
+many floats (a smaller model is zero-padded, which changes no cosine; migration 0005)."""
 
 
 def _uuid_pk() -> Any:
@@ -73,6 +74,16 @@ def _vector() -> Any:
     # Half precision: half the bytes of a float4 vector in the heap and in the HNSW index, with no
     # measurable loss for cosine ranking of L2-normalised 384-d embeddings (storage benchmark).
     return Field(default=None, sa_column=Column(HALFVEC(EMBEDDING_DIM), nullable=True))
+
+
+def _space() -> Any:
+    # The embedder (``EmbeddingSpace.label()``) that made ``embedding``; vectors of different
+    # spaces are never compared (migration 0005). NULL: made before 0005, by an unknown embedder.
+    return Field(default=None, sa_column=Column(String(200), nullable=True))
+
+
+def _space_index(table: str) -> Index:
+    return Index(f"ix_{table}_embedding_space", "embedding_space", postgresql_where=text("embedding IS NOT NULL"))
 
 
 def _hnsw(name: str, column: str = "embedding") -> Index:
@@ -241,6 +252,7 @@ class Memory(SQLModel, table=True):
     merged_into: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
     meta: dict[str, Any] = _jsonb()
     embedding: Any = _vector()
+    embedding_space: str | None = _space()
     fts: Any = _fts("to_tsvector('english', summary || ' ' || coalesce(content, ''))")
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
@@ -252,6 +264,7 @@ class Memory(SQLModel, table=True):
         Index("ix_memories_anima_session", "anima_id", "session_id"),
         Index("ix_memories_fts", "fts", postgresql_using="gin"),
         _hnsw("ix_memories_embedding_hnsw"),
+        _space_index("memories"),
         *_pack_candidate_indexes(
             "memories",
             "coalesce(time_end, time_start)",
@@ -303,6 +316,7 @@ class Knowledge(SQLModel, table=True):
     superseded_by: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
     meta: dict[str, Any] = _jsonb()
     embedding: Any = _vector()
+    embedding_space: str | None = _space()
     fts: Any = _fts("to_tsvector('english', coalesce(topic, '') || ' ' || content)")
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
@@ -314,6 +328,7 @@ class Knowledge(SQLModel, table=True):
         Index("ix_knowledge_anima_hash", "anima_id", "content_hash"),
         Index("ix_knowledge_fts", "fts", postgresql_using="gin"),
         _hnsw("ix_knowledge_embedding_hnsw"),
+        _space_index("knowledge"),
         *_pack_candidate_indexes(
             "knowledge",
             "coalesce(valid_from, created_at)",

@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from elephantasm.domain.presets import PackConfig
 
 # Bump whenever rendering or packing changes output for the same inputs, so old snapshots miss.
-PACK_FORMAT_VERSION = 1
+PACK_FORMAT_VERSION = 2
 
 _WS = re.compile(r"\s+")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -89,6 +89,11 @@ class PackConfig(_Frozen):
     min_score: float = Field(default=0.0, ge=0, le=1)
     session_gap_minutes: int = Field(default=30, gt=0, description="Silence that ends a session.")
     session_window_hours: float = Field(default=24.0, gt=0, description="How far back a session may reach.")
+    relevance_fusion: Literal["minmax", "rrf"] = Field(
+        default="minmax",
+        description="How cosine and full-text rank combine into relevance: weighted min-max within the "
+        "compile (default, measured best) or reciprocal rank fusion (domain.fusion).",
+    )
 
     @property
     def recency_half_life_seconds(self) -> float:
@@ -163,6 +168,36 @@ def budget_limits(config: PackConfig, max_tokens: int) -> LayerLimits:
 
     return LayerLimits(knowledge=grow(limits.knowledge), long_term=grow(limits.long_term),
                        session=grow(limits.session), recent_turns=limits.recent_turns)
+
+
+# With a query, the current session's reserved share shrinks below this budget (in proportion to
+# it) and goes to long-term memories and knowledge: recent chatter unrelated to the question must
+# not hold a third of a small pack. Session items still compete for the rest on their scores.
+SESSION_SHARE_FULL_TOKENS = 2000
+
+
+def budget_shares(config: PackConfig, max_tokens: int, has_query: bool) -> dict[Layer, float]:
+    """The layer shares a compile of ``max_tokens`` uses under ``config`` (unnormalised).
+
+    Without a query, or with shares given explicitly (differing from the preset's), the config's
+    shares as they are. With a query and a preset's shares, the session share is scaled by
+    ``max_tokens / SESSION_SHARE_FULL_TOKENS`` (at most 1) and the rest moves to long-term
+    memories and knowledge in proportion to their shares. Pure.
+    """
+    shares = config.shares.as_mapping()
+    preset = PRESETS.get(config.preset_name)
+    if not has_query or preset is None or config.shares != preset.shares:
+        return shares
+    keep = min(1.0, max(0, max_tokens) / SESSION_SHARE_FULL_TOKENS)
+    freed = shares[Layer.SESSION] * (1.0 - keep)
+    evidence = shares[Layer.LONG_TERM] + shares[Layer.KNOWLEDGE]
+    if freed <= 0 or evidence <= 0:
+        return shares
+    out = dict(shares)
+    out[Layer.SESSION] = shares[Layer.SESSION] * keep
+    for layer in (Layer.LONG_TERM, Layer.KNOWLEDGE):
+        out[layer] = shares[layer] + freed * shares[layer] / evidence
+    return out
 
 
 def get_preset(name: str | None) -> PackConfig:

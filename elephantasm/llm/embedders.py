@@ -1,7 +1,9 @@
 """Text embedders: the built-in offline :class:`HashEmbedder`, an OpenAI-compatible one, and an LRU.
 
 Every embedder returns L2-normalised vectors of exactly ``dim`` floats, so cosine similarity is
-a dot product and pgvector's cosine distance behaves the same for all of them.
+a dot product and pgvector's cosine distance behaves the same for all of them. Each names the
+:class:`EmbeddingSpace` its vectors live in: vectors of two spaces are never compared. The local
+models (WordLlama, MiniLM) are in :mod:`elephantasm.llm.local_embedders`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import math
 import re
 import unicodedata
 from collections import Counter, OrderedDict
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -27,12 +30,30 @@ class EmbeddingError(RuntimeError):
     """An embedding backend returned something unusable (wrong width, count, or values)."""
 
 
-@runtime_checkable
-class Embedder(Protocol):
-    """Anything that turns texts into unit vectors of width ``dim``."""
+@dataclass(frozen=True, slots=True)
+class EmbeddingSpace:
+    """What made a vector: model name, its own dimension and version. Two spaces never mix."""
 
     name: str
     dim: int
+    version: str
+
+    def label(self) -> str:
+        """``name/dim/version`` for logs, health and the CLI."""
+        return f"{self.name}/{self.dim}/{self.version}"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Anything that turns texts into unit vectors of width ``dim``, all in one ``space``.
+
+    ``dim`` is the width handed out (the storage width); a model with fewer dimensions pads
+    with zeros, which changes no cosine. ``space.dim`` is the model's own width.
+    """
+
+    name: str
+    dim: int
+    space: EmbeddingSpace
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """One unit vector per text, in input order."""
@@ -106,7 +127,7 @@ def _weight(feature: str) -> float:
 
 
 class HashEmbedder:
-    """Deterministic, download-free embedder (the default).
+    """Deterministic, download-free embedder (fast; for tests and as an explicit choice).
 
     Signed feature hashing of stemmed word unigrams and bigrams plus character 3/4-grams of
     each lower-cased word, sublinear tf (1 + ln tf), L2-normalised. Texts sharing words score a
@@ -118,6 +139,7 @@ class HashEmbedder:
             raise ValueError("dim must be > 0")
         self.dim = dim
         self.name = f"hash-v1:{dim}"
+        self.space = EmbeddingSpace("hash-v1", dim, "1")
 
     def embed_one(self, text: str) -> list[float]:
         """Embed a single text synchronously."""
@@ -151,6 +173,7 @@ class OpenAIEmbedder:
         self.model = model
         self.dim = dim
         self.name = f"openai:{model}:{dim}"
+        self.space = EmbeddingSpace(f"openai:{model}", dim, "1")
 
     async def _embed_batch(self, batch: list[str]) -> list[list[float]]:
         # The API rejects empty strings; a single space embeds to "nothing" just as well.
@@ -189,6 +212,8 @@ class CachedEmbedder:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
+        # An embedder written before spaces existed is its own space, named after it.
+        self.space = getattr(inner, "space", None) or EmbeddingSpace(inner.name, inner.dim, "unversioned")
         self.max_entries = max_entries
         self._cache: OrderedDict[str, tuple[float, ...]] = OrderedDict()
         self.hits = 0

@@ -11,7 +11,10 @@ from elephantasm.domain.dreaming import DistillEngine, OfflineEngine
 from elephantasm.llm.client import build_client
 from elephantasm.llm.embedders import CachedEmbedder, Embedder, HashEmbedder, OpenAIEmbedder
 from elephantasm.observability.metrics import InstrumentedEmbedder
+from elephantasm.llm.local_embedders import MiniLMEmbedder, WordLlamaEmbedder, minilm_tokenizer_path
 from elephantasm.settings import Settings
+
+EMBEDDERS = ("wordllama", "minilm", "hash", "openai")
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -25,8 +28,13 @@ def build_embedder(settings: Settings) -> Embedder:
         inner: Embedder = OpenAIEmbedder(client, settings.embedding_model, EMBEDDING_DIM)
     elif settings.embedder == "hash":
         inner = HashEmbedder(EMBEDDING_DIM)
+    elif settings.embedder == "wordllama":
+        inner = WordLlamaEmbedder(EMBEDDING_DIM)
+    elif settings.embedder == "minilm":
+        tokenizer = minilm_tokenizer_path(settings.minilm_tokenizer, settings.data_dir)
+        inner = MiniLMEmbedder(tokenizer, settings.embedder_threads, EMBEDDING_DIM)
     else:
-        raise ValueError(f"ELEPHANTASM_EMBEDDER must be 'hash' or 'openai', not {settings.embedder!r}")
+        raise ValueError(f"ELEPHANTASM_EMBEDDER must be one of {', '.join(EMBEDDERS)}, not {settings.embedder!r}")
     return CachedEmbedder(InstrumentedEmbedder(inner), max_entries=4096)
 
 

@@ -111,6 +111,7 @@ class InstrumentedEmbedder:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
+        self.space = getattr(inner, "space", None)  # the embedding space stays the wrapped backend's
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """Embed through the wrapped backend, timing the call."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -173,6 +173,9 @@ class PackCompileRequest(StrictModel):
     include_long_term: bool | None = None
     include_session: bool | None = None
     include_temporal: bool | None = None
+    relevance_fusion: Literal["minmax", "rrf"] | None = Field(
+        default=None, description="'minmax' (default: weighted min-max) or 'rrf' (reciprocal rank fusion)."
+    )
 
     def config_overrides(self) -> dict[str, Any]:
         """The PackConfig fields this body sets (nested partial overrides merge field by field)."""

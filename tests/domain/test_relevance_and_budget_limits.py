@@ -19,9 +19,19 @@ def test_narrow_cosine_band_is_spread_over_zero_to_one() -> None:
     assert out[0] < out[2] < out[1]
 
 
-def test_lexical_match_counts_as_much_as_cosine() -> None:
-    out = contextual_relevance([(0.30, 0.2), (0.34, 0.0), (0.20, 0.0)])
+def test_lexical_match_still_counts_beside_cosine() -> None:
+    # The cosine weighs most, but a text match lifts a candidate over a slightly closer vector...
+    out = contextual_relevance([(0.33, 0.2), (0.34, 0.0), (0.20, 0.0)])
     assert out[0] > out[1] > out[2]
+    # ...and not over a clearly closer one.
+    out = contextual_relevance([(0.22, 0.2), (0.34, 0.0), (0.20, 0.0)])
+    assert out[1] > out[0] > out[2]
+
+
+def test_near_equal_candidates_are_not_stretched_apart() -> None:
+    # Three texts all about the query, cosines within 0.03: none is pushed to 0.
+    out = contextual_relevance([(0.766, 0.1), (0.744, 0.1), (0.738, 0.12)])
+    assert min(out) > 0.7 and out[0] == max(out[:2])
 
 
 def test_no_discrimination_falls_back_to_fusion() -> None:

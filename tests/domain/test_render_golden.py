@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from elephantasm.domain.fingerprint import PACK_FORMAT_VERSION
+from elephantasm.domain.lean import IdentityText, identity_lines, lean_text
 from elephantasm.domain.packing import pack
 from elephantasm.domain.presets import get_preset
 from elephantasm.domain.render import Layer, PackItem, render_pack
@@ -19,16 +20,20 @@ from elephantasm.tokens import TokenCounter
 
 GOLDEN = Path(__file__).parent / "golden" / "pack_render.txt"
 AS_OF = datetime(2025, 3, 10, 12, 0, tzinfo=UTC)
+IDENTITY = IdentityText(
+    "Ada", "research assistant for a small lab", "INTJ", "warm, concise,\n  and direct",
+    prose="I tend to write short messages in a warm tone. Our conversations often touch on budgets.",
+)
 
 
 def fixed_candidates() -> dict[Layer, list[PackItem]]:
     """A small but complete pack: every layer, labels, times, ties and multi-line text."""
     when = temporal_context(datetime(2025, 3, 7, 9, 30, tzinfo=UTC), AS_OF)
     return {
+        # Identity as a compile renders it: at most three short lines, never the stored internals.
         Layer.IDENTITY: [
-            PackItem("identity:name", "Name: Ada", score=1.0),
-            PackItem("identity:style", "Communication style: warm, concise,\n  and direct", score=0.9),
-            PackItem("identity:personality", "Personality: INTJ", score=0.95),
+            PackItem(f"identity:{key}", line, score=1.0 - 0.05 * i)
+            for i, (key, line) in enumerate(identity_lines(IDENTITY, brief=False))
         ],
         Layer.KNOWLEDGE: [
             PackItem("k-2", "User is allergic to peanuts.", score=0.91, label="FACT"),
@@ -43,7 +48,8 @@ def fixed_candidates() -> dict[Layer, list[PackItem]]:
                 score=0.72,
                 time=datetime(2025, 2, 20, tzinfo=UTC),
             ),
-            PackItem("m-3", "Mentioned a cat named Turing.", score=0.4, time=None),
+            PackItem("m-3", lean_text("User: Mentioned a cat named Turing. Assistant: Interesting, tell me more if you "
+                                      "like. User: It sleeps on the keyboard."), score=0.4, time=None),
         ],
         Layer.SESSION: [
             PackItem(
@@ -53,7 +59,8 @@ def fixed_candidates() -> dict[Layer, list[PackItem]]:
                 time=datetime(2025, 3, 10, 11, 42, tzinfo=UTC),
             ),
             PackItem(
-                "s-2", "assistant: we capped it at 5k EUR.", score=0.8, time=datetime(2025, 3, 10, 11, 43, tzinfo=UTC)
+                "s-2", lean_text("assistant: Got it, I'll remember that. We capped it at 5k EUR."), score=0.8,
+                time=datetime(2025, 3, 10, 11, 43, tzinfo=UTC),
             ),
         ],
         Layer.TEMPORAL: [PackItem("temporal", when.formatted)],

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 from sqlalchemy import insert, select
 
+from elephantasm.domain.lean import lean_text
 from elephantasm.db.models import Identity, Knowledge, KnowledgeMemory, Memory, MemoryEvent
 from elephantasm.runtime import Runtime
 from elephantasm.services.animas import bump_state_version
@@ -37,6 +38,13 @@ async def latest(client: httpx.AsyncClient, tenant: Tenant, anima_id: str, **par
     return r
 
 
+async def compile_json(client: httpx.AsyncClient, tenant: Tenant, body: dict) -> dict:
+    """POST /api/packs/compile (200 expected); returns the pack."""
+    r = await client.post("/api/packs/compile", json=body, headers=tenant.headers)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
 async def add_memory(
     runtime: Runtime,
     tenant: Tenant,
@@ -52,13 +60,14 @@ async def add_memory(
 ) -> uuid.UUID:
     """Insert a memory (with embedding and provenance) and bump the anima's state, as a dream would."""
     anima = uuid.UUID(str(anima_id))
-    (embedding,) = await runtime.embedder.embed([summary])
+    (embedding,) = await runtime.embedder.embed([lean_text(summary)])  # as the dreamer embeds it
     memory_id = uuid.uuid4()
     async with runtime.unit_of_work() as session:
         await session.execute(insert(Memory).values(
             id=memory_id, org_id=tenant.org_id, anima_id=anima, summary=summary, importance=importance,
             confidence=confidence, state=state, session_id=session_id, time_start=time_end, time_end=time_end,
-            embedding=embedding, created_at=time_end, updated_at=time_end,
+            embedding=embedding, embedding_space=runtime.embedder.space.label(), created_at=time_end,
+            updated_at=time_end,
         ))
         for event_id in event_ids:
             await session.execute(insert(MemoryEvent).values(
@@ -86,7 +95,8 @@ async def add_knowledge(
         await session.execute(insert(Knowledge).values(
             id=kid, org_id=tenant.org_id, anima_id=anima, type=type_, topic="test", content=content,
             content_hash=hashlib.sha256(content.encode()).hexdigest(), importance=importance, confidence=0.8,
-            embedding=embedding, valid_to=runtime.clock() if superseded else None,
+            embedding=embedding, embedding_space=runtime.embedder.space.label(),
+            valid_to=runtime.clock() if superseded else None,
         ))
         for mid in memory_ids:
             await session.execute(insert(KnowledgeMemory).values(

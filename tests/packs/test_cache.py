@@ -11,7 +11,7 @@ import httpx
 from sqlalchemy import text
 
 from api.app import create_app
-from elephantasm.domain.fingerprint import cache_key, pack_inputs
+from elephantasm.domain.fingerprint import PACK_FORMAT_VERSION, cache_key, pack_inputs
 from elephantasm.domain.presets import get_preset
 from elephantasm.runtime import Runtime
 from elephantasm.services import packs as svc
@@ -108,10 +108,13 @@ def test_snapshot_key_is_the_domain_cache_key() -> None:
     inputs = pack_key_inputs(req, 7)
     assert inputs == pack_inputs(req.anima_id, 7, req.query, req.config, 1234, "cl100k_base", FROZEN_NOW)
     assert cache_key(req.anima_id, 7, req.query, req.config, 1234, "cl100k_base", FROZEN_NOW) == (
-        f"pack:v1:{snapshot_key(inputs)}"
+        f"pack:v{PACK_FORMAT_VERSION}:{snapshot_key(inputs)}"
     )
     with_session = pack_key_inputs(dataclasses.replace(req, session_id="s1"), 7)
     assert snapshot_key(with_session) != snapshot_key(inputs)
+    # A queried pack depends on which embedder ranked it: another embedding space is another key.
+    spaced = [pack_key_inputs(dataclasses.replace(req, embedding_space=s), 7) for s in ("a/1/1", "b/1/1")]
+    assert len({snapshot_key(inputs), *map(snapshot_key, spaced)}) == 3
 
 
 def test_lru_is_bounded_in_bytes() -> None:

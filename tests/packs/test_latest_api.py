@@ -82,7 +82,7 @@ async def test_every_layer_and_the_wire_shape(
     await add_knowledge(pack_runtime, tenant, panima["id"], "User likes peanuts.", superseded=True)
     await set_identity(pack_runtime, tenant, panima["id"], personality_type="INTJ", communication_style="concise",
                        self={"values": ["care"]}, prose="A careful assistant.")
-    r = await latest(pclient, tenant, panima["id"], query="peanuts")
+    r = await latest(pclient, tenant, panima["id"], query="peanuts", max_tokens=500)
     pack = r.json()
     MemoryPackRead.model_validate(pack)
     content = pack["content"]
@@ -92,13 +92,23 @@ async def test_every_layer_and_the_wire_shape(
     assert content["knowledge"][0]["provenance"] == [event["id"]] and content["knowledge"][0]["type"] == "FACT"
     assert [m["id"] for m in content["long_term_memories"]] == [str(memory)]
     assert content["long_term_memories"][0]["provenance"] == [event["id"]]
-    assert content["temporal_context"]["last_event_at"] and content["temporal_context"]["hours_ago"] == 0.0
+    assert content["temporal_context"] is None  # not about time: no temporal line, so no temporal data either
     assert pack["has_identity"] and pack["knowledge_count"] == 1 and pack["long_term_memory_count"] == 1
     text = pack["context"]
-    order = [text.index(h) for h in ("## Identity", "## Knowledge", "## Long-term memories", "## Current session",
-                                     "## Temporal context")]
-    assert order == sorted(order)  # stable layers first, volatile last
+    # Lean with a query: the identity is its name line (a small pack), no stored internals, and the
+    # temporal line only when the question is about time.
+    assert "- Name: pack-anima\n" in text and "INTJ" not in text and "values" not in text and "{" not in text
+    assert "## Temporal context" not in text
     assert r.headers["etag"] == f'"{pack["fingerprint"]}"'
+    timed_pack = (await latest(pclient, tenant, panima["id"], query="when did I mention peanuts?")).json()
+    temporal = timed_pack["content"]["temporal_context"]
+    assert temporal["last_event_at"] and temporal["hours_ago"] == 0.0
+    timed = timed_pack["context"]
+    order = [timed.index(h) for h in ("## Identity", "## Knowledge", "## Long-term memories", "## Current session",
+                                      "## Temporal context")]
+    assert order == sorted(order)  # stable layers first, volatile last
+    full = (await latest(pclient, tenant, panima["id"])).json()["context"]  # no query: the whole identity
+    assert "- Personality: INTJ\n- Style: concise\n" in full and "## Temporal context" in full
 
 
 @pytest.mark.parametrize("max_tokens", [200, 333, 4000])

@@ -32,7 +32,8 @@ INJECT_SCRIPT = """
 import json, os
 from elephantasm import inject
 
-pack = inject(os.environ["ANIMA_ID"], query="what is the user allergic to?", preset="conversational")
+pack = inject(os.environ["ANIMA_ID"], query="what is the user allergic to, and when was it last mentioned?",
+              preset="conversational")
 out = {
     "prompt": pack.as_prompt(),
     "identity": pack.identity.model_dump(mode="json") if pack.identity else None,
@@ -76,4 +77,5 @@ async def test_published_client_gets_a_pack_with_every_layer(
                for m in out["session"] + out["long_term"])
     assert [m["id"] for m in out["long_term"]] == [str(memory)]
     assert [(k["content"], k["type"]) for k in out["knowledge"]] == [("User is allergic to peanuts.", "FACT")]
+    # The question is about time, so the (lean) pack keeps its temporal line and data.
     assert out["temporal"]["formatted"] and out["temporal"]["hours_ago"] >= 0

@@ -19,16 +19,11 @@ from elephantasm.services.packs import topk
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import add_memory
+from tests.packs.helpers import compile_json as _compile
 
 OLD_RELEVANT = "The user's favourite drink is jasmine green tea."
 RECENT = ["Reviewed the quarterly roadmap.", "Fixed the login bug.", "Booked the Berlin offsite.",
           "Drafted the release notes.", "Planned the team lunch."]
-
-
-async def _compile(client: httpx.AsyncClient, tenant: Tenant, body: dict) -> dict:
-    r = await client.post("/api/packs/compile", json=body, headers=tenant.headers)
-    assert r.status_code == 200, r.text
-    return r.json()
 
 
 async def test_relevance_beats_recency_when_weighted_so(

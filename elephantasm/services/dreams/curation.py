@@ -41,7 +41,7 @@ SELECT n.id AS new_id, c.id AS other_id, c.state, c.sim
 FROM memories n CROSS JOIN LATERAL (
     SELECT m.id, m.state, 1 - (m.embedding <=> n.embedding) AS sim FROM memories m
     WHERE m.anima_id = n.anima_id AND m.id <> n.id AND m.deleted_at IS NULL AND m.merged_into IS NULL
-      AND m.embedding IS NOT NULL
+      AND m.embedding IS NOT NULL AND m.embedding_space = n.embedding_space
     ORDER BY m.embedding <=> n.embedding LIMIT :k
 ) c
 WHERE n.id = ANY(:ids) AND n.embedding IS NOT NULL AND n.merged_into IS NULL AND c.sim >= :min_sim

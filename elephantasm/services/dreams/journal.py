@@ -40,6 +40,8 @@ class WriteContext:
     anima_id: uuid.UUID
     run_id: uuid.UUID
     now: datetime
+    space: str | None = None
+    """Label of the embedding space the step's vectors live in (``EmbeddingSpace.label()``)."""
 
     def action(self, action: str, target_type: str, target_id: uuid.UUID | None,
                before: dict[str, Any] | None = None, after: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -72,7 +74,7 @@ async def journaled_write(runtime: Runtime, run: DreamRun, stats: RunStats) -> A
     async with runtime.unit_of_work() as session:
         await lock_anima(session, run.anima_id)
         await hold_lease(session, run.id)
-        ctx = WriteContext(run.org_id, run.anima_id, run.id, runtime.clock())
+        ctx = WriteContext(run.org_id, run.anima_id, run.id, runtime.clock(), runtime.embedder.space.label())
         step = JournaledWrite(session, ctx, copy.deepcopy(stats))
         yield step
         if step.actions:

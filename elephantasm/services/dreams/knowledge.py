@@ -42,6 +42,7 @@ WITH d AS (SELECT ord, CAST(v AS halfvec) AS v FROM unnest(CAST(:vecs AS text[])
 cur AS MATERIALIZED (
     SELECT id, embedding FROM knowledge
     WHERE anima_id = :anima AND valid_to IS NULL AND deleted_at IS NULL AND embedding IS NOT NULL
+      AND embedding_space = :space
 )
 SELECT * FROM (
     SELECT DISTINCT ON (d.ord) 'existing' AS kind, d.ord AS a, k.id AS target, NULL::bigint AS b,
@@ -106,9 +107,11 @@ async def _load_current(session: AsyncSession, anima_id: uuid.UUID, hashes: list
 
 
 async def _similar(session: AsyncSession, anima_id: uuid.UUID, vectors: Sequence[Sequence[float]],
-                   threshold: float) -> tuple[dict[int, uuid.UUID], dict[int, list[int]]]:
-    """Per draft index: the nearest current item at/above threshold, and similar drafts of the batch."""
-    params = {"vecs": [vector_literal(v) for v in vectors], "anima": anima_id, "threshold": threshold}
+                   threshold: float, space: str | None) -> tuple[dict[int, uuid.UUID], dict[int, list[int]]]:
+    """Per draft index: the nearest current item at/above threshold (same embedding space only),
+    and similar drafts of the batch."""
+    params = {"vecs": [vector_literal(v) for v in vectors], "anima": anima_id, "threshold": threshold,
+              "space": space}
     rows = (await session.execute(_SIMILARITY_SQL, params)).all()
     nearest: dict[int, uuid.UUID] = {}
     pairs: dict[int, list[int]] = {}
@@ -191,6 +194,7 @@ class _Placer:
             "valid_to": superseded_by.valid_from if superseded_by else None,
             "superseded_by": superseded_by.id if superseded_by else None,
             "meta": {"value": draft.value, "run_id": str(ctx.run_id)}, "embedding": list(vector),
+            "embedding_space": ctx.space,
             "created_at": ctx.now, "updated_at": ctx.now,
         }
         item = _Item(row["id"], draft.subject_key, value, vf, draft.confidence, row, set(links))
@@ -254,7 +258,7 @@ async def write_knowledge(
         return KnowledgeOutcome()
     hashes = [content_hash(d.content) for d in drafts]
     subjects = sorted({d.subject_key for d in drafts if d.subject_key})
-    nearest, pairs = await _similar(session, ctx.anima_id, vectors, threshold)
+    nearest, pairs = await _similar(session, ctx.anima_id, vectors, threshold, ctx.space)
     current = await _load_current(session, ctx.anima_id, hashes, subjects, sorted(set(nearest.values())))
     placer = _Placer(ctx, current, actions)
 

@@ -83,9 +83,10 @@ async def memory_events(session: AsyncSession, org_id: uuid.UUID, memory_id: uui
 
 async def update_memory(
     session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID, changes: dict[str, Any],
-    embedding: Sequence[float] | None, now: datetime,
+    embedding: Sequence[float] | None, now: datetime, space: str | None = None,
 ) -> Any:
-    """Apply the given fields (a new summary comes with its new embedding); bumps ``state_version``."""
+    """Apply the given fields (a new summary comes with its new embedding, made in ``space``);
+    bumps ``state_version``."""
     current = await get_memory(session, org_id, memory_id)
     if not changes:
         return current
@@ -94,6 +95,7 @@ async def update_memory(
         values["meta"] = {}
     if embedding is not None:
         values["embedding"] = list(embedding)
+        values["embedding_space"] = space
     if "state" in values and values["state"] != current.state:
         meta = dict(values.get("meta", current.meta) or {})
         meta["state_since"] = now.isoformat()
@@ -105,15 +107,18 @@ async def update_memory(
 
 async def search_memories(
     session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, vector: Sequence[float], limit: int,
-    include_archived: bool = False, min_similarity: float | None = None,
+    include_archived: bool = False, min_similarity: float | None = None, space: str | None = None,
 ) -> list[tuple[Any, float]]:
-    """Nearest memories of one anima by cosine similarity of their summary embeddings, best first."""
+    """Nearest memories of one anima by cosine similarity of their summary embeddings, best first.
+
+    Only vectors of ``space`` (the query vector's) are compared; others are not candidates."""
     await check_anima(session, org_id, anima_id)
     await enable_filtered_vector_scan(session)
     distance = _M.c.embedding.cosine_distance(list(vector))
     stmt = (
         select(*_COLS, (1 - distance).label("similarity"))
-        .where(*visible(_M, org_id), _M.c.anima_id == anima_id, _M.c.embedding.is_not(None))
+        .where(*visible(_M, org_id), _M.c.anima_id == anima_id, _M.c.embedding.is_not(None),
+               _M.c.embedding_space == space)
         .order_by(distance, _M.c.id)
         .limit(limit)
     )

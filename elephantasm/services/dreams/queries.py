@@ -106,15 +106,18 @@ async def knowledge_provenance(
 
 async def search_knowledge(
     session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, vector: Sequence[float], limit: int,
-    include_superseded: bool = False, min_similarity: float | None = None,
+    include_superseded: bool = False, min_similarity: float | None = None, space: str | None = None,
 ) -> list[tuple[Any, float]]:
-    """Nearest knowledge of one anima by cosine similarity, best first (current items by default)."""
+    """Nearest knowledge of one anima by cosine similarity, best first (current items by default).
+
+    Only vectors of ``space`` (the query vector's) are compared."""
     await check_anima(session, org_id, anima_id)
     await enable_filtered_vector_scan(session)
     distance = _K.c.embedding.cosine_distance(list(vector))
     stmt = (
         select(*_K_COLS, (1 - distance).label("similarity"))
-        .where(*visible(_K, org_id), _K.c.anima_id == anima_id, _K.c.embedding.is_not(None))
+        .where(*visible(_K, org_id), _K.c.anima_id == anima_id, _K.c.embedding.is_not(None),
+               _K.c.embedding_space == space)
         .order_by(distance, _K.c.id).limit(limit)
     )
     if not include_superseded:

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Event, Memory, MemoryEvent
 from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput, group_events, memory_from_group
+from elephantasm.domain.lean import lean_text
 from elephantasm.llm.embedders import Embedder
 from elephantasm.services.dreams.identity import apply_identity_draft
 from elephantasm.services.dreams.knowledge import write_knowledge
@@ -67,8 +68,9 @@ def ensure_coverage(inputs: Sequence[EventInput], result: DistillResult) -> tupl
 
 
 async def embed_result(embedder: Embedder, result: DistillResult) -> tuple[list[list[float]], list[list[float]]]:
-    """Vectors for memory summaries and knowledge contents, in one embedder call."""
-    texts = [m.summary for m in result.memories] + [k.content for k in result.knowledge]
+    """Vectors for memory summaries (without filler, as packs render them) and knowledge contents,
+    in one embedder call."""
+    texts = [lean_text(m.summary) for m in result.memories] + [k.content for k in result.knowledge]
     vectors = await embedder.embed(texts) if texts else []
     return vectors[: len(result.memories)], vectors[len(result.memories):]
 
@@ -81,7 +83,7 @@ def _memory_rows(ctx: WriteContext, result: DistillResult, vectors: Sequence[Seq
             "content": draft.content, "importance": draft.importance, "confidence": draft.confidence,
             "state": "active", "session_id": draft.session_id, "time_start": draft.time_start,
             "time_end": draft.time_end, "meta": {**dict(draft.meta), "run_id": str(ctx.run_id)},
-            "embedding": list(vector), "created_at": ctx.now, "updated_at": ctx.now,
+            "embedding": list(vector), "embedding_space": ctx.space, "created_at": ctx.now, "updated_at": ctx.now,
         })
     return rows
 

@@ -57,6 +57,7 @@ class Scope:
     query_vector: str | None  # pgvector text literal of the query embedding
     weights: ScoringWeights
     config: PackConfig
+    space: str | None = None  # embedding space of query_vector: only stored vectors of it are compared
 
     @property
     def has_query(self) -> bool:
@@ -75,6 +76,7 @@ class Scope:
         if self.has_query:
             p["q"] = self.query
             p["qv"] = self.query_vector
+            p["space"] = self.space
         return p | extra
 
 

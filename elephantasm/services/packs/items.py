@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from elephantasm.domain.lean import IdentityText, identity_lines, lean_text
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.render import Layer, PackItem
 from elephantasm.domain.scoring import ScoredCandidate, ScoringWeights, fuse_relevance, score_candidate
@@ -26,7 +26,7 @@ class Scorer:
     weights: ScoringWeights
     has_query: bool
     as_of: datetime
-    # Relevance per (kind, id), normalised within this compile's candidates (contextual_relevance).
+    # Relevance per (kind, id), fused within this compile's candidates (PackConfig.relevance_fusion).
     relevances: Mapping[tuple[str, uuid.UUID], float | None] | None = None
 
     def relevance(self, c: Candidate) -> float | None:
@@ -52,8 +52,10 @@ class Scorer:
     def item(self, c: Candidate) -> PackItem:
         """A pack item carrying ``(candidate, scored)`` as its ``ref``."""
         scored = self.score(c)
+        # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
+        text = c.text if c.kind == "knowledge" else lean_text(c.text)
         return PackItem(
-            id=str(c.id), text=c.text, score=scored.score, time=c.happened_at,
+            id=str(c.id), text=text, score=scored.score, time=c.happened_at,
             provenance=tuple(str(p) for p in c.provenance), label=c.label, ref=(c, scored),
         )
 
@@ -127,23 +129,13 @@ class IdentityData:
                 "self_reflection": self.self_reflection or None, "prose": self.prose}
 
 
-def _self_text(data: dict[str, Any]) -> str:
-    parts = [f"{k}: {v if isinstance(v, str) else json.dumps(v, sort_keys=True, ensure_ascii=False)}"
-             for k, v in sorted(data.items())]
-    return "; ".join(parts)
-
-
-def identity_items(identity: IdentityData) -> list[PackItem]:
-    """Identity lines; scores only order them (name first, then the richer descriptions)."""
-    lines = [
-        ("name", f"Name: {identity.name}", 1.0),
-        ("description", f"Description: {identity.description}" if identity.description else "", 0.97),
-        ("personality", f"Personality: {identity.personality_type}" if identity.personality_type else "", 0.95),
-        ("style", f"Communication style: {identity.communication_style}" if identity.communication_style else "", 0.9),
-        ("prose", identity.prose or "", 0.85),
-        ("self", f"Self-reflection: {_self_text(identity.self_reflection)}" if identity.self_reflection else "", 0.8),
-    ]
-    return [PackItem(f"identity:{key}", text, score=score) for key, text, score in lines if text.strip()]
+def identity_items(identity: IdentityData, *, brief: bool = False) -> list[PackItem]:
+    """At most three short identity lines (:func:`~elephantasm.domain.lean.identity_lines`);
+    scores only order them: name, personality, style."""
+    fields = IdentityText(identity.name, identity.description, identity.personality_type,
+                          identity.communication_style, identity.prose)
+    lines = identity_lines(fields, brief=brief)
+    return [PackItem(f"identity:{key}", text, score=1.0 - 0.05 * i) for i, (key, text) in enumerate(lines)]
 
 
 def temporal_item(context: TemporalContext) -> PackItem:

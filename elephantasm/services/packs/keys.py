@@ -24,6 +24,8 @@ class PackRequest:
     encoding: str
     as_of: datetime
     session_id: str | None = None
+    embedding_space: str | None = None
+    """The server's embedding space: a queried pack depends on which embedder ranked it."""
 
 
 @lru_cache(maxsize=256)
@@ -50,6 +52,8 @@ def pack_key_inputs(req: PackRequest, state_version: int) -> dict[str, Any]:
     }
     if req.session_id is not None:
         inputs["session_id"] = req.session_id
+    if req.embedding_space is not None and req.query is not None:
+        inputs["embedding_space"] = req.embedding_space
     return inputs
 
 

@@ -109,6 +109,7 @@ def build_request(
         encoding=validate_encoding(encoding or settings.default_encoding),
         as_of=quantise(as_of or runtime.clock(), settings.as_of_bucket_seconds),
         session_id=session_id or None,
+        embedding_space=runtime.embedder.space.label(),
     )
 
 

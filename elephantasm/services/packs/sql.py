@@ -50,14 +50,17 @@ def factor_score(importance: str, confidence: str, happened_at: str, touched_at:
     )
 
 
-# Query lexemes (english stemming, stop words dropped; at most 8 of them). ``q_any`` OR-s them:
+# Query lexemes (english stemming, stop words dropped; at most 8 of them). The speaker labels the
+# dreamer writes into every memory ("User: …", "Assistant: …") are dropped too: matching them says
+# nothing, yet it made full-text rank follow text length for every question about "the user".
+# ``q_any`` OR-s them:
 # it ranks every candidate, so one matching more terms ranks higher. ``q_arm`` retrieves the
 # full-text arm: with three or more lexemes a row must match at least two of them, which keeps
 # a common word from dragging thousands of rows into ranking; with one or two, it is ``q_any``.
 # Both are NULL when no lexeme survives (a query of stop words), which matches nothing.
 TSQUERY_CTE = """lex AS (
     SELECT l, i FROM unnest(tsvector_to_array(to_tsvector('english', CAST(:q AS text)))) WITH ORDINALITY AS t(l, i)
-    WHERE i <= 8
+    WHERE i <= 8 AND l NOT IN ('user', 'assist')
 ), tsq AS (
     SELECT (SELECT string_agg(quote_literal(l), ' | ') FROM lex)::tsquery AS q_any,
            CASE WHEN (SELECT count(*) FROM lex) < 3 THEN (SELECT string_agg(quote_literal(l), ' | ') FROM lex)
@@ -94,7 +97,10 @@ def match_columns(alias: str, has_query: bool) -> str:
     """``cosine`` and ``fts_rank`` columns (NULL without a query)."""
     if not has_query:
         return "NULL::float8 AS cosine, NULL::float8 AS fts_rank"
-    cosine = "NULL::float8" if alias == "e" else f"1 - ({alias}.embedding <=> {QVEC})"
+    # A vector of another embedding space is never compared: its cosine is unknown (NULL), and
+    # relevance falls back to full text for that row until it is re-embedded.
+    cosine = ("NULL::float8" if alias == "e"
+              else f"CASE WHEN {alias}.embedding_space = :space THEN 1 - ({alias}.embedding <=> {QVEC}) END")
     return (
         f"{cosine} AS cosine, "
         # No text match is a rank of 0 (not missing): relevance then fuses cosine with 0.

@@ -76,6 +76,7 @@ def top_k_union(table: str, a: str, where: str, score: str, columns: str, has_qu
     if has_query and vector:
         ctes.append(
             f"{a}v AS (SELECT {a}.id FROM {table} {a} WHERE {where} AND {a}.embedding IS NOT NULL "
+            f"AND {a}.embedding_space = :space "
             f"ORDER BY {a}.embedding <=> {QVEC} LIMIT :k)"
         )
         arms.append(f"SELECT id FROM {a}v")

@@ -1,0 +1,50 @@
+"""``elephantasm reembed [--anima ID]``: move stored vectors into the configured embedder's space."""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.services.reembed import reembed as reembed_rows
+from elephantasm.settings import Settings
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``reembed`` on the main parser."""
+    p = sub.add_parser(
+        "reembed",
+        help="re-embed vectors made by another embedder (resumable, safe while the server runs)",
+    )
+    p.add_argument("--anima", default=None, help="only this anima (id); default: every anima")
+    p.add_argument("--batch-size", type=int, default=None, help="rows per committed batch")
+    p.set_defaults(func=reembed)
+
+
+async def reembed(args: argparse.Namespace, settings: Settings) -> int:
+    """Re-embed every stale vector; exit 0 when none is left, 1 if some changed meanwhile, 2 on bad input."""
+    anima_id = None
+    if args.anima:
+        try:
+            anima_id = uuid.UUID(args.anima)
+        except ValueError:
+            err_console.print(f"[red]--anima must be an anima id (a UUID), got {args.anima!r}[/red]")
+            return 2
+    if args.batch_size is not None and args.batch_size < 1:
+        err_console.print("[red]--batch-size must be at least 1[/red]")
+        return 2
+    async with cli_runtime(settings) as rt:
+        space = rt.embedder.space.label()
+        columns = (TextColumn(f"re-embedding into {space}"), BarColumn(), MofNCompleteColumn(), TextColumn("rows"),
+                   TimeElapsedColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=console, transient=True) as bar:
+            task = bar.add_task("reembed", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            result = await reembed_rows(rt, anima_id, batch=args.batch_size, progress=progress)
+    console.print(f"re-embedded {result.done:,} vector(s) into {result.space}; {result.remaining:,} still stale")
+    return 0 if result.remaining == 0 else 1
