@@ -63,20 +63,23 @@ async def test_ids_are_uuids_and_lookups_document_404(doc: dict) -> None:
     assert "503" in doc["paths"]["/api/health"]["get"]["responses"]
 
 
-def _enum(schema: dict) -> list:
+def _enum(doc: dict, schema: dict) -> list:
+    """The enum values of a schema, through a ``$ref`` to a component or a ``oneOf`` branch."""
+    if "$ref" in schema:
+        return _enum(doc, doc["components"]["schemas"][schema["$ref"].rsplit("/", 1)[-1]])
     if "enum" in schema:
         return schema["enum"]
-    return next(s["enum"] for s in schema.get("oneOf", []) if "enum" in s)
+    return next(_enum(doc, s) for s in schema.get("oneOf", []) if "enum" in s or "$ref" in s)
 
 
 async def test_enums_are_enums(doc: dict) -> None:
-    assert _enum(_schema(doc, "EventCreate")["properties"]["event_type"]) == list(EVENT_TYPES)
-    assert _enum(_schema(doc, "EventRead")["properties"]["event_type"]) == list(EVENT_TYPES)
-    assert _enum(_schema(doc, "MemoryRead")["properties"]["state"]) == list(MEMORY_STATES)
-    assert _enum(_schema(doc, "KnowledgeRead")["properties"]["type"]) == list(KNOWLEDGE_TYPES)
-    assert _enum(_schema(doc, "DreamRunRead")["properties"]["status"]) == list(DREAM_STATUSES)
-    assert _enum(_schema(doc, "PackCompileRequest")["properties"]["preset"]) == list(PRESET_NAMES)
-    assert _enum(_schema(doc, "PackCompileRequest")["properties"]["encoding"]) == list(SUPPORTED_ENCODINGS)
+    assert _enum(doc, _schema(doc, "EventCreate")["properties"]["event_type"]) == list(EVENT_TYPES)
+    assert _enum(doc, _schema(doc, "EventRead")["properties"]["event_type"]) == list(EVENT_TYPES)
+    assert _enum(doc, _schema(doc, "MemoryRead")["properties"]["state"]) == list(MEMORY_STATES)
+    assert _enum(doc, _schema(doc, "KnowledgeRead")["properties"]["type"]) == list(KNOWLEDGE_TYPES)
+    assert _enum(doc, _schema(doc, "DreamRunRead")["properties"]["status"]) == list(DREAM_STATUSES)
+    assert _enum(doc, _schema(doc, "PackCompileRequest")["properties"]["preset"]) == list(PRESET_NAMES)
+    assert _enum(doc, _schema(doc, "PackCompileRequest")["properties"]["encoding"]) == list(SUPPORTED_ENCODINGS)
     queries = {
         ("/api/animas/{anima_id}/memory-packs/latest", "preset"): PRESET_NAMES,
         ("/api/animas/{anima_id}/memory-packs/latest", "encoding"): SUPPORTED_ENCODINGS,
@@ -85,4 +88,4 @@ async def test_enums_are_enums(doc: dict) -> None:
     }
     for (path, name), values in queries.items():
         (param,) = [p for p in doc["paths"][path]["get"]["parameters"] if p["name"] == name]
-        assert _enum(param["schema"]) == list(values), (path, name, param)
+        assert _enum(doc, param["schema"]) == list(values), (path, name, param)
