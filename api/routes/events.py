@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from litestar import Controller, Response, get, post
+from litestar import Controller, MediaType, Response, get, post
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
@@ -13,9 +13,11 @@ from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_e
 from api.guards import check_instant
 from elephantasm.domain.enums import EventType
 from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError
+from api.event_json import encode_batch
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.events import EventBatchCreate, EventBatchRead, EventCreate, EventRead
 from elephantasm.services import events as svc
+from elephantasm.services.event_copy import copy_events
 from elephantasm.services.event_insert import insert_one
 
 
@@ -42,18 +44,17 @@ class EventController(Controller):
         return Response(EventRead.model_validate(row), status_code=HTTP_201_CREATED if created else HTTP_200_OK)
 
     @post("/batch", status_code=HTTP_201_CREATED)
-    async def extract_batch(self, data: JSONBody[EventBatchCreate], caller: CallerDep, runtime: RuntimeDep) -> EventBatchRead:
+    async def extract_batch(
+        self, data: JSONBody[EventBatchCreate], caller: CallerDep, runtime: RuntimeDep
+    ) -> Response[EventBatchRead]:
         """Record up to ``max_batch_events`` events in one transaction; one bad event writes none."""
         limit = runtime.settings.max_batch_events
         if len(data.events) > limit:
             raise PayloadTooLargeError(f"events: {len(data.events)} events in one batch; the limit is {limit}")
         svc.check_events(data.events, runtime.settings, runtime.clock())
-        async with runtime.unit_of_work() as session:
-            stored = await svc.record_events(session, caller.org_id, data.events, runtime.clock())
-        created = sum(1 for s in stored if s.created)
-        return EventBatchRead(
-            items=[_read(s.event) for s in stored], created=created, deduplicated=len(stored) - created
-        )
+        async with runtime.engine.begin() as conn:  # committed before the response: acknowledged = durable
+            stored = await copy_events(conn, caller.org_id, data.events, runtime.clock())
+        return Response(encode_batch(stored), status_code=HTTP_201_CREATED, media_type=MediaType.JSON)  # type: ignore[arg-type]
 
     @get("/")
     async def list(

@@ -15,6 +15,7 @@ from elephantasm.domain.errors import DomainError
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import events as event_svc
 from elephantasm.services import keys as key_svc
+from elephantasm.services.event_copy import copy_events
 from elephantasm.settings import Settings
 
 
@@ -51,8 +52,9 @@ async def events_import(args: argparse.Namespace, settings: Settings) -> int:
             for start in range(0, len(events), args.batch_size):
                 chunk = events[start : start + args.batch_size]
                 try:
-                    async with rt.unit_of_work() as session:
-                        stored = await event_svc.record_events(session, org.id, chunk, rt.clock())
+                    # The batch path by COPY on a plain connection (no ORM rows built for the result).
+                    async with rt.engine.begin() as conn:
+                        stored = await copy_events(conn, org.id, chunk, rt.clock())
                 except DomainError as exc:
                     err_console.print(f"[red]batch at line {start + 1}: {exc.detail}[/red]")
                     return 1

@@ -7,8 +7,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select, tuple_, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.keyset import Direction, keyset_page
@@ -18,9 +17,8 @@ from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError, Valid
 from elephantasm.domain.inputs import occurred_at_problem
 from elephantasm.schemas.common import check_json_fields
 from elephantasm.schemas.events import EventCreate
+from elephantasm.services.event_copy import copy_events
 from elephantasm.settings import Settings
-
-_EVENTS = Event.__table__
 
 
 @dataclass(frozen=True)
@@ -102,64 +100,14 @@ def event_row(org_id: uuid.UUID, data: EventCreate, now: datetime) -> dict:
 async def record_events(
     session: AsyncSession, org_id: uuid.UUID, events: list[EventCreate], now: datetime
 ) -> list[StoredEvent]:
-    """Insert events (one transaction, the caller commits) and return them in request order.
+    """Insert events in the session's transaction (the caller commits); stored events in request order.
 
-    An event whose ``dedupe_key`` already exists for its anima is not inserted again: the stored
-    one is returned with ``created=False``. Concurrency-safe through the unique index
-    (``ON CONFLICT DO NOTHING``), so N identical concurrent requests leave exactly one row.
-    Animas that received new events get their ``state_version`` bumped in the same transaction.
+    The batch path (:func:`elephantasm.services.event_copy.copy_events`: COPY, dedupe by
+    ``ON CONFLICT DO NOTHING``, ``state_version`` bumped in the same transaction) returning
+    table rows, for callers that work with the ORM.
     """
-    await _check_animas(session, org_id, {e.anima_id for e in events})
-    rows = [event_row(org_id, e, now) for e in events]
-    inserted_ids: set[uuid.UUID] = set()
-    # Chunked so one statement stays well under Postgres's 32k bind-parameter limit.
-    for start in range(0, len(rows), 500):
-        stmt = insert(_EVENTS).on_conflict_do_nothing(index_elements=["anima_id", "dedupe_key"]).returning(_EVENTS.c.id)
-        result = await session.execute(stmt, rows[start : start + 500])
-        inserted_ids.update(result.scalars().all())
-    created_rows = [r for r in rows if r["id"] in inserted_ids]
-    by_key = await _existing_by_dedupe(session, [r for r in rows if r["id"] not in inserted_ids])
-    by_id = await _load(session, inserted_ids)
-    stored = []
-    for r in rows:
-        if r["id"] in inserted_ids:
-            stored.append(StoredEvent(by_id[r["id"]], True))
-        else:
-            stored.append(StoredEvent(by_key[(r["anima_id"], r["dedupe_key"])], False))
-    await _touch_animas(session, created_rows)
-    return stored
-
-
-async def _load(session: AsyncSession, ids: set[uuid.UUID]) -> dict[uuid.UUID, Event]:
-    if not ids:
-        return {}
-    rows = (await session.execute(select(Event).where(Event.id.in_(ids)))).scalars()
-    return {e.id: e for e in rows}
-
-
-async def _existing_by_dedupe(session: AsyncSession, rows: list[dict]) -> dict[tuple, Event]:
-    keys = {(r["anima_id"], r["dedupe_key"]) for r in rows}
-    if not keys:
-        return {}
-    stmt = select(Event).where(tuple_(Event.anima_id, Event.dedupe_key).in_(list(keys)))
-    return {(e.anima_id, e.dedupe_key): e for e in (await session.execute(stmt)).scalars()}
-
-
-async def _touch_animas(session: AsyncSession, created_rows: list[dict]) -> None:
-    latest: dict[uuid.UUID, datetime] = {}
-    for r in created_rows:
-        at = r["occurred_at"]
-        if r["anima_id"] not in latest or at > latest[r["anima_id"]]:
-            latest[r["anima_id"]] = at
-    for anima_id, at in sorted(latest.items()):  # sorted: a fixed lock order avoids deadlocks
-        await session.execute(
-            update(Anima)
-            .where(Anima.id == anima_id)
-            .values(
-                state_version=Anima.state_version + 1,
-                last_event_at=func.greatest(func.coalesce(Anima.last_event_at, at), at),
-            )
-        )
+    stored = await copy_events(await session.connection(), org_id, events, now)
+    return [StoredEvent(Event(**(s.row | {"meta": json.loads(s.row["meta"])})), s.created) for s in stored]
 
 
 async def get_event(session: AsyncSession, org_id: uuid.UUID, event_id: uuid.UUID) -> Event:

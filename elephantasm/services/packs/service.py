@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import text
-
+from elephantasm.db.raw import driver_connection
 from elephantasm.domain.errors import NotFoundError, ValidationError
 from elephantasm.domain.fingerprint import normalise_query
 from elephantasm.domain.presets import resolve_config
@@ -36,14 +35,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_HEAD_SQL = text(
-    "SELECT state_version, last_event_at FROM animas WHERE id = :anima AND org_id = :org AND deleted_at IS NULL"
-)
-_HAS_CONTENT_SQL = text("""
-SELECT EXISTS (SELECT 1 FROM memories WHERE org_id = :org AND anima_id = :anima AND deleted_at IS NULL)
-    OR EXISTS (SELECT 1 FROM knowledge WHERE org_id = :org AND anima_id = :anima AND deleted_at IS NULL)
-    OR EXISTS (SELECT 1 FROM identities WHERE anima_id = :anima)
-""")
+# asyncpg placeholders: these run on the driver connection (see ``elephantasm.db.raw``).
+_HEAD_SQL = "SELECT state_version, last_event_at FROM animas WHERE id = $1 AND org_id = $2 AND deleted_at IS NULL"
+_HAS_CONTENT_SQL = """
+SELECT EXISTS (SELECT 1 FROM memories WHERE org_id = $2 AND anima_id = $1 AND deleted_at IS NULL)
+    OR EXISTS (SELECT 1 FROM knowledge WHERE org_id = $2 AND anima_id = $1 AND deleted_at IS NULL)
+    OR EXISTS (SELECT 1 FROM identities WHERE anima_id = $1)
+"""
 NULL_BODY = b"null"
 
 
@@ -115,14 +113,16 @@ def build_request(
 
 async def _head(runtime: Runtime, req: PackRequest, *, allow_null: bool) -> int | None:
     """The anima's state_version (404 if missing); None when ``allow_null`` and nothing is recorded."""
-    params = {"anima": req.anima_id, "org": req.org_id}
-    async with runtime.engine.connect() as conn:
-        head = (await conn.execute(_HEAD_SQL, params)).one_or_none()
+    # The hit path's one database read: a round trip on the driver, no transaction around it.
+    async with driver_connection(runtime.engine) as conn:
+        head = await conn.fetchrow(_HEAD_SQL, req.anima_id, req.org_id)
         if head is None:
             raise NotFoundError(f"anima {req.anima_id} not found")
-        if allow_null and head.last_event_at is None and not (await conn.execute(_HAS_CONTENT_SQL, params)).scalar():
+        if allow_null and head["last_event_at"] is None and not await conn.fetchval(
+            _HAS_CONTENT_SQL, req.anima_id, req.org_id
+        ):
             return None
-    return head.state_version
+    return head["state_version"]
 
 
 def _recorder(runtime: Runtime, org_id: uuid.UUID, compiled: CompiledPack, entry: CachedPack) -> Followup:

@@ -1,0 +1,33 @@
+"""A pooled connection's asyncpg connection, for hot statements that need no transaction.
+
+Through SQLAlchemy a read on a pooled connection costs three round trips (``BEGIN``, the
+statement, ``ROLLBACK`` at check-in) plus statement building; the pack cache-hit path reads one
+row per request, so it talks to asyncpg directly: one round trip, a statement asyncpg keeps
+prepared per connection. Nothing here opens a transaction, so each statement is its own
+(autocommit) and check-in has nothing to roll back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+
+@asynccontextmanager
+async def driver_connection(engine: AsyncEngine) -> AsyncIterator[Any]:
+    """Yield the asyncpg connection of a pooled connection, outside any transaction.
+
+    A connection the driver reports closed after an error (database restart) is invalidated, so
+    the pool does not hand it out again; SQLAlchemy only learns that from its own statements.
+    """
+    async with engine.connect() as conn:
+        driver = (await conn.get_raw_connection()).driver_connection
+        try:
+            yield driver
+        except BaseException:
+            if driver.is_closed():
+                await conn.invalidate()
+            raise

@@ -1,0 +1,148 @@
+"""Batched extract by COPY: stage the batch in a temp table, then one ``INSERT … SELECT`` dedupes it.
+
+``POST /api/events/batch`` and ``elephantasm events import`` write through here. Per batch, in the
+caller's transaction: lock the batch's animas (sorted, so concurrent batches cannot deadlock; it also
+serialises batches of one anima, whose dedupe keys could otherwise deadlock each other), ``COPY``
+the rows (binary, asyncpg ``copy_records_to_table``) into a per-connection temp table, then one
+statement inserts them in request order with ``ON CONFLICT DO NOTHING`` and bumps each anima's
+``state_version`` once. Only when some rows were duplicates is the stored row looked up. The
+statements are the same for every batch size, so Postgres and asyncpg keep them prepared.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import msgspec
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from elephantasm.domain.errors import NotFoundError
+from elephantasm.schemas.events import EventCreate
+
+# The wire columns of an event in EventRead's order; meta comes back as jsonb text (see wire.py).
+ROW_COLUMNS = (
+    "id, anima_id, event_type, role, author, summary, content, occurred_at, session_id, meta::text AS meta, "
+    "source_uri, dedupe_key, importance_score, created_at, updated_at, distilled_at"
+)
+_STAGED = (
+    "ord", "id", "anima_id", "event_type", "role", "author", "summary", "content", "occurred_at",
+    "session_id", "meta", "source_uri", "dedupe_key", "importance_score",
+)
+
+# Session-lived (one per pooled connection, created on first use); emptied at every commit.
+_STAGING_DDL = text("""
+CREATE TEMP TABLE IF NOT EXISTS event_staging (
+    ord int NOT NULL, id uuid NOT NULL, anima_id uuid NOT NULL, event_type text NOT NULL, role text,
+    author text, summary text, content text NOT NULL, occurred_at timestamptz NOT NULL, session_id text,
+    meta jsonb NOT NULL, source_uri text, dedupe_key text, importance_score float8
+) ON COMMIT DELETE ROWS
+""")
+_CLEAR = text("DELETE FROM event_staging")  # normally empty: a no-op
+
+_LOCK_ANIMAS = text("""
+SELECT id FROM animas WHERE id = ANY(CAST(:ids AS uuid[])) AND org_id = :org AND deleted_at IS NULL
+ORDER BY id FOR NO KEY UPDATE
+""")
+
+_INSERT = text(f"""
+WITH ins AS (
+    INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
+                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, updated_at)
+    SELECT s.id, :org, s.anima_id, s.event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
+           s.session_id, s.meta, s.source_uri, s.dedupe_key, s.importance_score, :now, :now
+    FROM event_staging s ORDER BY s.ord
+    ON CONFLICT (anima_id, dedupe_key) DO NOTHING
+    RETURNING *
+), bump AS (
+    UPDATE animas a SET state_version = a.state_version + 1,
+           last_event_at = greatest(coalesce(a.last_event_at, x.at), x.at)
+    FROM (SELECT anima_id, max(occurred_at) AS at FROM ins GROUP BY anima_id) x
+    WHERE a.id = x.anima_id
+)
+SELECT {ROW_COLUMNS} FROM ins
+""")
+
+# A new statement sees rows committed meanwhile and this batch's own inserts (READ COMMITTED).
+_EXISTING = text(f"""
+SELECT {ROW_COLUMNS} FROM events
+WHERE org_id = :org AND (anima_id, dedupe_key) IN (
+    SELECT * FROM unnest(CAST(:animas AS uuid[]), CAST(:keys AS text[])))
+""")
+
+
+_json = msgspec.json.Encoder().encode  # the jsonb codec of the pool's connections takes JSON text
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRow:
+    """One event of a batch as stored (``meta`` as JSON text), and whether this batch created it."""
+
+    row: dict[str, Any]
+    created: bool
+
+
+def _record(ord_: int, data: EventCreate, now: datetime) -> tuple[Any, ...]:
+    return (
+        ord_, uuid.uuid4(), data.anima_id, data.event_type, data.role, data.author, data.summary, data.content,
+        data.occurred_at or now, data.session_id, _json(data.meta).decode(), data.source_uri,
+        data.dedupe_key, data.importance_score,
+    )
+
+
+async def _lock_animas(conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate]) -> None:
+    wanted = {e.anima_id for e in events}
+    found = set((await conn.execute(_LOCK_ANIMAS, {"ids": list(wanted), "org": org_id})).scalars())
+    missing = sorted(str(a) for a in wanted - found)
+    if missing:
+        raise NotFoundError(f"anima {missing[0]} not found")
+
+
+async def copy_events(
+    conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate], now: datetime
+) -> list[StoredRow]:
+    """Insert a batch inside the caller's transaction; the stored events in request order.
+
+    An event whose ``dedupe_key`` already exists for its anima (or earlier in the batch) is not
+    inserted: the stored one is returned with ``created=False``. A missing or foreign anima is a
+    NotFoundError before anything is written; the caller's rollback undoes everything on error.
+    """
+    if not events:
+        return []
+    await _lock_animas(conn, org_id, events)
+    await conn.execute(_STAGING_DDL)
+    await conn.execute(_CLEAR)  # an earlier batch in the same transaction (it is emptied at commit)
+    driver = (await conn.get_raw_connection()).driver_connection
+    assert driver is not None
+    records = [_record(i, e, now) for i, e in enumerate(events)]
+    await driver.copy_records_to_table("event_staging", records=records, columns=_STAGED)
+    created = {r["id"]: r for r in (await conn.execute(_INSERT, {"org": org_id, "now": now})).mappings()}
+    out: list[StoredRow | None] = [None] * len(records)
+    dupes: list[int] = []
+    for i, rec in enumerate(records):
+        row = created.get(rec[1])
+        if row is not None:
+            out[i] = StoredRow(dict(row), True)
+        else:
+            dupes.append(i)
+    if dupes:
+        await _fill_existing(conn, org_id, events, dupes, out)
+    return out  # type: ignore[return-value]  # every slot is filled or _fill_existing raised
+
+
+async def _fill_existing(
+    conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate], dupes: list[int],
+    out: list[StoredRow | None],
+) -> None:
+    keys = {(events[i].anima_id, events[i].dedupe_key) for i in dupes}
+    params = {"org": org_id, "animas": [a for a, _ in keys], "keys": [k for _, k in keys]}
+    existing = {(r["anima_id"], r["dedupe_key"]): dict(r) for r in (await conn.execute(_EXISTING, params)).mappings()}
+    for i in dupes:
+        row = existing.get((events[i].anima_id, events[i].dedupe_key))
+        if row is None:  # not inserted and not a duplicate: only a vanished anima can do that
+            raise NotFoundError(f"anima {events[i].anima_id} not found")
+        out[i] = StoredRow(row, False)
