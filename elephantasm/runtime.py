@@ -15,6 +15,7 @@ from elephantasm.db.embedded import start_embedded_postgres
 from elephantasm.db.engine import create_engine, create_sessionmaker
 from elephantasm.llm.embedders import Embedder
 from elephantasm.llm.factory import build_embedder
+from elephantasm.local.holder import LocalModels
 from elephantasm.security import load_or_create_secret
 from elephantasm.services.dreams.engines import build_dream_engine
 from elephantasm.services.dreams.tasks import DreamTasks
@@ -48,6 +49,8 @@ class Runtime:
     """Background dream runs of this process (manual triggers, scheduler); cancelled on close."""
     packs: PackState = field(default_factory=PackState)
     """Pack snapshot LRU, cache counters and the recall batcher of this process."""
+    local: LocalModels = field(default_factory=LocalModels)
+    """The local GGUF model (model-level memory), loaded on first use."""
 
     @asynccontextmanager
     async def unit_of_work(self) -> AsyncIterator[AsyncSession]:

@@ -12,6 +12,7 @@ from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
 from elephantasm.schemas.animas import AnimaCreate, AnimaRead, AnimaUpdate
 from elephantasm.schemas.common import Page
 from elephantasm.services import animas as svc
+from elephantasm.services.kv import rows as kv_rows
 
 
 def _read(anima) -> AnimaRead:  # type: ignore[no-untyped-def]
@@ -54,5 +55,8 @@ class AnimaController(Controller):
     @delete("/{anima_id:str}", status_code=HTTP_204_NO_CONTENT)
     async def remove(self, anima_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:
         """Delete an anima; it disappears from every route."""
+        anima_uuid = parse_uuid("anima_id", anima_id)
         async with runtime.unit_of_work() as session:
-            await svc.delete_anima(session, caller.org_id, parse_uuid("anima_id", anima_id), runtime.clock())
+            await svc.delete_anima(session, caller.org_id, anima_uuid, runtime.clock())
+            # Model-level memory goes with the anima: its KV snapshot rows and files.
+            await kv_rows.purge_anima(session, runtime.local.store(runtime.settings), caller.org_id, anima_uuid)
