@@ -21,6 +21,8 @@ from api.routes.health import health
 from api.routes.identities import IdentityController
 from api.routes.keys import KeyController
 from api.routes.knowledge import KnowledgeController
+from api.routes.kv import GenerationController, KVSnapshotController
+from api.routes.local_chat import LocalChatController
 from api.routes.memories import MemoryController
 from api.routes.packs import AnimaPackController, PackController
 from elephantasm.runtime import Runtime
@@ -31,6 +33,8 @@ ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController, KeyContro
 ROUTE_HANDLERS += [DreamController, MemoryController, KnowledgeController, IdentityController]
 # Memory packs (inject): latest, explicit compile, served-pack history.
 ROUTE_HANDLERS += [AnimaPackController, PackController]
+# Model-level memory: OpenAI-compatible chat on the local model.
+ROUTE_HANDLERS += [LocalChatController, KVSnapshotController, GenerationController]
 
 
 def create_app(

@@ -133,6 +133,11 @@ class LocalEngine:
             raise KVStateError(f"prompt of {self.llm.n_tokens + len(tokens)} tokens does not fit n_ctx={self.n_ctx}")
         self.llm.eval(list(tokens))
 
+    def truncate(self, n_tokens: int) -> None:
+        """Drop everything after the first ``n_tokens`` positions (back to a cached prefix)."""
+        self._c.llama_memory_seq_rm(self._memory(), 0, n_tokens, -1)
+        self.llm.n_tokens = n_tokens
+
     def save_state(self) -> bytes:
         """The raw KV state of sequence 0 (per-sequence API: no logits, only the cache)."""
         size = self._c.llama_state_seq_get_size(self.llm.ctx, 0)

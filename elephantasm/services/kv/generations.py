@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
@@ -18,6 +17,7 @@ from elephantasm.db.models import Anima, GenerationRow
 from elephantasm.domain.errors import ConflictError, NotFoundError
 from elephantasm.domain.kv.snapshot import token_ids_hash
 from elephantasm.local.sampling import Sampling
+from elephantasm.schemas.local import ReplayRead
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services.events import record_events
 from elephantasm.services.kv import snapshots
@@ -70,24 +70,7 @@ async def get_generation(runtime: Runtime, org_id: uuid.UUID, generation_id: uui
     return row
 
 
-@dataclass(frozen=True)
-class Replay:
-    """What a replay found."""
-
-    generation_id: uuid.UUID
-    identical: bool
-    prompt_identical: bool
-    kv: str
-    output: str
-    original_output: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"generation_id": str(self.generation_id), "identical": self.identical,
-                "prompt_identical": self.prompt_identical, "kv": self.kv, "output": self.output,
-                "original_output": self.original_output}
-
-
-async def replay(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID) -> Replay:
+async def replay(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID) -> ReplayRead:
     """Re-run a recorded generation (same prompt, seed and settings) and compare the output bytes."""
     row = await get_generation(runtime, org_id, generation_id)
     engine = await runtime.local.aengine(runtime.settings)
@@ -107,7 +90,7 @@ async def replay(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID) 
             return ("hit" if primed.status == "hit" else "miss"), engine.generate(Sampling(**row.sampling))
 
     kv, gen = await asyncio.to_thread(work)
-    return Replay(
+    return ReplayRead(
         generation_id=row.id, identical=gen.text.encode() == row.output.encode(),
         prompt_identical=token_ids_hash(prefix.tokens + suffix) == row.prompt_hash, kv=kv,
         output=gen.text, original_output=row.output,

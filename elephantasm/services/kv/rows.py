@@ -58,6 +58,11 @@ async def upsert(session: AsyncSession, values: dict[str, Any]) -> KVSnapshotRow
     return (await session.execute(select(KVSnapshotRow).where(KVSnapshotRow.id == row_id))).scalars().one()
 
 
+def by_id(snapshot_id: uuid.UUID) -> Any:
+    """A ``where`` clause for one snapshot row."""
+    return _T.c.id == snapshot_id
+
+
 async def touch(session: AsyncSession, snapshot_id: uuid.UUID, now: datetime) -> None:
     await session.execute(update(_T).where(_T.c.id == snapshot_id).values(last_used_at=now))
 
