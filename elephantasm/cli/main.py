@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from elephantasm.cli import admin, dream, importer, server
 from elephantasm.cli import inject as inject_cmd
+from elephantasm.cli import kv as kv_cmd
 from elephantasm.settings import Settings
 
 Command = Callable[[argparse.Namespace, Settings], int]
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.set_defaults(func=importer.events_import)
 
     inject_cmd.add_parser(sub)
+    kv_cmd.add_parser(sub)
 
     dr = sub.add_parser("dream", help="distil an anima's pending events now (progress bar, then a summary)")
     dr.add_argument("anima", help="anima id, or name within --org")
