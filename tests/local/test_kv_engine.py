@@ -18,7 +18,7 @@ from elephantasm.local.errors import KVStateError
 from elephantasm.local.sampling import Sampling
 from elephantasm.local.store import SnapshotStore
 from elephantasm.services.kv.snapshots import make_prefix, prime, state_of
-from tests.local.conftest import system_prompt
+from tests.local.conftest import FACTS, system_prompt
 
 TURNS = [{"role": "user", "content": "Which city do I live in, and what is my cat called?"}]
 GREEDY = Sampling(temperature=0.0, max_tokens=24)
@@ -121,3 +121,21 @@ def test_state_for_a_smaller_context_or_other_kv_type_is_a_clear_error(engine: L
     quantised = LocalEngine(engine.path, n_ctx=1024, n_threads=1, kv_type="q8_0")
     with pytest.raises(KVStateError, match="another KV type"):
         quantised.restore_state(state or b"", prefix.tokens)
+
+
+def test_item_aware_pruning_removes_exactly_the_items_ranges(engine: LocalEngine) -> None:
+    from elephantasm.services.kv.pruning import prune_items
+
+    prefix_text, _ = engine.split_prompt(system_prompt(), TURNS)
+    prefix = make_prefix(engine, prefix_text)
+    items = [(str(i), fact, 1.0 - i / 100) for i, fact in enumerate(FACTS)]
+    nothing = prune_items(engine, prefix, items, 0.0, n_probes=1)
+    assert nothing["tokens_after"] == nothing["tokens_before"] and nothing["certificate"]["grade"] == "A"
+    pruned = prune_items(engine, prefix, items, 0.25, n_probes=1)
+    assert pruned["dropped_items"] == 4
+    assert engine.llm.n_tokens >= pruned["tokens_after"]
+    dropped = [line for line in prefix.lines if any(f in line for f in FACTS[-4:])]
+    removed = sum(len(engine.tokenize_suffix(line)) for line in dropped)
+    assert pruned["tokens_before"] - pruned["tokens_after"] == removed, "the four lowest-scored lines, exactly"
+    cert = pruned["certificate"]
+    assert cert["reference"] == "recompute of the shorter pack" and 0.0 <= cert["top1_agreement"] <= 1.0
