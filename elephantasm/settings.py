@@ -110,6 +110,11 @@ class Settings(BaseSettings):
     local_kv_budget_bytes: int = Field(default=2 * 1024**3, ge=0, description="Disk budget for KV snapshots (LRU).")
     local_kv_snapshots: bool = Field(default=True, description="Keep and restore KV snapshots of packs.")
     local_pack_max_tokens: int = Field(default=1000, ge=100, description="Token budget of the pack in the chat prompt.")
+    local_pack_query: str = Field(
+        default="conversation",
+        description="Query of the chat pack: 'conversation' (the first user turn: one pack, one KV prefix for "
+        "the whole conversation) or 'latest' (the newest user turn: a new prefix whenever the selection moves).",
+    )
     local_max_tokens: int = Field(default=256, ge=1, description="Default cap on generated tokens per chat turn.")
     local_system_prompt: str = Field(
         default="You are a helpful assistant with a long-term memory. What you remember:",

@@ -54,6 +54,12 @@ async def test_chat_records_turns_hits_snapshot_and_replays(
     assert second.parse().choices[0].message.content == text
     assert len(await _events(client, tenant, anima["id"])) == 2, "a repeated turn is recorded once"
 
+    follow_up = [*QUESTION, {"role": "assistant", "content": text}, {"role": "user", "content": "And my cat?"}]
+    third = await oa.chat.completions.with_raw_response.create(
+        model="local", messages=follow_up, user=anima["id"], temperature=0, max_tokens=8)
+    assert third.headers["x-elephantasm-kv"] == "hit", "same conversation, same pack: the prefix is reused"
+    assert third.headers["x-elephantasm-pack"] != first.headers["x-elephantasm-pack"], "recorded turns moved it"
+
     sampled = await oa.chat.completions.with_raw_response.create(
         model="local", messages=QUESTION, user=anima["id"], temperature=0.9, top_p=0.95, seed=7, max_tokens=16)
     gen_id = sampled.headers["x-elephantasm-generation"]

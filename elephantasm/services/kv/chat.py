@@ -81,6 +81,20 @@ def default_session(turns: list[dict[str, str]]) -> str:
     return "chat-" + sha256_hex(turns[0]["content"])[:16]
 
 
+def pack_query(mode: str, turns: list[dict[str, str]]) -> str:
+    """The query the chat pack is compiled for.
+
+    ``conversation`` (default): the first user turn, so the pack, and with it the cached KV prefix,
+    stays the same for the whole conversation; a query that changes every turn reorders the pack
+    by relevance and makes every turn's prefix new. ``latest``: the newest user turn.
+    """
+    if mode == "latest":
+        return turns[-1]["content"]
+    if mode != "conversation":
+        raise ValidationError(f"local_pack_query: {mode!r} is not 'conversation' or 'latest'")
+    return next(t["content"] for t in turns if t["role"] == "user")
+
+
 async def plan_chat(
     runtime: Runtime, engine: LocalEngine, org_id: uuid.UUID, anima_id: uuid.UUID,
     messages: list[dict[str, Any]], sampling: Sampling, session_id: str | None,
@@ -88,7 +102,7 @@ async def plan_chat(
     """Compile the pack, split and tokenize the prompt, find the prefix's snapshot."""
     client_system, turns = check_turns(messages)
     session = session_id or default_session(turns)
-    pack = await pack_prompt(runtime, org_id, anima_id, turns[-1]["content"], session)
+    pack = await pack_prompt(runtime, org_id, anima_id, pack_query(runtime.settings.local_pack_query, turns), session)
     if client_system:  # the client's own instructions follow the memory in the system turn
         pack = PackPrompt(pack.fingerprint, f"{pack.system}\n\n{client_system}", pack.context, pack.items,
                           pack.layer_counts)
