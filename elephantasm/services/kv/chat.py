@@ -9,6 +9,7 @@ Finish (async): keep a new snapshot, record the generation and both turns as eve
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import secrets
 import uuid
 from collections.abc import Callable
@@ -104,8 +105,7 @@ async def plan_chat(
     session = session_id or default_session(turns)
     pack = await pack_prompt(runtime, org_id, anima_id, pack_query(runtime.settings.local_pack_query, turns), session)
     if client_system:  # the client's own instructions follow the memory in the system turn
-        pack = PackPrompt(pack.fingerprint, f"{pack.system}\n\n{client_system}", pack.context, pack.items,
-                          pack.layer_counts)
+        pack = dataclasses.replace(pack, system=f"{pack.system}\n\n{client_system}")
     prefix_text, suffix_text = engine.split_prompt(pack.system, turns)
     prefix = await asyncio.to_thread(snapshots.make_prefix, engine, prefix_text)
     suffix_tokens = engine.tokenize_suffix(suffix_text)
