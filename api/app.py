@@ -27,6 +27,8 @@ from api.routes.health import health
 from api.routes.identities import IdentityController
 from api.routes.keys import KeyController
 from api.routes.knowledge import KnowledgeController
+from api.routes.kv import GenerationController, KVSnapshotController
+from api.routes.local_chat import LocalChatController
 from api.routes.memories import MemoryController
 from api.routes.packs import AnimaPackController, PackController
 from api.ui import build_ui_router
@@ -42,6 +44,8 @@ ROUTE_HANDLERS += [AnimaPackController, PackController]
 ROUTE_HANDLERS += [AnimaTransferController]
 # The web inspector (/ui): server-rendered pages, signed-in with an API key.
 ROUTE_HANDLERS += [build_ui_router()]
+# Model-level memory: OpenAI-compatible chat on the local model.
+ROUTE_HANDLERS += [LocalChatController, KVSnapshotController, GenerationController]
 
 
 def create_app(

@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, str] = {
     "quality": "benchmarks.quality",
     "storage": "benchmarks.storage",
     "ui": "benchmarks.ui",
+    "kv": "benchmarks.kv",
 }
 
 

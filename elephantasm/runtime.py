@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -17,6 +19,7 @@ from elephantasm.db.errors import domain_errors
 from elephantasm.llm.embedders import Embedder
 from elephantasm.domain.dreaming import DistillEngine
 from elephantasm.llm.factory import build_dream_engine, build_embedder
+from elephantasm.local.holder import LocalModels
 from elephantasm.security import load_or_create_secret
 from elephantasm.services.dreams.tasks import DreamTasks
 from elephantasm.services.packs.state import PackState
@@ -55,6 +58,8 @@ class Runtime:
     """Called by a hard purge of an anima (``services/purge.py``) before its rows are deleted, in the
     purge's transaction: stores outside Postgres (e.g. KV-snapshot files) register here to erase
     their share. A hook that raises aborts the purge (it can be retried), so hooks must be idempotent."""
+    local: LocalModels = field(default_factory=LocalModels)
+    """The local GGUF model (model-level memory), loaded on first use."""
 
     @asynccontextmanager
     async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
@@ -94,7 +99,7 @@ def build_runtime(settings: Settings, database_url: str | None = None, clock: Cl
     """Construct the runtime. Nothing here runs at import time; call it at the process edge."""
     url = database_url or resolve_database_url(settings)
     engine = create_engine(url, settings.db_pool_size, settings.db_max_overflow)
-    return Runtime(
+    runtime = Runtime(
         settings=settings,
         database_url=url,
         engine=engine,
@@ -105,3 +110,12 @@ def build_runtime(settings: Settings, database_url: str | None = None, clock: Cl
         dream_engine=build_dream_engine(settings),
         packs=PackState(settings.pack_cache_bytes),
     )
+    runtime.anima_purge_hooks.append(partial(_purge_kv_snapshots, runtime))
+    return runtime
+
+
+async def _purge_kv_snapshots(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> None:
+    """A hard purge erases the anima's KV snapshots too: their rows and their files."""
+    from elephantasm.services.kv import rows as kv_rows  # lazily: only purges need the KV store
+
+    await kv_rows.purge_anima(session, runtime.local.store(runtime.settings), org_id, anima_id)

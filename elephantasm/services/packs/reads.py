@@ -72,6 +72,9 @@ async def _snapshot_transaction(runtime: Runtime) -> AsyncIterator[AsyncConnecti
             yield conn
 
 
+_OWN_SESSION_EVENTS = 500
+
+
 async def read_candidates(runtime: Runtime, req: PackRequest, scope: cands.Scope) -> Gathered:
     """Anima, session, the session's candidates, long-term memories and pending events (minus the
     session's), and knowledge. NotFoundError for a missing or foreign anima."""
@@ -93,6 +96,10 @@ async def read_candidates(runtime: Runtime, req: PackRequest, scope: cands.Scope
             if limits.recent_turns > 0:
                 layers[Layer.SESSION] += await cands.recent_turns(conn, scope, session, limits.recent_turns)
         in_session = [c.id for c in layers[Layer.SESSION]]
+        if session is not None and req.session_id and not cfg.include_session:
+            # A caller that names its session and leaves the layer out holds that session itself (a
+            # chat's own turns): its pending events must not come back as long-term items either.
+            in_session += [c.id for c in await cands.recent_turns(conn, scope, session, _OWN_SESSION_EVENTS)]
         if cfg.include_long_term and (k := pool_size(limits.long_term)):
             layers[Layer.LONG_TERM] += await cands.long_term_memories(conn, scope, k, in_session)
             layers[Layer.LONG_TERM] += await cands.pending_events(conn, scope, k, in_session)

@@ -1,0 +1,90 @@
+"""OpenAI-compatible chat on the local model, with the anima's memory: ``/v1/chat/completions``
+(plain and SSE streaming) and ``/v1/models``. Authenticated with our API key (Bearer)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator
+
+from litestar import Controller, MediaType, Request, Response, get, post
+from litestar.params import JSONBody
+from litestar.response import Stream
+from litestar.status_codes import HTTP_200_OK
+
+from api.deps import CallerDep, RuntimeDep, parse_uuid
+from elephantasm.domain.errors import ValidationError
+from elephantasm.local.model import resolve_model_path
+from elephantasm.schemas.local import ChatCompletionRequest, chunk_body, completion_body
+from elephantasm.services.kv.chat import ChatPlan, finish_chat, make_sampling, plan_chat, run_chat
+from elephantasm.services.kv.streaming import ChatStream
+
+ANIMA_HEADER = "x-elephantasm-anima"
+SESSION_HEADER = "x-elephantasm-session"
+
+
+def _anima_id(data: ChatCompletionRequest, request: Request) -> uuid.UUID:
+    chosen = request.headers.get(ANIMA_HEADER) or data.user
+    if not chosen:
+        raise ValidationError("user: name the anima (its id) in 'user' or in the X-Elephantasm-Anima header")
+    return parse_uuid("user" if not request.headers.get(ANIMA_HEADER) else "X-Elephantasm-Anima", chosen)
+
+
+def _headers(plan: ChatPlan, kv: str) -> dict[str, str]:
+    return {"X-Elephantasm-Pack": plan.pack.fingerprint, "X-Elephantasm-KV": kv,
+            "X-Elephantasm-Generation": str(plan.generation_id)}
+
+
+def _usage(plan: ChatPlan, completion_tokens: int) -> dict[str, int]:
+    prompt = len(plan.prefix.tokens) + len(plan.suffix_tokens)
+    return {"prompt_tokens": prompt, "completion_tokens": completion_tokens, "total_tokens": prompt + completion_tokens}
+
+
+def _sse(obj: object) -> bytes:
+    return f"data: {json.dumps(obj, ensure_ascii=False)}\n\n".encode()
+
+
+class LocalChatController(Controller):
+    """The OpenAI-compatible surface of the local model."""
+
+    path = "/v1"
+    tags = ["local model"]
+
+    @get("/models")
+    async def models(self, caller: CallerDep, runtime: RuntimeDep) -> dict:
+        """The one local model (503 when the extra or the model is missing)."""
+        path = resolve_model_path(runtime.settings.local_model_path)
+        return {"object": "list", "data": [{"id": path.stem, "object": "model", "created": 0, "owned_by": "local"}]}
+
+    @post("/chat/completions", status_code=HTTP_200_OK)
+    async def chat_completions(
+        self, data: JSONBody[ChatCompletionRequest], request: Request, caller: CallerDep, runtime: RuntimeDep
+    ) -> Response:
+        """Chat with the local model; the anima's pack is the system prompt, its KV state restored."""
+        anima_id = _anima_id(data, request)
+        settings = runtime.settings
+        engine = await runtime.local.aengine(settings)
+        sampling = make_sampling(data.seed, data.temperature, data.top_p, data.max_completion_tokens or data.max_tokens,
+                                 settings.local_max_tokens)
+        plan = await plan_chat(runtime, engine, caller.org_id, anima_id, [m.model_dump() for m in data.messages],
+                               sampling, request.headers.get(SESSION_HEADER))
+        model = engine.path.stem
+        if data.stream:
+            stream = ChatStream(runtime, engine, plan)
+            kv = await stream.start()
+            return Stream(_events(stream, plan, model), media_type="text/event-stream", headers=_headers(plan, kv))
+        primed, gen = await asyncio.to_thread(run_chat, engine, plan, settings.local_kv_snapshots)
+        await finish_chat(runtime, engine, plan, primed, gen)
+        body = completion_body(plan.generation_id, model, gen.text, gen.finish_reason, _usage(plan, len(gen.tokens)),
+                               plan.pack.fingerprint)
+        return Response(body, media_type=MediaType.JSON, headers=_headers(plan, primed.status))
+
+
+async def _events(stream: ChatStream, plan: ChatPlan, model: str) -> AsyncIterator[bytes]:
+    yield _sse(chunk_body(plan.generation_id, model, {"role": "assistant", "content": ""}, None))
+    async for piece in stream.pieces():
+        yield _sse(chunk_body(plan.generation_id, model, {"content": piece}, None))
+    finish = stream.generated.finish_reason if stream.generated else "stop"
+    yield _sse(chunk_body(plan.generation_id, model, {}, finish))
+    yield b"data: [DONE]\n\n"

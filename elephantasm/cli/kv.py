@@ -1,0 +1,133 @@
+"""``elephantasm kv build|ls|export|import|verify|prune``: KV snapshots and memory packages of the
+local model from the command line (same services as the API)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from sqlalchemy import select
+
+from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.cli.inject import _resolve
+from elephantasm.db.models import Org
+from elephantasm.domain.errors import DomainError, NotFoundError
+from elephantasm.domain.kv.package import open_package
+from elephantasm.runtime import Runtime
+from elephantasm.services.kv import packages, rows, snapshots
+from elephantasm.services.kv.prefix import pack_prompt
+from elephantasm.settings import Settings
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register ``kv`` and its subcommands on the main parser."""
+    kv = sub.add_parser("kv", help="KV snapshots and memory packages of the local model").add_subparsers(
+        dest="kv_command", required=True)
+    build = kv.add_parser("build", help="prefill an anima's pack on the local model and keep its KV state")
+    build.add_argument("anima", help="anima id, or its name within --org")
+    build.add_argument("--query", default=None)
+    ls = kv.add_parser("ls", help="list KV snapshots")
+    ls.add_argument("--anima", default=None)
+    export = kv.add_parser("export", help="write a snapshot as a signed memory package with a certificate")
+    export.add_argument("snapshot")
+    export.add_argument("out", type=Path)
+    imp = kv.add_parser("import", help="verify a memory package and store it for an anima")
+    imp.add_argument("file", type=Path)
+    imp.add_argument("--anima", required=True)
+    verify = kv.add_parser("verify", help="measure a snapshot's certificate (restored vs recomputed)")
+    verify.add_argument("snapshot")
+    prune = kv.add_parser("prune", help="drop snapshots of deleted animas and evict to the byte budget")
+    prune.add_argument("--budget", type=int, default=None, help="bytes (default: ELEPHANTASM_LOCAL_KV_BUDGET_BYTES)")
+    for p, func in ((build, _build), (ls, _ls), (export, _export), (imp, _import), (verify, _verify), (prune, _prune)):
+        p.add_argument("--org", default="local")
+        if p in (export, verify):
+            p.add_argument("--probes", type=int, default=4)
+        p.set_defaults(func=_runner(func))
+
+
+def _runner(func: Any) -> Any:
+    async def run(args: argparse.Namespace, settings: Settings) -> int:
+        async with cli_runtime(settings) as rt:
+            try:
+                return await func(rt, args)
+            except DomainError as exc:
+                err_console.print(f"[red]{exc.detail}[/red]")
+                return 1
+    return run
+
+
+async def _org_id(rt: Runtime, name: str) -> uuid.UUID:
+    async with rt.read_session() as session:
+        org = (await session.execute(select(Org.id).where(Org.name == name))).scalar_one_or_none()
+    if org is None:
+        raise NotFoundError(f"org {name!r} not found")
+    return org
+
+
+def _print_certificate(cert: dict[str, Any]) -> None:
+    table = Table("measure", "value", title="quality certificate (vs " + str(cert.get("reference")) + ")")
+    for key in ("probes", "greedy_identical", "identical_rate", "token_agreement", "top1_agreement", "mean_kl",
+                "max_kl", "grade"):
+        table.add_row(key, str(cert.get(key)))
+    console.print(table)
+
+
+async def _build(rt: Runtime, args: argparse.Namespace) -> int:
+    org_id, anima_id = await _resolve(rt, args.org, args.anima)
+    pack = await pack_prompt(rt, org_id, anima_id, args.query)
+    status, row = await snapshots.build(rt, org_id, anima_id, pack)
+    assert row is not None
+    console.print(f"{status}: snapshot {row.id} ({row.n_tokens} tokens, {row.bytes} bytes, pack {row.pack_fingerprint[:12]})")
+    return 0
+
+
+async def _ls(rt: Runtime, args: argparse.Namespace) -> int:
+    org_id = await _org_id(rt, args.org)
+    anima_id = (await _resolve(rt, args.org, args.anima))[1] if args.anima else None
+    async with rt.read_session() as session:
+        found = await rows.list_for(session, org_id, anima_id, 1000)
+    table = Table("id", "anima", "tokens", "bytes", "kv", "source", "last used")
+    for r in found:
+        table.add_row(str(r.id), str(r.anima_id), str(r.n_tokens), str(r.bytes), r.kv_type, r.source,
+                      r.last_used_at.isoformat(timespec="seconds"))
+    console.print(table)
+    return 0
+
+
+async def _export(rt: Runtime, args: argparse.Namespace) -> int:
+    org_id = await _org_id(rt, args.org)
+    blob = await packages.export_package(rt, org_id, uuid.UUID(args.snapshot), args.probes)
+    args.out.write_bytes(blob)
+    console.print(f"wrote {args.out} ({len(blob)} bytes)")
+    _print_certificate(open_package(blob, rt.secret)[1])
+    return 0
+
+
+async def _import(rt: Runtime, args: argparse.Namespace) -> int:
+    org_id, anima_id = await _resolve(rt, args.org, args.anima)
+    row, manifest, cert = await packages.import_package(rt, org_id, anima_id, args.file.read_bytes())
+    console.print(f"imported snapshot {row.id} ({row.n_tokens} tokens of {manifest.get('model_name')})")
+    _print_certificate(cert)
+    return 0
+
+
+async def _verify(rt: Runtime, args: argparse.Namespace) -> int:
+    cert = await packages.verify_snapshot(rt, await _org_id(rt, args.org), uuid.UUID(args.snapshot), args.probes)
+    _print_certificate(cert)
+    print(json.dumps(cert), flush=True)
+    return 0 if cert["greedy_identical"] else 2
+
+
+async def _prune(rt: Runtime, args: argparse.Namespace) -> int:
+    org_id = await _org_id(rt, args.org)
+    store = rt.local.store(rt.settings)
+    budget = rt.settings.local_kv_budget_bytes if args.budget is None else args.budget
+    async with rt.unit_of_work() as session:
+        dead = await rows.purge_deleted_animas(session, store, org_id)
+        evicted = await rows.evict(session, store, budget)
+    console.print(f"removed {dead} snapshots of deleted animas; evicted {evicted} to stay within {budget} bytes")
+    return 0

@@ -1,0 +1,47 @@
+"""The process's local engine, loaded on first use (loading needs the ``local`` extra and the model)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import TYPE_CHECKING
+
+from elephantasm.local.errors import LocalModelUnavailable
+from elephantasm.local.model import resolve_model_path
+from elephantasm.local.store import SnapshotStore
+
+if TYPE_CHECKING:
+    from elephantasm.local.engine import LocalEngine
+    from elephantasm.settings import Settings
+
+
+class LocalModels:
+    """Holds at most one loaded :class:`LocalEngine` per process (a model is ~100 MB–GBs of RAM)."""
+
+    def __init__(self) -> None:
+        self._engine: LocalEngine | None = None
+        self._loading = threading.Lock()
+
+    def engine(self, settings: Settings) -> LocalEngine:
+        """The engine, loading it now if needed; 503 when local models are off or not installed."""
+        if not settings.local_enabled:
+            raise LocalModelUnavailable("local models are disabled (ELEPHANTASM_LOCAL_ENABLED=false)")
+        with self._loading:
+            if self._engine is None:
+                from elephantasm.local.engine import LocalEngine
+
+                path = resolve_model_path(settings.local_model_path)
+                self._engine = LocalEngine(
+                    path, n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads,
+                    kv_type=settings.local_kv_type,
+                )
+            return self._engine
+
+    async def aengine(self, settings: Settings) -> LocalEngine:
+        """:meth:`engine` off the event loop (the first call loads the model)."""
+        return await asyncio.to_thread(self.engine, settings)
+
+    @staticmethod
+    def store(settings: Settings) -> SnapshotStore:
+        """The snapshot store of these settings (``local_kv_dir``, else ``data_dir/kv``)."""
+        return SnapshotStore(settings.local_kv_dir or settings.data_dir / "kv")

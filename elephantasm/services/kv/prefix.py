@@ -1,0 +1,72 @@
+"""The pack-holding prompt prefix of an anima: compile the pack, render the system turn.
+
+Chat packs leave out the session and temporal layers: the conversation itself is the session
+(putting its turns in the pack too would repeat them), and a temporal line such as "2 hours ago"
+changes with every recorded turn, which would make every turn's prefix new. What remains
+(identity, knowledge, long-term memories) changes only when memory does.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from elephantasm.services import packs as pack_svc
+
+if TYPE_CHECKING:
+    from elephantasm.runtime import Runtime
+
+CHAT_PACK_OVERRIDES = {"include_session": False, "include_temporal": False}
+
+
+@dataclass(frozen=True)
+class PackPrompt:
+    """A compiled pack as a system prompt, with what pruning and manifests need to know of it."""
+
+    fingerprint: str
+    system: str
+    context: str
+    items: list[tuple[str, str, float]] = field(default_factory=list)
+    """(item id, rendered text, score) of every knowledge and long-term item."""
+    layer_counts: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        """A short human description of what the pack holds."""
+        c = self.layer_counts
+        return (f"{c.get('knowledge', 0)} knowledge items, {c.get('long_term', 0)} long-term memories, "
+                f"identity: {'yes' if c.get('identity') else 'no'}")
+
+
+def system_text(preamble: str, context: str) -> str:
+    """The system turn: the configured preamble, then the pack text (if any)."""
+    return f"{preamble}\n\n{context}" if context.strip() else preamble
+
+
+def _from_body(body: dict[str, Any], preamble: str) -> PackPrompt:
+    content = body.get("content") or {}
+    items = [(str(k["id"]), k["content"], float(k["score"])) for k in content.get("knowledge") or []]
+    items += [(str(m["id"]), m["summary"], float(m["score"])) for m in content.get("long_term_memories") or []]
+    counts = {
+        "identity": int(bool(body.get("has_identity"))),
+        "knowledge": int(body.get("knowledge_count") or 0),
+        "long_term": int(body.get("long_term_memory_count") or 0),
+    }
+    context = body.get("context") or ""
+    return PackPrompt(body["fingerprint"], system_text(preamble, context), context, items, counts)
+
+
+async def pack_prompt(
+    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, query: str | None, session_id: str | None = None
+) -> PackPrompt:
+    """Compile (or serve from the pack cache) the anima's chat pack for ``query``; 404 if not found."""
+    settings = runtime.settings
+    req = pack_svc.build_request(
+        runtime, org_id, anima_id, query=(query or "")[:4000] or None, overrides=CHAT_PACK_OVERRIDES,
+        max_tokens=settings.local_pack_max_tokens, session_id=session_id,
+    )
+    served = await pack_svc.compile_now(runtime, req)
+    if served.followup is not None:
+        await served.followup()
+    return _from_body(json.loads(served.body), settings.local_system_prompt)
