@@ -30,6 +30,7 @@ from elephantasm.db.models import (
     MemoryEvent,
 )
 from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.lean import lean_text
 from elephantasm.schemas.events import EventCreate
 from elephantasm.schemas.transfer import (
     BODY_KINDS,
@@ -140,16 +141,19 @@ def _plain(record: Record, *drop: str) -> dict[str, Any]:
 
 
 async def embed_parsed(embedder: Embedder, p: Parsed) -> tuple[list[list[float]], list[list[float]]]:
-    """Vectors for the memories' summaries and the knowledge's contents (before any transaction)."""
-    return (await _embed(embedder, [m.summary for m in p.memories]),
+    """Vectors for the memories' summaries and the knowledge's contents (before any transaction), made
+    from the same texts the dreamer embeds (a memory's summary without its chat boilerplate)."""
+    return (await _embed(embedder, [lean_text(m.summary) for m in p.memories]),
             await _embed(embedder, [k.content for k in p.knowledge]))
 
 
 async def write_import(
     session: AsyncSession, org_id: uuid.UUID, p: Parsed, vectors: tuple[list[list[float]], list[list[float]]],
-    name: str | None = None,
+    name: str | None = None, space: str | None = None,
 ) -> uuid.UUID:
-    """Write a parsed export as a new anima of ``org_id`` inside the caller's transaction; its id."""
+    """Write a parsed export as a new anima of ``org_id`` inside the caller's transaction; its id.
+
+    ``space`` labels the embedding space ``vectors`` were made in (this server's embedder)."""
     ids = _new_ids([r.id for r in (*p.events, *p.memories, *p.knowledge)])
     ref = lambda old: None if old is None else ids[old]  # noqa: E731
     anima_id = uuid.uuid4()
@@ -159,12 +163,14 @@ async def write_import(
         id=anima_id, org_id=org_id, state_version=1, **(header | ({"name": name} if name else {}))))
     await _insert(session, Event, [{**_plain(e), "id": ids[e.id], **at} for e in p.events])
     await _insert(session, Memory, [
-        {**_plain(m, "event_ids"), "id": ids[m.id], "merged_into": ref(m.merged_into), "embedding": v, **at}
+        {**_plain(m, "event_ids"), "id": ids[m.id], "merged_into": ref(m.merged_into), "embedding": v,
+         "embedding_space": space, **at}
         for m, v in zip(p.memories, vectors[0], strict=True)])
     await _insert(session, MemoryEvent, [
         {"memory_id": ids[m.id], "event_id": ids[e], **at} for m in p.memories for e in dict.fromkeys(m.event_ids)])
     await _insert(session, Knowledge, [
-        {**_plain(k, "memory_ids"), "id": ids[k.id], "superseded_by": ref(k.superseded_by), "embedding": v, **at}
+        {**_plain(k, "memory_ids"), "id": ids[k.id], "superseded_by": ref(k.superseded_by), "embedding": v,
+         "embedding_space": space, **at}
         for k, v in zip(p.knowledge, vectors[1], strict=True)])
     await _insert(session, KnowledgeMemory, [
         {"knowledge_id": ids[k.id], "memory_id": ids[m], **at} for k in p.knowledge for m in dict.fromkeys(k.memory_ids)])
@@ -179,4 +185,4 @@ async def import_anima(runtime: Runtime, org_id: uuid.UUID, lines: Iterable[str]
     parsed = parse_export(lines)
     vectors = await embed_parsed(runtime.embedder, parsed)
     async with runtime.unit_of_work() as session:
-        return await write_import(session, org_id, parsed, vectors, name)
+        return await write_import(session, org_id, parsed, vectors, name, runtime.embedder.space.label())
