@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import uuid
 from datetime import UTC, date, datetime, time
 from typing import Annotated
 
 from litestar import Controller, Response, get
 from litestar.params import FromPath, QueryParameter
 from litestar.response import Redirect
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.deps import Cursor, RuntimeDep
 from api.ui.deps import UiUserDep, choice, ui_id
 from api.ui.render import SECURITY_HEADERS, page
-from elephantasm.db.models import EVENT_TYPES
+from elephantasm.db.models import EVENT_TYPES, Identity
+from elephantasm.domain.errors import NotFoundError
 from elephantasm.services import animas as anima_svc
 from elephantasm.services import events as event_svc
 from elephantasm.services.dreams import identity as identity_svc
@@ -22,6 +25,14 @@ from elephantasm.services.inspector import AnimaCounts, anima_counts, memories_o
 PAGE_SIZE = 50
 # The list counts each anima's rows up to this many (exact counts are on the anima's own page).
 LIST_COUNT_CAP = 1_000
+
+
+async def _identity_or_none(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> Identity | None:
+    """The anima's current identity, or None before the dreamer's first version."""
+    try:
+        return await identity_svc.get_identity(session, org_id, anima_id)
+    except NotFoundError:
+        return None
 
 
 class AnimaPages(Controller):
@@ -50,7 +61,7 @@ class AnimaPages(Controller):
         async with runtime.read_session() as session:
             anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
             counts = (await anima_counts(session, ui.caller.org_id, [aid])).get(aid, AnimaCounts())
-            identity = await identity_svc.current_identity(session, aid)
+            identity = await _identity_or_none(session, ui.caller.org_id, aid)
             runs, _ = await dream_svc.list_runs(session, ui.caller.org_id, aid, None, 1, None)
         return page("anima.html", ui=ui, anima=anima, counts=counts, identity=identity,
                     last_run=runs[0] if runs else None, tab="overview")

@@ -101,12 +101,12 @@ def test_owner_browses_every_page_and_composes_a_pack(driver: Any, live_server: 
     query.send_keys("where do I live")
     budget = driver.find_element(By.ID, "pack-budget")
     budget.clear()
-    budget.send_keys("300")
+    budget.send_keys("200")
     driver.find_element(By.ID, "compose").click()
-    _wait_for(driver, lambda d: "max_tokens=300" in d.current_url)
+    _wait_for(driver, lambda d: "max_tokens=200" in d.current_url)
     shown = driver.find_element(By.ID, "pack-context").get_attribute("textContent")
     served = httpx.get(f"{live_server}/api/animas/{world.seeded.anima_id}/memory-packs/latest",
-                       params={"query": "where do I live", "max_tokens": 300}, headers=world.owner.headers).json()
+                       params={"query": "where do I live", "max_tokens": 200}, headers=world.owner.headers).json()
     if served["fingerprint"][:16] not in driver.page_source:  # the as_of hour ticked in between: compose again
         driver.refresh()
         shown = driver.find_element(By.ID, "pack-context").get_attribute("textContent")

@@ -119,7 +119,7 @@ async def test_composer_shows_exactly_the_served_prompt(
     browser_like: httpx.AsyncClient, client: httpx.AsyncClient, world: World
 ) -> None:
     await sign_in(browser_like, world.owner.api_key)
-    params = {"query": "where do I live", "max_tokens": 300, "preset": "conversational"}
+    params = {"query": "where do I live", "max_tokens": 200, "preset": "conversational"}
     for _ in range(2):  # the as_of hour may tick between the two requests: then once more
         page = await browser_like.get(f"/ui/animas/{world.seeded.anima_id}/pack", params=params)
         served = (await client.get(f"/api/animas/{world.seeded.anima_id}/memory-packs/latest", params=params,
@@ -129,7 +129,7 @@ async def test_composer_shows_exactly_the_served_prompt(
     assert page.status_code == 200
     assert html.unescape(PRE.search(page.text).group(1)) == served["context"]  # type: ignore[union-attr]
     assert f'id="pack-tokens">{served["token_count"]}<' in page.text
-    assert "cut by the budget" in page.text  # 300 tokens cannot hold everything
+    assert "cut by the budget" in page.text  # 200 tokens cannot hold everything
 
 
 async def test_forms_need_the_sessions_csrf_token(
