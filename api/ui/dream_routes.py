@@ -49,6 +49,6 @@ class DreamPages(Controller):
         async with runtime.read_session() as session:
             row = await dream_svc.get_run(session, ui.caller.org_id, rid)
             anima = await anima_svc.get_anima(session, ui.caller.org_id, row.anima_id)
-            actions, total = await dream_svc.run_actions(session, rid, JOURNAL_LIMIT)
+            actions, total = await dream_svc.run_actions(session, ui.caller.org_id, rid, JOURNAL_LIMIT)
         return page("dream.html", ui=ui, anima=anima, run=DreamRunRead.of(row), actions=actions, total=total,
                     tab="dreams")

@@ -52,7 +52,7 @@ class KnowledgePages(Controller):
             anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
             rows, next_cursor = await knowledge_svc.list_knowledge(
                 session, ui.caller.org_id, aid, type_, None, superseded, PAGE_SIZE, cursor)
-            prov = await knowledge_svc.knowledge_provenance(session, [r.id for r in rows])
+            prov = await knowledge_svc.knowledge_provenance(session, ui.caller.org_id, [r.id for r in rows])
         return page("knowledge_list.html", ui=ui, anima=anima, items=rows, prov=prov, type=type_ or "",
                     types=KNOWLEDGE_TYPES, superseded=superseded, next_cursor=next_cursor, cursor=cursor,
                     tab="knowledge")
@@ -65,6 +65,6 @@ class KnowledgePages(Controller):
             row = await knowledge_svc.get_knowledge(session, ui.caller.org_id, kid)
             anima = await anima_svc.get_anima(session, ui.caller.org_id, row.anima_id)
             chain = await knowledge_svc.knowledge_history(session, ui.caller.org_id, kid)
-            prov = await knowledge_svc.knowledge_provenance(session, [r.id for r in chain])
+            prov = await knowledge_svc.knowledge_provenance(session, ui.caller.org_id, [r.id for r in chain])
         return page("knowledge.html", ui=ui, anima=anima, item=row, chain=chain, prov=prov,
                     steps=transitions(chain, prov), tab="knowledge")
