@@ -23,7 +23,9 @@ from elephantasm.settings import Settings
 from tests.conftest import TEST_SECRET, Tenant
 from tests.hardening.helpers import captured_logs, error
 
-PUBLIC_HEALTH_KEYS = {"status", "database", "database_ms"}
+# Status and timings, plus two facts about this process that hold no tenant data: which worker
+# answered (serve --workers) and whether vectors await re-embedding (relevance is then FTS-only).
+PUBLIC_HEALTH_KEYS = {"status", "database", "database_ms", "pid", "embeddings"}
 
 
 async def _client(app, address: str = "127.0.0.1") -> httpx.AsyncClient:  # type: ignore[no-untyped-def]
