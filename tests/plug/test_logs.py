@@ -24,7 +24,7 @@ from tests.support.servers import REPO_ROOT, free_port, server_env, start_server
 
 KEY_LINE = re.compile(r"^export ELEPHANTASM_API_KEY=(sk_live_\S+)$", re.MULTILINE)
 _BOOTSTRAP = re.compile(r"^(First start: |export ELEPHANTASM_API_KEY=)")  # stdout, not log lines
-BANNER = ("data: external PostgreSQL", "embedder: hash-v1:", "dream engine: offline", "LLM: none")
+BANNER = ("data: external PostgreSQL", "embedder: ", "dream engine: offline", "LLM: none")
 
 
 def test_fresh_serve_is_quiet_and_says_where_things_are(pg_url: str, data_dir: Path, tmp_path: Path) -> None:
@@ -32,13 +32,14 @@ def test_fresh_serve_is_quiet_and_says_where_things_are(pg_url: str, data_dir: P
     ticks and a few bad requests, the log holds only the startup lines, and no key or content."""
     url = create_database(pg_url, "logs")
     port, log_path = free_port(), tmp_path / "serve.log"
-    env = server_env(url, TEST_SECRET, data_dir, ELEPHANTASM_LOG_FORMAT="json", ELEPHANTASM_DREAMER_ENABLED="true",
+    own_data = tmp_path / "data"  # the first-start key file lands here (stdout is not a terminal)
+    env = server_env(url, TEST_SECRET, own_data, ELEPHANTASM_LOG_FORMAT="json", ELEPHANTASM_DREAMER_ENABLED="true",
                      ELEPHANTASM_DREAMER_POLL_SECONDS="1", ELEPHANTASM_DREAMER_SWEEP_SECONDS="1")
     env.pop("XDG_RUNTIME_DIR", None)
     try:
         proc = start_server(env, port, log_path)
         try:
-            key = KEY_LINE.search(log_path.read_text()).group(1)  # printed once, on stdout, by design
+            key = KEY_LINE.search((own_data / "first-api-key").read_text()).group(1)  # never in the log
             with httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:
                 http.post("/api/events", json={"anima_id": "not-a-uuid", "content": "my secret diary"},
                           headers={"Authorization": f"Bearer {key}"})
@@ -59,7 +60,7 @@ def test_fresh_serve_is_quiet_and_says_where_things_are(pg_url: str, data_dir: P
     assert not [r for r in records if r["logger"].startswith("apscheduler")], records
     assert not any("Running job" in m or "Warning" in m for m in messages)
     assert len(messages) == len(set(messages)), "a line repeated: periodic noise"
-    assert text.count(key) == 1 and "secret diary" not in text  # the key only in the one stdout line
+    assert key not in text and "secret diary" not in text  # the first key goes to its 0600 file, never the log
 
 
 def test_cli_command_prints_no_warning(pg_url: str, data_dir: Path) -> None:
