@@ -14,16 +14,38 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 FORMAT = "elephantasm.anima/1"
 MAX_TEXT = 1_000_000
+MAX_JSON_DEPTH = 32
+"""Deepest nesting accepted in an imported JSON field (``meta``, ``self``): deeper values cannot be
+served back reliably, so they are refused up front rather than stored."""
+
+
+def json_depth(value: Any) -> int:
+    """Nesting depth of a JSON value (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 class Record(BaseModel):
-    """Common base: unknown fields are an error, so a typo never silently drops data."""
+    """Common base: unknown fields are an error, so a typo never silently drops data; JSON fields
+    are at most ``MAX_JSON_DEPTH`` deep."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("meta", "self", check_fields=False)
+    @classmethod
+    def _shallow(cls, value: Any) -> Any:
+        if json_depth(value) > MAX_JSON_DEPTH:
+            raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+        return value
 
 
 class AnimaRecord(Record):

@@ -83,19 +83,26 @@ async def _live_anima_of(session: AsyncSession, table: Any, org_id: uuid.UUID, i
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
-async def _lock(session: AsyncSession, anima_id: uuid.UUID) -> None:
-    """No dream write may link new knowledge to what is being forgotten, and no pack compiled
-    before this commits may be recorded (``store._PERSIST`` takes a key-share lock on the row)."""
-    await lock_anima(session, anima_id)
-    await session.execute(_LOCK_SQL, {"anima": anima_id})
+async def _lock_live(session: AsyncSession, table: Any, org_id: uuid.UUID, item_id: uuid.UUID, kind: str) -> uuid.UUID:
+    """Lock the item's anima and return it; NotFoundError unless the item is live (checked again
+    once locked, so of concurrent deletions one forgets and the others are 404s).
+
+    The locks: no dream write may link new knowledge to what is being forgotten, and no pack
+    compiled before this commits may be recorded (``store._PERSIST`` takes a key-share lock).
+    """
+    anima_id = await _live_anima_of(session, table, org_id, item_id)
+    if anima_id is not None:
+        await lock_anima(session, anima_id)
+        await session.execute(_LOCK_SQL, {"anima": anima_id})
+        anima_id = await _live_anima_of(session, table, org_id, item_id)
+    if anima_id is None:
+        raise NotFoundError(f"{kind} {item_id} not found")
+    return anima_id
 
 
 async def forget_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID, now: datetime) -> Forgotten:
     """Delete a live memory of the org and everything derived only from it (see module docstring)."""
-    anima_id = await _live_anima_of(session, _M, org_id, memory_id)
-    if anima_id is None:
-        raise NotFoundError(f"memory {memory_id} not found")
-    await _lock(session, anima_id)
+    anima_id = await _lock_live(session, _M, org_id, memory_id, "memory")
     merged = select(_M.c.id).where(_M.c.merged_into == memory_id, live_memory(_M))
     gone = [memory_id, *(await session.execute(merged)).scalars()]
     orphaned = list((await session.execute(_ORPHANED_SQL, {"anima": anima_id, "gone": gone})).scalars())
@@ -108,10 +115,7 @@ async def forget_knowledge(
     session: AsyncSession, org_id: uuid.UUID, knowledge_id: uuid.UUID, now: datetime
 ) -> Forgotten:
     """Delete a knowledge item of the org (current or superseded); its source memories stay."""
-    anima_id = await _live_anima_of(session, _K, org_id, knowledge_id)
-    if anima_id is None:
-        raise NotFoundError(f"knowledge {knowledge_id} not found")
-    await _lock(session, anima_id)
+    anima_id = await _lock_live(session, _K, org_id, knowledge_id, "knowledge")
     done = Forgotten(anima_id, [], [knowledge_id])
     await _scrub(session, done, now)
     return done

@@ -93,12 +93,16 @@ async def test_a_bad_import_writes_nothing_and_names_the_line(
     memory_line = next(i for i, x in enumerate(lines) if json.loads(x)["kind"] == "memory")
     broken = json.loads(lines[memory_line])
     broken["event_ids"] = [str(uuid.uuid4())]
+    deep: dict = {}
+    for _ in range(200):
+        deep = {"d": deep}
     cases = {
         "dangling": [*lines[:memory_line], json.dumps(broken), *lines[memory_line + 1:]],
         "no header": lines[1:],
         "unknown kind": [lines[0], json.dumps({"kind": "secret"})],
         "bad event": [lines[0], json.dumps(json.loads(lines[1]) | {"event_type": "message.sideways"})],
         "not json": [lines[0], "{nope"],
+        "deep meta": [lines[0], *lines[1:memory_line], json.dumps(json.loads(lines[memory_line]) | {"meta": deep})],
     }
     for case, body in cases.items():
         r = await client.post("/api/animas/import", content="".join(x if x.endswith("\n") else x + "\n" for x in body),

@@ -160,3 +160,18 @@ async def test_a_pack_compiled_before_a_deletion_is_never_recorded(
     assert "4711" not in fresh.text and "bicycle" in fresh.text
     history = (await pclient.get(f"/api/animas/{panima['id']}/memory-packs", headers=tenant.headers)).json()
     assert [p["id"] for p in history["items"]] == [fresh.json()["id"]]
+
+
+async def test_concurrent_deletes_of_one_memory_forget_it_once(
+    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
+) -> None:
+    import asyncio
+
+    from tests.packs.conftest import FROZEN_NOW
+
+    m = await add_memory(pack_runtime, tenant, panima["id"], "User's spare key is under the mat.", time_end=FROZEN_NOW)
+    before = (await pclient.get(f"/api/animas/{panima['id']}", headers=tenant.headers)).json()["state_version"]
+    answers = await asyncio.gather(*(pclient.delete(f"/api/memories/{m}", headers=tenant.headers) for _ in range(3)))
+    assert sorted(r.status_code for r in answers) == [204, 404, 404]
+    after = (await pclient.get(f"/api/animas/{panima['id']}", headers=tenant.headers)).json()["state_version"]
+    assert after == before + 1

@@ -27,6 +27,7 @@ from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import DreamRun, Event
+from elephantasm.db.scopes import org_scoped
 
 _EVENTS = Event.__table__
 _RUNS = DreamRun.__table__
@@ -80,10 +81,12 @@ async def claim_events(
     return rows
 
 
-async def count_pending(session: AsyncSession, anima_id: uuid.UUID, cutoff: datetime | None = None) -> int:
+async def count_pending(
+    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, cutoff: datetime | None = None
+) -> int:
     """Events of the anima not yet distilled (claimed or not), optionally recorded by ``cutoff``."""
     stmt = select(func.count()).select_from(_EVENTS).where(
-        _EVENTS.c.anima_id == anima_id, _EVENTS.c.distilled_at.is_(None)
+        _EVENTS.c.anima_id == anima_id, org_scoped(_EVENTS, org_id), _EVENTS.c.distilled_at.is_(None)
     )
     if cutoff is not None:
         stmt = stmt.where(_EVENTS.c.created_at <= cutoff)

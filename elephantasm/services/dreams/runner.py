@@ -118,7 +118,7 @@ async def _distil_all(runtime: Runtime, run: DreamRun, engine: DistillEngine, st
     settings = runtime.settings
     cutoff, budget = run.started_at, settings.dreamer_max_events_per_run
     async with runtime.read_session() as session:
-        total = min(await count_pending(session, run.anima_id, cutoff), budget)
+        total = min(await count_pending(session, run.org_id, run.anima_id, cutoff), budget)
     if progress:
         progress(0, total)
     new_ids: list[uuid.UUID] = []

@@ -128,10 +128,12 @@ class CacheMetrics:
         }
 
 
-_LOAD_SQL = text("SELECT payload FROM pack_snapshots WHERE cache_key = :key AND anima_id = :anima")
+_LOAD_SQL = text(
+    "SELECT payload FROM pack_snapshots WHERE cache_key = :key AND org_id = :org AND anima_id = :anima"
+)
 
 
-async def load_shared(conn: AsyncConnection, key: str, anima_id: uuid.UUID) -> CachedPack | None:
-    """The shared tier's snapshot for ``key``, or None."""
-    payload = (await conn.execute(_LOAD_SQL, {"key": key, "anima": anima_id})).scalar_one_or_none()
+async def load_shared(conn: AsyncConnection, key: str, org_id: uuid.UUID, anima_id: uuid.UUID) -> CachedPack | None:
+    """The shared tier's snapshot for ``key`` of the org's anima, or None."""
+    payload = (await conn.execute(_LOAD_SQL, {"key": key, "org": org_id, "anima": anima_id})).scalar_one_or_none()
     return None if payload is None else CachedPack.from_payload(key, payload)

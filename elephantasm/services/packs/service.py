@@ -185,7 +185,7 @@ async def _load_or_compile(runtime: Runtime, key: str, req: PackRequest) -> tupl
     """Inside a flight: the shared tier (another replica's compile), else compile here."""
     state = runtime.packs
     async with runtime.engine.connect() as conn:
-        entry = await load_shared(conn, key, req.anima_id)
+        entry = await load_shared(conn, key, req.org_id, req.anima_id)
     if entry is not None:
         state.metrics.shared_hits += 1
         metrics.pack_lookup("shared_hit")
