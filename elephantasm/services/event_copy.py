@@ -75,7 +75,12 @@ WHERE org_id = :org AND (anima_id, dedupe_key) IN (
 """)
 
 
-_json = msgspec.json.Encoder().encode  # the jsonb codec of the pool's connections takes JSON text
+_encode = msgspec.json.Encoder().encode
+
+
+def meta_json(meta: dict[str, Any]) -> str:
+    """``meta`` as JSON text: what the jsonb codec of the pool's connections takes."""
+    return _encode(meta).decode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +94,7 @@ class StoredRow:
 def _record(ord_: int, data: EventCreate, now: datetime) -> tuple[Any, ...]:
     return (
         ord_, uuid.uuid4(), data.anima_id, data.event_type, data.role, data.author, data.summary, data.content,
-        data.occurred_at or now, data.session_id, _json(data.meta).decode(), data.source_uri,
+        data.occurred_at or now, data.session_id, meta_json(data.meta), data.source_uri,
         data.dedupe_key, data.importance_score,
     )
 

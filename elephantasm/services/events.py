@@ -75,28 +75,6 @@ async def _check_animas(session: AsyncSession, org_id: uuid.UUID, anima_ids: set
         raise NotFoundError(f"anima {missing[0]} not found")
 
 
-def event_row(org_id: uuid.UUID, data: EventCreate, now: datetime) -> dict:
-    """The column values of a new event row (a fresh id; ``occurred_at`` defaults to ``now``)."""
-    return {
-        "id": uuid.uuid4(),
-        "org_id": org_id,
-        "anima_id": data.anima_id,
-        "event_type": data.event_type,
-        "role": data.role,
-        "author": data.author,
-        "summary": data.summary,
-        "content": data.content,
-        "occurred_at": data.occurred_at or now,
-        "session_id": data.session_id,
-        "meta": data.meta,
-        "source_uri": data.source_uri,
-        "dedupe_key": data.dedupe_key,
-        "importance_score": data.importance_score,
-        "created_at": now,
-        "updated_at": now,
-    }
-
-
 async def record_events(
     session: AsyncSession, org_id: uuid.UUID, events: list[EventCreate], now: datetime
 ) -> list[StoredEvent]:
