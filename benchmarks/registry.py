@@ -19,6 +19,7 @@ BENCHMARKS: dict[str, str] = {
     "dreamer": "benchmarks.dreamer",
     "quality": "benchmarks.quality",
     "storage": "benchmarks.storage",
+    "spaces": "benchmarks.spaces",
 }
 
 
