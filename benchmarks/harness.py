@@ -181,6 +181,26 @@ async def _prepare(database_url: str, data_dir: Path) -> tuple[str, str, str]:
 
 
 @contextmanager
+def migrated_database(prefix: str) -> Iterator[tuple[str, Path]]:
+    """A fresh embedded Postgres in a temp dir, migrated; yields (URL, dir); deleted afterwards."""
+    from elephantasm.db.embedded import PG_MAJOR, import_pgserver, start_embedded_postgres
+    from elephantasm.db.migrate import upgrade
+
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    work.chmod(0o755)
+    try:
+        url = start_embedded_postgres(work, cleanup_mode="delete")
+        upgrade(url)
+        yield url, work
+    finally:
+        try:
+            import_pgserver().get_server(work / f"pg{PG_MAJOR}", cleanup_mode="delete").cleanup()
+        except Exception:  # noqa: BLE001 - best effort: the temp dir goes below either way
+            pass
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@contextmanager
 def deployment(workers: int = 1, **server_settings: str) -> Iterator[Deployment]:
     """A fresh Postgres (temp dir, deleted afterwards), migrated, one key, the API (``workers`` processes).
 

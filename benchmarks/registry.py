@@ -21,6 +21,7 @@ BENCHMARKS: dict[str, str] = {
     "storage": "benchmarks.storage",
     "ui": "benchmarks.ui",
     "kv": "benchmarks.kv",
+    "spaces": "benchmarks.spaces",
 }
 
 

@@ -6,9 +6,14 @@ Runs on a database of its own, so "nothing left to re-embed" means exactly this 
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import httpx
 import pytest
@@ -25,9 +30,10 @@ from elephantasm.services.events import record_events
 from elephantasm.services.packs import build_request, compile_pack
 from elephantasm.services.reembed import reembed, stale_counts
 from elephantasm.settings import Settings
-from tests.conftest import Tenant, make_tenant
+from tests.conftest import TEST_SECRET, Tenant, make_tenant
 from tests.packs.helpers import add_knowledge, add_memory
 from tests.support.databases import create_database, drop_database
+from tests.support.servers import REPO_ROOT
 
 LISBON = "The user relocated to Lisbon last spring and rents a flat near the river."
 DISTRACTORS = [
@@ -154,3 +160,24 @@ async def test_the_space_filter_keeps_the_hnsw_index_usable(runtimes: tuple[Runt
             "AND embedding_space = :s ORDER BY embedding <=> CAST(:v AS halfvec) LIMIT 10"),
             {"a": uuid.uuid4(), "s": b.embedder.space.label(), "v": literal})).scalars())
     assert "ix_memories_embedding_hnsw" in plan, plan
+
+
+def _reembed_cli(db: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, ELEPHANTASM_DATABASE_URL=db, ELEPHANTASM_SECRET_KEY=TEST_SECRET,
+               ELEPHANTASM_DATA_DIR=str(data_dir), ELEPHANTASM_EMBEDDER="wordllama", COLUMNS="200")
+    return subprocess.run([sys.executable, "-m", "elephantasm.cli.main", "reembed", *args], env=env, cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+async def test_reembed_command(runtimes: tuple[Runtime, Runtime], space_db: str, data_dir: Path) -> None:
+    a, b = runtimes
+    tenant = await make_tenant(a, "spaces")
+    anima = await _anima(a, tenant)
+    for summary in DISTRACTORS[:3]:
+        await add_memory(a, tenant, anima, summary, time_end=a.clock())
+    bad = await asyncio.to_thread(_reembed_cli, space_db, data_dir, "--anima", "not-a-uuid")
+    assert bad.returncode == 2 and "--anima must be an anima id" in bad.stderr
+    done = await asyncio.to_thread(_reembed_cli, space_db, data_dir, "--anima", str(anima), "--batch-size", "2")
+    assert done.returncode == 0, done.stderr
+    assert f"re-embedded 3 vector(s) into {b.embedder.space.label()}; 0 still stale" in done.stdout
+    assert await stale_counts(b, anima) == {"memories": 0, "knowledge": 0}

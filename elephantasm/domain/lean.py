@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # Speaker labels the dreamer and the raw-turn renderer write ("User: …", "assistant: …").
 _LABEL = re.compile(r"(?:^|(?<=\s))(user|assistant|human|ai|system|tool call|tool result):\s+", re.IGNORECASE)
@@ -70,6 +71,7 @@ def _segments(text: str) -> list[tuple[str | None, str]]:
     return [(lab, body) for lab, body in out if body or lab is not None]
 
 
+@lru_cache(maxsize=16384)  # pure; the same memory lines come back compile after compile
 def lean_text(text: str) -> str:
     """``text`` without filler sentences and with each speaker labelled only where it changes.
 
