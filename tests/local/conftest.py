@@ -72,12 +72,12 @@ def system_prompt(n_facts: int = len(FACTS)) -> str:
     ) + "\n"
 
 
-async def seed_anima(client: httpx.AsyncClient, headers: dict[str, str], anima_id: str) -> None:
-    """Record the facts as events of an earlier session (long-term candidates of chat packs)."""
+async def seed_anima(client: httpx.AsyncClient, headers: dict[str, str], anima_id: str, n: int = len(FACTS)) -> None:
+    """Record ``n`` facts as events of an earlier session (long-term candidates of chat packs)."""
     events = [
         {"anima_id": anima_id, "event_type": "message.in", "role": "user", "content": fact,
          "session_id": "earlier", "dedupe_key": f"seed-{i}", "importance_score": 0.8}
-        for i, fact in enumerate(FACTS)
+        for i, fact in enumerate(FACTS[:n])
     ]
     r = await client.post("/api/events/batch", json={"events": events}, headers=headers)
     assert r.status_code == 201, r.text

@@ -64,7 +64,7 @@ async def test_byte_budget_evicts_least_recently_used(
     for name in ("first", "second"):
         r = await client.post("/api/animas", json={"name": name}, headers=tenant.headers)
         ids.append(r.json()["id"])
-        await seed_anima(client, tenant.headers, ids[-1])
+        await seed_anima(client, tenant.headers, ids[-1], n=2)  # short prefixes: eviction is the point
     _, old = await _build(runtime, tenant, ids[0])
     _, new = await _build(runtime, tenant, ids[1])
     store = runtime.local.store(runtime.settings)

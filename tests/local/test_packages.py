@@ -33,7 +33,7 @@ async def second_server(settings: Settings, pg_url: str, tmp_path: Path) -> Asyn
 
 
 async def _snapshot_id(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima_id: str) -> str:
-    await seed_anima(client, tenant.headers, anima_id)
+    await seed_anima(client, tenant.headers, anima_id, n=8)
     pack = await pack_prompt(runtime, tenant.org_id, uuid.UUID(anima_id), "what do you know about me?")
     _, row = await snapshots.build(runtime, tenant.org_id, uuid.UUID(anima_id), pack)
     assert row is not None
@@ -46,11 +46,14 @@ async def test_export_import_verify_round_trip(
 ) -> None:
     sid = await _snapshot_id(client, runtime, tenant, anima["id"])
     assert (await client.get(f"/api/kv-snapshots/{sid}/package", headers=other_tenant.headers)).status_code == 404
-    r = await client.get(f"/api/kv-snapshots/{sid}/package", params={"probes": 2}, headers=tenant.headers)
+    assert (await client.get(f"/api/kv-snapshots/{sid}", headers=other_tenant.headers)).status_code == 404
+    listed = (await client.get("/api/kv-snapshots", params={"anima_id": anima["id"]}, headers=tenant.headers)).json()
+    assert [s["id"] for s in listed] == [sid] and listed[0]["summary"].startswith("0 knowledge items")
+    r = await client.get(f"/api/kv-snapshots/{sid}/package", params={"probes": 1}, headers=tenant.headers)
     assert r.status_code == 200, r.text
     package = r.content
     manifest, cert, _ = open_package(package, runtime.secret)
-    assert cert["greedy_identical"] and cert["grade"] == "A" and cert["probes"] == 2
+    assert cert["greedy_identical"] and cert["grade"] == "A" and cert["probes"] == 1
     assert cert["top1_agreement"] == 1.0 and cert["mean_kl"] < 1e-3
     assert manifest["n_tokens"] > 100 and manifest["kv_type"] == "f16" and manifest["layer_counts"]["long_term"] > 0
 
@@ -65,7 +68,7 @@ async def test_export_import_verify_round_trip(
     store_b = rt_b.local.store(rt_b.settings)
     assert store_b.path(tenant_b.org_id, imported["sha256"]).is_file()
     assert str(store_b.root).startswith(str(rt_b.settings.data_dir))
-    r = await client_b.post(f"/api/kv-snapshots/{imported['id']}/verify", params={"probes": 2},
+    r = await client_b.post(f"/api/kv-snapshots/{imported['id']}/verify", params={"probes": 1},
                             headers=tenant_b.headers)
     assert r.status_code == 200 and r.json()["greedy_identical"] is True
 
@@ -82,6 +85,10 @@ async def test_export_import_verify_round_trip(
     r = await client_b.post("/api/kv-packages", params={"anima_id": anima["id"]}, content=package,
                             headers=tenant_b.headers)
     assert r.status_code == 404, "another org's anima"
+
+    assert (await client.delete(f"/api/kv-snapshots/{sid}", headers=other_tenant.headers)).status_code == 404
+    assert (await client.delete(f"/api/kv-snapshots/{sid}", headers=tenant.headers)).status_code == 204
+    assert (await client.get(f"/api/kv-snapshots/{sid}", headers=tenant.headers)).status_code == 404
 
 
 async def test_package_signed_by_another_secret_is_refused(
