@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import select, update
 
 from elephantasm.db.models import DreamAction, KnowledgeMemory, Memory, MemoryEvent
-from elephantasm.runtime import Runtime
+from elephantasm.db.migrate import upgrade
+from elephantasm.runtime import Runtime, build_runtime
 from elephantasm.services.dreams import run_dream
+from elephantasm.services.keys import create_key
+from elephantasm.settings import Settings
 from tests.conftest import Tenant
+from tests.support.databases import create_database, drop_database
 from tests.dreams.helpers import T0, add_events, new_anima, turns, variant
 
 SAME = ["My favorite color is teal and I like long walks.", "Teal and long walks, noted."]
@@ -96,7 +102,34 @@ async def test_decay_archive_and_reactivation(runtime: Runtime, tenant: Tenant) 
         "reactivated", {"state": "archived"}, "active", "recalled")
 
 
-async def test_strong_match_reactivates_archived_memory(runtime: Runtime, tenant: Tenant) -> None:
+@pytest.fixture
+def lone_database(pg_url: str) -> Iterator[str]:
+    """A migrated database of its own (see ``lone_runtime``); dropped afterwards."""
+    url = create_database(pg_url, "curation")
+    upgrade(url)
+    yield url
+    drop_database(url)
+
+
+@pytest.fixture
+async def lone_runtime(settings: Settings, lone_database: str) -> AsyncIterator[tuple[Runtime, uuid.UUID]]:
+    """A runtime over a database of its own, and an org in it.
+
+    Neighbour search is an approximate (HNSW) scan; on the suite's shared database, thousands of other
+    tests' memories in the same embedding space made this test's one neighbour a matter of test order.
+    """
+    rt = build_runtime(settings, database_url=lone_database)
+    try:
+        async with rt.unit_of_work() as session:
+            issued = await create_key(session, rt.secret, "curation")
+        yield rt, issued.org_id
+    finally:
+        await rt.close()
+
+
+async def test_strong_match_reactivates_archived_memory(lone_runtime: tuple[Runtime, uuid.UUID]) -> None:
+    runtime, org_id = lone_runtime
+    tenant = Tenant(org_id, "curation", "")
     anima_id = await new_anima(runtime, tenant.org_id)
     text = ["We discussed the quarterly budget for the marketing team in detail.", "Yes, the budget plan."]
     await add_events(runtime, tenant.org_id, anima_id, turns(text))
