@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Annotated
 
 from litestar import Controller, MediaType, Response, get, post
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_enum, parse_uuid
+from api.event_json import encode_batch
 from api.guards import check_instant
 from elephantasm.domain.enums import EventType
 from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError
-from api.event_json import encode_batch
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.events import EventBatchCreate, EventBatchRead, EventCreate, EventRead
 from elephantasm.services import events as svc
@@ -64,8 +65,8 @@ class EventController(Controller):
         anima_id: FromQuery[uuid.UUID | None] = None,
         session_id: FromQuery[str | None] = None,
         event_type: one_of_param(EventType) = None,  # type: ignore[valid-type]
-        since: datetime | None = QueryParameter(default=None, description="occurred_at ≥ since"),
-        until: datetime | None = QueryParameter(default=None, description="occurred_at < until"),
+        since: Annotated[datetime | None, QueryParameter(description="occurred_at ≥ since")] = None,
+        until: Annotated[datetime | None, QueryParameter(description="occurred_at < until")] = None,
         limit: Limit = 100,
         cursor: Cursor = None,
     ) -> Page[EventRead]:
