@@ -72,7 +72,7 @@ def create_app(
     app = Litestar(
         route_handlers=ROUTE_HANDLERS,
         dependencies={"runtime": Provide(provide_runtime, sync_to_thread=False), "caller": Provide(provide_caller)},
-        exception_handlers={**EXCEPTION_HANDLERS, **UNAVAILABLE_HANDLERS},  # type: ignore[arg-type]
+        exception_handlers={**EXCEPTION_HANDLERS, **UNAVAILABLE_HANDLERS},
         lifespan=[lifespan],
         plugins=plugins(runtime),  # metrics middleware + /metrics, the MCP mount at /mcp
         state=State(

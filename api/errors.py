@@ -8,6 +8,7 @@ from typing import Any
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE, HTTP_422_UNPROCESSABLE_ENTITY
+from litestar.types import ExceptionHandlersMap
 
 from elephantasm.domain.errors import DomainError
 from elephantasm.logsafe import safe_traceback
@@ -77,7 +78,7 @@ def on_unexpected_error(request: Request, exc: Exception) -> Response:
     return _json(500, "internal server error")
 
 
-EXCEPTION_HANDLERS = {
+EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     DomainError: on_domain_error,
     ValidationException: on_validation_error,
     HTTPException: on_http_error,

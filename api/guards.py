@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from litestar import Request
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar.types import ASGIApp, HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
 from pydantic import BaseModel
 
 from elephantasm.domain.errors import ValidationError
@@ -59,9 +59,11 @@ def query_guard(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         body = json.dumps({"detail": problem}).encode()
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 422, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        headers: list[tuple[bytes, bytes]] = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        start: HTTPResponseStartEvent = {"type": "http.response.start", "status": 422, "headers": headers}
+        await send(start)
+        end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+        await send(end)
 
     return guarded
 

@@ -18,26 +18,28 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-from elephantasm_sdk import AsyncElephantasm
 from litestar import Litestar, Request
 from litestar.config.app import AppConfig
 from litestar.handlers import asgi
 from litestar.plugins import InitPlugin
-from litestar.types import Receive, Scope, Send
+from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
 from api.auth import provide_caller
 from elephantasm.domain.errors import AuthenticationError
 from elephantasm.mcpserver.tools import build_server
+from elephantasm_sdk import AsyncElephantasm
 
 _INTERNAL = "http://elephantasm.internal"
 
 
 async def _send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), *headers]})
-    await send({"type": "http.response.body", "body": body})
+    start: HTTPResponseStartEvent = {"type": "http.response.start", "status": status,
+                                     "headers": [(b"content-type", b"application/json"), *headers]}
+    await send(start)
+    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+    await send(end)
 
 
 class McpPlugin(InitPlugin):
@@ -60,7 +62,7 @@ class McpPlugin(InitPlugin):
 
     @asynccontextmanager
     async def _lifespan(self, app: Litestar) -> AsyncIterator[None]:
-        transport = httpx.ASGITransport(app=app)
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]  # Litestar is ASGI; httpx types scope/messages as plain MutableMappings, Litestar as TypedDicts
         async with httpx.AsyncClient(transport=transport, base_url=_INTERNAL) as http, \
                 self.server.session_manager.run():
             self._http = http

@@ -64,7 +64,7 @@ def start_metrics_server(settings: Settings) -> Any:
     if metrics.multiprocess_dir():
         registry = CollectorRegistry()
         mp.MultiProcessCollector(registry)
-    kwargs = {"registry": registry} if registry is not None else {}
+    kwargs: dict[str, Any] = {"registry": registry} if registry is not None else {}
     return start_http_server(settings.metrics_port, addr=settings.host, **kwargs)
 
 

@@ -23,6 +23,7 @@ from litestar.openapi.spec import (
     OpenAPIResponse,
     OpenAPIType,
     Operation,
+    Parameter,
     Reference,
     Schema,
     SecurityScheme,
@@ -68,7 +69,7 @@ def _error_schemas() -> dict[str, Schema]:
 
 
 def _error_response(status: int) -> OpenAPIResponse:
-    headers = {"Retry-After": _RETRY_AFTER} if status in (429, 503) else None
+    headers: dict[str, OpenAPIHeader | Reference] | None = {"Retry-After": _RETRY_AFTER} if status in (429, 503) else None
     if status == 401:
         headers = {"WWW-Authenticate": OpenAPIHeader(schema=Schema(type=OpenAPIType.STRING))}
     return OpenAPIResponse(
@@ -129,7 +130,7 @@ def _document_operation(openapi: OpenAPI, method: str, path: str, op: Operation,
                                            content=responses["201"].content)
     op.responses = responses
     for param in op.parameters or []:
-        if getattr(param, "param_in", None) == "path" and param.name.endswith("_id"):
+        if isinstance(param, Parameter) and param.param_in == "path" and param.name.endswith("_id"):
             param.schema = Schema(type=OpenAPIType.STRING, format=OpenAPIFormat.UUID)
     op.security = [{"bearer": []}] if authenticated else [{}, {"bearer": []}]
 

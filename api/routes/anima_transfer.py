@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Annotated
 
 from litestar import Controller, Request, get, post
 from litestar.params import FromPath, QueryParameter
@@ -43,8 +44,8 @@ class AnimaTransferController(Controller):
     @post("/import", status_code=HTTP_201_CREATED)
     async def import_(
         self, request: Request, caller: CallerDep, runtime: RuntimeDep,
-        name: str | None = QueryParameter(default=None, min_length=1, max_length=200,
-                                          description="Name of the new anima (default: the exported one's)."),
+        name: Annotated[str | None, QueryParameter(min_length=1, max_length=200,
+                                                   description="Name of the new anima (default: the exported one's).")] = None,
     ) -> AnimaRead:
         """Create a new anima from an export (body: its JSON lines); 422 naming the first bad line."""
         try:

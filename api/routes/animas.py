@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Annotated
 
 from litestar import Controller, delete, get, patch, post
 from litestar.params import FromPath, JSONBody, QueryParameter
@@ -12,8 +13,8 @@ from api.guards import check_json
 from elephantasm.schemas.animas import AnimaCreate, AnimaRead, AnimaUpdate
 from elephantasm.schemas.common import Page
 from elephantasm.services import animas as svc
-from elephantasm.services.purge import purge_anima
 from elephantasm.services.kv import rows as kv_rows
+from elephantasm.services.purge import purge_anima
 
 
 def _read(anima) -> AnimaRead:  # type: ignore[no-untyped-def]
@@ -58,8 +59,8 @@ class AnimaController(Controller):
     @delete("/{anima_id:str}", status_code=HTTP_204_NO_CONTENT)
     async def remove(
         self, anima_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep,
-        purge: bool = QueryParameter(default=False, description="Erase every row of the anima for good "
-                                     "(also one already deleted) instead of hiding it."),
+        purge: Annotated[bool, QueryParameter(description="Erase every row of the anima for good "
+                                              "(also one already deleted) instead of hiding it.")] = False,
     ) -> None:
         """Delete an anima: it disappears from every route (soft; its data stays for recovery), or with
         ``purge=true`` every row and snapshot of it is erased."""

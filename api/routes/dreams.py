@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Annotated
 
 from litestar import Controller, Response, get, post
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
@@ -58,7 +59,7 @@ class DreamController(Controller):
         run_id: FromPath[str],
         caller: CallerDep,
         runtime: RuntimeDep,
-        actions_limit: int = QueryParameter(default=500, ge=0, le=10_000, description="Journal entries to include."),
+        actions_limit: Annotated[int, QueryParameter(ge=0, le=10_000, description="Journal entries to include.")] = 500,
     ) -> DreamRunDetail:
         """One run with its journal: what it created, merged, superseded and archived (before/after)."""
         async with runtime.read_session() as session:

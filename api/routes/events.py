@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Annotated
 
 from litestar import Controller, MediaType, Response, get, post
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
@@ -66,8 +67,8 @@ class EventController(Controller):
         anima_id: FromQuery[uuid.UUID | None] = None,
         session_id: FromQuery[str | None] = None,
         event_type: one_of_param(EventType) = None,  # type: ignore[valid-type]
-        since: datetime | None = QueryParameter(default=None, description="occurred_at ≥ since"),
-        until: datetime | None = QueryParameter(default=None, description="occurred_at < until"),
+        since: Annotated[datetime | None, QueryParameter(description="occurred_at ≥ since")] = None,
+        until: Annotated[datetime | None, QueryParameter(description="occurred_at < until")] = None,
         limit: Limit = 100,
         cursor: Cursor = None,
     ) -> Page[EventRead]:

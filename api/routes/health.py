@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Any
 
 from litestar import Request, Response, get
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from sqlalchemy import select, text
+from sqlmodel import col
 
 from api.auth import provide_caller
 from api.unavailable import RETRY_AFTER_SECONDS
@@ -41,7 +43,7 @@ async def _is_admin(request: Request, state: State, runtime: Runtime) -> bool:
     try:
         caller = await provide_caller(request, state)
         async with runtime.read_session() as session:
-            name = (await session.execute(select(Org.name).where(Org.id == caller.org_id))).scalar_one_or_none()
+            name = (await session.execute(select(col(Org.name)).where(col(Org.id) == caller.org_id))).scalar_one_or_none()
     except Exception:  # noqa: BLE001 - a bad key, or a database error: a health check never fails on its caller
         return False
     return name == ADMIN_ORG and caller.scope is KeyScope.ADMIN
@@ -56,7 +58,7 @@ async def health(request: Request, state: State, runtime: NamedDependency[Runtim
         async with runtime.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
     except Exception as exc:  # noqa: BLE001 - any failure means "not healthy", reported as such
-        body = {"status": "degraded", "database": "down", "detail": "the database is unavailable; retry shortly"}
+        body: dict[str, Any] = {"status": "degraded", "database": "down", "detail": "the database is unavailable; retry shortly"}
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
         if await _is_admin(request, state, runtime):
             body["error"] = f"{type(exc).__name__}: {exc}"

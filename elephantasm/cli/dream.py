@@ -8,6 +8,7 @@ import uuid
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from sqlalchemy import select
+from sqlmodel import col
 
 from elephantasm.cli.context import cli_runtime, console, err_console
 from elephantasm.db.models import Anima, DreamRun, Org
@@ -19,13 +20,13 @@ from elephantasm.settings import Settings
 
 async def _find_anima(rt: Runtime, ref: str, org: str | None) -> Anima | None:
     """An anima by id (any org: this is an operator's tool) or by name within ``org``."""
-    stmt = select(Anima).where(Anima.deleted_at.is_(None))
+    stmt = select(Anima).where(col(Anima.deleted_at).is_(None))
     try:
-        stmt = stmt.where(Anima.id == uuid.UUID(ref))
+        stmt = stmt.where(col(Anima.id) == uuid.UUID(ref))
     except ValueError:
-        stmt = stmt.join(Org, Org.id == Anima.org_id).where(Anima.name == ref, Org.name == (org or "local"))
+        stmt = stmt.join(Org, col(Org.id) == col(Anima.org_id)).where(col(Anima.name) == ref, col(Org.name) == (org or "local"))
     async with rt.read_session() as session:
-        found = list((await session.execute(stmt.order_by(Anima.created_at).limit(2))).scalars())
+        found = list((await session.execute(stmt.order_by(col(Anima.created_at)).limit(2))).scalars())
     if len(found) > 1:
         err_console.print(f"[red]several animas are named {ref!r}; pass its id[/red]")
         return None

@@ -8,6 +8,7 @@ import uuid
 
 from rich.table import Table
 from sqlalchemy import select
+from sqlmodel import col
 
 from elephantasm.cli.context import cli_runtime, console, err_console
 from elephantasm.db.models import Anima, Org
@@ -38,14 +39,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 async def _resolve(rt: Runtime, org_name: str, anima: str) -> tuple[uuid.UUID, uuid.UUID]:
     async with rt.read_session() as session:
-        org = (await session.execute(select(Org).where(Org.name == org_name))).scalar_one_or_none()
+        org = (await session.execute(select(Org).where(col(Org.name) == org_name))).scalar_one_or_none()
         if org is None:
             raise NotFoundError(f"org {org_name!r} not found")
-        stmt = select(Anima.id).where(Anima.org_id == org.id, Anima.deleted_at.is_(None))
+        stmt = select(col(Anima.id)).where(col(Anima.org_id) == org.id, col(Anima.deleted_at).is_(None))
         try:
-            stmt = stmt.where(Anima.id == uuid.UUID(anima))
+            stmt = stmt.where(col(Anima.id) == uuid.UUID(anima))
         except ValueError:
-            stmt = stmt.where(Anima.name == anima).order_by(Anima.created_at, Anima.id)
+            stmt = stmt.where(col(Anima.name) == anima).order_by(col(Anima.created_at), col(Anima.id))
         found = (await session.execute(stmt.limit(1))).scalar_one_or_none()
     if found is None:
         raise NotFoundError(f"anima {anima!r} not found in org {org_name!r}")

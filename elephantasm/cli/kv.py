@@ -11,6 +11,7 @@ from typing import Any
 
 from rich.table import Table
 from sqlalchemy import select
+from sqlmodel import col
 
 from elephantasm.cli.context import cli_runtime, console, err_console
 from elephantasm.cli.inject import _resolve
@@ -62,7 +63,7 @@ def _runner(func: Any) -> Any:
 
 async def _org_id(rt: Runtime, name: str) -> uuid.UUID:
     async with rt.read_session() as session:
-        org = (await session.execute(select(Org.id).where(Org.name == name))).scalar_one_or_none()
+        org = (await session.execute(select(col(Org.id)).where(col(Org.name) == name))).scalar_one_or_none()
     if org is None:
         raise NotFoundError(f"org {name!r} not found")
     return org

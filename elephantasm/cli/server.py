@@ -9,16 +9,17 @@ from typing import Any
 
 from rich.table import Table
 from sqlalchemy import func, select, text
+from sqlmodel import SQLModel, col
 
 from elephantasm.cli.banner import log_banner
 from elephantasm.cli.context import cli_runtime, console
 from elephantasm.db import models
 from elephantasm.db.migrate import upgrade_async
+from elephantasm.db.tables import table_of
 from elephantasm.runtime import Runtime, resolve_database_url
 from elephantasm.security import write_private
 from elephantasm.services import keys as key_svc
 from elephantasm.settings import Settings
-
 
 FIRST_KEY_FILE = "first-api-key"
 
@@ -106,7 +107,7 @@ async def migrate(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-_COUNTED = [models.Org, models.ApiKey, models.Anima, models.Event, models.Memory, models.Knowledge, models.DreamRun]
+_COUNTED: list[type[SQLModel]] = [models.Org, models.ApiKey, models.Anima, models.Event, models.Memory, models.Knowledge, models.DreamRun]
 
 
 async def status(args: argparse.Namespace, settings: Settings) -> int:
@@ -114,9 +115,9 @@ async def status(args: argparse.Namespace, settings: Settings) -> int:
     async with cli_runtime(settings) as rt, rt.read_session() as session:
         version = (await session.execute(text("SHOW server_version"))).scalar_one()
         pending = (
-            await session.execute(select(func.count()).select_from(models.Event).where(models.Event.distilled_at.is_(None)))
+            await session.execute(select(func.count()).select_from(models.Event).where(col(models.Event.distilled_at).is_(None)))
         ).scalar_one()
-        counts = [(m.__tablename__, (await session.execute(select(func.count()).select_from(m))).scalar_one()) for m in _COUNTED]
+        counts = [(table_of(m).name, (await session.execute(select(func.count()).select_from(m))).scalar_one()) for m in _COUNTED]
     where = "embedded" if settings.uses_embedded_postgres else "external"
     console.print(f"Database: {where} PostgreSQL {version}")
     table = Table("table", "rows")

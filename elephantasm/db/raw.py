@@ -25,6 +25,8 @@ async def driver_connection(engine: AsyncEngine) -> AsyncIterator[Any]:
     """
     async with engine.connect() as conn:
         driver = (await conn.get_raw_connection()).driver_connection
+        # An open (just checked-out) pool connection always has its driver connection.
+        assert driver is not None
         try:
             yield driver
         except BaseException:

@@ -16,6 +16,7 @@ import uuid
 from typing import Any
 
 from sqlalchemy import ColumnElement, select
+from sqlmodel import col
 
 from elephantasm.db.models import Anima, Knowledge, Memory
 
@@ -36,7 +37,7 @@ def live_anima_row(source: Any = Anima) -> ColumnElement[bool]:
 
 def live_anima(anima_col: Any) -> ColumnElement[bool]:
     """The anima ``anima_col`` refers to is not deleted."""
-    return anima_col.in_(select(Anima.id).where(live_anima_row()).scalar_subquery())
+    return anima_col.in_(select(col(Anima.id)).where(live_anima_row()).scalar_subquery())
 
 
 def live_memory(source: Any = Memory) -> ColumnElement[bool]:

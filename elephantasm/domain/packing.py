@@ -76,7 +76,7 @@ class _Cand:
     cost: int
 
 
-def normalise_shares(shares: Mapping[Layer | str, float] | None) -> dict[Layer, float]:
+def normalise_shares(shares: Mapping[Layer, float] | Mapping[str, float] | None) -> dict[Layer, float]:
     """Shares as fractions summing to 1 over all layers (missing → 0; None → equal)."""
     if shares is None:
         return {layer: 1.0 / len(RENDER_ORDER) for layer in RENDER_ORDER}
@@ -167,8 +167,8 @@ def pack(
     *,
     max_tokens: int,
     count: TokenCount,
-    shares: Mapping[Layer | str, float] | None = None,
-    limits: Mapping[Layer | str, int] | None = None,
+    shares: Mapping[Layer, float] | Mapping[str, float] | None = None,
+    limits: Mapping[Layer, int] | Mapping[str, int] | None = None,
     min_score: float | None = None,
     trace: PackTrace | None = None,
 ) -> PackResult:

@@ -16,9 +16,13 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import openai
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.chat.completion_create_params import ResponseFormat
 
 from elephantasm.domain.dreaming.types import DistillError, Usage
 from elephantasm.observability import metrics
@@ -134,9 +138,11 @@ class ChatCaller:
     async def _attempt(self, messages: list[dict[str, str]], response_format: dict[str, Any]) -> str:
         self.usage += Usage(calls=1)
         metrics.llm_attempt(self.model)
-        extra = {} if self.temperature is None else {"temperature": self.temperature}
+        extra: dict[str, Any] = {} if self.temperature is None else {"temperature": self.temperature}
         response = await self.client.chat.completions.create(
-            model=self.model, messages=messages, response_format=response_format, timeout=self.timeout, **extra
+            # Plain dicts on the wire; openai's stubs name them as its TypedDicts.
+            model=self.model, messages=cast("list[ChatCompletionMessageParam]", messages),
+            response_format=cast("ResponseFormat", response_format), timeout=self.timeout, **extra
         )
         if response.usage is not None:
             self.usage += Usage(0, response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0)

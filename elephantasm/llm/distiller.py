@@ -214,7 +214,8 @@ class LLMEngine:
                 raise MalformedReply(f"reply is not JSON: {exc}") from exc
             if not reply.memories:
                 raise MalformedReply("reply has no memories")
-            for item in (*reply.memories, *reply.knowledge):
+            cited: tuple[MemoryOut | KnowledgeOut, ...] = (*reply.memories, *reply.knowledge)
+            for item in cited:
                 unknown = set(item.event_indices) - valid
                 if unknown:
                     raise MalformedReply(f"reply cites unknown event indices {sorted(unknown)}")

@@ -111,7 +111,9 @@ class InstrumentedEmbedder:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
-        self.space = getattr(inner, "space", None)  # the embedding space stays the wrapped backend's
+        # The embedding space stays the wrapped backend's (None for one written before spaces existed:
+        # CachedEmbedder then names one); as untyped as ``inner``.
+        self.space: Any = getattr(inner, "space", None)
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """Embed through the wrapped backend, timing the call."""

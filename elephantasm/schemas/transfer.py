@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-FORMAT = "elephantasm.anima/1"
+FORMAT: Final = "elephantasm.anima/1"
 MAX_TEXT = 1_000_000
 MAX_JSON_DEPTH = 32
 """Deepest nesting accepted in an imported JSON field (``meta``, ``self``): deeper values cannot be

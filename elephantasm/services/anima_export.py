@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.models import (
     Event,
@@ -62,12 +63,12 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     """Every record of one live anima of the org, header first (NotFoundError otherwise)."""
     anima = await get_anima(session, org_id, anima_id)
     yield AnimaRecord(**_fields(anima, AnimaRecord))
-    events = select(Event).where(Event.anima_id == anima_id, org_scoped(Event, org_id)).order_by(Event.occurred_at, Event.created_at, Event.id)
+    events = select(Event).where(col(Event.anima_id) == anima_id, org_scoped(Event, org_id)).order_by(col(Event.occurred_at), col(Event.created_at), col(Event.id))
     async for row in _rows(session, events):
         yield EventRecord(**_fields(row, EventRecord))
     sources = await _links(session, MemoryEvent, MemoryEvent.memory_id, MemoryEvent.event_id, org_id, anima_id)
-    memories = (select(Memory).where(Memory.anima_id == anima_id, *visible(Memory, org_id))
-                .order_by(Memory.created_at, Memory.time_start, Memory.id))
+    memories = (select(Memory).where(col(Memory.anima_id) == anima_id, *visible(Memory, org_id))
+                .order_by(col(Memory.created_at), col(Memory.time_start), col(Memory.id)))
     exported: set[uuid.UUID] = set()
     async for row in _rows(session, memories):
         exported.add(row.id)
@@ -75,9 +76,9 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     learnt = await _links(session, KnowledgeMemory, KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id, org_id,
                           anima_id)
     live = set((await session.execute(
-        select(Knowledge.id).where(Knowledge.anima_id == anima_id, *visible(Knowledge, org_id)))).scalars())
-    knowledge = (select(Knowledge).where(Knowledge.id.in_(live))
-                 .order_by(Knowledge.created_at, Knowledge.valid_from, Knowledge.id))
+        select(col(Knowledge.id)).where(col(Knowledge.anima_id) == anima_id, *visible(Knowledge, org_id)))).scalars())
+    knowledge = (select(Knowledge).where(col(Knowledge.id).in_(live))
+                 .order_by(col(Knowledge.created_at), col(Knowledge.valid_from), col(Knowledge.id)))
     async for row in _rows(session, knowledge):
         fields = _fields(row, KnowledgeRecord)
         if fields["superseded_by"] not in live:
@@ -86,8 +87,8 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     identity = await current_identity(session, org_id, anima_id)
     if identity is not None:
         yield IdentityRecord(**_fields(identity, IdentityRecord))
-    versions = (select(IdentityVersion).where(IdentityVersion.anima_id == anima_id, org_scoped(IdentityVersion, org_id))
-                .order_by(IdentityVersion.version))
+    versions = (select(IdentityVersion).where(col(IdentityVersion.anima_id) == anima_id, org_scoped(IdentityVersion, org_id))
+                .order_by(col(IdentityVersion.version)))
     async for row in _rows(session, versions):
         yield IdentityVersionRecord(**_fields(row, IdentityVersionRecord))
 

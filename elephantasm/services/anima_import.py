@@ -154,7 +154,7 @@ async def write_import(
     """Write a parsed export as a new anima of ``org_id`` inside the caller's transaction; its id.
 
     ``space`` labels the embedding space ``vectors`` were made in (this server's embedder)."""
-    ids = _new_ids([r.id for r in (*p.events, *p.memories, *p.knowledge)])
+    ids = _new_ids([*(r.id for r in p.events), *(r.id for r in p.memories), *(r.id for r in p.knowledge)])
     ref = lambda old: None if old is None else ids[old]  # noqa: E731
     anima_id = uuid.uuid4()
     at = {"org_id": org_id, "anima_id": anima_id}

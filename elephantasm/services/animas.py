@@ -7,10 +7,12 @@ from datetime import datetime
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima
 from elephantasm.db.scopes import live_anima_row, org_scoped
+from elephantasm.db.tables import rowcount
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.schemas.animas import AnimaCreate, AnimaUpdate
 
@@ -30,7 +32,7 @@ async def get_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUI
     """The live anima, or NotFoundError (also when it belongs to another org)."""
     anima = (
         await session.execute(
-            select(Anima).where(Anima.id == anima_id, org_scoped(Anima, org_id), live_anima_row())
+            select(Anima).where(col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row())
         )
     ).scalar_one_or_none()
     if anima is None:
@@ -40,7 +42,7 @@ async def get_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUI
 
 async def org_of_anima(session: AsyncSession, anima_id: uuid.UUID) -> uuid.UUID | None:
     """The org of a live anima, whichever it is (for operator tools such as the CLI), or None."""
-    stmt = select(Anima.org_id).where(Anima.id == anima_id, live_anima_row())
+    stmt = select(col(Anima.org_id)).where(col(Anima.id) == anima_id, live_anima_row())
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
@@ -62,7 +64,7 @@ async def update_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.
     for field, value in changes.items():
         setattr(anima, field, value if not (field == "meta" and value is None) else {})
     anima.state_version = Anima.state_version + 1
-    anima.updated_at = func.now()
+    anima.updated_at = func.now()  # type: ignore[assignment]  # SQL expression, evaluated by the UPDATE; SQLModel types the field as datetime
     await session.flush()
     await session.refresh(anima)
     return anima
@@ -72,10 +74,10 @@ async def delete_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.
     """Soft-delete: the anima disappears from every route; its data stays for recovery/purge."""
     result = await session.execute(
         update(Anima)
-        .where(Anima.id == anima_id, Anima.org_id == org_id, Anima.deleted_at.is_(None))
+        .where(col(Anima.id) == anima_id, col(Anima.org_id) == org_id, col(Anima.deleted_at).is_(None))
         .values(deleted_at=now, state_version=Anima.state_version + 1)
     )
-    if result.rowcount == 0:
+    if rowcount(result) == 0:
         raise NotFoundError(f"anima {anima_id} not found")
 
 
@@ -83,5 +85,5 @@ async def bump_state_version(session: AsyncSession, anima_ids: list[uuid.UUID]) 
     """Mark that these animas' packs may have changed; must run in the writing transaction."""
     if anima_ids:
         await session.execute(
-            update(Anima).where(Anima.id.in_(anima_ids)).values(state_version=Anima.state_version + 1)
+            update(Anima).where(col(Anima.id).in_(anima_ids)).values(state_version=col(Anima.state_version) + 1)
         )

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima, Event
@@ -66,7 +67,7 @@ async def _check_animas(session: AsyncSession, org_id: uuid.UUID, anima_ids: set
     found = set(
         (
             await session.execute(
-                select(Anima.id).where(Anima.id.in_(anima_ids), org_scoped(Anima, org_id), live_anima_row())
+                select(col(Anima.id)).where(col(Anima.id).in_(anima_ids), org_scoped(Anima, org_id), live_anima_row())
             )
         ).scalars()
     )
@@ -93,8 +94,8 @@ async def get_event(session: AsyncSession, org_id: uuid.UUID, event_id: uuid.UUI
     event = (
         await session.execute(
             select(Event)
-            .join(Anima, Anima.id == Event.anima_id)
-            .where(Event.id == event_id, org_scoped(Event, org_id), live_anima_row())
+            .join(Anima, col(Anima.id) == col(Event.anima_id))
+            .where(col(Event.id) == event_id, org_scoped(Event, org_id), live_anima_row())
         )
     ).scalar_one_or_none()
     if event is None:
@@ -117,17 +118,17 @@ async def list_events(
     session: AsyncSession, org_id: uuid.UUID, flt: EventFilter, limit: int, cursor: str | None
 ) -> tuple[list[Event], str | None]:
     """Events in chronological order (occurred_at, id), keyset-paginated."""
-    stmt = select(Event).join(Anima, Anima.id == Event.anima_id).where(org_scoped(Event, org_id), live_anima_row())
+    stmt = select(Event).join(Anima, col(Anima.id) == col(Event.anima_id)).where(org_scoped(Event, org_id), live_anima_row())
     if flt.anima_id:
         await _check_animas(session, org_id, {flt.anima_id})  # another org's anima is a 404, not []
-        stmt = stmt.where(Event.anima_id == flt.anima_id)
+        stmt = stmt.where(col(Event.anima_id) == flt.anima_id)
     if flt.session_id:
-        stmt = stmt.where(Event.session_id == flt.session_id)
+        stmt = stmt.where(col(Event.session_id) == flt.session_id)
     if flt.event_type:
-        stmt = stmt.where(Event.event_type == flt.event_type)
+        stmt = stmt.where(col(Event.event_type) == flt.event_type)
     if flt.since:
-        stmt = stmt.where(Event.occurred_at >= flt.since)
+        stmt = stmt.where(col(Event.occurred_at) >= flt.since)
     if flt.until:
-        stmt = stmt.where(Event.occurred_at < flt.until)
+        stmt = stmt.where(col(Event.occurred_at) < flt.until)
     return await keyset_page(session, stmt, at=Event.occurred_at, row_id=Event.id, limit=limit, cursor=cursor,
                              direction=Direction.ASC, at_name="occurred_at", entities=True)

@@ -28,17 +28,19 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.models import Identity, IdentityVersion, Knowledge, Memory
 from elephantasm.db.scopes import live_memory, visible
+from elephantasm.db.tables import rowcount, table_of
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.dreams.claims import lock_anima
 
 if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
 
-_M = Memory.__table__
-_K = Knowledge.__table__
+_M = table_of(Memory)
+_K = table_of(Knowledge)
 # Topics whose knowledge counts as identity evidence (see domain/dreaming/style.evolve_identity).
 _EVIDENCE_TYPES = ("FACT", "EXPERIENCE")
 
@@ -139,7 +141,7 @@ async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
     params = {"anima": done.anima_id, "ids": done.ids}
     await session.execute(_REDACT_JOURNAL_SQL, params)
     patterns = [f"%{i}%" for i in done.ids]
-    done.packs_purged = (await session.execute(_PURGE_PACKS_SQL, {"anima": done.anima_id, "patterns": patterns})).rowcount
+    done.packs_purged = rowcount(await session.execute(_PURGE_PACKS_SQL, {"anima": done.anima_id, "patterns": patterns}))
     await session.execute(_PURGE_SNAPSHOTS_SQL, {"anima": done.anima_id})
     await session.execute(_MARK_SQL, {"anima": done.anima_id})
 
@@ -165,10 +167,11 @@ async def _drop_identity_evidence(session: AsyncSession, anima_id: uuid.UUID, ev
     if not evidence:
         return
     versions = (await session.execute(
-        select(IdentityVersion).where(IdentityVersion.anima_id == anima_id)
+        select(IdentityVersion).where(col(IdentityVersion.anima_id) == anima_id)
     )).scalars().all()
-    current = (await session.execute(select(Identity).where(Identity.anima_id == anima_id))).scalar_one_or_none()
-    for row in [*versions, *([current] if current else [])]:
+    current = (await session.execute(select(Identity).where(col(Identity.anima_id) == anima_id))).scalar_one_or_none()
+    rows: list[IdentityVersion | Identity] = [*versions, *([current] if current else [])]
+    for row in rows:
         learnt_by = row.updated_at if isinstance(row, Identity) else row.created_at
         topics = Counter(t for t, at in evidence if at <= learnt_by)
         changed = _without(dict(row.self or {}), topics)

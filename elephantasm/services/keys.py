@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.models import ApiKey, Org
 from elephantasm.domain.errors import NotFoundError
@@ -46,7 +47,7 @@ class IssuedKey:
 async def get_or_create_org(session: AsyncSession, name: str) -> Org:
     """The org called ``name``, created if new (concurrent callers get the same org, never an error)."""
     await session.execute(pg_insert(Org).values(id=uuid.uuid4(), name=name).on_conflict_do_nothing(index_elements=["name"]))
-    return (await session.execute(select(Org).where(Org.name == name))).scalar_one()
+    return (await session.execute(select(Org).where(col(Org.name) == name))).scalar_one()
 
 
 async def create_key(
@@ -94,8 +95,8 @@ async def verify_key(session: AsyncSession, digest: str, now: datetime) -> Calle
     revoked or expired."""
     row = (
         await session.execute(
-            select(ApiKey.id, ApiKey.org_id, ApiKey.revoked_at, ApiKey.expires_at, ApiKey.scope)
-            .where(ApiKey.key_hash == digest)
+            select(col(ApiKey.id), col(ApiKey.org_id), col(ApiKey.revoked_at), col(ApiKey.expires_at), col(ApiKey.scope))
+            .where(col(ApiKey.key_hash) == digest)
         )
     ).one_or_none()
     if row is None or row.revoked_at is not None:
@@ -107,21 +108,21 @@ async def verify_key(session: AsyncSession, digest: str, now: datetime) -> Calle
 
 async def list_keys(session: AsyncSession, org_name: str | None = None) -> list[tuple[ApiKey, str]]:
     """Keys (with their org's name), optionally of one org, oldest first."""
-    stmt = select(ApiKey, Org.name).join(Org, Org.id == ApiKey.org_id).order_by(ApiKey.created_at, ApiKey.id)
+    stmt = select(ApiKey, col(Org.name)).join(Org, col(Org.id) == col(ApiKey.org_id)).order_by(col(ApiKey.created_at), col(ApiKey.id))
     if org_name is not None:
-        stmt = stmt.where(Org.name == org_name)
+        stmt = stmt.where(col(Org.name) == org_name)
     return [(k, n) for k, n in (await session.execute(stmt)).all()]
 
 
 async def revoke_key(session: AsyncSession, key_id_or_prefix: str, org_id: uuid.UUID | None = None) -> ApiKey:
     """Revoke a key by id or display prefix; scoped to ``org_id`` when given."""
-    stmt = update(ApiKey).where(ApiKey.revoked_at.is_(None)).values(revoked_at=func.now()).returning(ApiKey)
+    stmt = update(ApiKey).where(col(ApiKey.revoked_at).is_(None)).values(revoked_at=func.now()).returning(ApiKey)
     try:
-        stmt = stmt.where(ApiKey.id == uuid.UUID(key_id_or_prefix))
+        stmt = stmt.where(col(ApiKey.id) == uuid.UUID(key_id_or_prefix))
     except ValueError:
-        stmt = stmt.where(ApiKey.prefix == key_id_or_prefix)
+        stmt = stmt.where(col(ApiKey.prefix) == key_id_or_prefix)
     if org_id is not None:
-        stmt = stmt.where(ApiKey.org_id == org_id)
+        stmt = stmt.where(col(ApiKey.org_id) == org_id)
     row = (await session.execute(stmt)).scalars().first()
     if row is None:
         raise NotFoundError(f"no active API key {key_id_or_prefix!r}")
@@ -135,7 +136,7 @@ async def count_keys(session: AsyncSession) -> int:
 
 async def list_org_keys(session: AsyncSession, org_id: uuid.UUID) -> list[ApiKey]:
     """Keys of one org, oldest first."""
-    stmt = select(ApiKey).where(ApiKey.org_id == org_id).order_by(ApiKey.created_at, ApiKey.id)
+    stmt = select(ApiKey).where(col(ApiKey.org_id) == org_id).order_by(col(ApiKey.created_at), col(ApiKey.id))
     return list((await session.execute(stmt)).scalars())
 
 
@@ -143,7 +144,7 @@ async def touch_key(session: AsyncSession, key_id: uuid.UUID, now: datetime) -> 
     """Record that a key was used; at most one write per key per minute, so auth stays cheap."""
     await session.execute(
         update(ApiKey)
-        .where(ApiKey.id == key_id)
-        .where((ApiKey.last_used_at.is_(None)) | (ApiKey.last_used_at < now - timedelta(minutes=1)))
+        .where(col(ApiKey.id) == key_id)
+        .where((col(ApiKey.last_used_at).is_(None)) | (col(ApiKey.last_used_at) < now - timedelta(minutes=1)))
         .values(last_used_at=now)
     )

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.models import Anima, Event, Knowledge, Memory
 from elephantasm.domain.errors import NotFoundError
@@ -51,9 +52,9 @@ async def purge_anima(runtime: Runtime, org_id: uuid.UUID | None, anima_id: uuid
     NotFoundError if there is no such anima (in that org).
     """
     async with runtime.unit_of_work() as session:
-        stmt = select(Anima.org_id).where(Anima.id == anima_id)
+        stmt = select(col(Anima.org_id)).where(col(Anima.id) == anima_id)
         if org_id is not None:
-            stmt = stmt.where(Anima.org_id == org_id)
+            stmt = stmt.where(col(Anima.org_id) == org_id)
         owner = (await session.execute(stmt.with_for_update())).scalar_one_or_none()
         if owner is None:
             raise NotFoundError(f"anima {anima_id} not found")
@@ -61,7 +62,7 @@ async def purge_anima(runtime: Runtime, org_id: uuid.UUID | None, anima_id: uuid
         counts = [await _count(session, m, anima_id) for m in (Event, Memory, Knowledge)]
         for hook in runtime.anima_purge_hooks:
             await hook(session, owner, anima_id)
-        await session.execute(delete(Anima).where(Anima.id == anima_id))
+        await session.execute(delete(Anima).where(col(Anima.id) == anima_id))
     drop_cached(runtime, [anima_id])
     log.info("purged anima %s of org %s", anima_id, owner)
     return Purged(owner, anima_id, *counts)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import text
 
+from elephantasm.db.tables import rowcount
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.lean import lean_text
 from elephantasm.services.animas import bump_state_version
@@ -106,7 +107,7 @@ async def _write_batch(runtime: Runtime, table: str, column: str, anima: uuid.UU
     }
     async with runtime.unit_of_work() as session:
         await lock_anima(session, anima)  # never interleaves with a dream's chunk write for the anima
-        done = (await session.execute(text(_update_sql(table, column)), params)).rowcount
+        done = rowcount(await session.execute(text(_update_sql(table, column)), params))
         if done:
             await bump_state_version(session, [anima])
     return int(done)

@@ -169,10 +169,11 @@ def _similar_pairs(ordered: Sequence[MergeCandidate], threshold: float) -> dict[
     near: dict[Hashable, dict[Hashable, float]] = {c.id: {} for c in ordered}
     for i, a in enumerate(ordered):
         for j in range(i + 1, len(ordered)):
+            ui, uj = units[i], units[j]
             if keys[i] and keys[i] == keys[j]:
                 sim = 1.0
-            elif units[i] is not None and units[j] is not None and len(units[i]) == len(units[j]):
-                sim = sum(map(operator.mul, units[i], units[j]))
+            elif ui is not None and uj is not None and len(ui) == len(uj):
+                sim = sum(map(operator.mul, ui, uj))
             else:
                 continue
             if sim >= threshold:

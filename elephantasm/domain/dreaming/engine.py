@@ -19,7 +19,11 @@ class DistillEngine(Protocol):
     """
 
     name: str
-    model: str | None
+
+    @property
+    def model(self) -> str | None:
+        """The model recorded on the run (read-only here, so an engine may narrow it to ``str``)."""
+        ...
 
     async def distil(self, events: list[EventInput], existing_identity: IdentityDraft | None) -> DistillResult:
         """Distil ``events`` (ordered or not) given the anima's current identity."""

@@ -70,4 +70,6 @@ def open_package(blob: bytes, secret: bytes) -> tuple[dict[str, Any], dict[str, 
         raise PackageError("package manifest checksum mismatch")
     if parts.get("certificate") != sha256_hex(canonical_json(cert)):
         raise PackageError("package certificate checksum mismatch")
+    if not isinstance(manifest, dict) or not isinstance(cert, dict):
+        raise PackageError("package manifest or certificate is missing")
     return manifest, cert, snapshot

@@ -28,9 +28,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import DreamRun, Event
 from elephantasm.db.scopes import org_scoped
+from elephantasm.db.tables import rowcount, table_of
 
-_EVENTS = Event.__table__
-_RUNS = DreamRun.__table__
+_EVENTS = table_of(Event)
+_RUNS = table_of(DreamRun)
 _LOCK_NAMESPACE = b"elephantasm.dreamer:"
 
 CLAIM_COLUMNS = (
@@ -102,7 +103,7 @@ async def release_claims(session: AsyncSession, run_ids: list[uuid.UUID]) -> int
         .where(_EVENTS.c.claimed_by.in_(run_ids), _EVENTS.c.distilled_at.is_(None))
         .values(claimed_by=None, claimed_at=None)
     )
-    return int(result.rowcount or 0)
+    return int(rowcount(result) or 0)
 
 
 async def recover_stale_runs(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -120,7 +120,8 @@ def _stats(rows: list[Any], best: dict[uuid.UUID, float]) -> list[MemoryStats]:
 
 
 async def _merge(session: AsyncSession, ctx: WriteContext, group: MergeGroup, actions: list[dict]) -> None:
-    survivor, merged = group.survivor_id, list(group.merged_ids)
+    # The pure domain keys groups by any Hashable; the ids this service hands it are memory UUIDs.
+    survivor, merged = cast(uuid.UUID, group.survivor_id), cast(list[uuid.UUID], list(group.merged_ids))
     before = (await session.execute(_EVENT_COUNT_SQL, {"s": survivor})).scalar_one()
     params = {"s": survivor, "ms": merged, "now": ctx.now, "since": ctx.now.isoformat()}
     for stmt in _MERGE_SQL:
@@ -141,7 +142,7 @@ async def _transition(session: AsyncSession, ctx: WriteContext, plan: list[Trans
                                                     "ids": ids})
     for t in plan:
         name = "reactivated" if t.to_state == "active" else t.to_state
-        actions.append(ctx.action(name, "memory", t.memory_id, {"state": t.from_state}, {
+        actions.append(ctx.action(name, "memory", cast(uuid.UUID, t.memory_id), {"state": t.from_state}, {
             "state": t.to_state, "reason": t.reason, "decay": t.decay, "strength": t.strength}))
 
 

@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.models import Identity, IdentityVersion
 from elephantasm.db.scopes import org_scoped
+from elephantasm.db.tables import table_of
 from elephantasm.domain.dreaming import IdentityDraft
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.animas import bump_state_version, get_anima
@@ -23,13 +25,13 @@ from elephantasm.services.dreams.claims import lock_anima
 if TYPE_CHECKING:
     from elephantasm.services.dreams.journal import WriteContext
 
-_IDENTITIES = Identity.__table__
-_HISTORY = IdentityVersion.__table__
+_IDENTITIES = table_of(Identity)
+_HISTORY = table_of(IdentityVersion)
 
 
 async def current_identity(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> Identity | None:
     """The anima's identity row, or None before the first version (and for another org's anima)."""
-    stmt = select(Identity).where(Identity.anima_id == anima_id, org_scoped(Identity, org_id))
+    stmt = select(Identity).where(col(Identity.anima_id) == anima_id, org_scoped(Identity, org_id))
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
@@ -98,8 +100,8 @@ async def get_identity(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.
 async def identity_history(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> list[IdentityVersion]:
     """Every version, newest first (empty before the first)."""
     await get_anima(session, org_id, anima_id)
-    stmt = (select(IdentityVersion).where(IdentityVersion.anima_id == anima_id, org_scoped(IdentityVersion, org_id))
-            .order_by(IdentityVersion.version.desc()))
+    stmt = (select(IdentityVersion).where(col(IdentityVersion.anima_id) == anima_id, org_scoped(IdentityVersion, org_id))
+            .order_by(col(IdentityVersion.version).desc()))
     return list((await session.execute(stmt)).scalars())
 
 
@@ -111,7 +113,7 @@ async def restore_identity(
     await lock_anima(session, anima_id)
     old = (
         await session.execute(
-            select(IdentityVersion).where(IdentityVersion.anima_id == anima_id, IdentityVersion.version == version,
+            select(IdentityVersion).where(col(IdentityVersion.anima_id) == anima_id, col(IdentityVersion.version) == version,
                                           org_scoped(IdentityVersion, org_id))
         )
     ).scalar_one_or_none()

@@ -21,6 +21,7 @@ from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import DreamAction
+from elephantasm.db.tables import table_of
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams.claims import lock_anima
 from elephantasm.services.dreams.runs import RunStats, hold_lease, save_progress
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
     from elephantasm.runtime import Runtime
 
-_ACTIONS = DreamAction.__table__
+_ACTIONS = table_of(DreamAction)
 
 
 @dataclass(frozen=True)

@@ -27,14 +27,15 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Knowledge, KnowledgeMemory
-from elephantasm.domain.dreaming import KnowledgeDraft, content_hash, normalise_value
+from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import vector_literal
+from elephantasm.domain.dreaming import KnowledgeDraft, content_hash, normalise_value
 
 if TYPE_CHECKING:
     from elephantasm.services.dreams.journal import WriteContext
 
-_KNOWLEDGE = Knowledge.__table__
-_LINKS = KnowledgeMemory.__table__
+_KNOWLEDGE = table_of(Knowledge)
+_LINKS = table_of(KnowledgeMemory)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 _SIMILARITY_SQL = text("""
@@ -185,8 +186,9 @@ class _Placer:
     def _insert(self, i: int, draft: KnowledgeDraft, key: str, value: str, vf: datetime, links: set[uuid.UUID],
                 vector: Sequence[float], superseded_by: _Item | None = None) -> _Item:
         ctx = self.ctx
+        kid = uuid.uuid4()
         row = {
-            "id": uuid.uuid4(), "org_id": ctx.org_id, "anima_id": ctx.anima_id, "type": draft.type,
+            "id": kid, "org_id": ctx.org_id, "anima_id": ctx.anima_id, "type": draft.type,
             "topic": (draft.topic or "general")[:200],
             "subject_key": draft.subject_key[:300] if draft.subject_key else None,
             "content": draft.content, "summary": draft.summary, "content_hash": key,
@@ -197,14 +199,14 @@ class _Placer:
             "embedding_space": ctx.space,
             "created_at": ctx.now, "updated_at": ctx.now,
         }
-        item = _Item(row["id"], draft.subject_key, value, vf, draft.confidence, row, set(links))
+        item = _Item(kid, draft.subject_key, value, vf, draft.confidence, row, set(links))
         self.new_rows.append(row)
         self.placed[i] = item
         self.outcome.created += 1
         after = {"type": draft.type, "topic": row["topic"], "content": draft.content,
                  "subject_key": draft.subject_key, "value": draft.value,
                  "superseded_by": str(row["superseded_by"]) if row["superseded_by"] else None}
-        self.actions.append(ctx.action("created", "knowledge", row["id"], None, after))
+        self.actions.append(ctx.action("created", "knowledge", kid, None, after))
         if superseded_by is None:
             self.by_id[item.id] = item
             self.by_hash.setdefault(key, item)

@@ -12,10 +12,12 @@ from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Event, Memory, MemoryEvent
 from elephantasm.db.scopes import org_scoped, visible
+from elephantasm.db.tables import table_of
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams.paging import (
@@ -24,7 +26,7 @@ from elephantasm.services.dreams.paging import (
     readable_columns,
 )
 
-_M = Memory.__table__
+_M = table_of(Memory)
 _COLS = readable_columns(_M)
 _PAGE_AT = func.coalesce(_M.c.time_end, _M.c.created_at)
 
@@ -59,10 +61,10 @@ async def provenance(
     if not memory_ids:
         return {}
     stmt = (
-        select(MemoryEvent.memory_id, MemoryEvent.event_id)
-        .join(Event, Event.id == MemoryEvent.event_id)
-        .where(MemoryEvent.memory_id.in_(list(memory_ids)), org_scoped(MemoryEvent, org_id))
-        .order_by(MemoryEvent.memory_id, Event.occurred_at, Event.id)
+        select(col(MemoryEvent.memory_id), col(MemoryEvent.event_id))
+        .join(Event, col(Event.id) == col(MemoryEvent.event_id))
+        .where(col(MemoryEvent.memory_id).in_(list(memory_ids)), org_scoped(MemoryEvent, org_id))
+        .order_by(col(MemoryEvent.memory_id), col(Event.occurred_at), col(Event.id))
     )
     out: dict[uuid.UUID, list[uuid.UUID]] = {m: [] for m in memory_ids}
     for memory_id, event_id in (await session.execute(stmt)).all():
@@ -74,9 +76,9 @@ async def memory_events(session: AsyncSession, org_id: uuid.UUID, memory_id: uui
     """The events a memory was distilled from (after merges: the union), in time order."""
     await get_memory(session, org_id, memory_id)
     stmt = (
-        select(Event).join(MemoryEvent, MemoryEvent.event_id == Event.id)
-        .where(MemoryEvent.memory_id == memory_id, org_scoped(Event, org_id))
-        .order_by(Event.occurred_at, Event.id)
+        select(Event).join(MemoryEvent, col(MemoryEvent.event_id) == col(Event.id))
+        .where(col(MemoryEvent.memory_id) == memory_id, org_scoped(Event, org_id))
+        .order_by(col(Event.occurred_at), col(Event.id))
     )
     return list((await session.execute(stmt)).scalars())
 

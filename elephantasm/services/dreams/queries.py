@@ -8,10 +8,12 @@ from typing import Any
 
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import DreamAction, DreamRun, Knowledge, KnowledgeMemory, MemoryEvent
 from elephantasm.db.scopes import live_anima, org_scoped, visible
+from elephantasm.db.tables import table_of
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.dreams.paging import (
     check_anima,
@@ -19,10 +21,10 @@ from elephantasm.services.dreams.paging import (
     readable_columns,
 )
 
-_K = Knowledge.__table__
+_K = table_of(Knowledge)
 _K_COLS = readable_columns(_K)
-_R = DreamRun.__table__
-_A = DreamAction.__table__
+_R = table_of(DreamRun)
+_A = table_of(DreamAction)
 
 _LINEAGE_SQL = text("""
 WITH RECURSIVE fwd(id, next, depth) AS (
@@ -84,9 +86,9 @@ async def knowledge_provenance(
     if not knowledge_ids:
         return out
     links = await session.execute(
-        select(KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id)
-        .where(KnowledgeMemory.knowledge_id.in_(list(knowledge_ids)), org_scoped(KnowledgeMemory, org_id))
-        .order_by(KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id)
+        select(col(KnowledgeMemory.knowledge_id), col(KnowledgeMemory.memory_id))
+        .where(col(KnowledgeMemory.knowledge_id).in_(list(knowledge_ids)), org_scoped(KnowledgeMemory, org_id))
+        .order_by(col(KnowledgeMemory.knowledge_id), col(KnowledgeMemory.memory_id))
     )
     memories_of: dict[uuid.UUID, list[uuid.UUID]] = {}
     for kid, mid in links.all():
@@ -94,8 +96,8 @@ async def knowledge_provenance(
         memories_of.setdefault(mid, [])
     if memories_of:
         rows = await session.execute(
-            select(MemoryEvent.memory_id, MemoryEvent.event_id)
-            .where(MemoryEvent.memory_id.in_(list(memories_of)), org_scoped(MemoryEvent, org_id))
+            select(col(MemoryEvent.memory_id), col(MemoryEvent.event_id))
+            .where(col(MemoryEvent.memory_id).in_(list(memories_of)), org_scoped(MemoryEvent, org_id))
         )
         for mid, eid in rows.all():
             memories_of[mid].append(eid)

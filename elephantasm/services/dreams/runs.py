@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.models import Anima, DreamRun
+from elephantasm.db.tables import rowcount, table_of
 from elephantasm.domain.dreaming import DistillEngine, Usage
 from elephantasm.domain.errors import ConflictError
 from elephantasm.services.animas import get_anima
@@ -22,7 +24,7 @@ from elephantasm.services.dreams.claims import lock_anima, recover_stale_runs, r
 if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
 
-_RUNS = DreamRun.__table__
+_RUNS = table_of(DreamRun)
 WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
 
 
@@ -74,7 +76,7 @@ async def start_run(
         await recover_stale_runs(session, now, stale_after, anima_id)
         running = (
             await session.execute(
-                select(DreamRun.id).where(DreamRun.anima_id == anima_id, DreamRun.status == "running").limit(1)
+                select(col(DreamRun.id)).where(col(DreamRun.anima_id) == anima_id, col(DreamRun.status) == "running").limit(1)
             )
         ).scalar_one_or_none()
         if running is not None:
@@ -94,7 +96,7 @@ async def heartbeat(runtime: Runtime, run_id: uuid.UUID) -> bool:
         result = await session.execute(
             update(_RUNS).where(_RUNS.c.id == run_id, _RUNS.c.status == "running").values(heartbeat_at=runtime.clock())
         )
-    return bool(result.rowcount)
+    return bool(rowcount(result))
 
 
 async def hold_lease(session: AsyncSession, run_id: uuid.UUID) -> None:
@@ -132,7 +134,7 @@ async def finish_run(
         if anima_id is not None and (status == "completed" or strike):
             await record_outcome(session, runtime, anima_id, status == "completed")
         await release_claims(session, [run_id])
-        run = (await session.execute(select(DreamRun).where(DreamRun.id == run_id))).scalar_one()
+        run = (await session.execute(select(DreamRun).where(col(DreamRun.id) == run_id))).scalar_one()
     return run
 
 
@@ -142,20 +144,20 @@ async def record_outcome(session: AsyncSession, runtime: Runtime, anima_id: uuid
     ``failed`` and left alone until a manual run succeeds, so one bad anima never loops forever."""
     if succeeded:
         await session.execute(
-            update(Anima).where(Anima.id == anima_id).values(dream_status="ok", dream_failures=0, dream_retry_at=None)
+            update(Anima).where(col(Anima.id) == anima_id).values(dream_status="ok", dream_failures=0, dream_retry_at=None)
         )
         return
     s = runtime.settings
     failures = (
         await session.execute(
-            update(Anima).where(Anima.id == anima_id).values(dream_failures=Anima.dream_failures + 1)
-            .returning(Anima.dream_failures)
+            update(Anima).where(col(Anima.id) == anima_id).values(dream_failures=col(Anima.dream_failures) + 1)
+            .returning(col(Anima.dream_failures))
         )
     ).scalar_one()
     wait = min(s.dreamer_retry_base_seconds * 2 ** min(failures - 1, 30), s.dreamer_retry_max_seconds)
     parked = failures >= s.dreamer_max_failures
     await session.execute(
-        update(Anima).where(Anima.id == anima_id).values(
+        update(Anima).where(col(Anima.id) == anima_id).values(
             dream_status="failed" if parked else "backoff",
             dream_retry_at=None if parked else runtime.clock() + timedelta(seconds=wait),
         )

@@ -18,21 +18,22 @@ from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Event, Memory, MemoryEvent
+from elephantasm.db.tables import rowcount, table_of
 from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput, group_events, memory_from_group
 from elephantasm.domain.lean import lean_text
 from elephantasm.llm.embedders import Embedder
 from elephantasm.services.dreams.identity import apply_identity_draft
-from elephantasm.services.dreams.knowledge import write_knowledge
 from elephantasm.services.dreams.journal import WriteContext, journaled_write
+from elephantasm.services.dreams.knowledge import write_knowledge
 from elephantasm.services.dreams.runs import RunLostError, RunStats
 
 if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
     from elephantasm.runtime import Runtime
 
-_EVENTS = Event.__table__
-_MEMORIES = Memory.__table__
-_MEMORY_EVENTS = MemoryEvent.__table__
+_EVENTS = table_of(Event)
+_MEMORIES = table_of(Memory)
+_MEMORY_EVENTS = table_of(MemoryEvent)
 
 
 def to_inputs(rows: Sequence[Row]) -> list[EventInput]:
@@ -112,8 +113,8 @@ async def _mark_distilled(session: AsyncSession, ctx: WriteContext, event_ids: l
         .where(_EVENTS.c.id.in_(event_ids), _EVENTS.c.claimed_by == ctx.run_id, _EVENTS.c.distilled_at.is_(None))
         .values(distilled_at=ctx.now)
     )
-    if result.rowcount != len(event_ids):
-        raise RunLostError(f"run {ctx.run_id} lost the claim on {len(event_ids) - result.rowcount} event(s)")
+    if rowcount(result) != len(event_ids):
+        raise RunLostError(f"run {ctx.run_id} lost the claim on {len(event_ids) - rowcount(result)} event(s)")
 
 
 async def write_chunk(

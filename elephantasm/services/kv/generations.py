@@ -12,13 +12,14 @@ import uuid
 from typing import TYPE_CHECKING
 
 from sqlalchemy import select
+from sqlmodel import col
 
 from elephantasm.db.models import Anima, GenerationRow
 from elephantasm.domain.errors import ConflictError, NotFoundError
 from elephantasm.domain.kv.snapshot import token_ids_hash
 from elephantasm.local.sampling import Sampling
-from elephantasm.schemas.local import ReplayRead
 from elephantasm.schemas.events import EventCreate
+from elephantasm.schemas.local import ReplayRead
 from elephantasm.services.events import record_events
 from elephantasm.services.kv import snapshots
 
@@ -60,8 +61,8 @@ async def record_chat(runtime: Runtime, engine: LocalEngine, plan: ChatPlan, kv_
 async def get_generation(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID) -> GenerationRow:
     """A generation of the org (404 for another org's or a deleted anima's)."""
     stmt = (
-        select(GenerationRow).join(Anima, Anima.id == GenerationRow.anima_id)
-        .where(GenerationRow.id == generation_id, GenerationRow.org_id == org_id, Anima.deleted_at.is_(None))
+        select(GenerationRow).join(Anima, col(Anima.id) == col(GenerationRow.anima_id))
+        .where(col(GenerationRow.id) == generation_id, col(GenerationRow.org_id) == org_id, col(Anima.deleted_at).is_(None))
     )
     async with runtime.read_session() as session:
         row = (await session.execute(stmt)).scalars().first()

@@ -11,24 +11,26 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import ColumnElement, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.models import Anima, KVSnapshotRow
+from elephantasm.db.tables import table_of
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.local.store import SnapshotStore
 
-_T = KVSnapshotRow.__table__
+_T = table_of(KVSnapshotRow)
 
 
 async def find(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, key: str) -> KVSnapshotRow | None:
     """The anima's snapshot for ``key`` (only of a live anima of this org)."""
     stmt = (
         select(KVSnapshotRow)
-        .join(Anima, Anima.id == KVSnapshotRow.anima_id)
-        .where(KVSnapshotRow.org_id == org_id, KVSnapshotRow.anima_id == anima_id,
-               KVSnapshotRow.snapshot_key == key, Anima.deleted_at.is_(None))
+        .join(Anima, col(Anima.id) == col(KVSnapshotRow.anima_id))
+        .where(col(KVSnapshotRow.org_id) == org_id, col(KVSnapshotRow.anima_id) == anima_id,
+               col(KVSnapshotRow.snapshot_key) == key, col(Anima.deleted_at).is_(None))
     )
     return (await session.execute(stmt)).scalars().first()
 
@@ -37,8 +39,8 @@ async def get(session: AsyncSession, org_id: uuid.UUID, snapshot_id: uuid.UUID) 
     """One snapshot of the org, or 404 (another org's id is a 404 too)."""
     stmt = (
         select(KVSnapshotRow)
-        .join(Anima, Anima.id == KVSnapshotRow.anima_id)
-        .where(KVSnapshotRow.id == snapshot_id, KVSnapshotRow.org_id == org_id, Anima.deleted_at.is_(None))
+        .join(Anima, col(Anima.id) == col(KVSnapshotRow.anima_id))
+        .where(col(KVSnapshotRow.id) == snapshot_id, col(KVSnapshotRow.org_id) == org_id, col(Anima.deleted_at).is_(None))
     )
     row = (await session.execute(stmt)).scalars().first()
     if row is None:
@@ -72,12 +74,12 @@ async def list_for(
 ) -> list[KVSnapshotRow]:
     """Snapshots of the org (or one anima), most recently used first."""
     stmt = (
-        select(KVSnapshotRow).join(Anima, Anima.id == KVSnapshotRow.anima_id)
-        .where(KVSnapshotRow.org_id == org_id, Anima.deleted_at.is_(None))
+        select(KVSnapshotRow).join(Anima, col(Anima.id) == col(KVSnapshotRow.anima_id))
+        .where(col(KVSnapshotRow.org_id) == org_id, col(Anima.deleted_at).is_(None))
     )
     if anima_id is not None:
-        stmt = stmt.where(KVSnapshotRow.anima_id == anima_id)
-    stmt = stmt.order_by(KVSnapshotRow.last_used_at.desc(), KVSnapshotRow.id).limit(limit)
+        stmt = stmt.where(col(KVSnapshotRow.anima_id) == anima_id)
+    stmt = stmt.order_by(col(KVSnapshotRow.last_used_at).desc(), col(KVSnapshotRow.id)).limit(limit)
     return list((await session.execute(stmt)).scalars())
 
 
@@ -103,8 +105,8 @@ async def purge_anima(session: AsyncSession, store: SnapshotStore, org_id: uuid.
 
 async def purge_deleted_animas(session: AsyncSession, store: SnapshotStore, org_id: uuid.UUID | None = None) -> int:
     """Remove the snapshots of soft-deleted animas (of one org, or all)."""
-    dead = select(Anima.id).where(Anima.deleted_at.is_not(None))
-    where = _T.c.anima_id.in_(dead)
+    dead = select(col(Anima.id)).where(col(Anima.deleted_at).is_not(None))
+    where: ColumnElement[bool] = _T.c.anima_id.in_(dead)
     if org_id is not None:
         where = where & (_T.c.org_id == org_id)
     return await delete_rows(session, store, where)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import MemoryPackRow
@@ -86,7 +87,7 @@ async def list_packs(
 ) -> tuple[list[MemoryPackRead], str | None]:
     """The anima's recently compiled packs, newest first (404 for another org's anima)."""
     await get_anima(session, org_id, anima_id)
-    stmt = select(MemoryPackRow).where(org_scoped(MemoryPackRow, org_id), MemoryPackRow.anima_id == anima_id)
+    stmt = select(MemoryPackRow).where(org_scoped(MemoryPackRow, org_id), col(MemoryPackRow.anima_id) == anima_id)
     rows, next_cursor = await keyset_page(
         session, stmt, at=MemoryPackRow.created_at, row_id=MemoryPackRow.id, limit=limit, cursor=cursor,
         direction=Direction.DESC, at_name="created_at", entities=True)
@@ -97,7 +98,7 @@ async def get_pack(session: AsyncSession, org_id: uuid.UUID, pack_id: uuid.UUID)
     """One recorded pack of the org (404 otherwise, also when its anima was deleted)."""
     row = (
         await session.execute(
-            select(MemoryPackRow).where(MemoryPackRow.id == pack_id, org_scoped(MemoryPackRow, org_id))
+            select(MemoryPackRow).where(col(MemoryPackRow.id) == pack_id, org_scoped(MemoryPackRow, org_id))
         )
     ).scalar_one_or_none()
     try:

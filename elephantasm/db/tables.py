@@ -1,0 +1,25 @@
+"""Typed access to what SQLModel and SQLAlchemy's async stubs leave untyped.
+
+- :func:`table_of`: the Core :class:`~sqlalchemy.Table` behind a SQLModel ``table=True`` class.
+  SQLModel sets ``__table__`` at class creation but does not declare it, so Core queries against
+  the table's columns (``table.c.x``) need one cast; this is it.
+- :func:`rowcount`: rows an UPDATE/DELETE matched. ``AsyncSession.execute`` is typed as returning
+  :class:`~sqlalchemy.Result`, but for a DML statement it is a :class:`~sqlalchemy.CursorResult`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, Result, Table
+from sqlmodel import SQLModel
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """The Core :class:`Table` behind a SQLModel ``table=True`` class."""
+    return cast(Table, model.__table__)  # type: ignore[attr-defined]  # set by SQLModel's metaclass, undeclared
+
+
+def rowcount(result: Result[Any]) -> int:
+    """Rows matched by the DML statement that produced ``result``."""
+    return cast(CursorResult[Any], result).rowcount
