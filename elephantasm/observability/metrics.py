@@ -100,8 +100,23 @@ def instrument_pool(engine: Any) -> None:
     if getattr(sync_engine, "_elephantasm_pool_metrics", False):
         return
     sync_engine._elephantasm_pool_metrics = True
-    event.listen(sync_engine, "checkout", lambda *_: DB_POOL_IN_USE.inc())
-    event.listen(sync_engine, "checkin", lambda *_: DB_POOL_IN_USE.dec())
+    event.listen(sync_engine, "checkout", _checked_out)
+    event.listen(sync_engine, "checkin", _checked_in)
+
+
+_COUNTED = "elephantasm_counted"
+
+
+def _checked_out(_dbapi: Any, record: Any, _proxy: Any) -> None:
+    record.info[_COUNTED] = True
+    DB_POOL_IN_USE.inc()
+
+
+def _checked_in(_dbapi: Any, record: Any) -> None:
+    # Only connections counted at checkout: one already out when the listener was added (the
+    # engine is instrumented when the app is built) must not drive the gauge below zero.
+    if record.info.pop(_COUNTED, False):
+        DB_POOL_IN_USE.dec()
 
 
 class InstrumentedEmbedder:
