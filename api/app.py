@@ -16,10 +16,9 @@ from api.deps import provide_runtime
 from api.errors import EXCEPTION_HANDLERS
 from api.guards import GuardedRequest, query_guard
 from api.openapi import document_api
-from api.ratelimit import FailedAuthLimiter
-from api.unavailable import UNAVAILABLE_HANDLERS
-from api.routes.anima_transfer import AnimaTransferController
 from api.plugs import plugins
+from api.ratelimit import FailedAuthLimiter
+from api.routes.anima_transfer import AnimaTransferController
 from api.routes.animas import AnimaController
 from api.routes.dreams import DreamController
 from api.routes.events import EventController
@@ -32,6 +31,7 @@ from api.routes.local_chat import LocalChatController
 from api.routes.memories import MemoryController
 from api.routes.packs import AnimaPackController, PackController
 from api.ui import build_ui_router
+from api.unavailable import UNAVAILABLE_HANDLERS
 from elephantasm.runtime import Runtime
 
 ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController, KeyController]

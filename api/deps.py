@@ -22,8 +22,9 @@ Cursor = Annotated[str | None, Parameter(description="Opaque cursor from the pre
 def one_of_param(enum: type[StrEnum], name: str | None = None, description: str | None = None) -> Any:
     """A query parameter restricted to ``enum``'s values (an enum in the OpenAPI schema); parse it
     with :func:`parse_enum`, whose 422 names the parameter and lists the valid values."""
-    return Annotated[str | None, QueryParameter(
-        name=name, description=description, schema_extra={"enum": [m.value for m in enum]})]
+    return Annotated[
+        str | None, QueryParameter(name=name, description=description, schema_extra={"enum": [m.value for m in enum]})
+    ]
 
 
 def parse_enum(enum: type[E], name: str, value: str | None) -> E | None:
@@ -48,6 +49,7 @@ def parse_uuid(name: str, value: str) -> uuid.UUID:
 def provide_runtime(state: State) -> Runtime:
     """The process runtime stored on the app at startup."""
     return state.runtime
+
 
 # Explicit markers (Litestar 3 drops inferred dependencies); ``Caller`` comes from api.auth.
 RuntimeDep = NamedDependency[Runtime]

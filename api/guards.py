@@ -59,7 +59,10 @@ def query_guard(app: ASGIApp) -> ASGIApp:
             await app(scope, receive, send)
             return
         body = json.dumps({"detail": problem}).encode()
-        headers: list[tuple[bytes, bytes]] = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        headers: list[tuple[bytes, bytes]] = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
         start: HTTPResponseStartEvent = {"type": "http.response.start", "status": 422, "headers": headers}
         await send(start)
         end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}

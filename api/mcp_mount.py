@@ -35,8 +35,11 @@ _INTERNAL = "http://elephantasm.internal"
 
 
 async def _send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    start: HTTPResponseStartEvent = {"type": "http.response.start", "status": status,
-                                     "headers": [(b"content-type", b"application/json"), *headers]}
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"), *headers],
+    }
     await send(start)
     end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
     await send(end)
@@ -50,7 +53,8 @@ class McpPlugin(InitPlugin):
         # DNS-rebinding protection checks Host/Origin for key-less local servers; every request
         # here carries an API key, and the API may be reached under any host name.
         self.server.streamable_http_app(
-            stateless_http=True, json_response=True,
+            stateless_http=True,
+            json_response=True,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         self._http: httpx.AsyncClient | None = None
@@ -63,8 +67,10 @@ class McpPlugin(InitPlugin):
     @asynccontextmanager
     async def _lifespan(self, app: Litestar) -> AsyncIterator[None]:
         transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]  # Litestar is ASGI; httpx types scope/messages as plain MutableMappings, Litestar as TypedDicts
-        async with httpx.AsyncClient(transport=transport, base_url=_INTERNAL) as http, \
-                self.server.session_manager.run():
+        async with (
+            httpx.AsyncClient(transport=transport, base_url=_INTERNAL) as http,
+            self.server.session_manager.run(),
+        ):
             self._http = http
             try:
                 yield

@@ -54,26 +54,37 @@ def _error_schemas() -> dict[str, Schema]:
         type=OpenAPIType.OBJECT,
         required=["loc", "msg"],
         properties={
-            "loc": Schema(type=OpenAPIType.ARRAY,
-                          items=Schema(one_of=[Schema(type=OpenAPIType.STRING), Schema(type=OpenAPIType.INTEGER)])),
+            "loc": Schema(
+                type=OpenAPIType.ARRAY,
+                items=Schema(one_of=[Schema(type=OpenAPIType.STRING), Schema(type=OpenAPIType.INTEGER)]),
+            ),
             "msg": Schema(type=OpenAPIType.STRING),
         },
     )
-    detail = Schema(one_of=[
-        Schema(type=OpenAPIType.STRING),
-        Schema(type=OpenAPIType.ARRAY, items=Reference("#/components/schemas/FieldError")),
-    ])
-    error = Schema(type=OpenAPIType.OBJECT, required=["detail"], properties={"detail": detail},
-                   description="Every error body: JSON with ``detail``.")
+    detail = Schema(
+        one_of=[
+            Schema(type=OpenAPIType.STRING),
+            Schema(type=OpenAPIType.ARRAY, items=Reference("#/components/schemas/FieldError")),
+        ]
+    )
+    error = Schema(
+        type=OpenAPIType.OBJECT,
+        required=["detail"],
+        properties={"detail": detail},
+        description="Every error body: JSON with ``detail``.",
+    )
     return {"FieldError": field_error, "Error": error}
 
 
 def _error_response(status: int) -> OpenAPIResponse:
-    headers: dict[str, OpenAPIHeader | Reference] | None = {"Retry-After": _RETRY_AFTER} if status in (429, 503) else None
+    headers: dict[str, OpenAPIHeader | Reference] | None = (
+        {"Retry-After": _RETRY_AFTER} if status in (429, 503) else None
+    )
     if status == 401:
         headers = {"WWW-Authenticate": OpenAPIHeader(schema=Schema(type=OpenAPIType.STRING))}
     return OpenAPIResponse(
-        description=_WHY[status], headers=headers,
+        description=_WHY[status],
+        headers=headers,
         content={"application/json": OpenAPIMediaType(schema=Reference(_ERROR))},
     )
 
@@ -91,8 +102,12 @@ def _schema_mentions(openapi: OpenAPI, schema: Any, name: str, seen: set[str]) -
     properties = getattr(schema, "properties", None) or {}
     if name in properties:
         return True
-    children = [*properties.values(), getattr(schema, "items", None),
-                *(getattr(schema, "one_of", None) or []), *(getattr(schema, "any_of", None) or [])]
+    children = [
+        *properties.values(),
+        getattr(schema, "items", None),
+        *(getattr(schema, "one_of", None) or []),
+        *(getattr(schema, "any_of", None) or []),
+    ]
     return any(_schema_mentions(openapi, child, name, seen) for child in children if child is not None)
 
 
@@ -126,8 +141,9 @@ def _document_operation(openapi: OpenAPI, method: str, path: str, op: Operation,
     if any(getattr(p, "name", "").lower() == "if-none-match" for p in op.parameters or []):
         responses["304"] = OpenAPIResponse(description="Not modified: the ETag given in If-None-Match still matches.")
     if (method, path) == ("POST", "/api/events") and "201" in responses:
-        responses["200"] = OpenAPIResponse(description="The event already existed (same dedupe_key): the stored one.",
-                                           content=responses["201"].content)
+        responses["200"] = OpenAPIResponse(
+            description="The event already existed (same dedupe_key): the stored one.", content=responses["201"].content
+        )
     op.responses = responses
     for param in op.parameters or []:
         if isinstance(param, Parameter) and param.param_in == "path" and param.name.endswith("_id"):

@@ -32,5 +32,6 @@ def check_scope(request: Request, caller: Caller) -> None:
     """ForbiddenError (403) unless the caller's key may use this route."""
     needed = required_scope(request)
     if not caller.scope.allows(needed):
-        raise ForbiddenError(f"this API key has scope '{caller.scope}'; {request.method} {request.url.path} "
-                             f"needs a '{needed}' key")
+        raise ForbiddenError(
+            f"this API key has scope '{caller.scope}'; {request.method} {request.url.path} needs a '{needed}' key"
+        )

@@ -20,8 +20,10 @@ def is_unavailable(exc: BaseException) -> bool:
     if isinstance(exc, asyncpg.exceptions.CannotConnectNowError | asyncpg.exceptions.AdminShutdownError):
         return True
     if isinstance(exc, DBAPIError):
-        return bool(exc.connection_invalidated) or isinstance(exc, OperationalError | InterfaceError) or (
-            exc.orig is not None and is_unavailable(exc.orig.__cause__ or exc.orig)
+        return (
+            bool(exc.connection_invalidated)
+            or isinstance(exc, OperationalError | InterfaceError)
+            or (exc.orig is not None and is_unavailable(exc.orig.__cause__ or exc.orig))
         )
     return False
 

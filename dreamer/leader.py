@@ -36,7 +36,7 @@ async def _lead(runtime: Runtime, key: int, retry_seconds: float) -> None:
     while True:
         try:
             await _lead_once(runtime, key, retry_seconds)
-        except Exception:  # noqa: BLE001 - e.g. the database restarted: the lock is gone, try again
+        except Exception:
             log.warning("dreamer leadership lost or not reachable; retrying in %ss", retry_seconds, exc_info=True)
             await asyncio.sleep(retry_seconds)
 

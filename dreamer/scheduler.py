@@ -55,8 +55,13 @@ class Dreamer:
     async def _dream(self, min_pending: int, quiet: timedelta, trigger: str) -> int:
         s = self.runtime.settings
         async with self.runtime.read_session() as session:
-            due = await find_due_animas(session, self.runtime.clock(), min_pending=min_pending, quiet=quiet,
-                                        stale_after=timedelta(seconds=s.dreamer_stale_seconds))
+            due = await find_due_animas(
+                session,
+                self.runtime.clock(),
+                min_pending=min_pending,
+                quiet=quiet,
+                stale_after=timedelta(seconds=s.dreamer_stale_seconds),
+            )
         return self._spawn(due, trigger)
 
     def _spawn(self, due: list[DueAnima], trigger: str) -> int:
@@ -86,8 +91,14 @@ def build_scheduler(dreamer: Dreamer) -> AsyncIOScheduler:
     s = dreamer.runtime.settings
     scheduler = AsyncIOScheduler(jobstores={"default": MemoryJobStore()}, timezone=UTC)
     common = {"max_instances": 1, "coalesce": True, "misfire_grace_time": None}
-    scheduler.add_job(dreamer.sweep, "interval", seconds=s.dreamer_sweep_seconds, id="dream-sweep",
-                      next_run_time=datetime.now(UTC), **common)
+    scheduler.add_job(
+        dreamer.sweep,
+        "interval",
+        seconds=s.dreamer_sweep_seconds,
+        id="dream-sweep",
+        next_run_time=datetime.now(UTC),
+        **common,
+    )
     scheduler.add_job(dreamer.threshold, "interval", seconds=s.dreamer_poll_seconds, id="dream-threshold", **common)
     return scheduler
 
@@ -98,9 +109,12 @@ async def scheduler_lifespan(runtime: Runtime) -> AsyncIterator[Dreamer]:
     dreamer = Dreamer(runtime)
     scheduler = build_scheduler(dreamer)
     scheduler.start()
-    log.info("dreamer scheduler started (sweep %ss, threshold %s events / %ss quiet)",
-             runtime.settings.dreamer_sweep_seconds, runtime.settings.dreamer_trigger_events,
-             runtime.settings.dreamer_debounce_seconds)
+    log.info(
+        "dreamer scheduler started (sweep %ss, threshold %s events / %ss quiet)",
+        runtime.settings.dreamer_sweep_seconds,
+        runtime.settings.dreamer_trigger_events,
+        runtime.settings.dreamer_debounce_seconds,
+    )
     try:
         yield dreamer
     finally:

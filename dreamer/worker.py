@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 
 from elephantasm.runtime import Runtime
@@ -19,9 +20,7 @@ async def run_worker(runtime: Runtime, stop: asyncio.Event | None = None) -> Non
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread, or not supported
             loop.add_signal_handler(sig, stop.set)
-        except (NotImplementedError, RuntimeError):  # not the main thread, or not supported
-            pass
     async with scheduler_lifespan(runtime):
         await stop.wait()

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from elephantasm.db.embedded import start_embedded_postgres
 from elephantasm.db.engine import create_engine, create_sessionmaker
 from elephantasm.db.errors import domain_errors
-from elephantasm.llm.embedders import Embedder
 from elephantasm.domain.dreaming import DistillEngine
+from elephantasm.llm.embedders import Embedder
 from elephantasm.llm.factory import build_dream_engine, build_embedder
 from elephantasm.local.holder import LocalModels
 from elephantasm.security import load_or_create_secret
@@ -69,9 +68,8 @@ class Runtime:
         Integrity and data errors (also at commit) surface as domain errors (``db/errors.py``).
         """
         with domain_errors():
-            async with self.sessionmaker() as session:
-                async with session.begin():
-                    yield session
+            async with self.sessionmaker() as session, session.begin():
+                yield session
 
     @asynccontextmanager
     async def read_session(self) -> AsyncIterator[AsyncSession]:

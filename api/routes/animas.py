@@ -36,7 +36,9 @@ class AnimaController(Controller):
         return _read(anima)
 
     @get("/")
-    async def list(self, caller: CallerDep, runtime: RuntimeDep, limit: Limit = 50, cursor: Cursor = None) -> Page[AnimaRead]:
+    async def list(
+        self, caller: CallerDep, runtime: RuntimeDep, limit: Limit = 50, cursor: Cursor = None
+    ) -> Page[AnimaRead]:
         """List animas, oldest first."""
         async with runtime.read_session() as session:
             rows, next_cursor = await svc.list_animas(session, caller.org_id, limit, cursor)
@@ -49,7 +51,9 @@ class AnimaController(Controller):
             return _read(await svc.get_anima(session, caller.org_id, parse_uuid("anima_id", anima_id)))
 
     @patch("/{anima_id:str}")
-    async def update(self, anima_id: FromPath[str], data: JSONBody[AnimaUpdate], caller: CallerDep, runtime: RuntimeDep) -> AnimaRead:
+    async def update(
+        self, anima_id: FromPath[str], data: JSONBody[AnimaUpdate], caller: CallerDep, runtime: RuntimeDep
+    ) -> AnimaRead:
         """Change name, description, meta or user_id."""
         check_json(data, runtime)
         async with runtime.unit_of_work() as session:
@@ -58,9 +62,16 @@ class AnimaController(Controller):
 
     @delete("/{anima_id:str}", status_code=HTTP_204_NO_CONTENT)
     async def remove(
-        self, anima_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep,
-        purge: Annotated[bool, QueryParameter(description="Erase every row of the anima for good "
-                                              "(also one already deleted) instead of hiding it.")] = False,
+        self,
+        anima_id: FromPath[str],
+        caller: CallerDep,
+        runtime: RuntimeDep,
+        purge: Annotated[
+            bool,
+            QueryParameter(
+                description="Erase every row of the anima for good (also one already deleted) instead of hiding it."
+            ),
+        ] = False,
     ) -> None:
         """Delete an anima: it disappears from every route (soft; its data stays for recovery), or with
         ``purge=true`` every row and snapshot of it is erased."""

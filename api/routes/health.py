@@ -28,8 +28,12 @@ async def _embeddings(runtime: Runtime) -> dict:
     """The server's embedding space, and whether stored vectors of another space await ``reembed``
     (until then their relevance is full-text only)."""
     pending = await reembed_pending(runtime)
-    return {"space": runtime.embedder.space.label(), "reembed_pending": pending,
-            "relevance": "full-text only for vectors of other spaces" if pending else "hybrid"}
+    return {
+        "space": runtime.embedder.space.label(),
+        "reembed_pending": pending,
+        "relevance": "full-text only for vectors of other spaces" if pending else "hybrid",
+    }
+
 
 ADMIN_ORG = "local"
 """The operator's org (the one ``serve`` bootstraps): the counters describe every tenant, so only an
@@ -43,8 +47,10 @@ async def _is_admin(request: Request, state: State, runtime: Runtime) -> bool:
     try:
         caller = await provide_caller(request, state)
         async with runtime.read_session() as session:
-            name = (await session.execute(select(col(Org.name)).where(col(Org.id) == caller.org_id))).scalar_one_or_none()
-    except Exception:  # noqa: BLE001 - a bad key, or a database error: a health check never fails on its caller
+            name = (
+                await session.execute(select(col(Org.name)).where(col(Org.id) == caller.org_id))
+            ).scalar_one_or_none()
+    except Exception:
         return False
     return name == ADMIN_ORG and caller.scope is KeyScope.ADMIN
 
@@ -57,16 +63,25 @@ async def health(request: Request, state: State, runtime: NamedDependency[Runtim
     try:
         async with runtime.engine.connect() as conn:
             await conn.execute(text("SELECT 1"))
-    except Exception as exc:  # noqa: BLE001 - any failure means "not healthy", reported as such
-        body: dict[str, Any] = {"status": "degraded", "database": "down", "detail": "the database is unavailable; retry shortly"}
+    except Exception as exc:
+        body: dict[str, Any] = {
+            "status": "degraded",
+            "database": "down",
+            "detail": "the database is unavailable; retry shortly",
+        }
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
         if await _is_admin(request, state, runtime):
             body["error"] = f"{type(exc).__name__}: {exc}"
         return Response(body, status_code=503, headers=headers)
     db_ms = round((time.perf_counter() - started) * 1000, 3)
     # pid: which worker answered (serve --workers N); embeddings: whether re-embedding is pending. No tenant data.
-    body = {"status": "ok", "database": "ok", "database_ms": db_ms, "pid": os.getpid(),
-            "embeddings": await _embeddings(runtime)}
+    body = {
+        "status": "ok",
+        "database": "ok",
+        "database_ms": db_ms,
+        "pid": os.getpid(),
+        "embeddings": await _embeddings(runtime),
+    }
     if await _is_admin(request, state, runtime):
         body["pack_cache"] = runtime.packs.health()
     return Response(body, status_code=200)

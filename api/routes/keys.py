@@ -34,7 +34,8 @@ class KeyController(Controller):
         calling key; omitted, both default to the caller's. The response is the only time its secret is shown."""
         async with runtime.unit_of_work() as session:
             key, row = await svc.mint_key(
-                session, runtime.secret, caller, data.name, data.scope, data.expires_at, runtime.clock())
+                session, runtime.secret, caller, data.name, data.scope, data.expires_at, runtime.clock()
+            )
         read = ApiKeyRead.model_validate(row, from_attributes=True)
         return ApiKeyCreated(**read.model_dump(), key=key)
 

@@ -29,7 +29,7 @@ class KnowledgeController(Controller):
         caller: CallerDep,
         runtime: RuntimeDep,
         anima_id: FromQuery[uuid.UUID | None] = None,
-        type: one_of_param(KnowledgeType) = None,  # type: ignore[valid-type]  # noqa: A002 - the wire name
+        type: one_of_param(KnowledgeType) = None,  # type: ignore[valid-type]
         topic: FromQuery[str | None] = None,
         include_superseded: FromQuery[bool] = False,
         limit: Limit = 100,
@@ -59,9 +59,7 @@ class KnowledgeController(Controller):
         await forget(runtime, caller.org_id, "knowledge", parse_uuid("knowledge_id", knowledge_id))
 
     @get("/{knowledge_id:str}/history")
-    async def history(
-        self, knowledge_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep
-    ) -> list[KnowledgeRead]:
+    async def history(self, knowledge_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> list[KnowledgeRead]:
         """The item's supersession chain, newest first: the current version and every one it replaced."""
         async with runtime.read_session() as session:
             rows = await svc.knowledge_history(session, caller.org_id, parse_uuid("knowledge_id", knowledge_id))
@@ -76,7 +74,13 @@ class KnowledgeController(Controller):
         (vector,) = await runtime.embedder.embed([data.query])
         async with runtime.read_session() as session:
             hits = await svc.search_knowledge(
-                session, caller.org_id, data.anima_id, vector, data.limit, data.include_superseded, data.min_similarity,
+                session,
+                caller.org_id,
+                data.anima_id,
+                vector,
+                data.limit,
+                data.include_superseded,
+                data.min_similarity,
                 runtime.embedder.space.label(),
             )
             prov = await svc.knowledge_provenance(session, caller.org_id, [row.id for row, _ in hits])

@@ -31,8 +31,9 @@ class KVSnapshotController(Controller):
     tags = ["local model"]
 
     @get("/kv-snapshots")
-    async def list_snapshots(self, caller: CallerDep, runtime: RuntimeDep, anima_id: AnimaFilter = None,
-                             limit: Limit = 100) -> list[KVSnapshotRead]:
+    async def list_snapshots(
+        self, caller: CallerDep, runtime: RuntimeDep, anima_id: AnimaFilter = None, limit: Limit = 100
+    ) -> list[KVSnapshotRead]:
         """The org's snapshots, most recently used first."""
         anima = parse_uuid("anima_id", anima_id) if anima_id else None
         async with runtime.read_session() as session:
@@ -53,8 +54,9 @@ class KVSnapshotController(Controller):
             await rows.delete_rows(session, runtime.local.store(runtime.settings), rows.by_id(row.id))
 
     @get("/kv-snapshots/{snapshot_id:str}/package")
-    async def export(self, snapshot_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep,
-                     probes: Probes = 4) -> Response[bytes]:
+    async def export(
+        self, snapshot_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep, probes: Probes = 4
+    ) -> Response[bytes]:
         """The snapshot as a signed memory package with a quality certificate measured now."""
         sid = parse_uuid("snapshot_id", snapshot_id)
         blob = await packages.export_package(runtime, caller.org_id, sid, probes)
@@ -62,15 +64,20 @@ class KVSnapshotController(Controller):
         return Response(blob, media_type="application/octet-stream", headers=headers)
 
     @post("/kv-snapshots/{snapshot_id:str}/verify", status_code=HTTP_200_OK)
-    async def verify(self, snapshot_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep,
-                     probes: Probes = 4) -> dict[str, Any]:
+    async def verify(
+        self, snapshot_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep, probes: Probes = 4
+    ) -> dict[str, Any]:
         """Re-measure the certificate of a stored snapshot (restored vs recomputed)."""
         return await packages.verify_snapshot(runtime, caller.org_id, parse_uuid("snapshot_id", snapshot_id), probes)
 
     @post("/kv-packages", status_code=HTTP_201_CREATED, request_max_body_size=MAX_PACKAGE_BYTES)
-    async def import_package(self, request: Request, caller: CallerDep, runtime: RuntimeDep,
-                             anima_id: Annotated[str, QueryParameter(description="The anima that receives it.")]
-                             ) -> KVPackageImported:
+    async def import_package(
+        self,
+        request: Request,
+        caller: CallerDep,
+        runtime: RuntimeDep,
+        anima_id: Annotated[str, QueryParameter(description="The anima that receives it.")],
+    ) -> KVPackageImported:
         """Import a package (raw bytes): signature, checksums, same model, tokens and loadability checked."""
         blob = await request.body()
         if not blob:
@@ -88,7 +95,9 @@ class GenerationController(Controller):
     tags = ["local model"]
 
     @get("/{generation_id:str}")
-    async def get_generation(self, generation_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> GenerationRead:
+    async def get_generation(
+        self, generation_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep
+    ) -> GenerationRead:
         """One generation with its seed, sampling settings, prompt hash and output."""
         row = await generations.get_generation(runtime, caller.org_id, parse_uuid("generation_id", generation_id))
         return GenerationRead.model_validate(row.model_dump())

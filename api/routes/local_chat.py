@@ -32,8 +32,11 @@ def _anima_id(data: ChatCompletionRequest, request: Request) -> uuid.UUID:
 
 
 def _headers(plan: ChatPlan, kv: str) -> dict[str, str]:
-    return {"X-Elephantasm-Pack": plan.pack.fingerprint, "X-Elephantasm-KV": kv,
-            "X-Elephantasm-Generation": str(plan.generation_id)}
+    return {
+        "X-Elephantasm-Pack": plan.pack.fingerprint,
+        "X-Elephantasm-KV": kv,
+        "X-Elephantasm-Generation": str(plan.generation_id),
+    }
 
 
 def _usage(plan: ChatPlan, completion_tokens: int) -> dict[str, int]:
@@ -65,10 +68,22 @@ class LocalChatController(Controller):
         anima_id = _anima_id(data, request)
         settings = runtime.settings
         engine = await runtime.local.aengine(settings)
-        sampling = make_sampling(data.seed, data.temperature, data.top_p, data.max_completion_tokens or data.max_tokens,
-                                 settings.local_max_tokens)
-        plan = await plan_chat(runtime, engine, caller.org_id, anima_id, [m.model_dump() for m in data.messages],
-                               sampling, request.headers.get(SESSION_HEADER))
+        sampling = make_sampling(
+            data.seed,
+            data.temperature,
+            data.top_p,
+            data.max_completion_tokens or data.max_tokens,
+            settings.local_max_tokens,
+        )
+        plan = await plan_chat(
+            runtime,
+            engine,
+            caller.org_id,
+            anima_id,
+            [m.model_dump() for m in data.messages],
+            sampling,
+            request.headers.get(SESSION_HEADER),
+        )
         model = engine.path.stem
         if data.stream:
             stream = ChatStream(runtime, engine, plan)
@@ -76,8 +91,9 @@ class LocalChatController(Controller):
             return Stream(_events(stream, plan, model), media_type="text/event-stream", headers=_headers(plan, kv))
         primed, gen = await asyncio.to_thread(run_chat, engine, plan, settings.local_kv_snapshots)
         await finish_chat(runtime, engine, plan, primed, gen)
-        body = completion_body(plan.generation_id, model, gen.text, gen.finish_reason, _usage(plan, len(gen.tokens)),
-                               plan.pack.fingerprint)
+        body = completion_body(
+            plan.generation_id, model, gen.text, gen.finish_reason, _usage(plan, len(gen.tokens)), plan.pack.fingerprint
+        )
         return Response(body, media_type=MediaType.JSON, headers=_headers(plan, primed.status))
 
 

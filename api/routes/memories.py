@@ -63,8 +63,9 @@ class MemoryController(Controller):
         changes = {k: v for k, v in data.model_dump(exclude_unset=True).items() if v is not None or k not in _NOT_NULL}
         vector = (await runtime.embedder.embed([lean_text(changes["summary"])]))[0] if "summary" in changes else None
         async with runtime.unit_of_work() as session:
-            row = await svc.update_memory(session, caller.org_id, mid, changes, vector, runtime.clock(),
-                                          runtime.embedder.space.label())
+            row = await svc.update_memory(
+                session, caller.org_id, mid, changes, vector, runtime.clock(), runtime.embedder.space.label()
+            )
             links = await svc.provenance(session, caller.org_id, [row.id])
         return MemoryRead.of(row, links[row.id])
 
@@ -75,9 +76,7 @@ class MemoryController(Controller):
         await forget(runtime, caller.org_id, "memory", parse_uuid("memory_id", memory_id))
 
     @get("/{memory_id:str}/events")
-    async def memory_events(
-        self, memory_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep
-    ) -> list[EventRead]:
+    async def memory_events(self, memory_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> list[EventRead]:
         """The events the memory was distilled from, in time order."""
         async with runtime.read_session() as session:
             events = await svc.memory_events(session, caller.org_id, parse_uuid("memory_id", memory_id))
@@ -89,7 +88,13 @@ class MemoryController(Controller):
         (vector,) = await runtime.embedder.embed([data.query])
         async with runtime.read_session() as session:
             hits = await svc.search_memories(
-                session, caller.org_id, data.anima_id, vector, data.limit, data.include_archived, data.min_similarity,
+                session,
+                caller.org_id,
+                data.anima_id,
+                vector,
+                data.limit,
+                data.include_archived,
+                data.min_similarity,
                 runtime.embedder.space.label(),
             )
             links = await svc.provenance(session, caller.org_id, [row.id for row, _ in hits])

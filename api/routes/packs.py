@@ -33,8 +33,9 @@ Query = Annotated[
 ]
 Preset = Annotated[
     str | None,
-    QueryParameter(max_length=64, enum=PRESET_NAMES,
-                   description="conversational (default), self_determined, recent, important"),
+    QueryParameter(
+        max_length=64, enum=PRESET_NAMES, description="conversational (default), self_determined, recent, important"
+    ),
 ]
 Encoding = Annotated[
     str | None,
@@ -49,8 +50,9 @@ def _respond(served: svc.Served) -> Response[bytes]:
     recorded after the response is sent."""
     headers = {"ETag": served.etag} if served.etag else {}
     background = BackgroundTask(served.followup) if served.followup else None
-    return Response(served.body, status_code=served.status, media_type=MediaType.JSON, headers=headers,
-                    background=background)
+    return Response(
+        served.body, status_code=served.status, media_type=MediaType.JSON, headers=headers, background=background
+    )
 
 
 class AnimaPackController(Controller):
@@ -74,8 +76,14 @@ class AnimaPackController(Controller):
     ) -> Response[MemoryPackRead | None]:
         """The pack to inject now; JSON null for an anima with nothing recorded; 304 if the ETag matches."""
         req = svc.build_request(
-            runtime, caller.org_id, parse_uuid("anima_id", anima_id), query=query_text, preset=preset,
-            max_tokens=max_tokens, encoding=encoding, session_id=session_id,
+            runtime,
+            caller.org_id,
+            parse_uuid("anima_id", anima_id),
+            query=query_text,
+            preset=preset,
+            max_tokens=max_tokens,
+            encoding=encoding,
+            session_id=session_id,
         )
         return _respond(await svc.latest(runtime, req, if_none_match))  # type: ignore[return-value]
 
@@ -107,9 +115,16 @@ class PackController(Controller):
     ) -> Response[MemoryPackRead]:
         """Compile with an explicit configuration (a preset plus overrides); always returns a pack."""
         req = svc.build_request(
-            runtime, caller.org_id, data.anima_id, query=data.query, preset=data.preset,
-            overrides=data.config_overrides(), max_tokens=data.max_tokens, encoding=data.encoding,
-            session_id=data.session_id, as_of=data.as_of,
+            runtime,
+            caller.org_id,
+            data.anima_id,
+            query=data.query,
+            preset=data.preset,
+            overrides=data.config_overrides(),
+            max_tokens=data.max_tokens,
+            encoding=data.encoding,
+            session_id=data.session_id,
+            as_of=data.as_of,
         )
         return _respond(await svc.compile_now(runtime, req, if_none_match))  # type: ignore[return-value]
 

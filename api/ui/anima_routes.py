@@ -51,8 +51,16 @@ class AnimaPages(Controller):
         async with runtime.read_session() as session:
             rows, next_cursor = await anima_svc.list_animas(session, ui.caller.org_id, PAGE_SIZE, cursor)
             counts = await anima_counts(session, ui.caller.org_id, [a.id for a in rows], cap=LIST_COUNT_CAP)
-        return page("animas.html", ui=ui, animas=rows, counts=counts, empty=AnimaCounts(), next_cursor=next_cursor,
-                    cursor=cursor, cap=LIST_COUNT_CAP)
+        return page(
+            "animas.html",
+            ui=ui,
+            animas=rows,
+            counts=counts,
+            empty=AnimaCounts(),
+            next_cursor=next_cursor,
+            cursor=cursor,
+            cap=LIST_COUNT_CAP,
+        )
 
     @get("/animas/{anima_id:str}")
     async def anima(self, anima_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep) -> Response:
@@ -63,8 +71,15 @@ class AnimaPages(Controller):
             counts = (await anima_counts(session, ui.caller.org_id, [aid])).get(aid, AnimaCounts())
             identity = await _identity_or_none(session, ui.caller.org_id, aid)
             runs, _ = await dream_svc.list_runs(session, ui.caller.org_id, aid, None, 1, None)
-        return page("anima.html", ui=ui, anima=anima, counts=counts, identity=identity,
-                    last_run=runs[0] if runs else None, tab="overview")
+        return page(
+            "anima.html",
+            ui=ui,
+            anima=anima,
+            counts=counts,
+            identity=identity,
+            last_run=runs[0] if runs else None,
+            tab="overview",
+        )
 
     @get("/animas/{anima_id:str}/events")
     async def timeline(
@@ -85,9 +100,19 @@ class AnimaPages(Controller):
         async with runtime.read_session() as session:
             anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
             rows, next_cursor = await event_svc.list_events(session, ui.caller.org_id, flt, PAGE_SIZE, cursor)
-        return page("events.html", ui=ui, anima=anima, events=rows, next_cursor=next_cursor, cursor=cursor,
-                    session_id=session_id or "", event_type=event_type or "", event_types=EVENT_TYPES,
-                    since=since.isoformat() if since else "", tab="events")
+        return page(
+            "events.html",
+            ui=ui,
+            anima=anima,
+            events=rows,
+            next_cursor=next_cursor,
+            cursor=cursor,
+            session_id=session_id or "",
+            event_type=event_type or "",
+            event_types=EVENT_TYPES,
+            since=since.isoformat() if since else "",
+            tab="events",
+        )
 
     @get("/events/{event_id:str}")
     async def event(self, event_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep) -> Response:

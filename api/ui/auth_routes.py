@@ -50,7 +50,11 @@ Form = Body(media_type=RequestEncodingType.URL_ENCODED)
 def _form(request: Request, runtime: Runtime, target: str, error: str | None = None, status: int = 200) -> Response:
     nonce = ui_session.new_login_nonce()
     return page(
-        "login.html", http_status=status, next=target, error=error, token=ui_session.login_token(runtime.secret, nonce),
+        "login.html",
+        http_status=status,
+        next=target,
+        error=error,
+        token=ui_session.login_token(runtime.secret, nonce),
         cookies=[cookie(request, runtime, ui_session.LOGIN_COOKIE, nonce, LOGIN_COOKIE_SECONDS)],
     )
 
@@ -72,7 +76,9 @@ class AuthController(Controller):
 
     @get("/login")
     async def login_form(
-        self, request: Request, runtime: RuntimeDep,
+        self,
+        request: Request,
+        runtime: RuntimeDep,
         target: Annotated[str | None, QueryParameter(name="next")] = None,
     ) -> Response:
         """The sign-in form (with a fresh pre-sign-in cookie its hidden token is bound to)."""
@@ -89,8 +95,12 @@ class AuthController(Controller):
             return _form(request, runtime, safe_next(data.next), "invalid, revoked or expired API key", 401)
         lifetime = runtime.settings.ui_session_hours * 3600
         value = ui_session.issue_session(runtime.secret, caller.key_id, runtime.clock().timestamp(), lifetime)
-        response = Redirect(safe_next(data.next), status_code=303, headers=SECURITY_HEADERS,
-                            cookies=[cookie(request, runtime, ui_session.SESSION_COOKIE, value, int(lifetime))])
+        response = Redirect(
+            safe_next(data.next),
+            status_code=303,
+            headers=SECURITY_HEADERS,
+            cookies=[cookie(request, runtime, ui_session.SESSION_COOKIE, value, int(lifetime))],
+        )
         response.delete_cookie(ui_session.LOGIN_COOKIE, path=ui_session.COOKIE_PATH)
         return response
 

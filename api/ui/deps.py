@@ -105,5 +105,12 @@ def safe_next(target: str | None) -> str:
 def cookie(request: Request, runtime: Runtime, key: str, value: str, max_age: int) -> Cookie:
     """An inspector cookie: HttpOnly, SameSite=Strict, scoped to /ui, Secure over https."""
     secure = request.url.scheme == "https" or runtime.settings.ui_secure_cookies
-    return Cookie(key=key, value=value, max_age=max_age, path=ui_session.COOKIE_PATH, httponly=True,
-                  samesite="strict", secure=secure)
+    return Cookie(
+        key=key,
+        value=value,
+        max_age=max_age,
+        path=ui_session.COOKIE_PATH,
+        httponly=True,
+        samesite="strict",
+        secure=secure,
+    )

@@ -39,8 +39,17 @@ class DreamPages(Controller):
         async with runtime.read_session() as session:
             anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
             rows, next_cursor = await dream_svc.list_runs(session, ui.caller.org_id, aid, status, PAGE_SIZE, cursor)
-        return page("dreams.html", ui=ui, anima=anima, runs=[DreamRunRead.of(r) for r in rows], status=status or "",
-                    statuses=DREAM_STATUSES, next_cursor=next_cursor, cursor=cursor, tab="dreams")
+        return page(
+            "dreams.html",
+            ui=ui,
+            anima=anima,
+            runs=[DreamRunRead.of(r) for r in rows],
+            status=status or "",
+            statuses=DREAM_STATUSES,
+            next_cursor=next_cursor,
+            cursor=cursor,
+            tab="dreams",
+        )
 
     @get("/dreams/{run_id:str}")
     async def run(self, run_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep) -> Response:
@@ -50,5 +59,6 @@ class DreamPages(Controller):
             row = await dream_svc.get_run(session, ui.caller.org_id, rid)
             anima = await anima_svc.get_anima(session, ui.caller.org_id, row.anima_id)
             actions, total = await dream_svc.run_actions(session, ui.caller.org_id, rid, JOURNAL_LIMIT)
-        return page("dream.html", ui=ui, anima=anima, run=DreamRunRead.of(row), actions=actions, total=total,
-                    tab="dreams")
+        return page(
+            "dream.html", ui=ui, anima=anima, run=DreamRunRead.of(row), actions=actions, total=total, tab="dreams"
+        )

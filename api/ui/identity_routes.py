@@ -59,12 +59,25 @@ class IdentityPages(Controller):
             history = await identity_svc.identity_history(session, ui.caller.org_id, aid)
         new, old = _pick(history, b, 0), _pick(history, a, 1)
         diff = diff_versions(old, new) if old is not None and new is not None else []
-        return page("identity.html", ui=ui, anima=anima, history=history, old=old, new=new, diff=diff,
-                    restored=restored, tab="identity")
+        return page(
+            "identity.html",
+            ui=ui,
+            anima=anima,
+            history=history,
+            old=old,
+            new=new,
+            diff=diff,
+            restored=restored,
+            tab="identity",
+        )
 
     @post("/restore")
     async def restore(
-        self, request: Request, anima_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep,
+        self,
+        request: Request,
+        anima_id: FromPath[str],
+        ui: UiUserDep,
+        runtime: RuntimeDep,
         data: Annotated[RestoreForm, Body(media_type=RequestEncodingType.URL_ENCODED)],
     ) -> Response:
         """Make a version current again (recorded as a new version), then back to the list."""
@@ -72,5 +85,4 @@ class IdentityPages(Controller):
         aid = ui_id("anima", anima_id)
         async with runtime.unit_of_work() as session:
             await identity_svc.restore_identity(session, ui.caller.org_id, aid, data.version, runtime.clock())
-        return Redirect(f"/ui/animas/{aid}/identity?restored={data.version}", status_code=303,
-                        headers=SECURITY_HEADERS)
+        return Redirect(f"/ui/animas/{aid}/identity?restored={data.version}", status_code=303, headers=SECURITY_HEADERS)

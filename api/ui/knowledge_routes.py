@@ -23,10 +23,14 @@ def transitions(chain: list[Any], provenance: dict) -> list[dict[str, Any]]:  # 
     when the new value took over and the memories it was drawn from."""
     steps = []
     for new, old in pairwise(chain):
-        steps.append({
-            "old": old, "new": new, "when": new.valid_from or old.valid_to or new.created_at,
-            "memories": provenance.get(new.id, ([], []))[0],
-        })
+        steps.append(
+            {
+                "old": old,
+                "new": new,
+                "when": new.valid_from or old.valid_to or new.created_at,
+                "memories": provenance.get(new.id, ([], []))[0],
+            }
+        )
     return list(reversed(steps))
 
 
@@ -41,7 +45,7 @@ class KnowledgePages(Controller):
         anima_id: FromPath[str],
         ui: UiUserDep,
         runtime: RuntimeDep,
-        type: Annotated[str | None, QueryParameter(max_length=16)] = None,  # noqa: A002 - the API's name
+        type: Annotated[str | None, QueryParameter(max_length=16)] = None,
         superseded: Annotated[bool, QueryParameter(description="Include superseded items.")] = False,
         cursor: Cursor = None,
     ) -> Response:
@@ -51,11 +55,22 @@ class KnowledgePages(Controller):
         async with runtime.read_session() as session:
             anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
             rows, next_cursor = await knowledge_svc.list_knowledge(
-                session, ui.caller.org_id, aid, type_, None, superseded, PAGE_SIZE, cursor)
+                session, ui.caller.org_id, aid, type_, None, superseded, PAGE_SIZE, cursor
+            )
             prov = await knowledge_svc.knowledge_provenance(session, ui.caller.org_id, [r.id for r in rows])
-        return page("knowledge_list.html", ui=ui, anima=anima, items=rows, prov=prov, type=type_ or "",
-                    types=KNOWLEDGE_TYPES, superseded=superseded, next_cursor=next_cursor, cursor=cursor,
-                    tab="knowledge")
+        return page(
+            "knowledge_list.html",
+            ui=ui,
+            anima=anima,
+            items=rows,
+            prov=prov,
+            type=type_ or "",
+            types=KNOWLEDGE_TYPES,
+            superseded=superseded,
+            next_cursor=next_cursor,
+            cursor=cursor,
+            tab="knowledge",
+        )
 
     @get("/knowledge/{knowledge_id:str}")
     async def item(self, knowledge_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep) -> Response:
@@ -66,5 +81,13 @@ class KnowledgePages(Controller):
             anima = await anima_svc.get_anima(session, ui.caller.org_id, row.anima_id)
             chain = await knowledge_svc.knowledge_history(session, ui.caller.org_id, kid)
             prov = await knowledge_svc.knowledge_provenance(session, ui.caller.org_id, [r.id for r in chain])
-        return page("knowledge.html", ui=ui, anima=anima, item=row, chain=chain, prov=prov,
-                    steps=transitions(chain, prov), tab="knowledge")
+        return page(
+            "knowledge.html",
+            ui=ui,
+            anima=anima,
+            item=row,
+            chain=chain,
+            prov=prov,
+            steps=transitions(chain, prov),
+            tab="knowledge",
+        )

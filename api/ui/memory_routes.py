@@ -52,17 +52,36 @@ class MemoryPages(Controller):
             anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
             if vector is not None:
                 hits = await memory_svc.search_memories(
-                    session, ui.caller.org_id, aid, vector, PAGE_SIZE, include_archived=state in (None, "archived"),
-                    space=runtime.embedder.space.label())
+                    session,
+                    ui.caller.org_id,
+                    aid,
+                    vector,
+                    PAGE_SIZE,
+                    include_archived=state in (None, "archived"),
+                    space=runtime.embedder.space.label(),
+                )
                 rows = [row for row, _ in hits if state is None or row.state == state]
                 similarity = {row.id: sim for row, sim in hits}
             else:
                 rows, next_cursor = await memory_svc.list_memories(
-                    session, ui.caller.org_id, aid, state, PAGE_SIZE, cursor)
+                    session, ui.caller.org_id, aid, state, PAGE_SIZE, cursor
+                )
             links = await memory_svc.provenance(session, ui.caller.org_id, [r.id for r in rows])
-        return page("memories.html", ui=ui, anima=anima, memories=rows, factors=_factors(runtime, rows), links=links,
-                    similarity=similarity, state=state or "", q=q or "", states=MEMORY_STATES,
-                    next_cursor=next_cursor, cursor=cursor, tab="memories")
+        return page(
+            "memories.html",
+            ui=ui,
+            anima=anima,
+            memories=rows,
+            factors=_factors(runtime, rows),
+            links=links,
+            similarity=similarity,
+            state=state or "",
+            q=q or "",
+            states=MEMORY_STATES,
+            next_cursor=next_cursor,
+            cursor=cursor,
+            tab="memories",
+        )
 
     @get("/memories/{memory_id:str}")
     async def memory(self, memory_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep) -> Response:
@@ -73,5 +92,13 @@ class MemoryPages(Controller):
             anima = await anima_svc.get_anima(session, ui.caller.org_id, row.anima_id)
             events = await memory_svc.memory_events(session, ui.caller.org_id, mid)
             knowledge = await knowledge_of_memory(session, ui.caller.org_id, mid)
-        return page("memory.html", ui=ui, anima=anima, memory=row, factors=_factors(runtime, [row])[row.id],
-                    events=events, knowledge=knowledge, tab="memories")
+        return page(
+            "memory.html",
+            ui=ui,
+            anima=anima,
+            memory=row,
+            factors=_factors(runtime, [row])[row.id],
+            events=events,
+            knowledge=knowledge,
+            tab="memories",
+        )

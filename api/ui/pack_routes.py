@@ -49,19 +49,40 @@ class PackPages(Controller):
         provenance and token cost, each layer's budget, and the candidates the budget cut and why."""
         aid = ui_id("anima", anima_id)
         req = pack_svc.build_request(
-            runtime, ui.caller.org_id, aid, query=query_text or None, preset=preset or None,
-            max_tokens=max_tokens, encoding=None, session_id=session_id or None,
+            runtime,
+            ui.caller.org_id,
+            aid,
+            query=query_text or None,
+            preset=preset or None,
+            max_tokens=max_tokens,
+            encoding=None,
+            session_id=session_id or None,
         )
         async with runtime.read_session() as session:
             anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
             # What ``latest`` answers null for (the SDK's None): nothing recorded at all yet. Only an
             # anima without events can be in that state, so only then are its rows counted.
             nothing = anima.last_event_at is None and not _holds_anything(
-                (await anima_counts(session, ui.caller.org_id, [aid])).get(aid, AnimaCounts()))
+                (await anima_counts(session, ui.caller.org_id, [aid])).get(aid, AnimaCounts())
+            )
         composition = await compose(runtime, req)
         cut = composition.cut()
-        return page("pack.html", ui=ui, anima=anima, comp=composition, pack=composition.pack, cut=cut,
-                    cut_shown=cut if cuts == "all" else cut[:CUTS_SHOWN],
-                    query=query_text or "", max_tokens=req.max_tokens, preset=req.config.preset_name,
-                    session_id=session_id or "", presets=PRESET_NAMES, default_preset=DEFAULT_PRESET,
-                    min_tokens=MIN_MAX_TOKENS, max_max_tokens=MAX_MAX_TOKENS, nothing_recorded=nothing, tab="pack")
+        return page(
+            "pack.html",
+            ui=ui,
+            anima=anima,
+            comp=composition,
+            pack=composition.pack,
+            cut=cut,
+            cut_shown=cut if cuts == "all" else cut[:CUTS_SHOWN],
+            query=query_text or "",
+            max_tokens=req.max_tokens,
+            preset=req.config.preset_name,
+            session_id=session_id or "",
+            presets=PRESET_NAMES,
+            default_preset=DEFAULT_PRESET,
+            min_tokens=MIN_MAX_TOKENS,
+            max_max_tokens=MAX_MAX_TOKENS,
+            nothing_recorded=nothing,
+            tab="pack",
+        )

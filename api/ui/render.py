@@ -47,8 +47,11 @@ def _pretty(value: Any) -> str:
 def environment() -> Environment:
     """The template environment (templates ship inside the package)."""
     env = Environment(
-        loader=PackageLoader("api.ui", "templates"), autoescape=select_autoescape(["html"]),
-        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        loader=PackageLoader("api.ui", "templates"),
+        autoescape=select_autoescape(["html"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     env.filters.update(when=_when, short=_short, num=_num, pretty=_pretty)
     return env
@@ -57,5 +60,6 @@ def environment() -> Environment:
 def page(template: str, http_status: int = 200, cookies: list[Cookie] | None = None, **context: Any) -> Response[str]:
     """Render ``template`` with ``context`` into an HTML response."""
     html = environment().get_template(template).render(**context)
-    return Response(html, status_code=http_status, media_type=MediaType.HTML, headers=SECURITY_HEADERS,
-                    cookies=cookies or [])
+    return Response(
+        html, status_code=http_status, media_type=MediaType.HTML, headers=SECURITY_HEADERS, cookies=cookies or []
+    )

@@ -24,12 +24,23 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 def build_ui_router() -> Router:
     """``/ui``: pages need a signed-in session (``ui``), resolved only by the handlers that ask for it."""
     static = create_static_files_router(
-        path="/static", directories=[STATIC_DIR], include_in_schema=False, cache_control=None,
+        path="/static",
+        directories=[STATIC_DIR],
+        include_in_schema=False,
+        cache_control=None,
     )
     return Router(
         path="/ui",
-        route_handlers=[AuthController, AnimaPages, MemoryPages, KnowledgePages, IdentityPages, DreamPages,
-                        PackPages, static],
+        route_handlers=[
+            AuthController,
+            AnimaPages,
+            MemoryPages,
+            KnowledgePages,
+            IdentityPages,
+            DreamPages,
+            PackPages,
+            static,
+        ],
         dependencies={"ui": Provide(provide_ui_user)},
         exception_handlers=UI_EXCEPTION_HANDLERS,  # type: ignore[arg-type]
         include_in_schema=False,

@@ -22,8 +22,9 @@ async def keys_create(args: argparse.Namespace, settings: Settings) -> int:
         expires = rt.clock() + timedelta(days=args.expires_days) if args.expires_days else None
         async with rt.unit_of_work() as session:
             issued = await key_svc.create_key(session, rt.secret, args.org, args.name, expires, KeyScope(args.scope))
-    console.print(f"Created {issued.scope} key {issued.prefix}… (id {issued.id}) for org '{issued.org_name}'. "
-                  "It is shown once:")
+    console.print(
+        f"Created {issued.scope} key {issued.prefix}… (id {issued.id}) for org '{issued.org_name}'. It is shown once:"
+    )
     print(f"export ELEPHANTASM_API_KEY={issued.key}")
     return 0
 
@@ -35,8 +36,14 @@ async def keys_list(args: argparse.Namespace, settings: Settings) -> int:
     table = Table("id", "org", "prefix", "name", "scope", "created", "expires", "revoked")
     for key, org_name in rows:
         table.add_row(
-            str(key.id), org_name, key.prefix + "…", key.name or "", key.scope, f"{key.created_at:%Y-%m-%d %H:%M}",
-            f"{key.expires_at:%Y-%m-%d}" if key.expires_at else "", "yes" if key.revoked_at else "",
+            str(key.id),
+            org_name,
+            key.prefix + "…",
+            key.name or "",
+            key.scope,
+            f"{key.created_at:%Y-%m-%d %H:%M}",
+            f"{key.expires_at:%Y-%m-%d}" if key.expires_at else "",
+            "yes" if key.revoked_at else "",
         )
     console.print(table)
     return 0
@@ -73,8 +80,11 @@ async def animas_list(args: argparse.Namespace, settings: Settings) -> int:
     table = Table("id", "name", "state_version", "last event", "created")
     for a in rows:
         table.add_row(
-            str(a.id), a.name, str(a.state_version),
-            f"{a.last_event_at:%Y-%m-%d %H:%M}" if a.last_event_at else "", f"{a.created_at:%Y-%m-%d %H:%M}",
+            str(a.id),
+            a.name,
+            str(a.state_version),
+            f"{a.last_event_at:%Y-%m-%d %H:%M}" if a.last_event_at else "",
+            f"{a.created_at:%Y-%m-%d %H:%M}",
         )
     console.print(table)
     return 0

@@ -56,8 +56,10 @@ async def animas_purge(args: argparse.Namespace, settings: Settings) -> int:
         except DomainError as exc:
             err_console.print(f"[red]{exc.detail}[/red]")
             return 1
-    console.print(f"Purged anima {done.anima_id}: {done.events} events, {done.memories} memories, "
-                  f"{done.knowledge} knowledge items and everything derived from them.")
+    console.print(
+        f"Purged anima {done.anima_id}: {done.events} events, {done.memories} memories, "
+        f"{done.knowledge} knowledge items and everything derived from them."
+    )
     return 0
 
 

@@ -24,7 +24,9 @@ async def _find_anima(rt: Runtime, ref: str, org: str | None) -> Anima | None:
     try:
         stmt = stmt.where(col(Anima.id) == uuid.UUID(ref))
     except ValueError:
-        stmt = stmt.join(Org, col(Org.id) == col(Anima.org_id)).where(col(Anima.name) == ref, col(Org.name) == (org or "local"))
+        stmt = stmt.join(Org, col(Org.id) == col(Anima.org_id)).where(
+            col(Anima.name) == ref, col(Org.name) == (org or "local")
+        )
     async with rt.read_session() as session:
         found = list((await session.execute(stmt.order_by(col(Anima.created_at)).limit(2))).scalars())
     if len(found) > 1:
@@ -40,11 +42,14 @@ def summary_table(run: DreamRun) -> Table:
     duration = (run.finished_at - run.started_at).total_seconds() if run.finished_at else 0.0
     table = Table("", "", title=f"dream run {run.id}", show_header=False)
     rows = [
-        ("status", run.status), ("engine", f"{run.engine}{' / ' + run.model if run.model else ''}"),
-        ("events distilled", str(run.events_read)), ("memories created", str(run.memories_created)),
+        ("status", run.status),
+        ("engine", f"{run.engine}{' / ' + run.model if run.model else ''}"),
+        ("events distilled", str(run.events_read)),
+        ("memories created", str(run.memories_created)),
         ("knowledge created", str(run.knowledge_created)),
         *((name.replace("_", " "), str(value)) for name, value in sorted(counts.items()) if value),
-        ("LLM calls", str(run.llm_calls)), ("tokens (prompt / completion)", f"{run.prompt_tokens} / {run.completion_tokens}"),
+        ("LLM calls", str(run.llm_calls)),
+        ("tokens (prompt / completion)", f"{run.prompt_tokens} / {run.completion_tokens}"),
         ("duration", f"{duration:.2f} s"),
         *((f"  {phase} time", f"{seconds:.2f} s") for phase, seconds in sorted(timings.items()) if phase != "total"),
     ]

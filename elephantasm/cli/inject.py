@@ -18,8 +18,10 @@ from elephantasm.services import packs as pack_svc
 from elephantasm.settings import Settings
 
 _LAYER_NAMES = {
-    "identity": ("identity", None), "knowledge": ("knowledge", "knowledge"),
-    "long_term": ("long-term memories", "long_term_memories"), "session": ("current session", "session_memories"),
+    "identity": ("identity", None),
+    "knowledge": ("knowledge", "knowledge"),
+    "long_term": ("long-term memories", "long_term_memories"),
+    "session": ("current session", "session_memories"),
     "temporal": ("temporal context", None),
 }
 
@@ -54,8 +56,13 @@ async def _resolve(rt: Runtime, org_name: str, anima: str) -> tuple[uuid.UUID, u
 
 
 def _table(pack: dict) -> Table:
-    table = Table("layer", "items", "tokens", title=f"{pack['token_count']} / {pack['max_tokens']} tokens "
-                  f"({pack['encoding']}, preset {pack['preset_name']}, fingerprint {pack['fingerprint'][:12]})")
+    table = Table(
+        "layer",
+        "items",
+        "tokens",
+        title=f"{pack['token_count']} / {pack['max_tokens']} tokens "
+        f"({pack['encoding']}, preset {pack['preset_name']}, fingerprint {pack['fingerprint'][:12]})",
+    )
     content = pack["content"]
     for key, (label, items_key) in _LAYER_NAMES.items():
         tokens = pack["layer_tokens"].get(key, 0)
@@ -74,8 +81,14 @@ async def inject(args: argparse.Namespace, settings: Settings) -> int:
         try:
             org_id, anima_id = await _resolve(rt, args.org, args.anima)
             req = pack_svc.build_request(
-                rt, org_id, anima_id, query=args.query, preset=args.preset, max_tokens=args.max_tokens,
-                encoding=args.encoding, session_id=args.session,
+                rt,
+                org_id,
+                anima_id,
+                query=args.query,
+                preset=args.preset,
+                max_tokens=args.max_tokens,
+                encoding=args.encoding,
+                session_id=args.session,
             )
             served = await pack_svc.latest(rt, req)
             if served.followup:

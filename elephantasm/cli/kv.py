@@ -27,7 +27,8 @@ from elephantasm.settings import Settings
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Register ``kv`` and its subcommands on the main parser."""
     kv = sub.add_parser("kv", help="KV snapshots and memory packages of the local model").add_subparsers(
-        dest="kv_command", required=True)
+        dest="kv_command", required=True
+    )
     build = kv.add_parser("build", help="prefill an anima's pack on the local model and keep its KV state")
     build.add_argument("anima", help="anima id, or its name within --org")
     build.add_argument("--query", default=None)
@@ -58,6 +59,7 @@ def _runner(func: Any) -> Any:
             except DomainError as exc:
                 err_console.print(f"[red]{exc.detail}[/red]")
                 return 1
+
     return run
 
 
@@ -71,8 +73,16 @@ async def _org_id(rt: Runtime, name: str) -> uuid.UUID:
 
 def _print_certificate(cert: dict[str, Any]) -> None:
     table = Table("measure", "value", title="quality certificate (vs " + str(cert.get("reference")) + ")")
-    for key in ("probes", "greedy_identical", "identical_rate", "token_agreement", "top1_agreement", "mean_kl",
-                "max_kl", "grade"):
+    for key in (
+        "probes",
+        "greedy_identical",
+        "identical_rate",
+        "token_agreement",
+        "top1_agreement",
+        "mean_kl",
+        "max_kl",
+        "grade",
+    ):
         table.add_row(key, str(cert.get(key)))
     console.print(table)
 
@@ -82,7 +92,9 @@ async def _build(rt: Runtime, args: argparse.Namespace) -> int:
     pack = await pack_prompt(rt, org_id, anima_id, args.query)
     status, row = await snapshots.build(rt, org_id, anima_id, pack)
     assert row is not None
-    console.print(f"{status}: snapshot {row.id} ({row.n_tokens} tokens, {row.bytes} bytes, pack {row.pack_fingerprint[:12]})")
+    console.print(
+        f"{status}: snapshot {row.id} ({row.n_tokens} tokens, {row.bytes} bytes, pack {row.pack_fingerprint[:12]})"
+    )
     return 0
 
 
@@ -93,8 +105,15 @@ async def _ls(rt: Runtime, args: argparse.Namespace) -> int:
         found = await rows.list_for(session, org_id, anima_id, 1000)
     table = Table("id", "anima", "tokens", "bytes", "kv", "source", "last used")
     for r in found:
-        table.add_row(str(r.id), str(r.anima_id), str(r.n_tokens), str(r.bytes), r.kv_type, r.source,
-                      r.last_used_at.isoformat(timespec="seconds"))
+        table.add_row(
+            str(r.id),
+            str(r.anima_id),
+            str(r.n_tokens),
+            str(r.bytes),
+            r.kv_type,
+            r.source,
+            r.last_used_at.isoformat(timespec="seconds"),
+        )
     console.print(table)
     return 0
 

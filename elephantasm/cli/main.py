@@ -7,12 +7,11 @@ import asyncio
 import sys
 from collections.abc import Callable
 
-from elephantasm.cli import admin, anima_data, dream, importer, server
+from elephantasm.cli import admin, anima_data, dream, importer, mcp_cmd, server
 from elephantasm.cli import inject as inject_cmd
-from elephantasm.cli import mcp_cmd
-from elephantasm.observability.logs import configure_logging
-from elephantasm.cli import reembed as reembed_cmd
 from elephantasm.cli import kv as kv_cmd
+from elephantasm.cli import reembed as reembed_cmd
+from elephantasm.observability.logs import configure_logging
 from elephantasm.settings import Settings
 
 Command = Callable[[argparse.Namespace, Settings], int]
@@ -27,8 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None)
     serve.add_argument("--port", type=int, default=None)
     serve.add_argument("--no-dreamer", action="store_true", help="do not run the dreamer in this process")
-    serve.add_argument("--workers", type=int, default=None,
-                       help="API processes over one database (one runs the dreamer scheduler)")
+    serve.add_argument(
+        "--workers", type=int, default=None, help="API processes over one database (one runs the dreamer scheduler)"
+    )
     serve.set_defaults(func=server.serve)
 
     sub.add_parser("migrate", help="upgrade the database schema").set_defaults(func=server.migrate)
@@ -39,8 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--org", default="local")
     create.add_argument("--name", default=None)
     create.add_argument("--expires-days", type=int, default=None)
-    create.add_argument("--scope", choices=["admin", "write", "read"], default="admin",
-                        help="admin manages keys; write also writes; read only reads (default admin)")
+    create.add_argument(
+        "--scope",
+        choices=["admin", "write", "read"],
+        default="admin",
+        help="admin manages keys; write also writes; read only reads (default admin)",
+    )
     create.set_defaults(func=admin.keys_create)
     lst = keys.add_parser("list", help="list keys")
     lst.add_argument("--org", default=None)

@@ -19,9 +19,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 async def run(args: argparse.Namespace, settings: Settings) -> int:
     """Serve MCP over stdio against the server the SDK's environment names; 2 without a key."""
     try:
-        from elephantasm_sdk import AsyncElephantasm
-
         from elephantasm.mcpserver.stdio import serve_stdio
+        from elephantasm_sdk import AsyncElephantasm
     except ImportError as exc:  # the SDK is its own distribution (./sdk)
         print(f"elephantasm mcp needs the SDK: pip install ./sdk ({exc})", file=sys.stderr)
         return 2

@@ -37,8 +37,14 @@ async def reembed(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     async with cli_runtime(settings) as rt:
         space = rt.embedder.space.label()
-        columns = (TextColumn(f"re-embedding into {space}"), BarColumn(), MofNCompleteColumn(), TextColumn("rows"),
-                   TimeElapsedColumn(), TimeRemainingColumn())
+        columns = (
+            TextColumn(f"re-embedding into {space}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("rows"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        )
         with Progress(*columns, console=console, transient=True) as bar:
             task = bar.add_task("reembed", total=None)
 

@@ -41,8 +41,11 @@ async def bootstrap_first_key(runtime: Runtime) -> None:
     path = runtime.settings.data_dir / FIRST_KEY_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     write_private(path, (line + "\n").encode())
-    print(f"First start: created org 'local' and an API key; stdout is not a terminal, so the key was "
-          f"written to {path} (mode 0600). Read it, then delete the file.", flush=True)
+    print(
+        f"First start: created org 'local' and an API key; stdout is not a terminal, so the key was "
+        f"written to {path} (mode 0600). Read it, then delete the file.",
+        flush=True,
+    )
 
 
 def background_tasks(settings: Settings, with_dreamer: bool) -> list[Callable[[Runtime], Any]]:
@@ -107,7 +110,15 @@ async def migrate(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-_COUNTED: list[type[SQLModel]] = [models.Org, models.ApiKey, models.Anima, models.Event, models.Memory, models.Knowledge, models.DreamRun]
+_COUNTED: list[type[SQLModel]] = [
+    models.Org,
+    models.ApiKey,
+    models.Anima,
+    models.Event,
+    models.Memory,
+    models.Knowledge,
+    models.DreamRun,
+]
 
 
 async def status(args: argparse.Namespace, settings: Settings) -> int:
@@ -115,9 +126,14 @@ async def status(args: argparse.Namespace, settings: Settings) -> int:
     async with cli_runtime(settings) as rt, rt.read_session() as session:
         version = (await session.execute(text("SHOW server_version"))).scalar_one()
         pending = (
-            await session.execute(select(func.count()).select_from(models.Event).where(col(models.Event.distilled_at).is_(None)))
+            await session.execute(
+                select(func.count()).select_from(models.Event).where(col(models.Event.distilled_at).is_(None))
+            )
         ).scalar_one()
-        counts = [(table_of(m).name, (await session.execute(select(func.count()).select_from(m))).scalar_one()) for m in _COUNTED]
+        counts = [
+            (table_of(m).name, (await session.execute(select(func.count()).select_from(m))).scalar_one())
+            for m in _COUNTED
+        ]
     where = "embedded" if settings.uses_embedded_postgres else "external"
     console.print(f"Database: {where} PostgreSQL {version}")
     table = Table("table", "rows")

@@ -81,8 +81,16 @@ def serve_workers(settings: Settings, workers: int, with_dreamer: bool) -> int:
     os.environ.update(worker_env(settings, url, with_dreamer, metrics_dir))
     try:
         start_metrics_server(settings)  # on its own port, if configured: served by this parent
-        uvicorn.run(WORKER_APP, factory=True, host=settings.host, port=settings.port, workers=workers,
-                    log_config=None, access_log=False, timeout_worker_healthcheck=HEALTHCHECK_SECONDS)
+        uvicorn.run(
+            WORKER_APP,
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=workers,
+            log_config=None,
+            access_log=False,
+            timeout_worker_healthcheck=HEALTHCHECK_SECONDS,
+        )
     finally:
         if not given:
             shutil.rmtree(metrics_dir, ignore_errors=True)

@@ -26,8 +26,16 @@ class Direction(StrEnum):
 
 
 async def keyset_page(
-    session: AsyncSession, stmt: Select, *, at: Any, row_id: Any, limit: int, cursor: str | None,
-    direction: Direction, at_name: str = "page_at", entities: bool = False,
+    session: AsyncSession,
+    stmt: Select,
+    *,
+    at: Any,
+    row_id: Any,
+    limit: int,
+    cursor: str | None,
+    direction: Direction,
+    at_name: str = "page_at",
+    entities: bool = False,
 ) -> tuple[list[Any], str | None]:
     """Rows of ``stmt`` ordered by (``at``, ``row_id``) in ``direction``, after ``cursor``; plus the
     next page's cursor (None on the last page).
@@ -39,8 +47,11 @@ async def keyset_page(
     ascending = direction is Direction.ASC
     if cursor:
         c_at, c_id = decode_cursor(cursor)
-        after = (or_(at > c_at, and_(at == c_at, row_id > c_id)) if ascending
-                 else or_(at < c_at, and_(at == c_at, row_id < c_id)))
+        after = (
+            or_(at > c_at, and_(at == c_at, row_id > c_id))
+            if ascending
+            else or_(at < c_at, and_(at == c_at, row_id < c_id))
+        )
         stmt = stmt.where(after)
     order = (at.asc(), row_id.asc()) if ascending else (at.desc(), row_id.desc())
     result = await session.execute(stmt.order_by(*order).limit(limit + 1))

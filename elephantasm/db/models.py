@@ -103,10 +103,22 @@ def _pack_candidate_indexes(table: str, happened: str, columns: list[str], live:
     needs, so the top-k reads index ranges only (see ``elephantasm/services/packs/topk.py``).
     """
     return (
-        Index(f"ix_{table}_pack_happened", "org_id", "anima_id", text(happened),
-              postgresql_include=["importance", *columns], postgresql_where=text(live)),
-        Index(f"ix_{table}_pack_importance", "org_id", "anima_id", "importance",
-              postgresql_include=columns, postgresql_where=text(live)),
+        Index(
+            f"ix_{table}_pack_happened",
+            "org_id",
+            "anima_id",
+            text(happened),
+            postgresql_include=["importance", *columns],
+            postgresql_where=text(live),
+        ),
+        Index(
+            f"ix_{table}_pack_importance",
+            "org_id",
+            "anima_id",
+            "importance",
+            postgresql_include=columns,
+            postgresql_where=text(live),
+        ),
     )
 
 
@@ -175,9 +187,7 @@ class Anima(SQLModel, table=True):
     dream_retry_at: datetime | None = _ts()
     # state_version at the latest deletion of a memory or knowledge item (migration 0007): packs
     # compiled from an older state may hold what was deleted and are never recorded.
-    forgotten_version: int = Field(
-        default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0"))
-    )
+    forgotten_version: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
 
     __table_args__ = (Index("ix_animas_org_created", "org_id", "created_at", "id"),)
 

@@ -32,7 +32,10 @@ _RANK = {KeyScope.READ: 0, KeyScope.WRITE: 1, KeyScope.ADMIN: 2}
 
 
 def minted_limits(
-    minter_scope: KeyScope, minter_expires: datetime | None, scope: KeyScope | None, expires_at: datetime | None,
+    minter_scope: KeyScope,
+    minter_expires: datetime | None,
+    scope: KeyScope | None,
+    expires_at: datetime | None,
     now: datetime,
 ) -> tuple[KeyScope, datetime | None]:
     """The scope and expiry of a key minted by another: never more powerful, never longer-lived.
@@ -50,5 +53,6 @@ def minted_limits(
             expires_at = minter_expires
         elif expires_at > minter_expires:
             raise ForbiddenError(
-                f"expires_at: a key expiring at {minter_expires.isoformat()} cannot mint one that expires later")
+                f"expires_at: a key expiring at {minter_expires.isoformat()} cannot mint one that expires later"
+            )
     return scope, expires_at

@@ -55,7 +55,7 @@ def is_filler(sentence: str) -> bool:
     opening = _FILLER_OPENING.match(s)
     if opening is None or len(s.split()) > FILLER_MAX_WORDS:
         return False
-    rest = s[opening.end():]
+    rest = s[opening.end() :]
     return not any(ch.isdigit() for ch in rest) and set(_WORDS.findall(rest.lower())) <= _GENERIC
 
 

@@ -85,8 +85,9 @@ class PackTrace:
     budgets: dict[Layer, LayerBudget] = field(default_factory=lambda: {layer: LayerBudget() for layer in RENDER_ORDER})
     pool_after_reserved: float = 0.0
 
-    def note(self, layer: Layer, item: PackItem, decision: Decision, cost: int | None = None,
-             room: float | None = None) -> None:
+    def note(
+        self, layer: Layer, item: PackItem, decision: Decision, cost: int | None = None, room: float | None = None
+    ) -> None:
         """Record a decision about ``item``."""
         self.items.append(TracedItem(layer, item, decision, cost, room))
 

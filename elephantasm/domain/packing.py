@@ -88,7 +88,9 @@ def normalise_shares(shares: Mapping[Layer, float] | Mapping[str, float] | None)
 
 
 def _prepare(
-    candidates: Mapping[Layer, Iterable[PackItem]], count: TokenCount, min_score: float | None,
+    candidates: Mapping[Layer, Iterable[PackItem]],
+    count: TokenCount,
+    min_score: float | None,
     trace: PackTrace | None = None,
 ) -> dict[Layer, list[_Cand]]:
     """Filter, de-duplicate by id (best rank wins), sort and cost every candidate once."""

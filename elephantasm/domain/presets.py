@@ -166,8 +166,12 @@ def budget_limits(config: PackConfig, max_tokens: int) -> LayerLimits:
     def grow(v: int) -> int:
         return max(v, n) if v > 0 else 0
 
-    return LayerLimits(knowledge=grow(limits.knowledge), long_term=grow(limits.long_term),
-                       session=grow(limits.session), recent_turns=limits.recent_turns)
+    return LayerLimits(
+        knowledge=grow(limits.knowledge),
+        long_term=grow(limits.long_term),
+        session=grow(limits.session),
+        recent_turns=limits.recent_turns,
+    )
 
 
 # With a query, the current session's reserved share shrinks below this budget (in proportion to

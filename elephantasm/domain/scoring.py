@@ -190,8 +190,14 @@ def contextual_relevance(
     n_cos, n_fts = spread(cos, MIN_COSINE_SPREAD), spread(fts, MIN_FTS_SPREAD)
     out: list[float | None] = []
     for i, (c, f) in enumerate(signals):
-        parts = [(w, v) for w, v in ((CONTEXT_COSINE_WEIGHT, n_cos[i] if n_cos else None),
-                                     (1.0 - CONTEXT_COSINE_WEIGHT, n_fts[i] if n_fts else None)) if v is not None]
+        parts = [
+            (w, v)
+            for w, v in (
+                (CONTEXT_COSINE_WEIGHT, n_cos[i] if n_cos else None),
+                (1.0 - CONTEXT_COSINE_WEIGHT, n_fts[i] if n_fts else None),
+            )
+            if v is not None
+        ]
         if parts:
             out.append(round(_clamp01(sum(w * v for w, v in parts) / sum(w for w, _ in parts)), SCORE_DIGITS))
         else:

@@ -109,8 +109,9 @@ class ChatCaller:
     def __post_init__(self) -> None:
         self.client = self.client.with_options(max_retries=0)
 
-    async def call(self, messages: list[dict[str, str]], response_format: dict[str, Any],
-                   parse: Callable[[str], T]) -> T:
+    async def call(
+        self, messages: list[dict[str, str]], response_format: dict[str, Any], parse: Callable[[str], T]
+    ) -> T:
         """Send ``messages``; return ``parse(reply_text)`` or raise :class:`DistillError`.
 
         ``parse`` raises :class:`MalformedReply` (or ``ValueError``) for a reply that cannot be
@@ -141,8 +142,11 @@ class ChatCaller:
         extra: dict[str, Any] = {} if self.temperature is None else {"temperature": self.temperature}
         response = await self.client.chat.completions.create(
             # Plain dicts on the wire; openai's stubs name them as its TypedDicts.
-            model=self.model, messages=cast("list[ChatCompletionMessageParam]", messages),
-            response_format=cast("ResponseFormat", response_format), timeout=self.timeout, **extra
+            model=self.model,
+            messages=cast("list[ChatCompletionMessageParam]", messages),
+            response_format=cast("ResponseFormat", response_format),
+            timeout=self.timeout,
+            **extra,
         )
         if response.usage is not None:
             self.usage += Usage(0, response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0)

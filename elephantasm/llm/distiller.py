@@ -172,8 +172,9 @@ class LLMEngine:
             raise ValueError("event indices must be unique within a run")
         if not events:
             return DistillResult(memories=(), knowledge=())
-        caller = ChatCaller(self.client, self.model, self._policy, self.timeout, self._temperature,
-                            self._sleep, self._rng)
+        caller = ChatCaller(
+            self.client, self.model, self._policy, self.timeout, self._temperature, self._sleep, self._rng
+        )
         batches = batch_groups(group_events(events, self._count), self._count, self._limits)
         memories: list[MemoryDraft] = []
         knowledge_out: list[tuple[KnowledgeOut, list[EventInput]]] = []
@@ -184,8 +185,9 @@ class LLMEngine:
             try:
                 reply = await self._call(caller, batch, memories, existing_identity if final else None, final)
             except DistillError as exc:
-                raise DistillError(f"batch {number + 1}/{len(batches)}: {exc}", usage=caller.usage,
-                                   attempts=exc.attempts) from exc
+                raise DistillError(
+                    f"batch {number + 1}/{len(batches)}: {exc}", usage=caller.usage, attempts=exc.attempts
+                ) from exc
             by_index = {e.index: e for e in batch}
             memories.extend(self._memory(m, by_index) for m in reply.memories)
             knowledge_out.extend((k, [by_index[i] for i in k.event_indices]) for k in reply.knowledge)
@@ -202,8 +204,14 @@ class LLMEngine:
             fallback_event_ids=tuple(e.id for e in sorted(fallback, key=event_order)),
         )
 
-    async def _call(self, caller: ChatCaller, batch: list[EventInput], earlier: Sequence[MemoryDraft],
-                    identity: IdentityDraft | None, final: bool) -> BatchReply:
+    async def _call(
+        self,
+        caller: ChatCaller,
+        batch: list[EventInput],
+        earlier: Sequence[MemoryDraft],
+        identity: IdentityDraft | None,
+        final: bool,
+    ) -> BatchReply:
         model: type[BatchReply] = FinalBatchReply if final else BatchReply
         valid = {e.index for e in batch}
 
@@ -222,23 +230,36 @@ class LLMEngine:
             return reply
 
         name = "distillation_final" if final else "distillation"
-        messages = [{"role": "system", "content": SYSTEM_PROMPT},
-                    {"role": "user", "content": self._prompt(batch, earlier, identity, final)}]
+        messages = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": self._prompt(batch, earlier, identity, final)},
+        ]
         return await caller.call(messages, _response_format(model, name), parse)
 
     @staticmethod
-    def _prompt(batch: list[EventInput], earlier: Sequence[MemoryDraft], identity: IdentityDraft | None,
-                final: bool) -> str:
+    def _prompt(
+        batch: list[EventInput], earlier: Sequence[MemoryDraft], identity: IdentityDraft | None, final: bool
+    ) -> str:
         parts = ["Events:", *(render_event(e) for e in batch)]
         if final:
             recent = sorted(earlier, key=lambda m: (-m.importance, m.time_end))[:20]
             if recent:
-                parts += ["", "Memories distilled earlier in this run:",
-                          *(f"- {shorten(m.summary, 200)}" for m in sorted(recent, key=lambda m: m.time_end))]
-            current = None if identity is None else {
-                "personality_type": identity.personality_type, "communication_style": identity.communication_style,
-                "self_reflection": identity.self.get("self_reflection"), "traits": identity.self.get("traits"),
-                "prose": identity.prose}
+                parts += [
+                    "",
+                    "Memories distilled earlier in this run:",
+                    *(f"- {shorten(m.summary, 200)}" for m in sorted(recent, key=lambda m: m.time_end)),
+                ]
+            current = (
+                None
+                if identity is None
+                else {
+                    "personality_type": identity.personality_type,
+                    "communication_style": identity.communication_style,
+                    "self_reflection": identity.self.get("self_reflection"),
+                    "traits": identity.self.get("traits"),
+                    "prose": identity.prose,
+                }
+            )
             parts += ["", "Current identity: " + json.dumps(current, sort_keys=True, default=str)]
         return "\n".join(parts)
 
@@ -246,11 +267,15 @@ class LLMEngine:
         cited = sorted({by_index[i] for i in out.event_indices}, key=event_order)
         sessions = {e.session_id for e in cited}
         return MemoryDraft(
-            summary=out.summary.strip(), content=out.content.strip() or out.summary.strip(),
-            importance=round(out.importance, 4), confidence=round(out.confidence, 4),
-            time_start=cited[0].occurred_at, time_end=cited[-1].occurred_at,
+            summary=out.summary.strip(),
+            content=out.content.strip() or out.summary.strip(),
+            importance=round(out.importance, 4),
+            confidence=round(out.confidence, 4),
+            time_start=cited[0].occurred_at,
+            time_end=cited[-1].occurred_at,
             session_id=cited[0].session_id if len(sessions) == 1 else None,
-            event_ids=tuple(e.id for e in cited), meta={"engine": "llm", "model": self.model},
+            event_ids=tuple(e.id for e in cited),
+            meta={"engine": "llm", "model": self.model},
         )
 
     @staticmethod
@@ -264,10 +289,15 @@ def _knowledge(out: KnowledgeOut, cited: list[EventInput], memories: Sequence[Me
     wanted = set(ids)
     key = (out.subject_key or "").strip().lower().replace(" ", "_") or None
     return KnowledgeDraft(
-        type=out.type, topic=out.topic.strip() or "general", subject_key=key,
-        value=(out.value or "").strip() or None, content=out.content.strip(),
-        summary=shorten(out.content.strip(), 120), confidence=round(out.confidence, 4),
-        importance=round(out.importance, 4), source_event_ids=ids,
+        type=out.type,
+        topic=out.topic.strip() or "general",
+        subject_key=key,
+        value=(out.value or "").strip() or None,
+        content=out.content.strip(),
+        summary=shorten(out.content.strip(), 120),
+        confidence=round(out.confidence, 4),
+        importance=round(out.importance, 4),
+        source_event_ids=ids,
         source_memory_indices=tuple(i for i, m in enumerate(memories) if wanted.intersection(m.event_ids)),
     )
 
@@ -276,11 +306,18 @@ def _identity(out: IdentityOut, existing: IdentityDraft | None) -> IdentityDraft
     """The proposed identity, or ``None`` when it changes nothing."""
     self_ = dict(existing.self) if existing else {}
     self_.update(self_reflection=out.self_reflection.strip(), traits=[t.strip() for t in out.traits])
-    draft = IdentityDraft(personality_type=out.personality_type.strip(),
-                          communication_style=out.communication_style.strip(),
-                          self=self_, prose=out.prose.strip(), reason=out.reason.strip() or "updated by LLM")
-    if existing is not None and (existing.personality_type, existing.communication_style, existing.prose,
-                                 dict(existing.self)) == (draft.personality_type, draft.communication_style,
-                                                          draft.prose, self_):
+    draft = IdentityDraft(
+        personality_type=out.personality_type.strip(),
+        communication_style=out.communication_style.strip(),
+        self=self_,
+        prose=out.prose.strip(),
+        reason=out.reason.strip() or "updated by LLM",
+    )
+    if existing is not None and (
+        existing.personality_type,
+        existing.communication_style,
+        existing.prose,
+        dict(existing.self),
+    ) == (draft.personality_type, draft.communication_style, draft.prose, self_):
         return None
     return draft

@@ -10,8 +10,8 @@ from elephantasm.db.models import EMBEDDING_DIM
 from elephantasm.domain.dreaming import DistillEngine, OfflineEngine
 from elephantasm.llm.client import build_client
 from elephantasm.llm.embedders import CachedEmbedder, Embedder, HashEmbedder, OpenAIEmbedder
-from elephantasm.observability.metrics import InstrumentedEmbedder
 from elephantasm.llm.local_embedders import MiniLMEmbedder, WordLlamaEmbedder, minilm_tokenizer_path
+from elephantasm.observability.metrics import InstrumentedEmbedder
 from elephantasm.settings import Settings
 
 EMBEDDERS = ("wordllama", "minilm", "hash", "openai")

@@ -55,8 +55,13 @@ class LocalEngine:
             kwargs = {"type_k": llama_cpp.GGML_TYPE_Q8_0, "type_v": llama_cpp.GGML_TYPE_Q8_0, "flash_attn": True}
         self._c = llama_cpp
         self.llm = llama_cpp.Llama(
-            model_path=str(path), n_ctx=n_ctx, seed=0, n_threads=n_threads, n_threads_batch=n_threads,
-            verbose=False, **kwargs,
+            model_path=str(path),
+            n_ctx=n_ctx,
+            seed=0,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            verbose=False,
+            **kwargs,
         )
         self.lock = threading.Lock()
         self.path, self.kv_type = path, kv_type
@@ -77,11 +82,16 @@ class LocalEngine:
         """Reconstruction hints: what a state from this engine needs to be loaded again."""
         md = self.llm.metadata
         return {
-            "model_name": self.model_name, "model_file": self.path.name, "model_digest": self.model_digest,
-            "architecture": md.get("general.architecture"), "tokenizer": md.get("tokenizer.ggml.model"),
+            "model_name": self.model_name,
+            "model_file": self.path.name,
+            "model_digest": self.model_digest,
+            "architecture": md.get("general.architecture"),
+            "tokenizer": md.get("tokenizer.ggml.model"),
             "n_layer": self._c.llama_model_n_layer(self.llm.model),
             "n_head_kv": self._c.llama_model_n_head_kv(self.llm.model),
-            "n_vocab": self.llm.n_vocab(), "n_ctx": self.n_ctx, "kv_type": self.kv_type,
+            "n_vocab": self.llm.n_vocab(),
+            "n_ctx": self.n_ctx,
+            "kv_type": self.kv_type,
             "rope_freq_base": md.get(f"{md.get('general.architecture')}.rope.freq_base"),
             "llama_cpp_version": self.llama_cpp_version,
         }
@@ -89,7 +99,10 @@ class LocalEngine:
     # --- prompt text ----------------------------------------------------------------------
     def _render(self, messages: Sequence[dict[str, str]], generation: bool) -> str:
         return self._template.render(
-            messages=list(messages), add_generation_prompt=generation, bos_token="", eos_token="",
+            messages=list(messages),
+            add_generation_prompt=generation,
+            bos_token="",
+            eos_token="",
             raise_exception=_raise,
         )
 
@@ -99,7 +112,7 @@ class LocalEngine:
         full = self._render([{"role": "system", "content": system}, *turns], True)
         if not full.startswith(prefix):
             raise TemplateSplitError("the model's chat template does not keep the system turn as a stable prefix")
-        return prefix, full[len(prefix):]
+        return prefix, full[len(prefix) :]
 
     def tokenize_prefix(self, prefix: str) -> tuple[list[int], list[str], list[int]]:
         """(tokens, lines, line start offsets) of a prefix, tokenized line by line."""
@@ -148,7 +161,9 @@ class LocalEngine:
     def restore_state(self, state: bytes, tokens: Sequence[int]) -> None:
         """Load a state saved by :meth:`save_state` for ``tokens``; refuses rather than guessing."""
         if len(tokens) >= self.n_ctx:
-            raise KVStateError(f"the KV state holds {len(tokens)} tokens; this engine's n_ctx={self.n_ctx} is too small")
+            raise KVStateError(
+                f"the KV state holds {len(tokens)} tokens; this engine's n_ctx={self.n_ctx} is too small"
+            )
         self.clear()
         src = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
         if self._c.llama_state_seq_set_data(self.llm.ctx, src, len(state), 0) == 0:

@@ -32,7 +32,9 @@ class LocalModels:
 
                 path = resolve_model_path(settings.local_model_path)
                 self._engine = LocalEngine(
-                    path, n_ctx=settings.local_n_ctx, n_threads=settings.local_n_threads,
+                    path,
+                    n_ctx=settings.local_n_ctx,
+                    n_threads=settings.local_n_threads,
                     kv_type=settings.local_kv_type,
                 )
             return self._engine

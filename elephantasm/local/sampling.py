@@ -42,7 +42,9 @@ class Sampler:
             cum = np.cumsum(p[order])
             order = order[: int(np.searchsorted(cum, s.top_p)) + 1]
         probs = p[order] / p[order].sum()
-        return int(order[int(np.searchsorted(np.cumsum(probs), self._rng.random(), side="right").clip(0, len(order) - 1))])
+        return int(
+            order[int(np.searchsorted(np.cumsum(probs), self._rng.random(), side="right").clip(0, len(order) - 1))]
+        )
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:

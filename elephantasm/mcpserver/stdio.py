@@ -7,10 +7,10 @@ the protocol, so nothing else may print there; logs go to stderr.
 
 from __future__ import annotations
 
-from elephantasm_sdk import AsyncElephantasm
 from mcp.server.mcpserver import Context
 
 from elephantasm.mcpserver.tools import build_server
+from elephantasm_sdk import AsyncElephantasm
 
 
 async def serve_stdio(client: AsyncElephantasm) -> None:

@@ -14,10 +14,11 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, Literal
 
-from elephantasm_sdk import AsyncElephantasm, ElephantasmError
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
+
+from elephantasm_sdk import AsyncElephantasm, ElephantasmError
 
 ClientSource = Callable[[Context], Awaitable[AsyncElephantasm]]
 """Gives the SDK client to use for one tool call (the caller closes nothing: the source owns it)."""
@@ -62,14 +63,25 @@ async def _calling(source: ClientSource, ctx: Context) -> AsyncIterator[AsyncEle
 
 
 def _event_summary(event: Any) -> dict[str, Any]:
-    return {"id": str(event.id), "anima_id": str(event.anima_id), "event_type": str(event.event_type),
-            "session_id": event.session_id}
+    return {
+        "id": str(event.id),
+        "anima_id": str(event.anima_id),
+        "event_type": str(event.event_type),
+        "session_id": event.session_id,
+    }
 
 
 def _memory_summary(memory: Any) -> dict[str, Any]:
-    return {"id": str(memory.id), "summary": memory.summary, "content": memory.content, "state": memory.state,
-            "importance": memory.importance, "confidence": memory.confidence, "similarity": memory.similarity,
-            "time_start": memory.time_start.isoformat() if memory.time_start else None}
+    return {
+        "id": str(memory.id),
+        "summary": memory.summary,
+        "content": memory.content,
+        "state": memory.state,
+        "importance": memory.importance,
+        "confidence": memory.confidence,
+        "similarity": memory.similarity,
+        "time_start": memory.time_start.isoformat() if memory.time_start else None,
+    }
 
 
 def register_tools(server: MCPServer, source: ClientSource) -> None:
@@ -88,8 +100,9 @@ def register_tools(server: MCPServer, source: ClientSource) -> None:
         return [_event_summary(e) for e in stored]
 
     @server.tool()
-    async def recall(anima_id: str, ctx: Context, query: str | None = None, max_tokens: int | None = None,
-                     preset: str | None = None) -> str:
+    async def recall(
+        anima_id: str, ctx: Context, query: str | None = None, max_tokens: int | None = None, preset: str | None = None
+    ) -> str:
         """What the agent should remember now: the memory pack rendered for a prompt, within max_tokens."""
         async with _calling(source, ctx) as client:
             pack = await client.packs.inject(anima_id, query=query, preset=preset, max_tokens=max_tokens)
@@ -120,8 +133,12 @@ def register_tools(server: MCPServer, source: ClientSource) -> None:
 def register_resources(server: MCPServer, source: ClientSource) -> None:
     """Add the latest-pack resource to ``server``."""
 
-    @server.resource(PACK_URI, name="latest_pack", mime_type="application/json",
-                     description="The latest memory pack of an anima (JSON; `context` is the prompt text).")
+    @server.resource(
+        PACK_URI,
+        name="latest_pack",
+        mime_type="application/json",
+        description="The latest memory pack of an anima (JSON; `context` is the prompt text).",
+    )
     async def latest_pack(anima_id: str, ctx: Context) -> str:
         async with _calling(source, ctx) as client:
             pack = await client.packs.inject(anima_id)

@@ -43,7 +43,7 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a malformed call: let logging report it as it always does
+        except Exception:
             return True
         cleaned = redact(message)
         if cleaned != message:
@@ -83,7 +83,7 @@ class TextFormatter(logging.Formatter):
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
 
-    def formatException(self, ei: Any) -> str:  # noqa: N802 - logging's name
+    def formatException(self, ei: Any) -> str:
         return redact(super().formatException(ei))
 
 

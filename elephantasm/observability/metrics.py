@@ -34,8 +34,10 @@ HTTP_REQUESTS = Counter(
     "elephantasm_http_requests", "HTTP requests answered, by route template and status.", ["method", "route", "status"]
 )
 HTTP_LATENCY = Histogram(
-    "elephantasm_http_request_duration_seconds", "Time to answer an HTTP request, by route template and status.",
-    ["method", "route", "status"], buckets=_LATENCY_BUCKETS,
+    "elephantasm_http_request_duration_seconds",
+    "Time to answer an HTTP request, by route template and status.",
+    ["method", "route", "status"],
+    buckets=_LATENCY_BUCKETS,
 )
 PACK_CACHE = Counter(
     "elephantasm_pack_cache_lookups", "Pack snapshot lookups by result: memory_hit, shared_hit or miss.", ["result"]
@@ -47,16 +49,20 @@ PACK_COMPILE_SECONDS = Histogram(
 DREAM_RUNS = Counter("elephantasm_dream_runs", "Dream runs finished, by outcome (completed or failed).", ["outcome"])
 EVENTS_DISTILLED = Counter("elephantasm_events_distilled", "Events distilled into memories by dream runs.")
 LLM_CALLS = Counter("elephantasm_llm_calls", "Chat-completion attempts sent to the LLM endpoint, by model.", ["model"])
-LLM_TOKENS = Counter("elephantasm_llm_tokens", "LLM tokens used, by model and kind (prompt or completion).",
-                     ["model", "kind"])
+LLM_TOKENS = Counter(
+    "elephantasm_llm_tokens", "LLM tokens used, by model and kind (prompt or completion).", ["model", "kind"]
+)
 EMBEDDER_CALLS = Counter("elephantasm_embedder_calls", "Calls to the embedding backend (cache misses).", ["embedder"])
 EMBEDDER_TEXTS = Counter("elephantasm_embedder_texts", "Texts embedded by the backend.", ["embedder"])
 EMBEDDER_SECONDS = Histogram(
-    "elephantasm_embedder_duration_seconds", "Time of one call to the embedding backend.", ["embedder"],
+    "elephantasm_embedder_duration_seconds",
+    "Time of one call to the embedding backend.",
+    ["embedder"],
     buckets=_LATENCY_BUCKETS,
 )
 DB_POOL_IN_USE = Gauge(
-    "elephantasm_db_pool_connections_in_use", "Database connections checked out of the pool (all processes).",
+    "elephantasm_db_pool_connections_in_use",
+    "Database connections checked out of the pool (all processes).",
     multiprocess_mode="livesum",
 )
 

@@ -16,9 +16,11 @@ class ApiKeyCreate(StrictModel):
 
     name: str | None = Field(default=None, max_length=200)
     expires_at: Instant | None = Field(
-        default=None, description="Default: the calling key's expiry; never later than it.")
+        default=None, description="Default: the calling key's expiry; never later than it."
+    )
     scope: KeyScope | None = Field(
-        default=None, description="admin > write > read. Default: the calling key's scope; never above it.")
+        default=None, description="admin > write > read. Default: the calling key's scope; never above it."
+    )
 
 
 class ApiKeyRead(BaseModel):

@@ -39,8 +39,12 @@ class KnowledgeRead(BaseModel):
     similarity: float | None = None
 
     @classmethod
-    def of(cls, row: Any, provenance: tuple[list[uuid.UUID], list[uuid.UUID]] | None = None,
-           similarity: float | None = None) -> KnowledgeRead:
+    def of(
+        cls,
+        row: Any,
+        provenance: tuple[list[uuid.UUID], list[uuid.UUID]] | None = None,
+        similarity: float | None = None,
+    ) -> KnowledgeRead:
         """Build from a knowledge row and its (memory ids, event ids) provenance."""
         data = {f: getattr(row, f) for f in cls.model_fields if f not in ("memory_ids", "event_ids", "similarity")}
         memory_ids, event_ids = provenance or ([], [])

@@ -39,14 +39,19 @@ class ChatCompletionRequest(BaseModel):
     n: int | None = Field(default=None, ge=1, le=1)
 
 
-def completion_body(generation_id: uuid.UUID, model: str, text: str, finish: str, usage: dict[str, int],
-                    fingerprint: str) -> dict[str, Any]:
+def completion_body(
+    generation_id: uuid.UUID, model: str, text: str, finish: str, usage: dict[str, int], fingerprint: str
+) -> dict[str, Any]:
     """A ``chat.completion`` object."""
     return {
-        "id": f"chatcmpl-{generation_id}", "object": "chat.completion", "created": int(time.time()), "model": model,
+        "id": f"chatcmpl-{generation_id}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
         "system_fingerprint": fingerprint[:16],
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish,
-                     "logprobs": None}],
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish, "logprobs": None}
+        ],
         "usage": usage,
     }
 
@@ -54,8 +59,11 @@ def completion_body(generation_id: uuid.UUID, model: str, text: str, finish: str
 def chunk_body(generation_id: uuid.UUID, model: str, delta: dict[str, str], finish: str | None) -> dict[str, Any]:
     """A ``chat.completion.chunk`` object (one SSE ``data:`` line)."""
     return {
-        "id": f"chatcmpl-{generation_id}", "object": "chat.completion.chunk", "created": int(time.time()),
-        "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        "id": f"chatcmpl-{generation_id}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
     }
 
 

@@ -154,7 +154,10 @@ class IdentityVersionRecord(IdentityFields):
 
 
 BODY_KINDS: dict[str, type[Record]] = {
-    "event": EventRecord, "memory": MemoryRecord, "knowledge": KnowledgeRecord,
-    "identity": IdentityRecord, "identity_version": IdentityVersionRecord,
+    "event": EventRecord,
+    "memory": MemoryRecord,
+    "knowledge": KnowledgeRecord,
+    "identity": IdentityRecord,
+    "identity_version": IdentityVersionRecord,
 }
 """Every record kind after the header, by its ``kind``."""

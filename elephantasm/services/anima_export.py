@@ -42,8 +42,9 @@ def _fields(row: Any, record: type[Record]) -> dict[str, Any]:
     return {name: getattr(row, name) for name in record.model_fields if name != "kind" and hasattr(row, name)}
 
 
-async def _links(session: AsyncSession, table: Any, owner: Any, source: Any, org_id: uuid.UUID,
-                 anima_id: uuid.UUID) -> dict[Any, list]:
+async def _links(
+    session: AsyncSession, table: Any, owner: Any, source: Any, org_id: uuid.UUID, anima_id: uuid.UUID
+) -> dict[Any, list]:
     """owner id → its source ids (sorted), for one anima's provenance table."""
     out: dict[Any, list] = {}
     stmt = select(owner, source).where(table.anima_id == anima_id, org_scoped(table, org_id)).order_by(owner, source)
@@ -63,22 +64,38 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     """Every record of one live anima of the org, header first (NotFoundError otherwise)."""
     anima = await get_anima(session, org_id, anima_id)
     yield AnimaRecord(**_fields(anima, AnimaRecord))
-    events = select(Event).where(col(Event.anima_id) == anima_id, org_scoped(Event, org_id)).order_by(col(Event.occurred_at), col(Event.created_at), col(Event.id))
+    events = (
+        select(Event)
+        .where(col(Event.anima_id) == anima_id, org_scoped(Event, org_id))
+        .order_by(col(Event.occurred_at), col(Event.created_at), col(Event.id))
+    )
     async for row in _rows(session, events):
         yield EventRecord(**_fields(row, EventRecord))
     sources = await _links(session, MemoryEvent, MemoryEvent.memory_id, MemoryEvent.event_id, org_id, anima_id)
-    memories = (select(Memory).where(col(Memory.anima_id) == anima_id, *visible(Memory, org_id))
-                .order_by(col(Memory.created_at), col(Memory.time_start), col(Memory.id)))
+    memories = (
+        select(Memory)
+        .where(col(Memory.anima_id) == anima_id, *visible(Memory, org_id))
+        .order_by(col(Memory.created_at), col(Memory.time_start), col(Memory.id))
+    )
     exported: set[uuid.UUID] = set()
     async for row in _rows(session, memories):
         exported.add(row.id)
         yield MemoryRecord(**_fields(row, MemoryRecord), event_ids=sources.get(row.id, []))
-    learnt = await _links(session, KnowledgeMemory, KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id, org_id,
-                          anima_id)
-    live = set((await session.execute(
-        select(col(Knowledge.id)).where(col(Knowledge.anima_id) == anima_id, *visible(Knowledge, org_id)))).scalars())
-    knowledge = (select(Knowledge).where(col(Knowledge.id).in_(live))
-                 .order_by(col(Knowledge.created_at), col(Knowledge.valid_from), col(Knowledge.id)))
+    learnt = await _links(
+        session, KnowledgeMemory, KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id, org_id, anima_id
+    )
+    live = set(
+        (
+            await session.execute(
+                select(col(Knowledge.id)).where(col(Knowledge.anima_id) == anima_id, *visible(Knowledge, org_id))
+            )
+        ).scalars()
+    )
+    knowledge = (
+        select(Knowledge)
+        .where(col(Knowledge.id).in_(live))
+        .order_by(col(Knowledge.created_at), col(Knowledge.valid_from), col(Knowledge.id))
+    )
     async for row in _rows(session, knowledge):
         fields = _fields(row, KnowledgeRecord)
         if fields["superseded_by"] not in live:
@@ -87,8 +104,11 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     identity = await current_identity(session, org_id, anima_id)
     if identity is not None:
         yield IdentityRecord(**_fields(identity, IdentityRecord))
-    versions = (select(IdentityVersion).where(col(IdentityVersion.anima_id) == anima_id, org_scoped(IdentityVersion, org_id))
-                .order_by(col(IdentityVersion.version)))
+    versions = (
+        select(IdentityVersion)
+        .where(col(IdentityVersion.anima_id) == anima_id, org_scoped(IdentityVersion, org_id))
+        .order_by(col(IdentityVersion.version))
+    )
     async for row in _rows(session, versions):
         yield IdentityVersionRecord(**_fields(row, IdentityVersionRecord))
 

@@ -73,8 +73,9 @@ def _record(number: int, line: str) -> Record:
             raise ValidationError(f"line {number}: unknown record kind {kind!r}")
         record = model.model_validate(obj)
         if isinstance(record, EventRecord):  # the API's own event rules apply to imported events too
-            EventCreate.model_validate({k: v for k, v in obj.items()
-                                        if k in EventCreate.model_fields} | {"anima_id": uuid.uuid4()})
+            EventCreate.model_validate(
+                {k: v for k, v in obj.items() if k in EventCreate.model_fields} | {"anima_id": uuid.uuid4()}
+            )
         return record
     except (json.JSONDecodeError, SchemaError, AttributeError) as exc:
         raise ValidationError(f"line {number}: {exc}") from exc
@@ -95,7 +96,12 @@ def parse_export(lines: Iterable[str]) -> Parsed:
         elif isinstance(record, IdentityVersionRecord):
             parsed.versions.append(record)
         else:
-            {"event": parsed.events, "memory": parsed.memories, "knowledge": parsed.knowledge}[record.kind].append(record)  # type: ignore[attr-defined]
+            buckets: dict[str, list[Any]] = {
+                "event": parsed.events,
+                "memory": parsed.memories,
+                "knowledge": parsed.knowledge,
+            }
+            buckets[record.kind].append(record)  # type: ignore[attr-defined]
             if record.id in parsed.line_of:  # type: ignore[attr-defined]
                 raise ValidationError(f"line {number}: duplicate id {record.id}")  # type: ignore[attr-defined]
             parsed.line_of[record.id] = number  # type: ignore[attr-defined]
@@ -127,13 +133,13 @@ def _new_ids(old: Iterable[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:
 async def _embed(embedder: Embedder, texts: list[str]) -> list[list[float]]:
     out: list[list[float]] = []
     for start in range(0, len(texts), _EMBED_BATCH):
-        out.extend(await embedder.embed(texts[start:start + _EMBED_BATCH]))
+        out.extend(await embedder.embed(texts[start : start + _EMBED_BATCH]))
     return out
 
 
 async def _insert(session: AsyncSession, model: type, rows: list[dict[str, Any]]) -> None:
     for start in range(0, len(rows), _CHUNK):
-        await session.execute(insert(model), rows[start:start + _CHUNK])
+        await session.execute(insert(model), rows[start : start + _CHUNK])
 
 
 def _plain(record: Record, *drop: str) -> dict[str, Any]:
@@ -143,13 +149,19 @@ def _plain(record: Record, *drop: str) -> dict[str, Any]:
 async def embed_parsed(embedder: Embedder, p: Parsed) -> tuple[list[list[float]], list[list[float]]]:
     """Vectors for the memories' summaries and the knowledge's contents (before any transaction), made
     from the same texts the dreamer embeds (a memory's summary without its chat boilerplate)."""
-    return (await _embed(embedder, [lean_text(m.summary) for m in p.memories]),
-            await _embed(embedder, [k.content for k in p.knowledge]))
+    return (
+        await _embed(embedder, [lean_text(m.summary) for m in p.memories]),
+        await _embed(embedder, [k.content for k in p.knowledge]),
+    )
 
 
 async def write_import(
-    session: AsyncSession, org_id: uuid.UUID, p: Parsed, vectors: tuple[list[list[float]], list[list[float]]],
-    name: str | None = None, space: str | None = None,
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    p: Parsed,
+    vectors: tuple[list[list[float]], list[list[float]]],
+    name: str | None = None,
+    space: str | None = None,
 ) -> uuid.UUID:
     """Write a parsed export as a new anima of ``org_id`` inside the caller's transaction; its id.
 
@@ -159,21 +171,54 @@ async def write_import(
     anima_id = uuid.uuid4()
     at = {"org_id": org_id, "anima_id": anima_id}
     header = _plain(p.anima, "format")
-    await session.execute(insert(Anima).values(
-        id=anima_id, org_id=org_id, state_version=1, **(header | ({"name": name} if name else {}))))
+    await session.execute(
+        insert(Anima).values(id=anima_id, org_id=org_id, state_version=1, **(header | ({"name": name} if name else {})))
+    )
     await _insert(session, Event, [{**_plain(e), "id": ids[e.id], **at} for e in p.events])
-    await _insert(session, Memory, [
-        {**_plain(m, "event_ids"), "id": ids[m.id], "merged_into": ref(m.merged_into), "embedding": v,
-         "embedding_space": space, **at}
-        for m, v in zip(p.memories, vectors[0], strict=True)])
-    await _insert(session, MemoryEvent, [
-        {"memory_id": ids[m.id], "event_id": ids[e], **at} for m in p.memories for e in dict.fromkeys(m.event_ids)])
-    await _insert(session, Knowledge, [
-        {**_plain(k, "memory_ids"), "id": ids[k.id], "superseded_by": ref(k.superseded_by), "embedding": v,
-         "embedding_space": space, **at}
-        for k, v in zip(p.knowledge, vectors[1], strict=True)])
-    await _insert(session, KnowledgeMemory, [
-        {"knowledge_id": ids[k.id], "memory_id": ids[m], **at} for k in p.knowledge for m in dict.fromkeys(k.memory_ids)])
+    await _insert(
+        session,
+        Memory,
+        [
+            {
+                **_plain(m, "event_ids"),
+                "id": ids[m.id],
+                "merged_into": ref(m.merged_into),
+                "embedding": v,
+                "embedding_space": space,
+                **at,
+            }
+            for m, v in zip(p.memories, vectors[0], strict=True)
+        ],
+    )
+    await _insert(
+        session,
+        MemoryEvent,
+        [{"memory_id": ids[m.id], "event_id": ids[e], **at} for m in p.memories for e in dict.fromkeys(m.event_ids)],
+    )
+    await _insert(
+        session,
+        Knowledge,
+        [
+            {
+                **_plain(k, "memory_ids"),
+                "id": ids[k.id],
+                "superseded_by": ref(k.superseded_by),
+                "embedding": v,
+                "embedding_space": space,
+                **at,
+            }
+            for k, v in zip(p.knowledge, vectors[1], strict=True)
+        ],
+    )
+    await _insert(
+        session,
+        KnowledgeMemory,
+        [
+            {"knowledge_id": ids[k.id], "memory_id": ids[m], **at}
+            for k in p.knowledge
+            for m in dict.fromkeys(k.memory_ids)
+        ],
+    )
     if p.identity is not None:
         await _insert(session, Identity, [{**_plain(p.identity), "id": uuid.uuid4(), **at}])
     await _insert(session, IdentityVersion, [{**_plain(v), "id": uuid.uuid4(), **at} for v in p.versions])

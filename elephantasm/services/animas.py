@@ -51,8 +51,17 @@ async def list_animas(
 ) -> tuple[list[Anima], str | None]:
     """Animas of the org, oldest first, keyset-paginated."""
     stmt = select(Anima).where(org_scoped(Anima, org_id), live_anima_row())
-    return await keyset_page(session, stmt, at=Anima.created_at, row_id=Anima.id, limit=limit, cursor=cursor,
-                             direction=Direction.ASC, at_name="created_at", entities=True)
+    return await keyset_page(
+        session,
+        stmt,
+        at=Anima.created_at,
+        row_id=Anima.id,
+        limit=limit,
+        cursor=cursor,
+        direction=Direction.ASC,
+        at_name="created_at",
+        entities=True,
+    )
 
 
 async def update_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, data: AnimaUpdate) -> Anima:

@@ -30,8 +30,20 @@ ROW_COLUMNS = (
     "source_uri, dedupe_key, importance_score, created_at, updated_at, distilled_at"
 )
 _STAGED = (
-    "ord", "id", "anima_id", "event_type", "role", "author", "summary", "content", "occurred_at",
-    "session_id", "meta", "source_uri", "dedupe_key", "importance_score",
+    "ord",
+    "id",
+    "anima_id",
+    "event_type",
+    "role",
+    "author",
+    "summary",
+    "content",
+    "occurred_at",
+    "session_id",
+    "meta",
+    "source_uri",
+    "dedupe_key",
+    "importance_score",
 )
 
 # Session-lived (one per pooled connection, created on first use); emptied at every commit.
@@ -93,9 +105,20 @@ class StoredRow:
 
 def _record(ord_: int, data: EventCreate, now: datetime) -> tuple[Any, ...]:
     return (
-        ord_, uuid.uuid4(), data.anima_id, data.event_type, data.role, data.author, data.summary, data.content,
-        data.occurred_at or now, data.session_id, meta_json(data.meta), data.source_uri,
-        data.dedupe_key, data.importance_score,
+        ord_,
+        uuid.uuid4(),
+        data.anima_id,
+        data.event_type,
+        data.role,
+        data.author,
+        data.summary,
+        data.content,
+        data.occurred_at or now,
+        data.session_id,
+        meta_json(data.meta),
+        data.source_uri,
+        data.dedupe_key,
+        data.importance_score,
     )
 
 
@@ -140,7 +163,10 @@ async def copy_events(
 
 
 async def _fill_existing(
-    conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate], dupes: list[int],
+    conn: AsyncConnection,
+    org_id: uuid.UUID,
+    events: Sequence[EventCreate],
+    dupes: list[int],
     out: list[StoredRow | None],
 ) -> None:
     keys = {(events[i].anima_id, events[i].dedupe_key) for i in dupes}

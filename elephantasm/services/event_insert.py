@@ -46,9 +46,22 @@ async def insert_one(
     the org's. A dedupe hit returns the stored row with ``created=False``.
     """
     row = await conn.fetchrow(
-        _INSERT_ONE, uuid.uuid4(), org_id, data.anima_id, data.event_type, data.role, data.author, data.summary,
-        data.content, data.occurred_at or now, data.session_id, meta_json(data.meta), data.source_uri,
-        data.dedupe_key, data.importance_score, now,
+        _INSERT_ONE,
+        uuid.uuid4(),
+        org_id,
+        data.anima_id,
+        data.event_type,
+        data.role,
+        data.author,
+        data.summary,
+        data.content,
+        data.occurred_at or now,
+        data.session_id,
+        meta_json(data.meta),
+        data.source_uri,
+        data.dedupe_key,
+        data.importance_score,
+        now,
     )
     if row is not None:
         return dict(row), True

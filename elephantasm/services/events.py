@@ -118,7 +118,11 @@ async def list_events(
     session: AsyncSession, org_id: uuid.UUID, flt: EventFilter, limit: int, cursor: str | None
 ) -> tuple[list[Event], str | None]:
     """Events in chronological order (occurred_at, id), keyset-paginated."""
-    stmt = select(Event).join(Anima, col(Anima.id) == col(Event.anima_id)).where(org_scoped(Event, org_id), live_anima_row())
+    stmt = (
+        select(Event)
+        .join(Anima, col(Anima.id) == col(Event.anima_id))
+        .where(org_scoped(Event, org_id), live_anima_row())
+    )
     if flt.anima_id:
         await _check_animas(session, org_id, {flt.anima_id})  # another org's anima is a 404, not []
         stmt = stmt.where(col(Event.anima_id) == flt.anima_id)
@@ -130,5 +134,14 @@ async def list_events(
         stmt = stmt.where(col(Event.occurred_at) >= flt.since)
     if flt.until:
         stmt = stmt.where(col(Event.occurred_at) < flt.until)
-    return await keyset_page(session, stmt, at=Event.occurred_at, row_id=Event.id, limit=limit, cursor=cursor,
-                             direction=Direction.ASC, at_name="occurred_at", entities=True)
+    return await keyset_page(
+        session,
+        stmt,
+        at=Event.occurred_at,
+        row_id=Event.id,
+        limit=limit,
+        cursor=cursor,
+        direction=Direction.ASC,
+        at_name="occurred_at",
+        entities=True,
+    )

@@ -127,21 +127,33 @@ async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
     """Scrub the rows, the identity's evidence, the journal and the served packs; bump the state."""
     if done.memory_ids:
         await session.execute(
-            update(_M).where(_M.c.id.in_(done.memory_ids))
+            update(_M)
+            .where(_M.c.id.in_(done.memory_ids))
             .values(summary="", content=None, embedding=None, meta={}, deleted_at=now, updated_at=now)
         )
     if done.knowledge_ids:
         topics = await _evidence(session, done.knowledge_ids)
         await session.execute(
-            update(_K).where(_K.c.id.in_(done.knowledge_ids))
-            .values(content="", summary=None, subject_key=None, content_hash="", embedding=None, meta={},
-                    deleted_at=now, updated_at=now)
+            update(_K)
+            .where(_K.c.id.in_(done.knowledge_ids))
+            .values(
+                content="",
+                summary=None,
+                subject_key=None,
+                content_hash="",
+                embedding=None,
+                meta={},
+                deleted_at=now,
+                updated_at=now,
+            )
         )
         await _drop_identity_evidence(session, done.anima_id, topics)
     params = {"anima": done.anima_id, "ids": done.ids}
     await session.execute(_REDACT_JOURNAL_SQL, params)
     patterns = [f"%{i}%" for i in done.ids]
-    done.packs_purged = rowcount(await session.execute(_PURGE_PACKS_SQL, {"anima": done.anima_id, "patterns": patterns}))
+    done.packs_purged = rowcount(
+        await session.execute(_PURGE_PACKS_SQL, {"anima": done.anima_id, "patterns": patterns})
+    )
     await session.execute(_PURGE_SNAPSHOTS_SQL, {"anima": done.anima_id})
     await session.execute(_MARK_SQL, {"anima": done.anima_id})
 
@@ -149,7 +161,8 @@ async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
 async def _evidence(session: AsyncSession, knowledge_ids: Sequence[uuid.UUID]) -> list[tuple[str, datetime]]:
     """(topic, learnt at) of the evidence-bearing items among ``knowledge_ids``."""
     stmt = select(_K.c.topic, _K.c.created_at).where(
-        _K.c.id.in_(list(knowledge_ids)), _K.c.type.in_(_EVIDENCE_TYPES), _K.c.topic.is_not(None))
+        _K.c.id.in_(list(knowledge_ids)), _K.c.type.in_(_EVIDENCE_TYPES), _K.c.topic.is_not(None)
+    )
     return [(t, at) for t, at in (await session.execute(stmt)).all()]
 
 
@@ -162,13 +175,17 @@ def _without(self_: dict[str, Any], topics: Counter[str]) -> dict[str, Any] | No
     return {**self_, "topics": {k: v for k, v in sorted(left.items()) if v > 0}}
 
 
-async def _drop_identity_evidence(session: AsyncSession, anima_id: uuid.UUID, evidence: list[tuple[str, datetime]]) -> None:
+async def _drop_identity_evidence(
+    session: AsyncSession, anima_id: uuid.UUID, evidence: list[tuple[str, datetime]]
+) -> None:
     """Subtract forgotten knowledge from the topic counts of every identity version written since."""
     if not evidence:
         return
-    versions = (await session.execute(
-        select(IdentityVersion).where(col(IdentityVersion.anima_id) == anima_id)
-    )).scalars().all()
+    versions = (
+        (await session.execute(select(IdentityVersion).where(col(IdentityVersion.anima_id) == anima_id)))
+        .scalars()
+        .all()
+    )
     current = (await session.execute(select(Identity).where(col(Identity.anima_id) == anima_id))).scalar_one_or_none()
     rows: list[IdentityVersion | Identity] = [*versions, *([current] if current else [])]
     for row in rows:

@@ -46,7 +46,9 @@ class IssuedKey:
 
 async def get_or_create_org(session: AsyncSession, name: str) -> Org:
     """The org called ``name``, created if new (concurrent callers get the same org, never an error)."""
-    await session.execute(pg_insert(Org).values(id=uuid.uuid4(), name=name).on_conflict_do_nothing(index_elements=["name"]))
+    await session.execute(
+        pg_insert(Org).values(id=uuid.uuid4(), name=name).on_conflict_do_nothing(index_elements=["name"])
+    )
     return (await session.execute(select(Org).where(col(Org.name) == name))).scalar_one()
 
 
@@ -65,14 +67,24 @@ async def create_key(
 
 
 async def issue_key(
-    session: AsyncSession, secret: bytes, org_id: uuid.UUID, name: str | None, expires_at: datetime | None,
-    scope: KeyScope = KeyScope.ADMIN, created_by: uuid.UUID | None = None,
+    session: AsyncSession,
+    secret: bytes,
+    org_id: uuid.UUID,
+    name: str | None,
+    expires_at: datetime | None,
+    scope: KeyScope = KeyScope.ADMIN,
+    created_by: uuid.UUID | None = None,
 ) -> tuple[str, ApiKey]:
     """Issue a key for an existing org; returns the clear key (shown once) and the stored row."""
     key = generate_api_key()
     row = ApiKey(
-        org_id=org_id, name=name, prefix=display_prefix(key), key_hash=hash_api_key(key, secret), expires_at=expires_at,
-        scope=scope.value, created_by=created_by,
+        org_id=org_id,
+        name=name,
+        prefix=display_prefix(key),
+        key_hash=hash_api_key(key, secret),
+        expires_at=expires_at,
+        scope=scope.value,
+        created_by=created_by,
     )
     session.add(row)
     await session.flush()
@@ -81,8 +93,13 @@ async def issue_key(
 
 
 async def mint_key(
-    session: AsyncSession, secret: bytes, minter: Caller, name: str | None, scope: KeyScope | None,
-    expires_at: datetime | None, now: datetime,
+    session: AsyncSession,
+    secret: bytes,
+    minter: Caller,
+    name: str | None,
+    scope: KeyScope | None,
+    expires_at: datetime | None,
+    now: datetime,
 ) -> tuple[str, ApiKey]:
     """A key minted by ``minter`` for its own org: no more powerful and no longer-lived than it
     (see :func:`elephantasm.domain.keys.minted_limits`)."""
@@ -95,8 +112,9 @@ async def verify_key(session: AsyncSession, digest: str, now: datetime) -> Calle
     revoked or expired."""
     row = (
         await session.execute(
-            select(col(ApiKey.id), col(ApiKey.org_id), col(ApiKey.revoked_at), col(ApiKey.expires_at), col(ApiKey.scope))
-            .where(col(ApiKey.key_hash) == digest)
+            select(
+                col(ApiKey.id), col(ApiKey.org_id), col(ApiKey.revoked_at), col(ApiKey.expires_at), col(ApiKey.scope)
+            ).where(col(ApiKey.key_hash) == digest)
         )
     ).one_or_none()
     if row is None or row.revoked_at is not None:
@@ -108,7 +126,11 @@ async def verify_key(session: AsyncSession, digest: str, now: datetime) -> Calle
 
 async def list_keys(session: AsyncSession, org_name: str | None = None) -> list[tuple[ApiKey, str]]:
     """Keys (with their org's name), optionally of one org, oldest first."""
-    stmt = select(ApiKey, col(Org.name)).join(Org, col(Org.id) == col(ApiKey.org_id)).order_by(col(ApiKey.created_at), col(ApiKey.id))
+    stmt = (
+        select(ApiKey, col(Org.name))
+        .join(Org, col(Org.id) == col(ApiKey.org_id))
+        .order_by(col(ApiKey.created_at), col(ApiKey.id))
+    )
     if org_name is not None:
         stmt = stmt.where(col(Org.name) == org_name)
     return [(k, n) for k, n in (await session.execute(stmt)).all()]

@@ -35,8 +35,7 @@ TABLES = (("memories", "summary"), ("knowledge", "content"))
 
 # "Stale": a vector of another space, or one made before spaces were recorded (NULL). Written as
 # three index ranges (not ``<>``) so the partial embedding_space index answers it without a scan.
-_STALE = ("embedding IS NOT NULL AND (embedding_space IS NULL OR embedding_space < :space "
-          "OR embedding_space > :space)")
+_STALE = "embedding IS NOT NULL AND (embedding_space IS NULL OR embedding_space < :space OR embedding_space > :space)"
 _ANIMA = "(CAST(:anima AS uuid) IS NULL OR anima_id = :anima)"
 
 Progress = Callable[[int, int], None]
@@ -102,7 +101,9 @@ _ZERO = uuid.UUID(int=0)
 
 async def _write_batch(runtime: Runtime, table: str, column: str, anima: uuid.UUID, rows: list, vectors: list) -> int:
     params = {
-        "space": _space(runtime), "ids": [r.id for r in rows], "bodies": [r.body for r in rows],
+        "space": _space(runtime),
+        "ids": [r.id for r in rows],
+        "bodies": [r.body for r in rows],
         "vecs": [vector_literal(v) for v in vectors],
     }
     async with runtime.unit_of_work() as session:
@@ -113,13 +114,19 @@ async def _write_batch(runtime: Runtime, table: str, column: str, anima: uuid.UU
     return int(done)
 
 
-async def _reembed_table(runtime: Runtime, table: str, column: str, anima_id: uuid.UUID | None,
-                         batch: int, tick: Callable[[int], None]) -> int:
+async def _reembed_table(
+    runtime: Runtime, table: str, column: str, anima_id: uuid.UUID | None, batch: int, tick: Callable[[int], None]
+) -> int:
     select_sql = text(_select_sql(table, column))
     after, done = (_ZERO, _ZERO), 0
     while True:
-        params = {"space": _space(runtime), "anima": anima_id, "after_anima": after[0], "after_id": after[1],
-                  "limit": batch}
+        params = {
+            "space": _space(runtime),
+            "anima": anima_id,
+            "after_anima": after[0],
+            "after_id": after[1],
+            "limit": batch,
+        }
         async with runtime.engine.connect() as conn:
             rows = list(await conn.execute(select_sql, params))
         if not rows:
@@ -135,8 +142,9 @@ async def _reembed_table(runtime: Runtime, table: str, column: str, anima_id: uu
         tick(len(rows))
 
 
-async def reembed(runtime: Runtime, anima_id: uuid.UUID | None = None, *, batch: int | None = None,
-                  progress: Progress | None = None) -> ReembedResult:
+async def reembed(
+    runtime: Runtime, anima_id: uuid.UUID | None = None, *, batch: int | None = None, progress: Progress | None = None
+) -> ReembedResult:
     """Re-embed every stale vector (of one anima, or all) into the server's space, batch by batch."""
     batch = batch or runtime.settings.reembed_batch
     total = sum((await stale_counts(runtime, anima_id)).values())

@@ -125,11 +125,13 @@ def dedupe_drafts(drafts: Iterable[KnowledgeDraft]) -> list[KnowledgeDraft]:
     merged = []
     for key, draft in first.items():
         conf, imp, repeats = best[key]
-        merged.append(replace(
-            draft,
-            confidence=round(min(0.95, conf + 0.05 * min(repeats, 3)), 4) if repeats else draft.confidence,
-            importance=imp,
-            source_event_ids=tuple(events[key]),
-            source_memory_indices=tuple(memories[key]),
-        ))
+        merged.append(
+            replace(
+                draft,
+                confidence=round(min(0.95, conf + 0.05 * min(repeats, 3)), 4) if repeats else draft.confidence,
+                importance=imp,
+                source_event_ids=tuple(events[key]),
+                source_memory_indices=tuple(memories[key]),
+            )
+        )
     return merged

@@ -111,12 +111,20 @@ def extract_knowledge(groups: Sequence[Sequence[EventInput]], first_memory_index
             if not text:
                 continue
             for fact in extract_facts(clean(text), from_user=is_user_turn(event), author=event.author):
-                drafts.append(KnowledgeDraft(
-                    type=fact.type, topic=fact.topic, subject_key=fact.subject_key, value=fact.value,
-                    content=fact.content, summary=shorten(fact.content, 120),
-                    confidence=fact.confidence, importance=fact.importance,
-                    source_event_ids=(event.id,), source_memory_indices=(first_memory_index + offset,),
-                ))
+                drafts.append(
+                    KnowledgeDraft(
+                        type=fact.type,
+                        topic=fact.topic,
+                        subject_key=fact.subject_key,
+                        value=fact.value,
+                        content=fact.content,
+                        summary=shorten(fact.content, 120),
+                        confidence=fact.confidence,
+                        importance=fact.importance,
+                        source_event_ids=(event.id,),
+                        source_memory_indices=(first_memory_index + offset,),
+                    )
+                )
     return dedupe_drafts(drafts)
 
 

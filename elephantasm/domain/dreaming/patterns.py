@@ -20,9 +20,32 @@ _VAL = r"(?P<val>[^.,;:!?\n]{1,80})"
 _START = r"(?:^|(?<=[.!?] ))"  # sentence start (with re.M, also each line start)
 _STOP = frozenset(
     [
-        "last", "since", "now", "because", "with", "for", "and", "but", "so", "when", "where", "which", "who",
-        "recently", "yesterday", "today", "this", "next", "ago", "over", "than", "instead", "too", "as", "very",
-        "a"
+        "last",
+        "since",
+        "now",
+        "because",
+        "with",
+        "for",
+        "and",
+        "but",
+        "so",
+        "when",
+        "where",
+        "which",
+        "who",
+        "recently",
+        "yesterday",
+        "today",
+        "this",
+        "next",
+        "ago",
+        "over",
+        "than",
+        "instead",
+        "too",
+        "as",
+        "very",
+        "a",
     ]
 )
 _SPELLING = {"colour": "color", "favourite": "favorite", "flavour": "flavor"}
@@ -30,8 +53,25 @@ _NEGATIVE = ("hate", "dislike", "detest", "can't stand", "cannot stand", "don't 
 _DATE = re.compile(DATE_PATTERN, re.IGNORECASE)
 _NOT_TERMS = frozenset(
     [
-        "this", "that", "it", "he", "she", "they", "there", "what", "which", "who", "i", "you", "we", "my",
-        "your", "our", "the", "a", "an"
+        "this",
+        "that",
+        "it",
+        "he",
+        "she",
+        "they",
+        "there",
+        "what",
+        "which",
+        "who",
+        "i",
+        "you",
+        "we",
+        "my",
+        "your",
+        "our",
+        "the",
+        "a",
+        "an",
     ]
 )
 
@@ -72,8 +112,15 @@ def clip(value: str, max_words: int) -> str | None:
     return text or None
 
 
-def _fact(type_: KnowledgeType, topic: str, key: str | None, value: str | None, content: str,
-          confidence: float, importance: float) -> Fact:
+def _fact(
+    type_: KnowledgeType,
+    topic: str,
+    key: str | None,
+    value: str | None,
+    content: str,
+    confidence: float,
+    importance: float,
+) -> Fact:
     return Fact(type_, topic, key, value, content, confidence, importance)
 
 
@@ -204,85 +251,234 @@ def _rule(user_only: bool, needles: tuple[str, ...], regex: str, flags: int, bui
 
 
 _RULES: tuple[Rule, ...] = (
-    _rule(True, ("fav", "go-to"), r"\bmy (?:new |current )?" + _FAV + r" (?P<thing>[a-z]+(?: [a-z]+){0,2}) "
-          r"(?:is|are)(?: now)? " + _VAL, _CI, _favorite),
+    _rule(
+        True,
+        ("fav", "go-to"),
+        r"\bmy (?:new |current )?" + _FAV + r" (?P<thing>[a-z]+(?: [a-z]+){0,2}) "
+        r"(?:is|are)(?: now)? " + _VAL,
+        _CI,
+        _favorite,
+    ),
     # Updates: "I've switched my go-to X to V", "I changed my favorite X to V".
-    _rule(True, ("switch", "chang"), r"\bI(?:'ve| have)?(?: \w+ly)? (?:switched|changed) my " + _FAV + " "
-          + _THING + r" (?:over )?to " + _VAL, _CI, _favorite),
+    _rule(
+        True,
+        ("switch", "chang"),
+        r"\bI(?:'ve| have)?(?: \w+ly)? (?:switched|changed) my " + _FAV + " " + _THING + r" (?:over )?to " + _VAL,
+        _CI,
+        _favorite,
+    ),
     # Value first: "V is my favorite X these days", "V is now my go-to X".
-    _rule(True, ("fav", "go-to"), r"(?:^|(?<=[.!?:;,] )|(?<=^[a-z]))(?P<val>[\w'-]+(?: [\w'-]+){0,3}) "
-          r"(?:is|are) (?:now |still )?my (?:new )?" + _FAV + " " + _THING + r"\b", _CI, _favorite),
+    _rule(
+        True,
+        ("fav", "go-to"),
+        r"(?:^|(?<=[.!?:;,] )|(?<=^[a-z]))(?P<val>[\w'-]+(?: [\w'-]+){0,3}) "
+        r"(?:is|are) (?:now |still )?my (?:new )?" + _FAV + " " + _THING + r"\b",
+        _CI,
+        _favorite,
+    ),
     # "I've gotten really into V lately; it's easily my go-to X now".
-    _rule(True, ("into",), r"\bI(?:'ve| have)? (?:gotten|got|been) (?:\w+ )?into (?P<val>[\w'-]+(?: [\w'-]+){0,3}?)"
-          r"(?: (?:lately|recently|these days))?[;,] (?:it's|it is|that's|that is) (?:\w+ )?my " + _FAV + " "
-          + _THING + r"\b", _CI, _favorite),
-    _rule(True, ("pick",), r"\bif I (?:had|have) to (?:pick|choose) (?:just |only )?one " + _THING
-          + r", (?:it would be|it'd be|I'd pick|I would pick|I'd go with) " + _VAL, _CI, _favorite),
-    _rule(True, ("i ",), r"\bI (?:(?:really|absolutely|truly|just|do) )?(?P<verb>like|love|enjoy|adore|prefer|hate"
-          r"|dislike|detest|can't stand|cannot stand|don't like|do not like) " + _VAL, _CI, _opinion),
-    _rule(True, ("live", "living", "moved", "relocated"),
-          r"\bI(?:'m| am|'ve| have)?(?: just| now| currently| recently| finally| actually| officially| been)*"
-          r" (?:live|living|moved|relocated) (?:in|to) "
-          + _VAL, _CI, _subject("home_city", "location", "{who} lives in {val}.", 6, 0.7)),
-    _rule(True, ("life here", "living here", "renting", "my home in"),
-          r"\b(?i:(?:life|living) here in|(?:I(?:'m| am|'ve| have)? )?(?:been )?renting (?:a|an|my) (?:\w+ )?"
-          r"(?:flat|apartment|place|room|house|studio) in|my home in) (?P<val>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2})",
-          _CS, _subject("home_city", "location", "{who} lives in {val}.", 4, 0.7)),
-    _rule(True, ("grew up", "raised"), r"\bI (?:grew up|was (?:born and )?raised) in " + _VAL,
-          _CI, _subject("hometown", "location", "{who} is from {val}.", 4, 0.6)),
-    _rule(True, ("grew up", "raised"), r"\b(?i:in) (?P<val>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}), where (?i:I) "
-          r"(?i:grew up|was (?:born and )?raised)\b",
-          _CS, _subject("hometown", "location", "{who} is from {val}.", 4, 0.6)),
-    _rule(True, ("from",), r"\bI(?:'m| am) (?:originally )?from " + _VAL,
-          _CI, _subject("hometown", "location", "{who} is from {val}.", 4, 0.6)),
-    _rule(True, ("work at", "work for"), r"\bI (?:now |currently )?work (?:at|for) " + _VAL,
-          _CI, _subject("employer", "work", "{who} works at {val}.", 5, 0.65)),
-    _rule(True, ("employer", "company"), r"\bmy (?:(?:new |current )?employer|new company) is " + _VAL,
-          _CI, _subject("employer", "work", "{who} works at {val}.", 5, 0.65)),
-    _rule(True, ("job at", "started at", "started working", "joined"),
-          r"\b(?:(?i:my) (?:(?i:new|current) )?(?i:job (?:is )?at)|(?:(?i:I)(?:'ve| have)?|and) "
-          r"(?:(?i:just|recently|now) )?(?i:started(?: working)? (?:at|for)|joined)) "
-          r"(?P<val>[A-Z][\w&'-]*(?: [A-Z][\w&'-]*){0,4})", _CS,
-          _subject("employer", "work", "{who} works at {val}.", 5, 0.65)),
-    _rule(True, ("work as",), r"\bI (?:now |currently )?work as (?:an? )?" + _VAL,
-          _CI, _subject("occupation", "work", "{who} works as {val}.", 5, 0.65)),
+    _rule(
+        True,
+        ("into",),
+        r"\bI(?:'ve| have)? (?:gotten|got|been) (?:\w+ )?into (?P<val>[\w'-]+(?: [\w'-]+){0,3}?)"
+        r"(?: (?:lately|recently|these days))?[;,] (?:it's|it is|that's|that is) (?:\w+ )?my "
+        + _FAV
+        + " "
+        + _THING
+        + r"\b",
+        _CI,
+        _favorite,
+    ),
+    _rule(
+        True,
+        ("pick",),
+        r"\bif I (?:had|have) to (?:pick|choose) (?:just |only )?one "
+        + _THING
+        + r", (?:it would be|it'd be|I'd pick|I would pick|I'd go with) "
+        + _VAL,
+        _CI,
+        _favorite,
+    ),
+    _rule(
+        True,
+        ("i ",),
+        r"\bI (?:(?:really|absolutely|truly|just|do) )?(?P<verb>like|love|enjoy|adore|prefer|hate"
+        r"|dislike|detest|can't stand|cannot stand|don't like|do not like) " + _VAL,
+        _CI,
+        _opinion,
+    ),
+    _rule(
+        True,
+        ("live", "living", "moved", "relocated"),
+        r"\bI(?:'m| am|'ve| have)?(?: just| now| currently| recently| finally| actually| officially| been)*"
+        r" (?:live|living|moved|relocated) (?:in|to) " + _VAL,
+        _CI,
+        _subject("home_city", "location", "{who} lives in {val}.", 6, 0.7),
+    ),
+    _rule(
+        True,
+        ("life here", "living here", "renting", "my home in"),
+        r"\b(?i:(?:life|living) here in|(?:I(?:'m| am|'ve| have)? )?(?:been )?renting (?:a|an|my) (?:\w+ )?"
+        r"(?:flat|apartment|place|room|house|studio) in|my home in) (?P<val>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2})",
+        _CS,
+        _subject("home_city", "location", "{who} lives in {val}.", 4, 0.7),
+    ),
+    _rule(
+        True,
+        ("grew up", "raised"),
+        r"\bI (?:grew up|was (?:born and )?raised) in " + _VAL,
+        _CI,
+        _subject("hometown", "location", "{who} is from {val}.", 4, 0.6),
+    ),
+    _rule(
+        True,
+        ("grew up", "raised"),
+        r"\b(?i:in) (?P<val>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}), where (?i:I) "
+        r"(?i:grew up|was (?:born and )?raised)\b",
+        _CS,
+        _subject("hometown", "location", "{who} is from {val}.", 4, 0.6),
+    ),
+    _rule(
+        True,
+        ("from",),
+        r"\bI(?:'m| am) (?:originally )?from " + _VAL,
+        _CI,
+        _subject("hometown", "location", "{who} is from {val}.", 4, 0.6),
+    ),
+    _rule(
+        True,
+        ("work at", "work for"),
+        r"\bI (?:now |currently )?work (?:at|for) " + _VAL,
+        _CI,
+        _subject("employer", "work", "{who} works at {val}.", 5, 0.65),
+    ),
+    _rule(
+        True,
+        ("employer", "company"),
+        r"\bmy (?:(?:new |current )?employer|new company) is " + _VAL,
+        _CI,
+        _subject("employer", "work", "{who} works at {val}.", 5, 0.65),
+    ),
+    _rule(
+        True,
+        ("job at", "started at", "started working", "joined"),
+        r"\b(?:(?i:my) (?:(?i:new|current) )?(?i:job (?:is )?at)|(?:(?i:I)(?:'ve| have)?|and) "
+        r"(?:(?i:just|recently|now) )?(?i:started(?: working)? (?:at|for)|joined)) "
+        r"(?P<val>[A-Z][\w&'-]*(?: [A-Z][\w&'-]*){0,4})",
+        _CS,
+        _subject("employer", "work", "{who} works at {val}.", 5, 0.65),
+    ),
+    _rule(
+        True,
+        ("work as",),
+        r"\bI (?:now |currently )?work as (?:an? )?" + _VAL,
+        _CI,
+        _subject("occupation", "work", "{who} works as {val}.", 5, 0.65),
+    ),
     _rule(True, ("allergic",), r"\bI(?:'m| am) allergic to " + _VAL, _CI, _allergy),
-    _rule(True, ("vegetarian", "vegan", "pescatarian", "intolerant"),
-          r"\bI(?:'m| am) (?:an? )?(?P<val>vegetarian|vegan|pescatarian|lactose intolerant|gluten intolerant)\b",
-          _CI, _subject("diet", "health", "{who} is {val}.", 2, 0.7)),
-    _rule(True, ("going to", "gonna", "planning"),
-          r"\bI(?:'m| am) (?:going to|gonna|planning to|planning on) (?P<val>[^.;!?\n]{3,120})", _CI, _plan),
-    _rule(True, ("i'll", "i will", "i plan", "i intend"),
-          r"\bI(?:'ll| will| plan to| intend to) (?P<val>[^.;!?\n]{3,120})", _CI, _plan),
-    _rule(True, ("visited", "went to", "travel", "finished", "completed", "graduated"),
-          r"\bI (?:just |recently )?(?P<verb>visited|went to|travell?ed to|finished|completed|graduated from) "
-          + _VAL, _CI, _experience),
-    _rule(True, ("always", "never"), _START + r"(?:please )?(?P<word>always|never) (?P<val>[^.!?\n]{3,120})",
-          _CI, _principle),
-    _rule(True, ("name is", "call me", "called"),
-          r"\b(?i:my name is|call me|I'm called|I am called) (?P<val>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)",
-          _CS, _subject("name", "identity", "{who}'s name is {val}.", 3, 0.8)),
-    _rule(True, ("my ",), rf"\b(?i:my) (?:(?i:new) )?(?P<rel>(?i:{_RELATIONS}))(?:'s name)?(?: (?i:is))? "
-          r"(?:(?i:called|named) )?" + _NAME, _CS, _relation),
+    _rule(
+        True,
+        ("vegetarian", "vegan", "pescatarian", "intolerant"),
+        r"\bI(?:'m| am) (?:an? )?(?P<val>vegetarian|vegan|pescatarian|lactose intolerant|gluten intolerant)\b",
+        _CI,
+        _subject("diet", "health", "{who} is {val}.", 2, 0.7),
+    ),
+    _rule(
+        True,
+        ("going to", "gonna", "planning"),
+        r"\bI(?:'m| am) (?:going to|gonna|planning to|planning on) (?P<val>[^.;!?\n]{3,120})",
+        _CI,
+        _plan,
+    ),
+    _rule(
+        True,
+        ("i'll", "i will", "i plan", "i intend"),
+        r"\bI(?:'ll| will| plan to| intend to) (?P<val>[^.;!?\n]{3,120})",
+        _CI,
+        _plan,
+    ),
+    _rule(
+        True,
+        ("visited", "went to", "travel", "finished", "completed", "graduated"),
+        r"\bI (?:just |recently )?(?P<verb>visited|went to|travell?ed to|finished|completed|graduated from) " + _VAL,
+        _CI,
+        _experience,
+    ),
+    _rule(
+        True,
+        ("always", "never"),
+        _START + r"(?:please )?(?P<word>always|never) (?P<val>[^.!?\n]{3,120})",
+        _CI,
+        _principle,
+    ),
+    _rule(
+        True,
+        ("name is", "call me", "called"),
+        r"\b(?i:my name is|call me|I'm called|I am called) (?P<val>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)",
+        _CS,
+        _subject("name", "identity", "{who}'s name is {val}.", 3, 0.8),
+    ),
+    _rule(
+        True,
+        ("my ",),
+        rf"\b(?i:my) (?:(?i:new) )?(?P<rel>(?i:{_RELATIONS}))(?:'s name)?(?: (?i:is))? "
+        r"(?:(?i:called|named) )?" + _NAME,
+        _CS,
+        _relation,
+    ),
     # "Name is my boss (now)", "I have a new dentist now, Name".
-    _rule(True, ("my ",), _NAME + rf" (?i:is) (?:(?i:now) )?(?i:my) (?:(?i:new) )?(?P<rel>(?i:{_RELATIONS}))\b",
-          _CS, _relation),
+    _rule(
+        True,
+        ("my ",),
+        _NAME + rf" (?i:is) (?:(?i:now) )?(?i:my) (?:(?i:new) )?(?P<rel>(?i:{_RELATIONS}))\b",
+        _CS,
+        _relation,
+    ),
     # Apposition: "dinner with Name tonight, my boss".
-    _rule(True, ("my ",), r"\b(?i:with) " + _NAME + r"(?: (?i:today|tonight|tomorrow|yesterday|later|again))?, "
-          rf"(?i:my) (?P<rel>(?i:{_RELATIONS}))\b", _CS, _relation),
-    _rule(True, ("new ",), rf"\b(?i:I)(?:'ve| have)? (?i:got|have) (?i:a) (?i:new) (?P<rel>(?i:{_RELATIONS}))"
-          r"(?: (?i:now))?, " + _NAME, _CS, _relation),
+    _rule(
+        True,
+        ("my ",),
+        r"\b(?i:with) " + _NAME + r"(?: (?i:today|tonight|tomorrow|yesterday|later|again))?, "
+        rf"(?i:my) (?P<rel>(?i:{_RELATIONS}))\b",
+        _CS,
+        _relation,
+    ),
+    _rule(
+        True,
+        ("new ",),
+        rf"\b(?i:I)(?:'ve| have)? (?i:got|have) (?i:a) (?i:new) (?P<rel>(?i:{_RELATIONS}))"
+        r"(?: (?i:now))?, " + _NAME,
+        _CS,
+        _relation,
+    ),
     # Dated events and their rescheduling: "my X is on June 5", "the X was rescheduled to June 9".
-    _rule(True, ("my ", "the ", "our "), r"\b(?:my|the|our) " + _EVENT + r" (?:is|was|got|has been)"
-          r"(?: (?:now|happening|scheduled|rescheduled|moved|postponed|pushed back|pushed|changed|planned|set))*"
-          r"(?:, it(?:'s| is) now)? (?:on|to|for) (?P<date>" + DATE_PATTERN + ")", _CI, _event_date),
-    _rule(True, ("schedul",), r"\b(?:re)?scheduled (?:my|the|our) " + _EVENT + r" (?:for|on|to) (?P<date>"
-          + DATE_PATTERN + ")", _CI, _event_date),
-    _rule(False, ("to ",), _START + r"(?i:to|in order to) (?P<goal>[^,.\n]{3,60}), (?P<val>[^.\n]{5,240})",
-          _CS, _method),
-    _rule(False, (" is a", " are a", " means a", " refers to a"),
-          _START + r"(?P<term>[A-Z][\w+#-]*(?: [\w+#-]+){0,2}) (?P<verb>is|are|means|refers to) (?P<art>an?) "
-          r"(?P<val>[^.!?\n]{8,200})", _CS, _concept),
+    _rule(
+        True,
+        ("my ", "the ", "our "),
+        r"\b(?:my|the|our) " + _EVENT + r" (?:is|was|got|has been)"
+        r"(?: (?:now|happening|scheduled|rescheduled|moved|postponed|pushed back|pushed|changed|planned|set))*"
+        r"(?:, it(?:'s| is) now)? (?:on|to|for) (?P<date>" + DATE_PATTERN + ")",
+        _CI,
+        _event_date,
+    ),
+    _rule(
+        True,
+        ("schedul",),
+        r"\b(?:re)?scheduled (?:my|the|our) " + _EVENT + r" (?:for|on|to) (?P<date>" + DATE_PATTERN + ")",
+        _CI,
+        _event_date,
+    ),
+    _rule(
+        False, ("to ",), _START + r"(?i:to|in order to) (?P<goal>[^,.\n]{3,60}), (?P<val>[^.\n]{5,240})", _CS, _method
+    ),
+    _rule(
+        False,
+        (" is a", " are a", " means a", " refers to a"),
+        _START + r"(?P<term>[A-Z][\w+#-]*(?: [\w+#-]+){0,2}) (?P<verb>is|are|means|refers to) (?P<art>an?) "
+        r"(?P<val>[^.!?\n]{8,200})",
+        _CS,
+        _concept,
+    ),
 )
 _USER_RULES = _RULES
 _ANYONE_RULES = tuple(rule for rule in _RULES if not rule.user_only)

@@ -114,12 +114,19 @@ def evolve_identity(
         "style_stats": {k: stats[k] for k in STAT_KEYS},
         "topics": dict(sorted(topics.items())),
     }
-    return IdentityDraft(personality_type=personality, communication_style=style, self=new_self,
-                         prose=prose, reason=reason)
+    return IdentityDraft(
+        personality_type=personality, communication_style=style, self=new_self, prose=prose, reason=reason
+    )
 
 
-def _reason(existing: IdentityDraft | None, old_stats: Mapping[str, int], stats: Mapping[str, int],
-            personality: str, style: str, prose: str) -> str | None:
+def _reason(
+    existing: IdentityDraft | None,
+    old_stats: Mapping[str, int],
+    stats: Mapping[str, int],
+    personality: str,
+    style: str,
+    prose: str,
+) -> str | None:
     """Why a new version is warranted, or ``None`` when it is not."""
     if existing is None:
         return f"initial identity from {stats['messages']} observed messages"

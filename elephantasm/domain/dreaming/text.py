@@ -12,10 +12,21 @@ from collections.abc import Iterable
 
 from .types import EventInput
 
-_ROLE_LABELS = {"user": "User", "human": "User", "assistant": "Assistant", "ai": "Assistant",
-                "system": "System", "tool": "Tool"}
-_TYPE_LABELS = {"message.in": "User", "message.out": "Assistant", "tool.call": "Tool call",
-                "tool.result": "Tool result", "system": "System"}
+_ROLE_LABELS = {
+    "user": "User",
+    "human": "User",
+    "assistant": "Assistant",
+    "ai": "Assistant",
+    "system": "System",
+    "tool": "Tool",
+}
+_TYPE_LABELS = {
+    "message.in": "User",
+    "message.out": "Assistant",
+    "tool.call": "Tool call",
+    "tool.result": "Tool result",
+    "system": "System",
+}
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _MONTHS = (
@@ -47,18 +58,58 @@ _PHRASE_SIGNALS: dict[str, tuple[str, ...]] = {
 }
 _DATE_WORDS = frozenset(
     [
-        "jan", "january", "feb", "february", "mar", "march", "apr", "april", "may", "jun", "june", "jul",
-        "july", "aug", "august", "sep", "sept", "september", "oct", "october", "nov", "november", "dec",
-        "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today",
-        "tonight", "tomorrow", "yesterday", "week", "month", "year"
+        "jan",
+        "january",
+        "feb",
+        "february",
+        "mar",
+        "march",
+        "apr",
+        "april",
+        "may",
+        "jun",
+        "june",
+        "jul",
+        "july",
+        "aug",
+        "august",
+        "sep",
+        "sept",
+        "september",
+        "oct",
+        "october",
+        "nov",
+        "november",
+        "dec",
+        "december",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "today",
+        "tonight",
+        "tomorrow",
+        "yesterday",
+        "week",
+        "month",
+        "year",
     ]
 )
 _DATE = re.compile(DATE_PATTERN, re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
 _NAME = re.compile(r"[a-z,;:] [A-Z][a-z]{2,}")
 SIGNAL_WEIGHTS: dict[str, float] = {
-    "decision": 0.15, "preference": 0.12, "commitment": 0.12, "marker": 0.15,
-    "date": 0.1, "number": 0.05, "name": 0.06, "question": 0.05,
+    "decision": 0.15,
+    "preference": 0.12,
+    "commitment": 0.12,
+    "marker": 0.15,
+    "date": 0.1,
+    "number": 0.05,
+    "name": 0.06,
+    "question": 0.05,
 }
 BASE_IMPORTANCE = 0.2
 _SCAN_LIMIT = 4000  # characters of one event scanned for summary sentences; a huge tool dump adds nothing
@@ -100,8 +151,9 @@ def signals(text: str) -> frozenset[str]:
     low = text.lower()
     words = set(_WORD.findall(low))
     found = {name for name, vocabulary in _WORD_SIGNALS.items() if not words.isdisjoint(vocabulary)}
-    found.update(name for name, phrases in _PHRASE_SIGNALS.items()
-                 if name not in found and any(p in low for p in phrases))
+    found.update(
+        name for name, phrases in _PHRASE_SIGNALS.items() if name not in found and any(p in low for p in phrases)
+    )
     has_digit = _DIGIT.search(text) is not None
     if has_digit:
         found.add("number")

@@ -41,9 +41,7 @@ def line_offsets(lines: Sequence[str], tokenize: Callable[[str, int], list[int]]
     return tokens, starts
 
 
-def item_spans(
-    lines: Sequence[str], starts: Sequence[int], items: Sequence[tuple[str, str, float]]
-) -> list[ItemSpan]:
+def item_spans(lines: Sequence[str], starts: Sequence[int], items: Sequence[tuple[str, str, float]]) -> list[ItemSpan]:
     """Spans of ``items`` (id, rendered text, score); an item whose text is on no line is skipped.
 
     Each line belongs to at most one item (the first that matches), so spans never overlap.

@@ -35,8 +35,16 @@ _RUNS = table_of(DreamRun)
 _LOCK_NAMESPACE = b"elephantasm.dreamer:"
 
 CLAIM_COLUMNS = (
-    _EVENTS.c.id, _EVENTS.c.event_type, _EVENTS.c.role, _EVENTS.c.author, _EVENTS.c.summary, _EVENTS.c.content,
-    _EVENTS.c.occurred_at, _EVENTS.c.session_id, _EVENTS.c.importance_score, _EVENTS.c.meta,
+    _EVENTS.c.id,
+    _EVENTS.c.event_type,
+    _EVENTS.c.role,
+    _EVENTS.c.author,
+    _EVENTS.c.summary,
+    _EVENTS.c.content,
+    _EVENTS.c.occurred_at,
+    _EVENTS.c.session_id,
+    _EVENTS.c.importance_score,
+    _EVENTS.c.meta,
 )
 
 
@@ -86,8 +94,10 @@ async def count_pending(
     session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, cutoff: datetime | None = None
 ) -> int:
     """Events of the anima not yet distilled (claimed or not), optionally recorded by ``cutoff``."""
-    stmt = select(func.count()).select_from(_EVENTS).where(
-        _EVENTS.c.anima_id == anima_id, org_scoped(_EVENTS, org_id), _EVENTS.c.distilled_at.is_(None)
+    stmt = (
+        select(func.count())
+        .select_from(_EVENTS)
+        .where(_EVENTS.c.anima_id == anima_id, org_scoped(_EVENTS, org_id), _EVENTS.c.distilled_at.is_(None))
     )
     if cutoff is not None:
         stmt = stmt.where(_EVENTS.c.created_at <= cutoff)
@@ -120,8 +130,10 @@ async def recover_stale_runs(
         .values(
             status="failed",
             finished_at=now,
-            error=text("'abandoned: no heartbeat since ' || to_char(heartbeat_at AT TIME ZONE 'UTC', "
-                       "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') || '; its claims were released'"),
+            error=text(
+                "'abandoned: no heartbeat since ' || to_char(heartbeat_at AT TIME ZONE 'UTC', "
+                "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') || '; its claims were released'"
+            ),
         )
         .returning(_RUNS.c.id)
     )

@@ -46,8 +46,12 @@ FROM memories n CROSS JOIN LATERAL (
 ) c
 WHERE n.id = ANY(:ids) AND n.embedding IS NOT NULL AND n.merged_into IS NULL AND c.sim >= :min_sim
 """)
-_HNSW_ONLY = ("hnsw.iterative_scan = relaxed_order", "enable_seqscan = off", "enable_bitmapscan = off",
-              "enable_sort = off")
+_HNSW_ONLY = (
+    "hnsw.iterative_scan = relaxed_order",
+    "enable_seqscan = off",
+    "enable_bitmapscan = off",
+    "enable_sort = off",
+)
 _STATS_SQL = text("""
 SELECT id, state, importance, recall_count, created_at, last_recalled_at, summary, time_start,
        meta->>'state_since' AS since
@@ -83,10 +87,12 @@ _TRANSITION_SQL = text("""UPDATE memories SET state = :to, updated_at = :now,
 def thresholds(settings: Settings) -> CurationThresholds:
     """Curation tunables from settings."""
     return CurationThresholds(
-        half_life_days=settings.curation_half_life_days, decaying_below=settings.curation_decaying_below,
+        half_life_days=settings.curation_half_life_days,
+        decaying_below=settings.curation_decaying_below,
         archive_below=settings.curation_archive_below,
         reactivate_similarity=settings.curation_reactivate_similarity,
-        merge_similarity=settings.curation_merge_similarity, max_transitions=settings.curation_max_transitions,
+        merge_similarity=settings.curation_merge_similarity,
+        max_transitions=settings.curation_max_transitions,
         max_merge_groups=settings.curation_max_merges,
     )
 
@@ -111,8 +117,13 @@ async def _neighbours(session: AsyncSession, ids: list[uuid.UUID], min_sim: floa
 def _stats(rows: list[Any], best: dict[uuid.UUID, float]) -> list[MemoryStats]:
     return [
         MemoryStats(
-            id=r.id, state=r.state, importance=r.importance, recall_count=r.recall_count, created_at=r.created_at,
-            last_recalled_at=r.last_recalled_at, state_since=datetime.fromisoformat(r.since) if r.since else None,
+            id=r.id,
+            state=r.state,
+            importance=r.importance,
+            recall_count=r.recall_count,
+            created_at=r.created_at,
+            last_recalled_at=r.last_recalled_at,
+            state_since=datetime.fromisoformat(r.since) if r.since else None,
             best_match=best.get(r.id),
         )
         for r in rows
@@ -127,27 +138,46 @@ async def _merge(session: AsyncSession, ctx: WriteContext, group: MergeGroup, ac
     for stmt in _MERGE_SQL:
         await session.execute(stmt, params)
     after = (await session.execute(_EVENT_COUNT_SQL, {"s": survivor})).scalar_one()
-    actions.append(ctx.action("absorbed", "memory", survivor, {"events": before}, {
-        "events": after, "absorbed": [str(m) for m in merged], "min_similarity": group.min_similarity}))
+    actions.append(
+        ctx.action(
+            "absorbed",
+            "memory",
+            survivor,
+            {"events": before},
+            {"events": after, "absorbed": [str(m) for m in merged], "min_similarity": group.min_similarity},
+        )
+    )
     for m in merged:
-        actions.append(ctx.action("merged", "memory", m, {"merged_into": None},
-                                  {"state": "archived", "merged_into": str(survivor)}))
+        actions.append(
+            ctx.action(
+                "merged", "memory", m, {"merged_into": None}, {"state": "archived", "merged_into": str(survivor)}
+            )
+        )
 
 
 async def _transition(session: AsyncSession, ctx: WriteContext, plan: list[Transition], actions: list[dict]) -> None:
     for to_state in ("active", "decaying", "archived"):
         ids = [t.memory_id for t in plan if t.to_state == to_state]
         if ids:
-            await session.execute(_TRANSITION_SQL, {"to": to_state, "now": ctx.now, "since": ctx.now.isoformat(),
-                                                    "ids": ids})
+            await session.execute(
+                _TRANSITION_SQL, {"to": to_state, "now": ctx.now, "since": ctx.now.isoformat(), "ids": ids}
+            )
     for t in plan:
         name = "reactivated" if t.to_state == "active" else t.to_state
-        actions.append(ctx.action(name, "memory", cast(uuid.UUID, t.memory_id), {"state": t.from_state}, {
-            "state": t.to_state, "reason": t.reason, "decay": t.decay, "strength": t.strength}))
+        actions.append(
+            ctx.action(
+                name,
+                "memory",
+                cast(uuid.UUID, t.memory_id),
+                {"state": t.from_state},
+                {"state": t.to_state, "reason": t.reason, "decay": t.decay, "strength": t.strength},
+            )
+        )
 
 
-async def _plan_and_apply(session: AsyncSession, ctx: WriteContext, th: CurationThresholds,
-                          new_ids: list[uuid.UUID], actions: list[dict]) -> tuple[int, list[Transition]]:
+async def _plan_and_apply(
+    session: AsyncSession, ctx: WriteContext, th: CurationThresholds, new_ids: list[uuid.UUID], actions: list[dict]
+) -> tuple[int, list[Transition]]:
     near = await _neighbours(session, new_ids, min(th.merge_similarity, th.reactivate_similarity))
     rows = list((await session.execute(_STATS_SQL, {"anima": ctx.anima_id})).all())
     by_id = {r.id: r for r in rows}
@@ -161,9 +191,17 @@ async def _plan_and_apply(session: AsyncSession, ctx: WriteContext, th: Curation
     involved = {i for a, b, _ in pairs for i in (a, b)}
     # "Oldest" means the earliest experience (time_start), not the row's insert time: rows of one chunk
     # share created_at, and a tie broken by random ids would make offline runs non-reproducible.
-    candidates = [MergeCandidate(id=i, vector=None, summary=by_id[i].summary, importance=by_id[i].importance,
-                                 recall_count=by_id[i].recall_count, created_at=by_id[i].time_start or by_id[i].created_at)
-                  for i in sorted(involved, key=str)]
+    candidates = [
+        MergeCandidate(
+            id=i,
+            vector=None,
+            summary=by_id[i].summary,
+            importance=by_id[i].importance,
+            recall_count=by_id[i].recall_count,
+            created_at=by_id[i].time_start or by_id[i].created_at,
+        )
+        for i in sorted(involved, key=str)
+    ]
     groups = plan_merges(candidates, th, pairs) if candidates else []
     for group in groups:
         await _merge(session, ctx, group, actions)
@@ -177,7 +215,7 @@ async def curate(runtime: Runtime, run: DreamRun, new_memory_ids: list[uuid.UUID
     """Curate the anima's memories in one short journaled write (capped by settings)."""
     settings = runtime.settings
     async with journaled_write(runtime, run, stats) as step:
-        scan = new_memory_ids[-settings.curation_scan_limit:] if settings.curation_scan_limit > 0 else []
+        scan = new_memory_ids[-settings.curation_scan_limit :] if settings.curation_scan_limit > 0 else []
         merged, plan = await _plan_and_apply(step.session, step.ctx, thresholds(settings), scan, step.actions)
         step.stats.counts["memories_merged"] += merged
         for t in plan:

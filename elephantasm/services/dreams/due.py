@@ -46,8 +46,13 @@ class DueAnima:
 
 
 async def find_due_animas(
-    session: AsyncSession, now: datetime, *, min_pending: int = 1, quiet: timedelta = timedelta(0),
-    stale_after: timedelta = timedelta(minutes=2), limit: int = 100,
+    session: AsyncSession,
+    now: datetime,
+    *,
+    min_pending: int = 1,
+    quiet: timedelta = timedelta(0),
+    stale_after: timedelta = timedelta(minutes=2),
+    limit: int = 100,
 ) -> list[DueAnima]:
     """Animas with at least ``min_pending`` pending events, the newest recorded ``quiet`` ago or more.
 
@@ -55,14 +60,22 @@ async def find_due_animas(
     live run (heartbeat fresher than ``stale_after``) are skipped, and so are animas backing off after
     failed runs or parked as failed; longest-waiting first.
     """
-    rows = await session.execute(_DUE_SQL, {
-        "now": now, "fresh": now - stale_after, "min_pending": max(1, min_pending), "quiet_before": now - quiet,
-        "limit": limit,
-    })
+    rows = await session.execute(
+        _DUE_SQL,
+        {
+            "now": now,
+            "fresh": now - stale_after,
+            "min_pending": max(1, min_pending),
+            "quiet_before": now - quiet,
+            "limit": limit,
+        },
+    )
     return [DueAnima(r.org_id, r.anima_id, r.pending) for r in rows]
 
 
-async def find_sleepy_animas(session: AsyncSession, now: datetime, every: timedelta, limit: int = 100) -> list[DueAnima]:
+async def find_sleepy_animas(
+    session: AsyncSession, now: datetime, every: timedelta, limit: int = 100
+) -> list[DueAnima]:
     """Animas with memories and no run for ``every``: their curation (decay, archive) is due."""
     rows = await session.execute(_SLEEP_SQL, {"now": now, "since": now - every, "limit": limit})
     return [DueAnima(r.org_id, r.anima_id, 0) for r in rows]

@@ -40,14 +40,21 @@ def as_draft(identity: Identity | None) -> IdentityDraft | None:
     if identity is None:
         return None
     return IdentityDraft(
-        personality_type=identity.personality_type, communication_style=identity.communication_style,
-        self=dict(identity.self or {}), prose=identity.prose,
+        personality_type=identity.personality_type,
+        communication_style=identity.communication_style,
+        self=dict(identity.self or {}),
+        prose=identity.prose,
     )
 
 
 async def _write_version(
-    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, fields: dict[str, Any],
-    reason: str | None, run_id: uuid.UUID | None, now: datetime,
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    fields: dict[str, Any],
+    reason: str | None,
+    run_id: uuid.UUID | None,
+    now: datetime,
 ) -> int:
     """Make ``fields`` the current identity as a new version; returns the version number."""
     version = (
@@ -55,36 +62,78 @@ async def _write_version(
     ).scalar_one_or_none()
     if version is None:
         version = 1
-        await session.execute(insert(_IDENTITIES).values({
-            "id": uuid.uuid4(), "org_id": org_id, "anima_id": anima_id, "version": 1, "created_at": now,
-            "updated_at": now, **fields}))
+        await session.execute(
+            insert(_IDENTITIES).values(
+                {
+                    "id": uuid.uuid4(),
+                    "org_id": org_id,
+                    "anima_id": anima_id,
+                    "version": 1,
+                    "created_at": now,
+                    "updated_at": now,
+                    **fields,
+                }
+            )
+        )
     else:
         version += 1
         await session.execute(
-            update(_IDENTITIES).where(_IDENTITIES.c.anima_id == anima_id)
+            update(_IDENTITIES)
+            .where(_IDENTITIES.c.anima_id == anima_id)
             .values({"version": version, "updated_at": now, **fields})
         )
-    await session.execute(insert(_HISTORY).values({
-        "id": uuid.uuid4(), "org_id": org_id, "anima_id": anima_id, "version": version, "reason": reason,
-        "run_id": run_id, "created_at": now, **fields}))
+    await session.execute(
+        insert(_HISTORY).values(
+            {
+                "id": uuid.uuid4(),
+                "org_id": org_id,
+                "anima_id": anima_id,
+                "version": version,
+                "reason": reason,
+                "run_id": run_id,
+                "created_at": now,
+                **fields,
+            }
+        )
+    )
     return version
 
 
-async def apply_identity_draft(session: AsyncSession, ctx: WriteContext, draft: IdentityDraft,
-                               actions: list[dict]) -> int:
+async def apply_identity_draft(
+    session: AsyncSession, ctx: WriteContext, draft: IdentityDraft, actions: list[dict]
+) -> int:
     """Write a dream's proposed identity as a new version (inside the chunk's transaction)."""
     before = await current_identity(session, ctx.org_id, ctx.anima_id)
     fields = {
         "personality_type": draft.personality_type[:100] if draft.personality_type else None,
-        "communication_style": draft.communication_style, "self": dict(draft.self), "prose": draft.prose,
+        "communication_style": draft.communication_style,
+        "self": dict(draft.self),
+        "prose": draft.prose,
     }
     version = await _write_version(session, ctx.org_id, ctx.anima_id, fields, draft.reason, ctx.run_id, ctx.now)
-    summary_before = None if before is None else {
-        "version": before.version, "personality_type": before.personality_type,
-        "communication_style": before.communication_style}
-    actions.append(ctx.action("updated", "identity", ctx.anima_id, summary_before, {
-        "version": version, "personality_type": fields["personality_type"],
-        "communication_style": draft.communication_style, "reason": draft.reason}))
+    summary_before = (
+        None
+        if before is None
+        else {
+            "version": before.version,
+            "personality_type": before.personality_type,
+            "communication_style": before.communication_style,
+        }
+    )
+    actions.append(
+        ctx.action(
+            "updated",
+            "identity",
+            ctx.anima_id,
+            summary_before,
+            {
+                "version": version,
+                "personality_type": fields["personality_type"],
+                "communication_style": draft.communication_style,
+                "reason": draft.reason,
+            },
+        )
+    )
     return version
 
 
@@ -100,8 +149,11 @@ async def get_identity(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.
 async def identity_history(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> list[IdentityVersion]:
     """Every version, newest first (empty before the first)."""
     await get_anima(session, org_id, anima_id)
-    stmt = (select(IdentityVersion).where(col(IdentityVersion.anima_id) == anima_id, org_scoped(IdentityVersion, org_id))
-            .order_by(col(IdentityVersion.version).desc()))
+    stmt = (
+        select(IdentityVersion)
+        .where(col(IdentityVersion.anima_id) == anima_id, org_scoped(IdentityVersion, org_id))
+        .order_by(col(IdentityVersion.version).desc())
+    )
     return list((await session.execute(stmt)).scalars())
 
 
@@ -113,14 +165,21 @@ async def restore_identity(
     await lock_anima(session, anima_id)
     old = (
         await session.execute(
-            select(IdentityVersion).where(col(IdentityVersion.anima_id) == anima_id, col(IdentityVersion.version) == version,
-                                          org_scoped(IdentityVersion, org_id))
+            select(IdentityVersion).where(
+                col(IdentityVersion.anima_id) == anima_id,
+                col(IdentityVersion.version) == version,
+                org_scoped(IdentityVersion, org_id),
+            )
         )
     ).scalar_one_or_none()
     if old is None:
         raise NotFoundError(f"anima {anima_id} has no identity version {version}")
-    fields = {"personality_type": old.personality_type, "communication_style": old.communication_style,
-              "self": dict(old.self or {}), "prose": old.prose}
+    fields = {
+        "personality_type": old.personality_type,
+        "communication_style": old.communication_style,
+        "self": dict(old.self or {}),
+        "prose": old.prose,
+    }
     await _write_version(session, org_id, anima_id, fields, f"restored version {version}", None, now)
     await bump_state_version(session, [anima_id])
     identity = await current_identity(session, org_id, anima_id)

@@ -44,13 +44,26 @@ class WriteContext:
     space: str | None = None
     """Label of the embedding space the step's vectors live in (``EmbeddingSpace.label()``)."""
 
-    def action(self, action: str, target_type: str, target_id: uuid.UUID | None,
-               before: dict[str, Any] | None = None, after: dict[str, Any] | None = None) -> dict[str, Any]:
+    def action(
+        self,
+        action: str,
+        target_type: str,
+        target_id: uuid.UUID | None,
+        before: dict[str, Any] | None = None,
+        after: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """A dream_actions row."""
         return {
-            "id": uuid.uuid4(), "org_id": self.org_id, "anima_id": self.anima_id, "run_id": self.run_id,
-            "action": action, "target_type": target_type, "target_id": target_id,
-            "before": before, "after": after, "created_at": self.now,
+            "id": uuid.uuid4(),
+            "org_id": self.org_id,
+            "anima_id": self.anima_id,
+            "run_id": self.run_id,
+            "action": action,
+            "target_type": target_type,
+            "target_id": target_id,
+            "before": before,
+            "after": after,
+            "created_at": self.now,
         }
 
 

@@ -68,8 +68,11 @@ class KnowledgeOutcome:
 
     def counts(self) -> Counter[str]:
         """Counters for the run journal."""
-        return Counter(knowledge_deduplicated=self.deduplicated, knowledge_superseded=self.superseded,
-                       knowledge_historical=self.historical)
+        return Counter(
+            knowledge_deduplicated=self.deduplicated,
+            knowledge_superseded=self.superseded,
+            knowledge_historical=self.historical,
+        )
 
 
 @dataclass
@@ -89,30 +92,43 @@ def _value(draft_value: str | None, content: str) -> str:
     return normalise_value(draft_value if draft_value is not None else content)
 
 
-async def _load_current(session: AsyncSession, anima_id: uuid.UUID, hashes: list[str],
-                        subjects: list[str], ids: list[uuid.UUID]) -> list[Any]:
+async def _load_current(
+    session: AsyncSession, anima_id: uuid.UUID, hashes: list[str], subjects: list[str], ids: list[uuid.UUID]
+) -> list[Any]:
     """Current items sharing a content hash or a subject with the drafts, or similar to one."""
     cond = [_KNOWLEDGE.c.content_hash.in_(hashes)]
     if subjects:
         cond.append(_KNOWLEDGE.c.subject_key.in_(subjects))
     if ids:
         cond.append(_KNOWLEDGE.c.id.in_(ids))
-    stmt = select(
-        _KNOWLEDGE.c.id, _KNOWLEDGE.c.content_hash, _KNOWLEDGE.c.subject_key, _KNOWLEDGE.c.content,
-        _KNOWLEDGE.c.meta, _KNOWLEDGE.c.valid_from, _KNOWLEDGE.c.confidence, _KNOWLEDGE.c.created_at,
-    ).where(
-        _KNOWLEDGE.c.anima_id == anima_id, _KNOWLEDGE.c.valid_to.is_(None), _KNOWLEDGE.c.deleted_at.is_(None),
-        or_(*cond),
-    ).order_by(_KNOWLEDGE.c.created_at, _KNOWLEDGE.c.id)
+    stmt = (
+        select(
+            _KNOWLEDGE.c.id,
+            _KNOWLEDGE.c.content_hash,
+            _KNOWLEDGE.c.subject_key,
+            _KNOWLEDGE.c.content,
+            _KNOWLEDGE.c.meta,
+            _KNOWLEDGE.c.valid_from,
+            _KNOWLEDGE.c.confidence,
+            _KNOWLEDGE.c.created_at,
+        )
+        .where(
+            _KNOWLEDGE.c.anima_id == anima_id,
+            _KNOWLEDGE.c.valid_to.is_(None),
+            _KNOWLEDGE.c.deleted_at.is_(None),
+            or_(*cond),
+        )
+        .order_by(_KNOWLEDGE.c.created_at, _KNOWLEDGE.c.id)
+    )
     return list((await session.execute(stmt)).all())
 
 
-async def _similar(session: AsyncSession, anima_id: uuid.UUID, vectors: Sequence[Sequence[float]],
-                   threshold: float, space: str | None) -> tuple[dict[int, uuid.UUID], dict[int, list[int]]]:
+async def _similar(
+    session: AsyncSession, anima_id: uuid.UUID, vectors: Sequence[Sequence[float]], threshold: float, space: str | None
+) -> tuple[dict[int, uuid.UUID], dict[int, list[int]]]:
     """Per draft index: the nearest current item at/above threshold (same embedding space only),
     and similar drafts of the batch."""
-    params = {"vecs": [vector_literal(v) for v in vectors], "anima": anima_id, "threshold": threshold,
-              "space": space}
+    params = {"vecs": [vector_literal(v) for v in vectors], "anima": anima_id, "threshold": threshold, "space": space}
     rows = (await session.execute(_SIMILARITY_SQL, params)).all()
     nearest: dict[int, uuid.UUID] = {}
     pairs: dict[int, list[int]] = {}
@@ -145,8 +161,17 @@ class _Placer:
                 self.by_subject[r.subject_key] = item
         self.placed: dict[int, _Item] = {}
 
-    def place(self, i: int, draft: KnowledgeDraft, key: str, vf: datetime, links: set[uuid.UUID],
-              vector: Sequence[float], nearest: uuid.UUID | None, batch_peers: list[int]) -> None:
+    def place(
+        self,
+        i: int,
+        draft: KnowledgeDraft,
+        key: str,
+        vf: datetime,
+        links: set[uuid.UUID],
+        vector: Sequence[float],
+        nearest: uuid.UUID | None,
+        batch_peers: list[int],
+    ) -> None:
         """Apply rules 1-4 of the module docstring to draft ``i``."""
         if key in self.by_hash:
             return self._corroborate(i, self.by_hash[key], draft, links)
@@ -164,8 +189,9 @@ class _Placer:
         target = self.by_id.get(nearest) if nearest is not None else None
         if target is None:
             target = next((self.placed[j] for j in batch_peers if j in self.placed), None)
-        same_subject = target is not None and (not draft.subject_key or not target.subject_key
-                                               or target.subject_key == draft.subject_key)
+        same_subject = target is not None and (
+            not draft.subject_key or not target.subject_key or target.subject_key == draft.subject_key
+        )
         if target is not None and target.id in self.by_id and same_subject:
             return self._corroborate(i, target, draft, links)
         self._insert(i, draft, key, value, vf, links, vector)
@@ -180,32 +206,62 @@ class _Placer:
             item.row["confidence"] = item.confidence
             return
         self.bumped.add(item.id)
-        self.actions.append(self.ctx.action("merged", "knowledge", item.id, None, {
-            "duplicate": draft.content, "confidence": item.confidence, "memories_added": len(links)}))
+        self.actions.append(
+            self.ctx.action(
+                "merged",
+                "knowledge",
+                item.id,
+                None,
+                {"duplicate": draft.content, "confidence": item.confidence, "memories_added": len(links)},
+            )
+        )
 
-    def _insert(self, i: int, draft: KnowledgeDraft, key: str, value: str, vf: datetime, links: set[uuid.UUID],
-                vector: Sequence[float], superseded_by: _Item | None = None) -> _Item:
+    def _insert(
+        self,
+        i: int,
+        draft: KnowledgeDraft,
+        key: str,
+        value: str,
+        vf: datetime,
+        links: set[uuid.UUID],
+        vector: Sequence[float],
+        superseded_by: _Item | None = None,
+    ) -> _Item:
         ctx = self.ctx
         kid = uuid.uuid4()
         row = {
-            "id": kid, "org_id": ctx.org_id, "anima_id": ctx.anima_id, "type": draft.type,
+            "id": kid,
+            "org_id": ctx.org_id,
+            "anima_id": ctx.anima_id,
+            "type": draft.type,
             "topic": (draft.topic or "general")[:200],
             "subject_key": draft.subject_key[:300] if draft.subject_key else None,
-            "content": draft.content, "summary": draft.summary, "content_hash": key,
-            "confidence": draft.confidence, "importance": draft.importance, "valid_from": vf,
+            "content": draft.content,
+            "summary": draft.summary,
+            "content_hash": key,
+            "confidence": draft.confidence,
+            "importance": draft.importance,
+            "valid_from": vf,
             "valid_to": superseded_by.valid_from if superseded_by else None,
             "superseded_by": superseded_by.id if superseded_by else None,
-            "meta": {"value": draft.value, "run_id": str(ctx.run_id)}, "embedding": list(vector),
+            "meta": {"value": draft.value, "run_id": str(ctx.run_id)},
+            "embedding": list(vector),
             "embedding_space": ctx.space,
-            "created_at": ctx.now, "updated_at": ctx.now,
+            "created_at": ctx.now,
+            "updated_at": ctx.now,
         }
         item = _Item(kid, draft.subject_key, value, vf, draft.confidence, row, set(links))
         self.new_rows.append(row)
         self.placed[i] = item
         self.outcome.created += 1
-        after = {"type": draft.type, "topic": row["topic"], "content": draft.content,
-                 "subject_key": draft.subject_key, "value": draft.value,
-                 "superseded_by": str(row["superseded_by"]) if row["superseded_by"] else None}
+        after = {
+            "type": draft.type,
+            "topic": row["topic"],
+            "content": draft.content,
+            "subject_key": draft.subject_key,
+            "value": draft.value,
+            "superseded_by": str(row["superseded_by"]) if row["superseded_by"] else None,
+        }
         self.actions.append(ctx.action("created", "knowledge", kid, None, after))
         if superseded_by is None:
             self.by_id[item.id] = item
@@ -222,9 +278,15 @@ class _Placer:
             old.row.update(valid_to=vf, superseded_by=new.id)
         else:
             self.superseded.append({"b_id": old.id, "b_valid_to": vf, "b_by": new.id})
-        self.actions.append(self.ctx.action(
-            "superseded", "knowledge", old.id, {"value": old.value, "valid_to": None, "superseded_by": None},
-            {"value": draft.value, "valid_to": vf.isoformat(), "superseded_by": str(new.id)}))
+        self.actions.append(
+            self.ctx.action(
+                "superseded",
+                "knowledge",
+                old.id,
+                {"value": old.value, "valid_to": None, "superseded_by": None},
+                {"value": draft.value, "valid_to": vf.isoformat(), "superseded_by": str(new.id)},
+            )
+        )
 
 
 async def _apply(session: AsyncSession, placer: _Placer) -> None:
@@ -233,26 +295,37 @@ async def _apply(session: AsyncSession, placer: _Placer) -> None:
         await session.execute(insert(_KNOWLEDGE), placer.new_rows)
     if placer.superseded:
         await session.execute(
-            update(_KNOWLEDGE).where(_KNOWLEDGE.c.id == bindparam("b_id"))
+            update(_KNOWLEDGE)
+            .where(_KNOWLEDGE.c.id == bindparam("b_id"))
             .values(valid_to=bindparam("b_valid_to"), superseded_by=bindparam("b_by"), updated_at=ctx.now),
             placer.superseded,
         )
     bumps = [{"b_id": i, "b_conf": placer.by_id[i].confidence} for i in placer.bumped if i in placer.by_id]
     if bumps:
         await session.execute(
-            update(_KNOWLEDGE).where(_KNOWLEDGE.c.id == bindparam("b_id"))
-            .values(confidence=bindparam("b_conf"), updated_at=ctx.now), bumps,
+            update(_KNOWLEDGE)
+            .where(_KNOWLEDGE.c.id == bindparam("b_id"))
+            .values(confidence=bindparam("b_conf"), updated_at=ctx.now),
+            bumps,
         )
     items = {id(item): item for item in placer.placed.values()}.values()
-    links = [{"knowledge_id": it.id, "memory_id": m, "org_id": ctx.org_id, "anima_id": ctx.anima_id}
-             for it in items for m in sorted(it.links)]
+    links = [
+        {"knowledge_id": it.id, "memory_id": m, "org_id": ctx.org_id, "anima_id": ctx.anima_id}
+        for it in items
+        for m in sorted(it.links)
+    ]
     if links:
         await session.execute(pg_insert(_LINKS).on_conflict_do_nothing(), links)
 
 
 async def write_knowledge(
-    session: AsyncSession, ctx: WriteContext, drafts: Sequence[KnowledgeDraft], memory_ids: Sequence[uuid.UUID],
-    vectors: Sequence[Sequence[float]], event_times: Mapping[uuid.UUID, datetime], threshold: float,
+    session: AsyncSession,
+    ctx: WriteContext,
+    drafts: Sequence[KnowledgeDraft],
+    memory_ids: Sequence[uuid.UUID],
+    vectors: Sequence[Sequence[float]],
+    event_times: Mapping[uuid.UUID, datetime],
+    threshold: float,
     actions: list[dict],
 ) -> KnowledgeOutcome:
     """Place every draft (see module docstring) and write the result inside the caller's transaction."""

@@ -32,7 +32,11 @@ _PAGE_AT = func.coalesce(_M.c.time_end, _M.c.created_at)
 
 
 async def list_memories(
-    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID | None, state: str | None, limit: int,
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID | None,
+    state: str | None,
+    limit: int,
     cursor: str | None,
 ) -> tuple[list[Any], str | None]:
     """Memories, most recent experience first, optionally of one anima and state."""
@@ -42,8 +46,9 @@ async def list_memories(
         stmt = stmt.where(_M.c.anima_id == anima_id)
     if state is not None:
         stmt = stmt.where(_M.c.state == state)
-    return await keyset_page(session, stmt, at=_PAGE_AT, row_id=_M.c.id, limit=limit, cursor=cursor,
-                             direction=Direction.DESC)
+    return await keyset_page(
+        session, stmt, at=_PAGE_AT, row_id=_M.c.id, limit=limit, cursor=cursor, direction=Direction.DESC
+    )
 
 
 async def get_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID) -> Any:
@@ -76,7 +81,8 @@ async def memory_events(session: AsyncSession, org_id: uuid.UUID, memory_id: uui
     """The events a memory was distilled from (after merges: the union), in time order."""
     await get_memory(session, org_id, memory_id)
     stmt = (
-        select(Event).join(MemoryEvent, col(MemoryEvent.event_id) == col(Event.id))
+        select(Event)
+        .join(MemoryEvent, col(MemoryEvent.event_id) == col(Event.id))
         .where(col(MemoryEvent.memory_id) == memory_id, org_scoped(Event, org_id))
         .order_by(col(Event.occurred_at), col(Event.id))
     )
@@ -84,8 +90,13 @@ async def memory_events(session: AsyncSession, org_id: uuid.UUID, memory_id: uui
 
 
 async def update_memory(
-    session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID, changes: dict[str, Any],
-    embedding: Sequence[float] | None, now: datetime, space: str | None = None,
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    memory_id: uuid.UUID,
+    changes: dict[str, Any],
+    embedding: Sequence[float] | None,
+    now: datetime,
+    space: str | None = None,
 ) -> Any:
     """Apply the given fields (a new summary comes with its new embedding, made in ``space``);
     bumps ``state_version``."""
@@ -108,8 +119,14 @@ async def update_memory(
 
 
 async def search_memories(
-    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, vector: Sequence[float], limit: int,
-    include_archived: bool = False, min_similarity: float | None = None, space: str | None = None,
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    vector: Sequence[float],
+    limit: int,
+    include_archived: bool = False,
+    min_similarity: float | None = None,
+    space: str | None = None,
 ) -> list[tuple[Any, float]]:
     """Nearest memories of one anima by cosine similarity of their summary embeddings, best first.
 
@@ -119,8 +136,9 @@ async def search_memories(
     distance = _M.c.embedding.cosine_distance(list(vector))
     stmt = (
         select(*_COLS, (1 - distance).label("similarity"))
-        .where(*visible(_M, org_id), _M.c.anima_id == anima_id, _M.c.embedding.is_not(None),
-               _M.c.embedding_space == space)
+        .where(
+            *visible(_M, org_id), _M.c.anima_id == anima_id, _M.c.embedding.is_not(None), _M.c.embedding_space == space
+        )
         .order_by(distance, _M.c.id)
         .limit(limit)
     )

@@ -22,7 +22,9 @@ def readable_columns(table: Any) -> list[Any]:
 async def check_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> None:
     """NotFoundError unless the anima is a live one of the org (another org's is a 404, never [])."""
     found = (
-        await session.execute(select(col(Anima.id)).where(col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row()))
+        await session.execute(
+            select(col(Anima.id)).where(col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row())
+        )
     ).scalar_one_or_none()
     if found is None:
         raise NotFoundError(f"anima {anima_id} not found")

@@ -41,8 +41,14 @@ SELECT DISTINCT id FROM back
 
 
 async def list_knowledge(
-    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID | None, type_: str | None, topic: str | None,
-    include_superseded: bool, limit: int, cursor: str | None,
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID | None,
+    type_: str | None,
+    topic: str | None,
+    include_superseded: bool,
+    limit: int,
+    cursor: str | None,
 ) -> tuple[list[Any], str | None]:
     """Knowledge, newest first; current items only unless ``include_superseded``."""
     stmt = select(*_K_COLS, _K.c.created_at.label("page_at")).where(*visible(_K, org_id))
@@ -55,8 +61,9 @@ async def list_knowledge(
         stmt = stmt.where(_K.c.topic == topic)
     if not include_superseded:
         stmt = stmt.where(_K.c.valid_to.is_(None))
-    return await keyset_page(session, stmt, at=_K.c.created_at, row_id=_K.c.id, limit=limit, cursor=cursor,
-                             direction=Direction.DESC)
+    return await keyset_page(
+        session, stmt, at=_K.c.created_at, row_id=_K.c.id, limit=limit, cursor=cursor, direction=Direction.DESC
+    )
 
 
 async def get_knowledge(session: AsyncSession, org_id: uuid.UUID, knowledge_id: uuid.UUID) -> Any:
@@ -72,7 +79,8 @@ async def knowledge_history(session: AsyncSession, org_id: uuid.UUID, knowledge_
     await get_knowledge(session, org_id, knowledge_id)
     ids = list((await session.execute(_LINEAGE_SQL, {"id": knowledge_id})).scalars())
     stmt = (
-        select(*_K_COLS).where(_K.c.id.in_(ids), *visible(_K, org_id))
+        select(*_K_COLS)
+        .where(_K.c.id.in_(ids), *visible(_K, org_id))
         .order_by(_K.c.valid_from.desc().nulls_last(), _K.c.created_at.desc(), _K.c.id.desc())
     )
     return list((await session.execute(stmt)).all())
@@ -96,8 +104,9 @@ async def knowledge_provenance(
         memories_of.setdefault(mid, [])
     if memories_of:
         rows = await session.execute(
-            select(col(MemoryEvent.memory_id), col(MemoryEvent.event_id))
-            .where(col(MemoryEvent.memory_id).in_(list(memories_of)), org_scoped(MemoryEvent, org_id))
+            select(col(MemoryEvent.memory_id), col(MemoryEvent.event_id)).where(
+                col(MemoryEvent.memory_id).in_(list(memories_of)), org_scoped(MemoryEvent, org_id)
+            )
         )
         for mid, eid in rows.all():
             memories_of[mid].append(eid)
@@ -107,8 +116,14 @@ async def knowledge_provenance(
 
 
 async def search_knowledge(
-    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, vector: Sequence[float], limit: int,
-    include_superseded: bool = False, min_similarity: float | None = None, space: str | None = None,
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    vector: Sequence[float],
+    limit: int,
+    include_superseded: bool = False,
+    min_similarity: float | None = None,
+    space: str | None = None,
 ) -> list[tuple[Any, float]]:
     """Nearest knowledge of one anima by cosine similarity, best first (current items by default).
 
@@ -118,9 +133,11 @@ async def search_knowledge(
     distance = _K.c.embedding.cosine_distance(list(vector))
     stmt = (
         select(*_K_COLS, (1 - distance).label("similarity"))
-        .where(*visible(_K, org_id), _K.c.anima_id == anima_id, _K.c.embedding.is_not(None),
-               _K.c.embedding_space == space)
-        .order_by(distance, _K.c.id).limit(limit)
+        .where(
+            *visible(_K, org_id), _K.c.anima_id == anima_id, _K.c.embedding.is_not(None), _K.c.embedding_space == space
+        )
+        .order_by(distance, _K.c.id)
+        .limit(limit)
     )
     if not include_superseded:
         stmt = stmt.where(_K.c.valid_to.is_(None))
@@ -130,7 +147,11 @@ async def search_knowledge(
 
 
 async def list_runs(
-    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID | None, status: str | None, limit: int,
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID | None,
+    status: str | None,
+    limit: int,
     cursor: str | None,
 ) -> tuple[list[Any], str | None]:
     """Dream runs, newest first, optionally of one anima and status."""
@@ -140,8 +161,9 @@ async def list_runs(
         stmt = stmt.where(_R.c.anima_id == anima_id)
     if status is not None:
         stmt = stmt.where(_R.c.status == status)
-    return await keyset_page(session, stmt, at=_R.c.started_at, row_id=_R.c.id, limit=limit, cursor=cursor,
-                             direction=Direction.DESC)
+    return await keyset_page(
+        session, stmt, at=_R.c.started_at, row_id=_R.c.id, limit=limit, cursor=cursor, direction=Direction.DESC
+    )
 
 
 async def get_run(session: AsyncSession, org_id: uuid.UUID, run_id: uuid.UUID) -> Any:

@@ -41,8 +41,13 @@ def engine_of(runtime: Runtime, engine: DistillEngine | None) -> DistillEngine:
 
 
 async def run_dream(
-    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, *, trigger: str = "manual",
-    engine: DistillEngine | None = None, progress: Progress | None = None,
+    runtime: Runtime,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    *,
+    trigger: str = "manual",
+    engine: DistillEngine | None = None,
+    progress: Progress | None = None,
 ) -> DreamRun:
     """Start a run and execute it to the end; ConflictError if one is already running."""
     engine = engine_of(runtime, engine)
@@ -78,7 +83,7 @@ async def execute_run(
         stats.time("total", time.perf_counter() - started)
         await asyncio.shield(finish_run(runtime, run.id, "failed", "cancelled (process shutting down)", stats))
         raise
-    except Exception as exc:  # noqa: BLE001 - recorded on the run, never lost silently
+    except Exception as exc:
         log.error("dream run %s failed: %s", run.id, safe_traceback(exc))
         status, error, strike = "failed", f"{type(exc).__name__}: {exc}", True
     finally:
@@ -86,8 +91,9 @@ async def execute_run(
     stats.time("total", time.perf_counter() - started)
     finished = await finish_run(runtime, run.id, status, error, stats, strike=strike)
     metrics.dream_finished(finished.status, stats.events_read)
-    log.info("dream run %s %s: %d events, %d memories", run.id, finished.status, stats.events_read,
-             stats.memories_created)
+    log.info(
+        "dream run %s %s: %d events, %d memories", run.id, finished.status, stats.events_read, stats.memories_created
+    )
     return finished
 
 
@@ -99,12 +105,13 @@ async def _heartbeats(runtime: Runtime, run_id: uuid.UUID) -> None:
             if not await heartbeat(runtime, run_id):
                 log.warning("dream run %s is no longer running; its writes will be refused", run_id)
                 return
-        except Exception as exc:  # noqa: BLE001 - a missed beat is retried; staleness is judged by age
+        except Exception as exc:
             log.warning("heartbeat of dream run %s failed: %s", run_id, safe_traceback(exc))
 
 
-async def _claim(runtime: Runtime, run: DreamRun, cutoff: datetime, limit: int
-                 ) -> tuple[list[EventInput], IdentityDraft | None]:
+async def _claim(
+    runtime: Runtime, run: DreamRun, cutoff: datetime, limit: int
+) -> tuple[list[EventInput], IdentityDraft | None]:
     async with runtime.unit_of_work() as session:
         await hold_lease(session, run.id)
         rows = await claim_events(session, run.anima_id, run.id, runtime.clock(), cutoff, limit)
@@ -112,8 +119,9 @@ async def _claim(runtime: Runtime, run: DreamRun, cutoff: datetime, limit: int
     return to_inputs(rows), identity
 
 
-async def _distil_all(runtime: Runtime, run: DreamRun, engine: DistillEngine, stats: RunStats,
-                      progress: Progress | None) -> list[uuid.UUID]:
+async def _distil_all(
+    runtime: Runtime, run: DreamRun, engine: DistillEngine, stats: RunStats, progress: Progress | None
+) -> list[uuid.UUID]:
     """Distil chunk after chunk until nothing recorded before the run started is pending."""
     settings = runtime.settings
     cutoff, budget = run.started_at, settings.dreamer_max_events_per_run
@@ -129,8 +137,9 @@ async def _distil_all(runtime: Runtime, run: DreamRun, engine: DistillEngine, st
         if new_ids and time.monotonic() > deadline:
             stats.counts["stopped_at_time_budget"] = 1
             break
-        inputs, identity = await _claim(runtime, run, cutoff, min(settings.dreamer_chunk_events,
-                                                                  budget - stats.events_read))
+        inputs, identity = await _claim(
+            runtime, run, cutoff, min(settings.dreamer_chunk_events, budget - stats.events_read)
+        )
         if not inputs:
             break
         t0 = time.perf_counter()

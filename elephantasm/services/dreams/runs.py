@@ -76,14 +76,23 @@ async def start_run(
         await recover_stale_runs(session, now, stale_after, anima_id)
         running = (
             await session.execute(
-                select(col(DreamRun.id)).where(col(DreamRun.anima_id) == anima_id, col(DreamRun.status) == "running").limit(1)
+                select(col(DreamRun.id))
+                .where(col(DreamRun.anima_id) == anima_id, col(DreamRun.status) == "running")
+                .limit(1)
             )
         ).scalar_one_or_none()
         if running is not None:
             raise ConflictError(f"a dream run ({running}) is already running for anima {anima_id}")
         run = DreamRun(
-            org_id=org_id, anima_id=anima_id, status="running", trigger=trigger, engine=engine.name,
-            model=engine.model, worker_id=WORKER_ID, started_at=now, heartbeat_at=now,
+            org_id=org_id,
+            anima_id=anima_id,
+            status="running",
+            trigger=trigger,
+            engine=engine.name,
+            model=engine.model,
+            worker_id=WORKER_ID,
+            started_at=now,
+            heartbeat_at=now,
         )
         session.add(run)
         await session.flush()
@@ -144,20 +153,26 @@ async def record_outcome(session: AsyncSession, runtime: Runtime, anima_id: uuid
     ``failed`` and left alone until a manual run succeeds, so one bad anima never loops forever."""
     if succeeded:
         await session.execute(
-            update(Anima).where(col(Anima.id) == anima_id).values(dream_status="ok", dream_failures=0, dream_retry_at=None)
+            update(Anima)
+            .where(col(Anima.id) == anima_id)
+            .values(dream_status="ok", dream_failures=0, dream_retry_at=None)
         )
         return
     s = runtime.settings
     failures = (
         await session.execute(
-            update(Anima).where(col(Anima.id) == anima_id).values(dream_failures=col(Anima.dream_failures) + 1)
+            update(Anima)
+            .where(col(Anima.id) == anima_id)
+            .values(dream_failures=col(Anima.dream_failures) + 1)
             .returning(col(Anima.dream_failures))
         )
     ).scalar_one()
     wait = min(s.dreamer_retry_base_seconds * 2 ** min(failures - 1, 30), s.dreamer_retry_max_seconds)
     parked = failures >= s.dreamer_max_failures
     await session.execute(
-        update(Anima).where(col(Anima.id) == anima_id).values(
+        update(Anima)
+        .where(col(Anima.id) == anima_id)
+        .values(
             dream_status="failed" if parked else "backoff",
             dream_retry_at=None if parked else runtime.clock() + timedelta(seconds=wait),
         )

@@ -40,9 +40,17 @@ def to_inputs(rows: Sequence[Row]) -> list[EventInput]:
     """Claimed event rows as engine inputs, indexed in claim order."""
     return [
         EventInput(
-            index=i, id=r.id, event_type=r.event_type, content=r.content, occurred_at=r.occurred_at,
-            role=r.role, author=r.author, summary=r.summary, session_id=r.session_id,
-            importance_score=r.importance_score, meta=r.meta or {},
+            index=i,
+            id=r.id,
+            event_type=r.event_type,
+            content=r.content,
+            occurred_at=r.occurred_at,
+            role=r.role,
+            author=r.author,
+            summary=r.summary,
+            session_id=r.session_id,
+            importance_score=r.importance_score,
+            meta=r.meta or {},
         )
         for i, r in enumerate(rows)
     ]
@@ -73,24 +81,42 @@ async def embed_result(embedder: Embedder, result: DistillResult) -> tuple[list[
     in one embedder call."""
     texts = [lean_text(m.summary) for m in result.memories] + [k.content for k in result.knowledge]
     vectors = await embedder.embed(texts) if texts else []
-    return vectors[: len(result.memories)], vectors[len(result.memories):]
+    return vectors[: len(result.memories)], vectors[len(result.memories) :]
 
 
 def _memory_rows(ctx: WriteContext, result: DistillResult, vectors: Sequence[Sequence[float]]) -> list[dict]:
     rows = []
     for draft, vector in zip(result.memories, vectors, strict=True):
-        rows.append({
-            "id": uuid.uuid4(), "org_id": ctx.org_id, "anima_id": ctx.anima_id, "summary": draft.summary,
-            "content": draft.content, "importance": draft.importance, "confidence": draft.confidence,
-            "state": "active", "session_id": draft.session_id, "time_start": draft.time_start,
-            "time_end": draft.time_end, "meta": {**dict(draft.meta), "run_id": str(ctx.run_id)},
-            "embedding": list(vector), "embedding_space": ctx.space, "created_at": ctx.now, "updated_at": ctx.now,
-        })
+        rows.append(
+            {
+                "id": uuid.uuid4(),
+                "org_id": ctx.org_id,
+                "anima_id": ctx.anima_id,
+                "summary": draft.summary,
+                "content": draft.content,
+                "importance": draft.importance,
+                "confidence": draft.confidence,
+                "state": "active",
+                "session_id": draft.session_id,
+                "time_start": draft.time_start,
+                "time_end": draft.time_end,
+                "meta": {**dict(draft.meta), "run_id": str(ctx.run_id)},
+                "embedding": list(vector),
+                "embedding_space": ctx.space,
+                "created_at": ctx.now,
+                "updated_at": ctx.now,
+            }
+        )
     return rows
 
 
-async def _insert_memories(session: AsyncSession, ctx: WriteContext, result: DistillResult,
-                           vectors: Sequence[Sequence[float]], actions: list[dict]) -> list[uuid.UUID]:
+async def _insert_memories(
+    session: AsyncSession,
+    ctx: WriteContext,
+    result: DistillResult,
+    vectors: Sequence[Sequence[float]],
+    actions: list[dict],
+) -> list[uuid.UUID]:
     rows = _memory_rows(ctx, result, vectors)
     if not rows:
         return []
@@ -118,8 +144,12 @@ async def _mark_distilled(session: AsyncSession, ctx: WriteContext, event_ids: l
 
 
 async def write_chunk(
-    runtime: Runtime, run: DreamRun, inputs: Sequence[EventInput], result: DistillResult,
-    vectors: tuple[list[list[float]], list[list[float]]], stats: RunStats,
+    runtime: Runtime,
+    run: DreamRun,
+    inputs: Sequence[EventInput],
+    result: DistillResult,
+    vectors: tuple[list[list[float]], list[list[float]]],
+    stats: RunStats,
 ) -> list[uuid.UUID]:
     """Commit one chunk atomically; returns the new memory ids. RunLostError if the lease was lost."""
     async with journaled_write(runtime, run, stats) as step:
@@ -127,8 +157,14 @@ async def write_chunk(
         memory_ids = await _insert_memories(session, ctx, result, vectors[0], actions)
         event_times = {e.id: e.occurred_at for e in inputs}
         outcome = await write_knowledge(
-            session, ctx, result.knowledge, memory_ids, vectors[1], event_times,
-            runtime.settings.knowledge_dedupe_similarity, actions,
+            session,
+            ctx,
+            result.knowledge,
+            memory_ids,
+            vectors[1],
+            event_times,
+            runtime.settings.knowledge_dedupe_similarity,
+            actions,
         )
         if result.identity is not None:
             await apply_identity_draft(session, ctx, result.identity, actions)

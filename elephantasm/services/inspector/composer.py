@@ -47,7 +47,9 @@ class Composition:
         """Chosen items per layer, in the order the prompt shows them (see :func:`describe`)."""
         out: dict[str, list[dict[str, Any]]] = {}
         for layer in RENDER_ORDER:
-            chosen = sorted((t for t in self.trace.chosen() if t.layer is layer), key=lambda t: display_key(layer)(t.item))
+            chosen = sorted(
+                (t for t in self.trace.chosen() if t.layer is layer), key=lambda t: display_key(layer)(t.item)
+            )
             if chosen:
                 out[layer.value] = [describe(t) for t in chosen]
         return out
@@ -66,11 +68,17 @@ async def compose(runtime: Runtime, req: PackRequest) -> Composition:
     for layer in RENDER_ORDER:
         budget = trace.budgets[layer]
         traced = [t for t in trace.items if t.layer is layer]
-        layers.append(LayerUse(
-            layer=layer.value, share_tokens=int(budget.share_tokens), reserved_used=budget.reserved_used,
-            tokens=compiled.pack.layer_tokens.get(layer.value, 0), items=sum(t.chosen for t in traced),
-            limit=limits.get(layer), cut=sum(not t.chosen for t in traced),
-        ))
+        layers.append(
+            LayerUse(
+                layer=layer.value,
+                share_tokens=int(budget.share_tokens),
+                reserved_used=budget.reserved_used,
+                tokens=compiled.pack.layer_tokens.get(layer.value, 0),
+                items=sum(t.chosen for t in traced),
+                limit=limits.get(layer),
+                cut=sum(not t.chosen for t in traced),
+            )
+        )
     return Composition(compiled.pack, trace, layers)
 
 
@@ -79,9 +87,14 @@ def describe(traced: TracedItem) -> dict[str, Any]:
     ref = traced.item.ref
     candidate, scored = ref if isinstance(ref, tuple) else (None, None)
     return {
-        "layer": traced.layer.value, "id": traced.item.id, "kind": candidate.kind if candidate else traced.layer.value,
-        "text": traced.item.text, "score": traced.item.score,
+        "layer": traced.layer.value,
+        "id": traced.item.id,
+        "kind": candidate.kind if candidate else traced.layer.value,
+        "text": traced.item.text,
+        "score": traced.item.score,
         "breakdown": scored.breakdown.as_dict() if scored else None,
         "provenance": [str(p) for p in candidate.provenance] if candidate else [],
-        "decision": traced.decision.value, "why": traced.why, "cost": traced.cost,
+        "decision": traced.decision.value,
+        "why": traced.why,
+        "cost": traced.cost,
     }

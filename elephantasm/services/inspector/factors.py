@@ -17,8 +17,15 @@ from elephantasm.domain.scoring import ScoredCandidate, score_candidate
 def memory_factors(row: Any, config: PackConfig, as_of: datetime) -> ScoredCandidate:
     """Importance, confidence, recency and decay of a memory row at ``as_of``, and the no-query score."""
     return score_candidate(
-        as_of=as_of, weights=config.weights, recency_half_life_seconds=config.recency_half_life_seconds,
-        decay_half_life_seconds=config.decay_half_life_seconds, decay_growth=config.decay_growth,
-        importance=row.importance, confidence=row.confidence, happened_at=row.time_end or row.time_start,
-        last_recalled_at=row.last_recalled_at, created_at=row.created_at, recall_count=row.recall_count or 0,
+        as_of=as_of,
+        weights=config.weights,
+        recency_half_life_seconds=config.recency_half_life_seconds,
+        decay_half_life_seconds=config.decay_half_life_seconds,
+        decay_growth=config.decay_growth,
+        importance=row.importance,
+        confidence=row.confidence,
+        happened_at=row.time_end or row.time_start,
+        last_recalled_at=row.last_recalled_at,
+        created_at=row.created_at,
+        recall_count=row.recall_count or 0,
     )

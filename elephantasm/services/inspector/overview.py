@@ -36,6 +36,7 @@ CROSS JOIN LATERAL (
 WHERE a.org_id = :org AND a.id = ANY(:ids) AND a.deleted_at IS NULL
 """)
 
+
 @dataclass(frozen=True, slots=True)
 class AnimaCounts:
     """What an anima holds: events (and how many await the dreamer), live memories by state,
@@ -65,7 +66,8 @@ async def anima_counts(
         return {}
     rows = await session.execute(_COUNTS_SQL, {"org": org_id, "ids": list(anima_ids), "cap": cap})
     return {
-        r.id: AnimaCounts(r.events, r.pending, r.active, r.decaying, r.archived, r.knowledge, r.dream_runs,
-                          r.identity_version)
+        r.id: AnimaCounts(
+            r.events, r.pending, r.active, r.decaying, r.archived, r.knowledge, r.dream_runs, r.identity_version
+        )
         for r in rows
     }

@@ -97,8 +97,13 @@ def pack_query(mode: str, turns: list[dict[str, str]]) -> str:
 
 
 async def plan_chat(
-    runtime: Runtime, engine: LocalEngine, org_id: uuid.UUID, anima_id: uuid.UUID,
-    messages: list[dict[str, Any]], sampling: Sampling, session_id: str | None,
+    runtime: Runtime,
+    engine: LocalEngine,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    messages: list[dict[str, Any]],
+    sampling: Sampling,
+    session_id: str | None,
 ) -> ChatPlan:
     """Compile the pack, split and tokenize the prompt, find the prefix's snapshot."""
     client_system, turns = check_turns(messages)
@@ -121,8 +126,11 @@ async def plan_chat(
 
 
 def run_chat(
-    engine: LocalEngine, plan: ChatPlan, keep: bool,
-    on_ready: Callable[[str], None] | None = None, on_text: Callable[[str], None] | None = None,
+    engine: LocalEngine,
+    plan: ChatPlan,
+    keep: bool,
+    on_ready: Callable[[str], None] | None = None,
+    on_text: Callable[[str], None] | None = None,
 ) -> tuple[Primed, Generated]:
     """The model work of one turn (blocking; call from a worker thread)."""
     with engine.lock:
@@ -139,8 +147,9 @@ async def finish_chat(runtime: Runtime, engine: LocalEngine, plan: ChatPlan, pri
     await record_chat(runtime, engine, plan, primed.status, gen)
 
 
-def make_sampling(seed: int | None, temperature: float | None, top_p: float | None, max_tokens: int | None,
-                  default_max: int) -> Sampling:
+def make_sampling(
+    seed: int | None, temperature: float | None, top_p: float | None, max_tokens: int | None, default_max: int
+) -> Sampling:
     """Sampling settings with OpenAI's defaults; a missing seed is drawn now and recorded."""
     return Sampling(
         seed=seed if seed is not None else secrets.randbits(31),

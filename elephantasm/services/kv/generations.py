@@ -32,13 +32,28 @@ if TYPE_CHECKING:
 def _turn_events(plan: ChatPlan, output: str) -> list[EventCreate]:
     stem = f"chat:{plan.conversation_key}"
     meta = {"source": "chat", "generation_id": str(plan.generation_id), "pack_fingerprint": plan.pack.fingerprint}
-    user = EventCreate(anima_id=plan.anima_id, event_type="message.in", role="user", content=plan.user_text,
-                       session_id=plan.session_id, dedupe_key=f"{stem}:user", meta=meta)
+    user = EventCreate(
+        anima_id=plan.anima_id,
+        event_type="message.in",
+        role="user",
+        content=plan.user_text,
+        session_id=plan.session_id,
+        dedupe_key=f"{stem}:user",
+        meta=meta,
+    )
     events = [user]
     if output.strip():
-        events.append(EventCreate(anima_id=plan.anima_id, event_type="message.out", role="assistant",
-                                  content=output, session_id=plan.session_id, dedupe_key=f"{stem}:assistant",
-                                  meta=meta))
+        events.append(
+            EventCreate(
+                anima_id=plan.anima_id,
+                event_type="message.out",
+                role="assistant",
+                content=output,
+                session_id=plan.session_id,
+                dedupe_key=f"{stem}:assistant",
+                meta=meta,
+            )
+        )
     return events
 
 
@@ -46,11 +61,20 @@ async def record_chat(runtime: Runtime, engine: LocalEngine, plan: ChatPlan, kv_
     """One transaction: the generation row and the turn's events (deduplicated on retries)."""
     tokens = plan.prefix.tokens + plan.suffix_tokens
     row = GenerationRow(
-        id=plan.generation_id, org_id=plan.org_id, anima_id=plan.anima_id, model_digest=engine.model_digest,
-        pack_fingerprint=plan.pack.fingerprint, kv_status=kv_status, seed=plan.sampling.seed,
-        sampling=plan.sampling.as_dict(), prompt_hash=token_ids_hash(tokens), prompt_tokens=len(tokens),
+        id=plan.generation_id,
+        org_id=plan.org_id,
+        anima_id=plan.anima_id,
+        model_digest=engine.model_digest,
+        pack_fingerprint=plan.pack.fingerprint,
+        kv_status=kv_status,
+        seed=plan.sampling.seed,
+        sampling=plan.sampling.as_dict(),
+        prompt_hash=token_ids_hash(tokens),
+        prompt_tokens=len(tokens),
         prompt={"prefix": plan.prefix.text, "suffix": plan.suffix_text, "session_id": plan.session_id},
-        output=gen.text, output_tokens=len(gen.tokens), finish_reason=gen.finish_reason,
+        output=gen.text,
+        output_tokens=len(gen.tokens),
+        finish_reason=gen.finish_reason,
     )
     async with runtime.unit_of_work() as session:
         session.add(row)
@@ -61,8 +85,11 @@ async def record_chat(runtime: Runtime, engine: LocalEngine, plan: ChatPlan, kv_
 async def get_generation(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID) -> GenerationRow:
     """A generation of the org (404 for another org's or a deleted anima's)."""
     stmt = (
-        select(GenerationRow).join(Anima, col(Anima.id) == col(GenerationRow.anima_id))
-        .where(col(GenerationRow.id) == generation_id, col(GenerationRow.org_id) == org_id, col(Anima.deleted_at).is_(None))
+        select(GenerationRow)
+        .join(Anima, col(Anima.id) == col(GenerationRow.anima_id))
+        .where(
+            col(GenerationRow.id) == generation_id, col(GenerationRow.org_id) == org_id, col(Anima.deleted_at).is_(None)
+        )
     )
     async with runtime.read_session() as session:
         row = (await session.execute(stmt)).scalars().first()
@@ -92,7 +119,10 @@ async def replay(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID) 
 
     kv, gen = await asyncio.to_thread(work)
     return ReplayRead(
-        generation_id=row.id, identical=gen.text.encode() == row.output.encode(),
-        prompt_identical=token_ids_hash(prefix.tokens + suffix) == row.prompt_hash, kv=kv,
-        output=gen.text, original_output=row.output,
+        generation_id=row.id,
+        identical=gen.text.encode() == row.output.encode(),
+        prompt_identical=token_ids_hash(prefix.tokens + suffix) == row.prompt_hash,
+        kv=kv,
+        output=gen.text,
+        original_output=row.output,
     )

@@ -32,8 +32,10 @@ async def _stored(runtime: Runtime, org_id: uuid.UUID, snapshot_id: uuid.UUID) -
         row = await rows.get(session, org_id, snapshot_id)
     blob = await asyncio.to_thread(runtime.local.store(runtime.settings).read, org_id, row.sha256)
     if blob is None:
-        raise ConflictError(f"kv snapshot {snapshot_id}: its file is missing or failed its checksum (deleted); "
-                            "it is rebuilt on the next use of its pack")
+        raise ConflictError(
+            f"kv snapshot {snapshot_id}: its file is missing or failed its checksum (deleted); "
+            "it is rebuilt on the next use of its pack"
+        )
     return row, blob
 
 
@@ -47,6 +49,7 @@ def _same_model(engine: LocalEngine, digest: str, what: str) -> None:
 
 def certify(engine: LocalEngine, prefix: Prefix, state: bytes, n_probes: int) -> dict[str, Any]:
     """Restored vs recomputed over ``n_probes`` probes (blocking; takes the engine lock)."""
+
     def recompute() -> int:
         engine.prefill(prefix.tokens)
         return len(prefix.tokens)
@@ -63,11 +66,19 @@ def manifest_for(engine: LocalEngine, row: KVSnapshotRow, header: dict[str, Any]
     """The package manifest: source model, context metadata and reconstruction hints."""
     return {
         **engine.describe(),
-        "chat_template": engine.template, "template_sha256": sha256_hex(engine.template),
-        "snapshot_key": row.snapshot_key, "pack_fingerprint": row.pack_fingerprint, "n_tokens": row.n_tokens,
-        "token_ids_hash": row.token_ids_hash, "kv_type": row.kv_type, "n_ctx": row.n_ctx,
-        "layer_counts": row.meta.get("layer_counts", {}), "summary": row.meta.get("summary"),
-        "source_snapshot_id": str(row.id), "created_at": row.created_at.isoformat(), "exported_at": now.isoformat(),
+        "chat_template": engine.template,
+        "template_sha256": sha256_hex(engine.template),
+        "snapshot_key": row.snapshot_key,
+        "pack_fingerprint": row.pack_fingerprint,
+        "n_tokens": row.n_tokens,
+        "token_ids_hash": row.token_ids_hash,
+        "kv_type": row.kv_type,
+        "n_ctx": row.n_ctx,
+        "layer_counts": row.meta.get("layer_counts", {}),
+        "summary": row.meta.get("summary"),
+        "source_snapshot_id": str(row.id),
+        "created_at": row.created_at.isoformat(),
+        "exported_at": now.isoformat(),
     }
 
 
@@ -82,7 +93,9 @@ async def export_package(runtime: Runtime, org_id: uuid.UUID, snapshot_id: uuid.
     return seal_package(manifest_for(engine, row, header, runtime.clock()), cert, blob, runtime.secret)
 
 
-async def verify_snapshot(runtime: Runtime, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int = 4) -> dict[str, Any]:
+async def verify_snapshot(
+    runtime: Runtime, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int = 4
+) -> dict[str, Any]:
     """Re-measure a stored snapshot's certificate (restored vs recomputed)."""
     row, blob = await _stored(runtime, org_id, snapshot_id)
     engine = await runtime.local.aengine(runtime.settings)
@@ -95,16 +108,20 @@ def _checked(engine: LocalEngine, manifest: dict[str, Any], snapshot: bytes) -> 
     """Everything an import must agree on before the state may ever reach the model."""
     _same_model(engine, str(manifest.get("model_digest")), "the package")
     if manifest.get("kv_type") != engine.kv_type:
-        raise ValidationError(f"the package holds a {manifest.get('kv_type')} KV cache; this server uses "
-                              f"{engine.kv_type} (ELEPHANTASM_LOCAL_KV_TYPE)")
+        raise ValidationError(
+            f"the package holds a {manifest.get('kv_type')} KV cache; this server uses "
+            f"{engine.kv_type} (ELEPHANTASM_LOCAL_KV_TYPE)"
+        )
     try:
         header, state = decode_snapshot(snapshot)
     except SnapshotFormatError as exc:
         raise ValidationError(f"package rejected: {exc}") from None
     prefix = make_prefix(engine, header.get("prefix_text", ""))
     if prefix.key != manifest.get("snapshot_key") or prefix.tokens != header.get("tokens"):
-        raise ValidationError("package rejected: its prefix does not tokenize to the stored tokens under this "
-                              "server's model and chat template")
+        raise ValidationError(
+            "package rejected: its prefix does not tokenize to the stored tokens under this "
+            "server's model and chat template"
+        )
     if token_ids_hash(prefix.tokens) != manifest.get("token_ids_hash"):
         raise ValidationError("package rejected: token hash mismatch")
     with engine.lock:
@@ -112,7 +129,9 @@ def _checked(engine: LocalEngine, manifest: dict[str, Any], snapshot: bytes) -> 
     return header, prefix
 
 
-async def import_package(runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, blob: bytes) -> tuple[KVSnapshotRow, dict, dict]:
+async def import_package(
+    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, blob: bytes
+) -> tuple[KVSnapshotRow, dict, dict]:
     """Verify a package (signature, checksums, model, tokens, loadability) and store its snapshot."""
     try:
         manifest, cert, snapshot = open_package(blob, runtime.secret)
@@ -124,13 +143,27 @@ async def import_package(runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUI
     _, prefix = await asyncio.to_thread(_checked, engine, manifest, snapshot)
     digest = await asyncio.to_thread(runtime.local.store(runtime.settings).write, org_id, snapshot)
     values = {
-        "id": uuid.uuid4(), "org_id": org_id, "anima_id": anima_id, "snapshot_key": prefix.key,
-        "pack_fingerprint": manifest["pack_fingerprint"], "model_digest": engine.model_digest,
-        "model_name": engine.model_name, "llama_cpp_version": engine.llama_cpp_version, "kv_type": engine.kv_type,
-        "n_ctx": engine.n_ctx, "n_tokens": len(prefix.tokens), "token_ids_hash": manifest["token_ids_hash"],
-        "bytes": len(snapshot), "sha256": digest, "source": "imported",
-        "meta": {"layer_counts": manifest.get("layer_counts", {}), "summary": manifest.get("summary"),
-                 "certificate": cert, "source_snapshot_id": manifest.get("source_snapshot_id")},
+        "id": uuid.uuid4(),
+        "org_id": org_id,
+        "anima_id": anima_id,
+        "snapshot_key": prefix.key,
+        "pack_fingerprint": manifest["pack_fingerprint"],
+        "model_digest": engine.model_digest,
+        "model_name": engine.model_name,
+        "llama_cpp_version": engine.llama_cpp_version,
+        "kv_type": engine.kv_type,
+        "n_ctx": engine.n_ctx,
+        "n_tokens": len(prefix.tokens),
+        "token_ids_hash": manifest["token_ids_hash"],
+        "bytes": len(snapshot),
+        "sha256": digest,
+        "source": "imported",
+        "meta": {
+            "layer_counts": manifest.get("layer_counts", {}),
+            "summary": manifest.get("summary"),
+            "certificate": cert,
+            "source_snapshot_id": manifest.get("source_snapshot_id"),
+        },
     }
     async with runtime.unit_of_work() as session:
         row = await rows.upsert(session, values)

@@ -35,8 +35,10 @@ class PackPrompt:
     def summary(self) -> str:
         """A short human description of what the pack holds."""
         c = self.layer_counts
-        return (f"{c.get('knowledge', 0)} knowledge items, {c.get('long_term', 0)} long-term memories, "
-                f"identity: {'yes' if c.get('identity') else 'no'}")
+        return (
+            f"{c.get('knowledge', 0)} knowledge items, {c.get('long_term', 0)} long-term memories, "
+            f"identity: {'yes' if c.get('identity') else 'no'}"
+        )
 
 
 def system_text(preamble: str, context: str) -> str:
@@ -63,8 +65,13 @@ async def pack_prompt(
     """Compile (or serve from the pack cache) the anima's chat pack for ``query``; 404 if not found."""
     settings = runtime.settings
     req = pack_svc.build_request(
-        runtime, org_id, anima_id, query=(query or "")[:4000] or None, overrides=CHAT_PACK_OVERRIDES,
-        max_tokens=settings.local_pack_max_tokens, session_id=session_id,
+        runtime,
+        org_id,
+        anima_id,
+        query=(query or "")[:4000] or None,
+        overrides=CHAT_PACK_OVERRIDES,
+        max_tokens=settings.local_pack_max_tokens,
+        session_id=session_id,
     )
     served = await pack_svc.compile_now(runtime, req)
     if served.followup is not None:

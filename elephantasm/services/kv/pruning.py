@@ -28,8 +28,9 @@ def without(tokens: Sequence[int], spans_desc: Sequence[ItemSpan]) -> list[int]:
     return kept
 
 
-def _measure_cut(engine: LocalEngine, prefix: Prefix, spans_desc: Sequence[ItemSpan], reference: str,
-                 n_probes: int) -> dict[str, Any]:
+def _measure_cut(
+    engine: LocalEngine, prefix: Prefix, spans_desc: Sequence[ItemSpan], reference: str, n_probes: int
+) -> dict[str, Any]:
     """Certificate of the cache with ``spans_desc`` cut out vs recomputing the text that remains."""
     short = without(prefix.tokens, spans_desc)
 
@@ -46,8 +47,13 @@ def _measure_cut(engine: LocalEngine, prefix: Prefix, spans_desc: Sequence[ItemS
     return {"tokens_before": len(prefix.tokens), "tokens_after": len(short), "certificate": cert}
 
 
-def prune_items(engine: LocalEngine, prefix: Prefix, items: Sequence[tuple[str, str, float]], drop_fraction: float,
-                n_probes: int = 2) -> dict[str, Any]:
+def prune_items(
+    engine: LocalEngine,
+    prefix: Prefix,
+    items: Sequence[tuple[str, str, float]],
+    drop_fraction: float,
+    n_probes: int = 2,
+) -> dict[str, Any]:
     """Drop about ``drop_fraction`` of the items (lowest scores) from the cached prefix; certificate
     against recomputing the shorter text, plus the sizes (blocking; takes the engine lock)."""
     drop = choose_prune(item_spans(prefix.lines, prefix.starts, items), drop_fraction)

@@ -31,7 +31,9 @@ PROBES = (
 )
 
 
-def _trace(engine: LocalEngine, suffix: list[int], forced: Sequence[int] | None, n: int) -> tuple[list[int], list[np.ndarray]]:
+def _trace(
+    engine: LocalEngine, suffix: list[int], forced: Sequence[int] | None, n: int
+) -> tuple[list[int], list[np.ndarray]]:
     engine.extend(suffix)
     tokens: list[int] = []
     logits: list[np.ndarray] = []
@@ -48,8 +50,9 @@ def _trace(engine: LocalEngine, suffix: list[int], forced: Sequence[int] | None,
     return tokens, logits
 
 
-def _run(engine: LocalEngine, setup: Callable[[], int], suffixes: list[list[int]], forced: list[list[int]] | None,
-         n: int) -> list[tuple[list[int], list[np.ndarray]]]:
+def _run(
+    engine: LocalEngine, setup: Callable[[], int], suffixes: list[list[int]], forced: list[list[int]] | None, n: int
+) -> list[tuple[list[int], list[np.ndarray]]]:
     base = setup()
     out = []
     for i, suffix in enumerate(suffixes):
@@ -62,7 +65,9 @@ def _run(engine: LocalEngine, setup: Callable[[], int], suffixes: list[list[int]
 def measure(
     reference: tuple[LocalEngine, Callable[[], int]],
     candidate: tuple[LocalEngine, Callable[[], int]],
-    reference_name: str, n_probes: int = 4, n_tokens: int = 16,
+    reference_name: str,
+    n_probes: int = 4,
+    n_tokens: int = 16,
 ) -> dict[str, Any]:
     """The certificate of ``candidate`` against ``reference``; each is (engine, setup) where setup
     puts the prefix in the engine's cache and returns its length (callers hold the engine locks)."""
@@ -73,10 +78,15 @@ def measure(
     cand = _run(cand_engine, candidate[1], suffixes, [tokens for tokens, _ in ref], n_tokens)
     results = []
     for (rt, rl), (ct, cl) in zip(ref, cand, strict=True):
-        results.append(ProbeResult(
-            tuple(rt), tuple(ct), top1_matches=sum(a == b for a, b in zip(rt, ct, strict=False)), steps=len(rt),
-            kl=tuple(kl_divergence(r, c) for r, c in zip(rl, cl, strict=False)),
-        ))
+        results.append(
+            ProbeResult(
+                tuple(rt),
+                tuple(ct),
+                top1_matches=sum(a == b for a, b in zip(rt, ct, strict=False)),
+                steps=len(rt),
+                kl=tuple(kl_divergence(r, c) for r, c in zip(rl, cl, strict=False)),
+            )
+        )
     cert = certificate(results, reference_name)
     cert["probe_tokens"] = n_tokens
     return cert

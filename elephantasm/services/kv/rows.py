@@ -29,8 +29,12 @@ async def find(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, ke
     stmt = (
         select(KVSnapshotRow)
         .join(Anima, col(Anima.id) == col(KVSnapshotRow.anima_id))
-        .where(col(KVSnapshotRow.org_id) == org_id, col(KVSnapshotRow.anima_id) == anima_id,
-               col(KVSnapshotRow.snapshot_key) == key, col(Anima.deleted_at).is_(None))
+        .where(
+            col(KVSnapshotRow.org_id) == org_id,
+            col(KVSnapshotRow.anima_id) == anima_id,
+            col(KVSnapshotRow.snapshot_key) == key,
+            col(Anima.deleted_at).is_(None),
+        )
     )
     return (await session.execute(stmt)).scalars().first()
 
@@ -40,7 +44,9 @@ async def get(session: AsyncSession, org_id: uuid.UUID, snapshot_id: uuid.UUID) 
     stmt = (
         select(KVSnapshotRow)
         .join(Anima, col(Anima.id) == col(KVSnapshotRow.anima_id))
-        .where(col(KVSnapshotRow.id) == snapshot_id, col(KVSnapshotRow.org_id) == org_id, col(Anima.deleted_at).is_(None))
+        .where(
+            col(KVSnapshotRow.id) == snapshot_id, col(KVSnapshotRow.org_id) == org_id, col(Anima.deleted_at).is_(None)
+        )
     )
     row = (await session.execute(stmt)).scalars().first()
     if row is None:
@@ -52,7 +58,8 @@ async def upsert(session: AsyncSession, values: dict[str, Any]) -> KVSnapshotRow
     """Insert a snapshot row; a concurrent insert of the same (anima, key) replaces file and stats."""
     refresh = {c: values[c] for c in ("sha256", "bytes", "n_tokens", "token_ids_hash", "meta", "source")}
     stmt = (
-        insert(_T).values(**values)
+        insert(_T)
+        .values(**values)
         .on_conflict_do_update(constraint="uq_kv_snapshots_anima_key", set_={**refresh, "last_used_at": func.now()})
         .returning(_T.c.id)
     )
@@ -74,7 +81,8 @@ async def list_for(
 ) -> list[KVSnapshotRow]:
     """Snapshots of the org (or one anima), most recently used first."""
     stmt = (
-        select(KVSnapshotRow).join(Anima, col(Anima.id) == col(KVSnapshotRow.anima_id))
+        select(KVSnapshotRow)
+        .join(Anima, col(Anima.id) == col(KVSnapshotRow.anima_id))
         .where(col(KVSnapshotRow.org_id) == org_id, col(Anima.deleted_at).is_(None))
     )
     if anima_id is not None:

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from elephantasm.db.models import KVSnapshotRow
 from elephantasm.domain.fingerprint import sha256_hex
-from elephantasm.domain.kv.snapshot import SnapshotFormatError, decode_snapshot, encode_snapshot, snapshot_key, token_ids_hash
+from elephantasm.domain.kv.snapshot import (
+    SnapshotFormatError,
+    decode_snapshot,
+    encode_snapshot,
+    snapshot_key,
+    token_ids_hash,
+)
 from elephantasm.local.errors import KVStateError
 from elephantasm.services.kv import rows
 from elephantasm.services.kv.prefix import PackPrompt
@@ -55,10 +61,15 @@ def make_prefix(engine: LocalEngine, prefix_text: str) -> Prefix:
 def header(engine: LocalEngine, prefix: Prefix, fingerprint: str) -> dict[str, Any]:
     """The snapshot file's metadata: enough to check it and to rebuild the prompt elsewhere."""
     return {
-        "snapshot_key": prefix.key, "model_digest": engine.model_digest,
-        "template_sha256": sha256_hex(engine.template), "kv_type": engine.kv_type, "n_ctx": engine.n_ctx,
-        "llama_cpp_version": engine.llama_cpp_version, "pack_fingerprint": fingerprint,
-        "prefix_text": prefix.text, "tokens": prefix.tokens,
+        "snapshot_key": prefix.key,
+        "model_digest": engine.model_digest,
+        "template_sha256": sha256_hex(engine.template),
+        "kv_type": engine.kv_type,
+        "n_ctx": engine.n_ctx,
+        "llama_cpp_version": engine.llama_cpp_version,
+        "pack_fingerprint": fingerprint,
+        "prefix_text": prefix.text,
+        "tokens": prefix.tokens,
     }
 
 
@@ -104,8 +115,14 @@ async def lookup(
 
 
 async def settle(
-    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, engine: LocalEngine,
-    prefix: Prefix, pack: PackPrompt, primed: Primed, row: KVSnapshotRow | None,
+    runtime: Runtime,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    engine: LocalEngine,
+    prefix: Prefix,
+    pack: PackPrompt,
+    primed: Primed,
+    row: KVSnapshotRow | None,
 ) -> KVSnapshotRow | None:
     """After priming: keep a new snapshot (file, row, LRU budget) or mark a hit as used."""
     settings, store = runtime.settings, runtime.local.store(runtime.settings)
@@ -117,11 +134,21 @@ async def settle(
         return None
     digest = await asyncio.to_thread(store.write, org_id, primed.blob)
     values = {
-        "id": uuid.uuid4(), "org_id": org_id, "anima_id": anima_id, "snapshot_key": prefix.key,
-        "pack_fingerprint": pack.fingerprint, "model_digest": engine.model_digest, "model_name": engine.model_name,
-        "llama_cpp_version": engine.llama_cpp_version, "kv_type": engine.kv_type, "n_ctx": engine.n_ctx,
-        "n_tokens": len(prefix.tokens), "token_ids_hash": token_ids_hash(prefix.tokens),
-        "bytes": len(primed.blob), "sha256": digest, "source": "built",
+        "id": uuid.uuid4(),
+        "org_id": org_id,
+        "anima_id": anima_id,
+        "snapshot_key": prefix.key,
+        "pack_fingerprint": pack.fingerprint,
+        "model_digest": engine.model_digest,
+        "model_name": engine.model_name,
+        "llama_cpp_version": engine.llama_cpp_version,
+        "kv_type": engine.kv_type,
+        "n_ctx": engine.n_ctx,
+        "n_tokens": len(prefix.tokens),
+        "token_ids_hash": token_ids_hash(prefix.tokens),
+        "bytes": len(primed.blob),
+        "sha256": digest,
+        "source": "built",
         "meta": {"layer_counts": pack.layer_counts, "summary": pack.summary(), "items": pack.items},
     }
     async with runtime.unit_of_work() as session:

@@ -38,7 +38,7 @@ class ChatStream:
                 keep = self.runtime.settings.local_kv_snapshots
                 result = run_chat(self.engine, self.plan, keep, lambda s: put("ready", s), lambda t: put("text", t))
                 put("done", result)
-            except BaseException as exc:  # noqa: BLE001 - handed to the event loop, raised there
+            except BaseException as exc:
                 put("error", exc)
 
         self._task = asyncio.ensure_future(asyncio.to_thread(work))

@@ -38,14 +38,23 @@ class CachedPack:
 
     def payload(self) -> dict[str, Any]:
         """The shared tier's JSON: the body kept as a string, so every replica serves the same bytes."""
-        return {"body": self.body.decode(), "fingerprint": self.fingerprint, "pack_id": str(self.pack_id),
-                "memory_ids": [str(m) for m in self.memory_ids]}
+        return {
+            "body": self.body.decode(),
+            "fingerprint": self.fingerprint,
+            "pack_id": str(self.pack_id),
+            "memory_ids": [str(m) for m in self.memory_ids],
+        }
 
     @classmethod
     def from_payload(cls, key: str, payload: dict[str, Any]) -> CachedPack:
         """Inverse of :meth:`payload`."""
-        return cls(key, payload["body"].encode(), payload["fingerprint"], uuid.UUID(payload["pack_id"]),
-                   tuple(uuid.UUID(m) for m in payload["memory_ids"]))
+        return cls(
+            key,
+            payload["body"].encode(),
+            payload["fingerprint"],
+            uuid.UUID(payload["pack_id"]),
+            tuple(uuid.UUID(m) for m in payload["memory_ids"]),
+        )
 
 
 class SnapshotLRU:
@@ -119,18 +128,24 @@ class CacheMetrics:
             return round(times[min(len(times) - 1, int(p * len(times)))], 3) if times else None
 
         return {
-            "hits": self.memory_hits + self.shared_hits, "memory_hits": self.memory_hits,
-            "shared_hits": self.shared_hits, "misses": self.misses, "not_modified": self.not_modified,
+            "hits": self.memory_hits + self.shared_hits,
+            "memory_hits": self.memory_hits,
+            "shared_hits": self.shared_hits,
+            "misses": self.misses,
+            "not_modified": self.not_modified,
             "hit_ratio": round((self.memory_hits + self.shared_hits) / lookups, 4) if lookups else None,
-            "compiles": self.compiles, "compile_ms_p50": pct(0.5), "compile_ms_p99": pct(0.99),
+            "compiles": self.compiles,
+            "compile_ms_p50": pct(0.5),
+            "compile_ms_p99": pct(0.99),
             "compile_ms_mean": round(statistics.fmean(times), 3) if times else None,
-            "entries": len(lru), "bytes": lru.bytes, "max_bytes": lru.max_bytes, "evictions": lru.evictions,
+            "entries": len(lru),
+            "bytes": lru.bytes,
+            "max_bytes": lru.max_bytes,
+            "evictions": lru.evictions,
         }
 
 
-_LOAD_SQL = text(
-    "SELECT payload FROM pack_snapshots WHERE cache_key = :key AND org_id = :org AND anima_id = :anima"
-)
+_LOAD_SQL = text("SELECT payload FROM pack_snapshots WHERE cache_key = :key AND org_id = :org AND anima_id = :anima")
 
 
 async def load_shared(conn: AsyncConnection, key: str, org_id: uuid.UUID, anima_id: uuid.UUID) -> CachedPack | None:

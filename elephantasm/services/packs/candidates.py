@@ -68,9 +68,15 @@ class Scope:
         """Bind parameters of the shared fragments plus ``extra``."""
         w = self.weights.normalised(self.has_query)
         p: dict[str, Any] = {
-            "org": self.org_id, "anima": self.anima_id, "as_of_epoch": self.as_of.timestamp(),
-            "w_imp": w.importance, "w_conf": w.confidence, "w_rec": w.recency, "w_fresh": w.decay,
-            "h_rec": self.config.recency_half_life_seconds, "h_dec": self.config.decay_half_life_seconds,
+            "org": self.org_id,
+            "anima": self.anima_id,
+            "as_of_epoch": self.as_of.timestamp(),
+            "w_imp": w.importance,
+            "w_conf": w.confidence,
+            "w_rec": w.recency,
+            "w_fresh": w.decay,
+            "h_rec": self.config.recency_half_life_seconds,
+            "h_dec": self.config.decay_half_life_seconds,
             "growth": float(self.config.decay_growth),
         }
         if self.has_query:
@@ -81,8 +87,11 @@ class Scope:
 
 
 _EVENT_SPEAKERS = {
-    "message.in": "user", "message.out": "assistant", "tool.call": "tool call",
-    "tool.result": "tool result", "system": "system",
+    "message.in": "user",
+    "message.out": "assistant",
+    "tool.call": "tool call",
+    "tool.result": "tool result",
+    "system": "system",
 }
 
 
@@ -93,26 +102,59 @@ def event_text(event_type: str, role: str | None, content: str) -> str:
 
 def _memory(r: Any) -> Candidate:
     return Candidate(
-        kind="memory", id=r.id, text=r.summary or r.content or "", importance=r.importance,
-        confidence=r.confidence, happened_at=r.time_end or r.time_start, touched_at=r.last_recalled_at,
-        created_at=r.created_at, recall_count=r.recall_count or 0, cosine=r.cosine, fts_rank=r.fts_rank,
-        provenance=tuple(r.provenance or ()), time_start=r.time_start, time_end=r.time_end, session_id=r.session_id,
+        kind="memory",
+        id=r.id,
+        text=r.summary or r.content or "",
+        importance=r.importance,
+        confidence=r.confidence,
+        happened_at=r.time_end or r.time_start,
+        touched_at=r.last_recalled_at,
+        created_at=r.created_at,
+        recall_count=r.recall_count or 0,
+        cosine=r.cosine,
+        fts_rank=r.fts_rank,
+        provenance=tuple(r.provenance or ()),
+        time_start=r.time_start,
+        time_end=r.time_end,
+        session_id=r.session_id,
     )
 
 
 def _knowledge(r: Any) -> Candidate:
     return Candidate(
-        kind="knowledge", id=r.id, text=r.content, importance=r.importance, confidence=r.confidence,
-        happened_at=r.valid_from or r.created_at, touched_at=None, created_at=None, recall_count=0,
-        cosine=r.cosine, fts_rank=r.fts_rank, provenance=tuple(r.provenance or ()), label=r.type, topic=r.topic,
+        kind="knowledge",
+        id=r.id,
+        text=r.content,
+        importance=r.importance,
+        confidence=r.confidence,
+        happened_at=r.valid_from or r.created_at,
+        touched_at=None,
+        created_at=None,
+        recall_count=0,
+        cosine=r.cosine,
+        fts_rank=r.fts_rank,
+        provenance=tuple(r.provenance or ()),
+        label=r.type,
+        topic=r.topic,
     )
 
 
 def _event(r: Any) -> Candidate:
     return Candidate(
-        kind="event", id=r.id, text=event_text(r.event_type, r.role, r.content), importance=r.importance_score,
-        confidence=None, happened_at=r.occurred_at, touched_at=None, created_at=r.created_at, recall_count=0,
-        cosine=None, fts_rank=r.fts_rank, provenance=(r.id,), time_start=r.occurred_at, time_end=r.occurred_at,
+        kind="event",
+        id=r.id,
+        text=event_text(r.event_type, r.role, r.content),
+        importance=r.importance_score,
+        confidence=None,
+        happened_at=r.occurred_at,
+        touched_at=None,
+        created_at=r.created_at,
+        recall_count=0,
+        cosine=None,
+        fts_rank=r.fts_rank,
+        provenance=(r.id,),
+        time_start=r.occurred_at,
+        time_end=r.occurred_at,
         session_id=r.session_id,
     )
 
@@ -122,25 +164,52 @@ def _variants(build: Any) -> dict[bool, Any]:
     return {has_query: text(build(has_query)) for has_query in (False, True)}
 
 
-_LONG_TERM = _variants(lambda q: topk.top_k_union(
-    "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)", sql.MEMORY_FACTORS, sql.MEMORY_COLUMNS, q,
-    happened=sql.MEMORY_HAPPENED))
-_KNOWLEDGE = _variants(lambda q: topk.top_k_union(
-    "knowledge", "k", sql.KNOWLEDGE_CURRENT, sql.KNOWLEDGE_FACTORS, sql.KNOWLEDGE_COLUMNS, q,
-    happened=sql.KNOWLEDGE_HAPPENED))
-_PENDING = _variants(lambda q: topk.top_k_union(
-    "events", "e", f"{sql.EVENT_PENDING} AND e.id <> ALL(:exclude)", sql.EVENT_FACTORS, sql.EVENT_COLUMNS, q,
-    vector=False))
+_LONG_TERM = _variants(
+    lambda q: topk.top_k_union(
+        "memories",
+        "m",
+        f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)",
+        sql.MEMORY_FACTORS,
+        sql.MEMORY_COLUMNS,
+        q,
+        happened=sql.MEMORY_HAPPENED,
+    )
+)
+_KNOWLEDGE = _variants(
+    lambda q: topk.top_k_union(
+        "knowledge",
+        "k",
+        sql.KNOWLEDGE_CURRENT,
+        sql.KNOWLEDGE_FACTORS,
+        sql.KNOWLEDGE_COLUMNS,
+        q,
+        happened=sql.KNOWLEDGE_HAPPENED,
+    )
+)
+_PENDING = _variants(
+    lambda q: topk.top_k_union(
+        "events",
+        "e",
+        f"{sql.EVENT_PENDING} AND e.id <> ALL(:exclude)",
+        sql.EVENT_FACTORS,
+        sql.EVENT_COLUMNS,
+        q,
+        vector=False,
+    )
+)
 
 _SESSION_MEMORY_WHERE = {
     True: f"{sql.MEMORY_ALIVE} AND m.session_id = :sid",
-    False: (f"{sql.MEMORY_ALIVE} AND m.session_id IS NULL "
-            "AND coalesce(m.time_end, m.time_start, m.created_at) >= :start"),
+    False: (
+        f"{sql.MEMORY_ALIVE} AND m.session_id IS NULL AND coalesce(m.time_end, m.time_start, m.created_at) >= :start"
+    ),
 }
 _SESSION_MEMORIES = {
-    (named, q): text(topk.scoped_select("memories", "m", where, sql.MEMORY_COLUMNS,
-                                       "m.time_end DESC NULLS LAST, m.id", q))
-    for named, where in _SESSION_MEMORY_WHERE.items() for q in (False, True)
+    (named, q): text(
+        topk.scoped_select("memories", "m", where, sql.MEMORY_COLUMNS, "m.time_end DESC NULLS LAST, m.id", q)
+    )
+    for named, where in _SESSION_MEMORY_WHERE.items()
+    for q in (False, True)
 }
 _TURN_WHERE = {
     True: f"{sql.EVENT_PENDING} AND e.session_id = :sid",
@@ -148,7 +217,8 @@ _TURN_WHERE = {
 }
 _RECENT_TURNS = {
     (named, q): text(topk.scoped_select("events", "e", where, sql.EVENT_COLUMNS, "e.occurred_at DESC, e.id DESC", q))
-    for named, where in _TURN_WHERE.items() for q in (False, True)
+    for named, where in _TURN_WHERE.items()
+    for q in (False, True)
 }
 
 
@@ -190,9 +260,7 @@ async def knowledge(conn: AsyncConnection, scope: Scope, k: int) -> list[Candida
     return [_knowledge(r) for r in await conn.execute(_KNOWLEDGE[scope.has_query], params)]
 
 
-async def pending_events(
-    conn: AsyncConnection, scope: Scope, k: int, exclude: Sequence[uuid.UUID]
-) -> list[Candidate]:
+async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: Sequence[uuid.UUID]) -> list[Candidate]:
     """Top-``k`` per arm over undistilled events, minus ``exclude`` (the recent turns)."""
     params = scope.params(k=k, exclude=list(exclude))
     return [_event(r) for r in await conn.execute(_PENDING[scope.has_query], params)]
@@ -215,9 +283,7 @@ HAVING bool_and(
 """)
 
 
-async def superseded_memories(
-    conn: AsyncConnection, scope: Scope, ids: Sequence[uuid.UUID]
-) -> frozenset[uuid.UUID]:
+async def superseded_memories(conn: AsyncConnection, scope: Scope, ids: Sequence[uuid.UUID]) -> frozenset[uuid.UUID]:
     """Which of ``ids`` (memory ids) only carry superseded knowledge (see ``_SUPERSEDED_MEMORIES``)."""
     if not ids:
         return frozenset()

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.fingerprint import pack_fingerprint
+from elephantasm.domain.fusion import rank_fusion
+from elephantasm.domain.lean import lean_text, wants_temporal
 from elephantasm.domain.pack_trace import PackTrace
 from elephantasm.domain.packing import PackResult, pack
-from elephantasm.domain.lean import lean_text, wants_temporal
 from elephantasm.domain.presets import adapt_weights, budget_limits, budget_shares
-from elephantasm.domain.fusion import rank_fusion
 from elephantasm.domain.render import RENDER_ORDER, Layer, header_line, item_line
 from elephantasm.domain.scoring import contextual_relevance
 from elephantasm.domain.temporal import temporal_context
@@ -72,10 +72,13 @@ async def _event_cosines(
 
 def _identity(head: Any) -> IdentityData:
     return IdentityData(
-        name=head.name, description=head.description, personality_type=head.personality_type,
+        name=head.name,
+        description=head.description,
+        personality_type=head.personality_type,
         communication_style=head.communication_style,
         # The wire (and SDK 0.2.0) wants an object or null; anything else the column may hold is dropped.
-        self_reflection=head.self if isinstance(head.self, dict) and head.self else None, prose=head.prose,
+        self_reflection=head.self if isinstance(head.self, dict) and head.self else None,
+        prose=head.prose,
     )
 
 
@@ -83,7 +86,8 @@ def layer_tokens(result: PackResult, count: Any) -> dict[str, int]:
     """Tokens of each layer's block (header and lines), for the CLI's table and the wire."""
     return {
         layer.value: count(header_line(layer) + "".join(item_line(layer, it) for it in result.items(layer)))
-        if result.items(layer) else 0
+        if result.items(layer)
+        else 0
         for layer in RENDER_ORDER
     }
 
@@ -96,9 +100,16 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
     cfg = req.config
     weights = adapt_weights(cfg.weights, req.query) if cfg.adaptive else cfg.weights
     query_vec = (await runtime.embedder.embed([req.query]))[0] if req.query else None
-    scope = cands.Scope(req.org_id, req.anima_id, req.as_of, req.query,
-                        vector_literal(query_vec) if query_vec else None, weights, cfg,
-                        runtime.embedder.space.label())
+    scope = cands.Scope(
+        req.org_id,
+        req.anima_id,
+        req.as_of,
+        req.query,
+        vector_literal(query_vec) if query_vec else None,
+        weights,
+        cfg,
+        runtime.embedder.space.label(),
+    )
     got = await read_candidates(runtime, req, scope)
     if query_vec is not None:
         for layer in (Layer.SESSION, Layer.LONG_TERM):
@@ -124,24 +135,43 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         items[Layer.TEMPORAL] = [temporal_item(temporal)]
     count = get_token_counter(req.encoding)
     shares = budget_shares(cfg, req.max_tokens, req.query is not None)
-    result = pack(items, max_tokens=req.max_tokens, count=count, shares=shares,
-                  limits=budget_limits(cfg, req.max_tokens).as_mapping(), min_score=cfg.min_score or None,
-                  trace=trace)
+    result = pack(
+        items,
+        max_tokens=req.max_tokens,
+        count=count,
+        shares=shares,
+        limits=budget_limits(cfg, req.max_tokens).as_mapping(),
+        min_score=cfg.min_score or None,
+        trace=trace,
+    )
     inputs = pack_key_inputs(req, got.head.state_version)
     fingerprint = pack_fingerprint(inputs, result.text)
     pack_id = uuid.uuid5(PACK_ID_NAMESPACE, fingerprint)
     wire = build_pack(
-        req, result, scorer, pack_id=pack_id, fingerprint=fingerprint, state_version=got.head.state_version,
+        req,
+        result,
+        scorer,
+        pack_id=pack_id,
+        fingerprint=fingerprint,
+        state_version=got.head.state_version,
         identity=identity if cfg.include_identity else None,
         temporal=temporal if got.head.last_event_at is not None and cfg.include_temporal else None,
         session_id=got.session.session_id if got.session else None,
-        layer_tokens=layer_tokens(result, count), compiled_at=runtime.clock(),
+        layer_tokens=layer_tokens(result, count),
+        compiled_at=runtime.clock(),
     )
     memory_ids = tuple(
-        uuid.UUID(it.id) for layer in (Layer.SESSION, Layer.LONG_TERM) for it in result.items(layer)
+        uuid.UUID(it.id)
+        for layer in (Layer.SESSION, Layer.LONG_TERM)
+        for it in result.items(layer)
         if it.ref[0].kind == "memory"
     )
     return CompiledPack(
-        key=snapshot_key(inputs), fingerprint=fingerprint, pack_id=pack_id, state_version=got.head.state_version,
-        body=wire.model_dump_json().encode(), memory_ids=memory_ids, pack=wire,
+        key=snapshot_key(inputs),
+        fingerprint=fingerprint,
+        pack_id=pack_id,
+        state_version=got.head.state_version,
+        body=wire.model_dump_json().encode(),
+        memory_ids=memory_ids,
+        pack=wire,
     )

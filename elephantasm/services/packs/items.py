@@ -41,12 +41,19 @@ class Scorer:
         """The domain's five-factor score of ``c`` (relevance normalised within the compile)."""
         relevance = self.relevance(c)
         return score_candidate(
-            as_of=self.as_of, weights=self.weights,
+            as_of=self.as_of,
+            weights=self.weights,
             recency_half_life_seconds=self.config.recency_half_life_seconds,
-            decay_half_life_seconds=self.config.decay_half_life_seconds, decay_growth=self.config.decay_growth,
-            importance=c.importance, confidence=c.confidence, happened_at=c.happened_at,
-            last_recalled_at=c.touched_at, created_at=c.created_at, recall_count=c.recall_count,
-            relevance=relevance, has_query=self.has_query,
+            decay_half_life_seconds=self.config.decay_half_life_seconds,
+            decay_growth=self.config.decay_growth,
+            importance=c.importance,
+            confidence=c.confidence,
+            happened_at=c.happened_at,
+            last_recalled_at=c.touched_at,
+            created_at=c.created_at,
+            recall_count=c.recall_count,
+            relevance=relevance,
+            has_query=self.has_query,
         )
 
     def item(self, c: Candidate) -> PackItem:
@@ -55,8 +62,13 @@ class Scorer:
         # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
         text = c.text if c.kind == "knowledge" else lean_text(c.text)
         return PackItem(
-            id=str(c.id), text=text, score=scored.score, time=c.happened_at,
-            provenance=tuple(str(p) for p in c.provenance), label=c.label, ref=(c, scored),
+            id=str(c.id),
+            text=text,
+            score=scored.score,
+            time=c.happened_at,
+            provenance=tuple(str(p) for p in c.provenance),
+            label=c.label,
+            ref=(c, scored),
         )
 
     def strongest(self, scored: ScoredCandidate) -> str:
@@ -64,8 +76,10 @@ class Scorer:
         w = self.weights.normalised(self.has_query)
         b = scored.breakdown
         parts = {
-            "importance": w.importance * b.importance, "confidence": w.confidence * b.confidence,
-            "recency": w.recency * b.recency, "freshness": w.decay * (1.0 - b.decay),
+            "importance": w.importance * b.importance,
+            "confidence": w.confidence * b.confidence,
+            "recency": w.recency * b.recency,
+            "freshness": w.decay * (1.0 - b.decay),
             "relevance": w.relevance * (b.relevance or 0.0),
         }
         return max(parts, key=lambda k: (parts[k], k))
@@ -82,8 +96,13 @@ _REASONS = {
 def _breakdown(scored: ScoredCandidate) -> dict[str, float]:
     # SDK 0.2.0 parses breakdown as dict[str, float]: relevance must be a number, 0.0 without a query.
     b = scored.breakdown
-    return {"importance": b.importance, "confidence": b.confidence, "recency": b.recency, "decay": b.decay,
-            "relevance": b.relevance or 0.0}
+    return {
+        "importance": b.importance,
+        "confidence": b.confidence,
+        "recency": b.recency,
+        "decay": b.decay,
+        "relevance": b.relevance or 0.0,
+    }
 
 
 def _similarity(c: Candidate) -> float | None:
@@ -94,10 +113,17 @@ def memory_wire(layer: Layer, item: PackItem, scorer: Scorer) -> dict[str, Any]:
     """A session/long-term item as ``ScoredMemoryRead`` data."""
     c, scored = item.ref
     return {
-        "id": c.id, "kind": c.kind, "summary": c.text, "score": scored.score,
+        "id": c.id,
+        "kind": c.kind,
+        "summary": c.text,
+        "score": scored.score,
         "reason": f"{_REASONS[(layer, c.kind)]}; strongest factor: {scorer.strongest(scored)}",
-        "breakdown": _breakdown(scored), "similarity": _similarity(c), "time_start": c.time_start,
-        "time_end": c.time_end, "session_id": c.session_id, "provenance": list(c.provenance),
+        "breakdown": _breakdown(scored),
+        "similarity": _similarity(c),
+        "time_start": c.time_start,
+        "time_end": c.time_end,
+        "session_id": c.session_id,
+        "provenance": list(c.provenance),
     }
 
 
@@ -105,8 +131,14 @@ def knowledge_wire(item: PackItem) -> dict[str, Any]:
     """A knowledge item as ``ScoredKnowledgeRead`` data."""
     c, scored = item.ref
     return {
-        "id": c.id, "content": c.text, "type": c.label, "knowledge_type": c.label, "topic": c.topic,
-        "score": scored.score, "breakdown": _breakdown(scored), "similarity": _similarity(c),
+        "id": c.id,
+        "content": c.text,
+        "type": c.label,
+        "knowledge_type": c.label,
+        "topic": c.topic,
+        "score": scored.score,
+        "breakdown": _breakdown(scored),
+        "similarity": _similarity(c),
         "provenance": list(c.provenance),
     }
 
@@ -124,16 +156,21 @@ class IdentityData:
 
     def wire(self) -> dict[str, Any]:
         """``IdentityRead`` data."""
-        return {"name": self.name, "personality_type": self.personality_type,
-                "communication_style": self.communication_style,
-                "self_reflection": self.self_reflection or None, "prose": self.prose}
+        return {
+            "name": self.name,
+            "personality_type": self.personality_type,
+            "communication_style": self.communication_style,
+            "self_reflection": self.self_reflection or None,
+            "prose": self.prose,
+        }
 
 
 def identity_items(identity: IdentityData, *, brief: bool = False) -> list[PackItem]:
     """At most three short identity lines (:func:`~elephantasm.domain.lean.identity_lines`);
     scores only order them: name, personality, style."""
-    fields = IdentityText(identity.name, identity.description, identity.personality_type,
-                          identity.communication_style, identity.prose)
+    fields = IdentityText(
+        identity.name, identity.description, identity.personality_type, identity.communication_style, identity.prose
+    )
     lines = identity_lines(fields, brief=brief)
     return [PackItem(f"identity:{key}", text, score=1.0 - 0.05 * i) for i, (key, text) in enumerate(lines)]
 

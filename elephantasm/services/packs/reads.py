@@ -87,8 +87,14 @@ async def read_candidates(runtime: Runtime, req: PackRequest, scope: cands.Scope
         if head is None:
             raise NotFoundError(f"anima {req.anima_id} not found")
         session = await resolve_session(
-            conn, req.org_id, req.anima_id, explicit=req.session_id, latest_session=head.latest_session,
-            last_event_at=head.last_event_at, as_of=req.as_of, config=cfg,
+            conn,
+            req.org_id,
+            req.anima_id,
+            explicit=req.session_id,
+            latest_session=head.latest_session,
+            last_event_at=head.last_event_at,
+            as_of=req.as_of,
+            config=cfg,
         )
         layers: dict[Layer, list[cands.Candidate]] = {Layer.SESSION: [], Layer.LONG_TERM: [], Layer.KNOWLEDGE: []}
         if session is not None and cfg.include_session:

@@ -78,7 +78,7 @@ class RecallBatcher:
             await asyncio.sleep(self.interval)
             try:
                 await self.flush()
-            except Exception as exc:  # noqa: BLE001 - recalls are a soft signal: log, drop, keep serving
+            except Exception as exc:
                 log.error("recording pack recalls failed: %s", safe_traceback(exc))
 
     async def flush(self) -> int:
@@ -106,5 +106,5 @@ class RecallBatcher:
             self._task = None
         try:
             await self.flush()
-        except Exception as exc:  # noqa: BLE001 - shutting down: losing the last second of recalls is fine
+        except Exception as exc:
             log.error("recording pack recalls at shutdown failed: %s", safe_traceback(exc))

@@ -21,6 +21,7 @@ from elephantasm.domain.errors import NotFoundError, ValidationError
 from elephantasm.domain.fingerprint import normalise_query
 from elephantasm.domain.presets import resolve_config
 from elephantasm.domain.scoring import quantise
+from elephantasm.logsafe import safe_traceback
 from elephantasm.observability import metrics
 from elephantasm.schemas.packs import MAX_MAX_TOKENS, MIN_MAX_TOKENS
 from elephantasm.services.packs.cache import CachedPack, load_shared
@@ -28,7 +29,6 @@ from elephantasm.services.packs.compiler import CompiledPack, compile_pack
 from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
 from elephantasm.services.packs.store import persist
 from elephantasm.tokens import validate_encoding
-from elephantasm.logsafe import safe_traceback
 
 if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
@@ -102,7 +102,10 @@ def build_request(
         raise ValidationError(f"max_tokens: must be between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}, got {max_tokens}")
     config = resolve_config(preset, overrides)
     return PackRequest(
-        org_id=org_id, anima_id=anima_id, query=normalise_query(query), config=config,
+        org_id=org_id,
+        anima_id=anima_id,
+        query=normalise_query(query),
+        config=config,
         max_tokens=max_tokens or settings.default_max_tokens,
         encoding=validate_encoding(encoding or settings.default_encoding),
         as_of=quantise(as_of or runtime.clock(), settings.as_of_bucket_seconds),
@@ -118,8 +121,10 @@ async def _head(runtime: Runtime, req: PackRequest, *, allow_null: bool) -> int 
         head = await conn.fetchrow(_HEAD_SQL, req.anima_id, req.org_id)
         if head is None:
             raise NotFoundError(f"anima {req.anima_id} not found")
-        if allow_null and head["last_event_at"] is None and not await conn.fetchval(
-            _HAS_CONTENT_SQL, req.anima_id, req.org_id
+        if (
+            allow_null
+            and head["last_event_at"] is None
+            and not await conn.fetchval(_HAS_CONTENT_SQL, req.anima_id, req.org_id)
         ):
             return None
     return head["state_version"]
@@ -129,7 +134,7 @@ def _recorder(runtime: Runtime, org_id: uuid.UUID, compiled: CompiledPack, entry
     async def record() -> None:
         try:
             await persist(runtime, org_id, compiled, entry)
-        except Exception as exc:  # noqa: BLE001 - derived data: the pack was served; a later compile re-records it
+        except Exception as exc:
             log.error("recording compiled pack %s failed: %s", compiled.pack_id, safe_traceback(exc))
 
     return record

@@ -69,8 +69,13 @@ async def resolve_session(
         return None
     if latest_session:
         return SessionScope(latest_session)
-    params = {"org": org_id, "anima": anima_id, "since": last_event_at - window, "until": last_event_at,
-              "n": _GAP_SCAN_ROWS}
+    params = {
+        "org": org_id,
+        "anima": anima_id,
+        "since": last_event_at - window,
+        "until": last_event_at,
+        "n": _GAP_SCAN_ROWS,
+    }
     times = list((await conn.execute(_GAP_SQL, params)).scalars())
     start = session_start(times, timedelta(minutes=config.session_gap_minutes))
     return SessionScope(None, start or last_event_at)

@@ -24,7 +24,8 @@ class PackState:
     def health(self) -> dict[str, Any]:
         """Counters for ``/api/health`` (``pack_cache``)."""
         return self.metrics.snapshot(self.lru) | {
-            "recalls_pending": self.recalls.pending, "recalls_written": self.recalls.written,
+            "recalls_pending": self.recalls.pending,
+            "recalls_written": self.recalls.written,
         }
 
     async def aclose(self) -> None:

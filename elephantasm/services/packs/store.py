@@ -66,12 +66,26 @@ async def persist(runtime: Runtime, org_id: uuid.UUID, compiled: CompiledPack, e
     keep = max(1, runtime.settings.pack_retention_per_anima)
     stale_before = runtime.clock() - timedelta(seconds=2 * runtime.settings.as_of_bucket_seconds)
     params = {
-        "id": p.id, "org": org_id, "anima": p.anima_id, "query": p.query, "preset": p.preset_name,
-        "n_session": p.session_memory_count, "n_knowledge": p.knowledge_count, "n_long": p.long_term_memory_count,
-        "has_identity": p.has_identity, "tokens": p.token_count, "max_tokens": p.max_tokens, "encoding": p.encoding,
-        "fingerprint": p.fingerprint, "sv": p.state_version, "content": compiled.body.decode(),
-        "compiled_at": p.compiled_at, "keep_older": keep - 1, "key": entry.key,
-        "payload": json.dumps(entry.payload()), "stale_before": stale_before,
+        "id": p.id,
+        "org": org_id,
+        "anima": p.anima_id,
+        "query": p.query,
+        "preset": p.preset_name,
+        "n_session": p.session_memory_count,
+        "n_knowledge": p.knowledge_count,
+        "n_long": p.long_term_memory_count,
+        "has_identity": p.has_identity,
+        "tokens": p.token_count,
+        "max_tokens": p.max_tokens,
+        "encoding": p.encoding,
+        "fingerprint": p.fingerprint,
+        "sv": p.state_version,
+        "content": compiled.body.decode(),
+        "compiled_at": p.compiled_at,
+        "keep_older": keep - 1,
+        "key": entry.key,
+        "payload": json.dumps(entry.payload()),
+        "stale_before": stale_before,
     }
     async with runtime.engine.begin() as conn:
         await conn.execute(_ASYNC_COMMIT)
@@ -89,8 +103,16 @@ async def list_packs(
     await get_anima(session, org_id, anima_id)
     stmt = select(MemoryPackRow).where(org_scoped(MemoryPackRow, org_id), col(MemoryPackRow.anima_id) == anima_id)
     rows, next_cursor = await keyset_page(
-        session, stmt, at=MemoryPackRow.created_at, row_id=MemoryPackRow.id, limit=limit, cursor=cursor,
-        direction=Direction.DESC, at_name="created_at", entities=True)
+        session,
+        stmt,
+        at=MemoryPackRow.created_at,
+        row_id=MemoryPackRow.id,
+        limit=limit,
+        cursor=cursor,
+        direction=Direction.DESC,
+        at_name="created_at",
+        entities=True,
+    )
     return [_read(r) for r in rows], next_cursor
 
 

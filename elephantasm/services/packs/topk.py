@@ -36,30 +36,48 @@ def factor_arms(table: str, a: str, where: str, score: str, happened: str) -> li
     # NULLIF: with a zero importance weight the bound is NULL and the cut becomes -Infinity.
     imp_bound = f"(cut.s - :w_conf - :w_fresh - :w_rec * {RECENCY_EPS!r}) / NULLIF(:w_imp, 0)"
     return [
-        (f"{a}seed", (
-            f"(SELECT {a}.id, {score} AS s FROM {table} {a} WHERE {where} "
-            f"ORDER BY {happened} DESC NULLS FIRST LIMIT :seed) UNION "
-            f"(SELECT {a}.id, {score} AS s FROM {table} {a} WHERE {where} ORDER BY {a}.importance DESC LIMIT :seed)"
-        )),
-        (f"{a}cut", (
-            f"SELECT CASE WHEN b > 0 THEN b ELSE '-Infinity'::float8 END AS imp FROM (SELECT {imp_bound} AS b "
-            f"FROM (SELECT coalesce((SELECT s FROM {a}seed ORDER BY s DESC OFFSET :kth LIMIT 1), -1.0) AS s) cut) x"
-        )),
-        (f"{a}f", (
-            f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} >= :t_cut "
-            f"ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
-            # "+ interval '0'" keeps the planner on the importance index for this arm: the
-            # time condition only filters, the importance cut is the range actually read.
-            f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} + interval '0' < :t_cut "
-            f"AND {a}.importance >= (SELECT imp FROM {a}cut) ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
-            f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} IS NULL "
-            f"ORDER BY {score} DESC, {a}.id LIMIT :k)"
-        )),
+        (
+            f"{a}seed",
+            (
+                f"(SELECT {a}.id, {score} AS s FROM {table} {a} WHERE {where} "
+                f"ORDER BY {happened} DESC NULLS FIRST LIMIT :seed) UNION "
+                f"(SELECT {a}.id, {score} AS s FROM {table} {a} WHERE {where} ORDER BY {a}.importance DESC LIMIT :seed)"
+            ),
+        ),
+        (
+            f"{a}cut",
+            (
+                f"SELECT CASE WHEN b > 0 THEN b ELSE '-Infinity'::float8 END AS imp FROM (SELECT {imp_bound} AS b "
+                f"FROM (SELECT coalesce((SELECT s FROM {a}seed ORDER BY s DESC OFFSET :kth LIMIT 1), -1.0) AS s) cut) x"
+            ),
+        ),
+        (
+            f"{a}f",
+            (
+                f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} >= :t_cut "
+                f"ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
+                # "+ interval '0'" keeps the planner on the importance index for this arm: the
+                # time condition only filters, the importance cut is the range actually read.
+                f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} + interval '0' < :t_cut "
+                f"AND {a}.importance >= (SELECT imp FROM {a}cut) ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
+                f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} IS NULL "
+                f"ORDER BY {score} DESC, {a}.id LIMIT :k)"
+            ),
+        ),
     ]
 
 
-def top_k_union(table: str, a: str, where: str, score: str, columns: str, has_query: bool, *,
-                happened: str | None = None, vector: bool = True) -> str:
+def top_k_union(
+    table: str,
+    a: str,
+    where: str,
+    score: str,
+    columns: str,
+    has_query: bool,
+    *,
+    happened: str | None = None,
+    vector: bool = True,
+) -> str:
     """One statement: four-factor top ``:k`` ∪ cosine top ``:k`` (HNSW) ∪ full-text top ``:k`` (GIN).
 
     With ``happened`` the factor arm is pruned (module doc); without it, it scores every row
@@ -102,4 +120,3 @@ def scoped_select(table: str, a: str, where: str, columns: str, order: str, has_
         f"{with_tsq}SELECT {columns}, {match_columns(a, has_query)} FROM {table} {a}{from_tsq} "
         f"WHERE {where} ORDER BY {order} LIMIT :k"
     )
-

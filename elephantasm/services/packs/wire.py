@@ -47,11 +47,27 @@ def build_pack(
         "knowledge": knowledge,
         "temporal_context": _temporal(temporal) if result.items(Layer.TEMPORAL) else None,
     }
-    return MemoryPackRead.model_validate({
-        "id": pack_id, "anima_id": req.anima_id, "query": req.query, "preset_name": req.config.preset_name,
-        "session_id": session_id, "session_memory_count": len(session), "knowledge_count": len(knowledge),
-        "long_term_memory_count": len(long_term), "has_identity": has_identity, "token_count": result.token_count,
-        "max_tokens": req.max_tokens, "encoding": req.encoding, "fingerprint": fingerprint,
-        "state_version": state_version, "as_of": req.as_of, "layer_tokens": layer_tokens,
-        "compiled_at": compiled_at, "created_at": compiled_at, "context": result.text, "content": content,
-    })
+    return MemoryPackRead.model_validate(
+        {
+            "id": pack_id,
+            "anima_id": req.anima_id,
+            "query": req.query,
+            "preset_name": req.config.preset_name,
+            "session_id": session_id,
+            "session_memory_count": len(session),
+            "knowledge_count": len(knowledge),
+            "long_term_memory_count": len(long_term),
+            "has_identity": has_identity,
+            "token_count": result.token_count,
+            "max_tokens": req.max_tokens,
+            "encoding": req.encoding,
+            "fingerprint": fingerprint,
+            "state_version": state_version,
+            "as_of": req.as_of,
+            "layer_tokens": layer_tokens,
+            "compiled_at": compiled_at,
+            "created_at": compiled_at,
+            "context": result.text,
+            "content": content,
+        }
+    )

@@ -67,9 +67,7 @@ class AsyncElephantasm(ClientBase):
         self.dreams = AsyncDreams(self)
         self.keys = AsyncKeys(self)
 
-    async def _send(
-        self, spec: RequestSpec, timeout: float | None
-    ) -> tuple[RawResponse | None, BaseException | None]:
+    async def _send(self, spec: RequestSpec, timeout: float | None) -> tuple[RawResponse | None, BaseException | None]:
         try:
             return to_raw(await self._http.request(**self._request_kwargs(spec, timeout))), None
         except httpx.TransportError as exc:

@@ -54,9 +54,7 @@ class AsyncPager(Generic[T]):
         ...     print(event.content)
     """
 
-    def __init__(
-        self, fetch: Callable[[Operation[Page[T]]], Awaitable[Page[T]]], first: Operation[Page[T]]
-    ) -> None:
+    def __init__(self, fetch: Callable[[Operation[Page[T]]], Awaitable[Page[T]]], first: Operation[Page[T]]) -> None:
         self._fetch = fetch
         self._first = first
 

@@ -97,7 +97,5 @@ def compile_pack(
     **options: Any,
 ) -> Operation[MemoryPack]:
     """``POST /api/packs/compile``: compile a fresh pack (extra ``options`` go into the body)."""
-    body = json_body(
-        anima_id=anima_id, query=query, preset=preset, max_tokens=max_tokens, encoding=encoding, **options
-    )
+    body = json_body(anima_id=anima_id, query=query, preset=preset, max_tokens=max_tokens, encoding=encoding, **options)
     return Operation(RequestSpec("POST", "/api/packs/compile", json=body), parse_model(MemoryPack))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 import httpx
@@ -68,8 +68,8 @@ def parse_retry_after(value: str | None, now: datetime | None = None) -> float |
     except (TypeError, ValueError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    now = now or datetime.now(timezone.utc)
+        when = when.replace(tzinfo=UTC)
+    now = now or datetime.now(UTC)
     return max(0.0, (when - now).total_seconds())
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from uuid import UUID
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from pydantic_core import to_jsonable_python
 

@@ -79,9 +79,7 @@ def knowledge_history(knowledge_id: Any) -> Operation[list[Knowledge]]:
     return Operation(RequestSpec("GET", path), parse_list(Knowledge))
 
 
-def search_knowledge(
-    anima_id: str, query: str, limit: int | None = None, **options: Any
-) -> Operation[list[Knowledge]]:
+def search_knowledge(anima_id: str, query: str, limit: int | None = None, **options: Any) -> Operation[list[Knowledge]]:
     """``POST /api/knowledge/search/semantic``."""
     body = json_body(anima_id=anima_id, query=query, limit=limit, **options)
     return Operation(RequestSpec("POST", "/api/knowledge/search/semantic", json=body), parse_list(Knowledge))

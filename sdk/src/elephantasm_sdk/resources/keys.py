@@ -13,8 +13,9 @@ from ._base import AsyncResource, SyncResource
 class Keys(SyncResource):
     """``/api/keys``."""
 
-    def create(self, name: str | None = None, *, expires_at: datetime | None = None,
-               scope: str | None = None) -> ApiKey:
+    def create(
+        self, name: str | None = None, *, expires_at: datetime | None = None, scope: str | None = None
+    ) -> ApiKey:
         """Create a key (``scope``: admin, write or read); its secret ``key`` is only returned now."""
         return self._run(r.create_key(name, expires_at, scope))
 
@@ -30,8 +31,9 @@ class Keys(SyncResource):
 class AsyncKeys(AsyncResource):
     """``/api/keys`` (async)."""
 
-    async def create(self, name: str | None = None, *, expires_at: datetime | None = None,
-                     scope: str | None = None) -> ApiKey:
+    async def create(
+        self, name: str | None = None, *, expires_at: datetime | None = None, scope: str | None = None
+    ) -> ApiKey:
         """Create a key (``scope``: admin, write or read); its secret ``key`` is only returned now."""
         return await self._run(r.create_key(name, expires_at, scope))
 
