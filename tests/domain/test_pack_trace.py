@@ -43,7 +43,11 @@ def test_trace_changes_nothing_and_explains_every_candidate(  # type: ignore[no-
         if t.decision is Decision.LAYER_LIMIT:
             assert limits is not None  # (the layer was full when its turn came; a trim may free a slot later)
     reserved = sum(t.cost or 0 for t in trace.items if t.decision is Decision.RESERVED)
-    assert reserved == sum(b.reserved_used for b in trace.budgets.values())
+    budgeted = sum(b.reserved_used for b in trace.budgets.values())
+    # A reserved item that the exact final count trims is reported as trimmed, but its tokens were
+    # reserved: equality holds unless something was trimmed.
+    trimmed = [t for t in trace.items if t.decision is Decision.TRIMMED]
+    assert reserved <= budgeted and (reserved == budgeted or trimmed)
 
 
 def test_budget_cut_names_the_tokens_needed_and_left() -> None:
