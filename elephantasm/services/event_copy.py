@@ -103,10 +103,10 @@ class StoredRow:
     created: bool
 
 
-def _record(ord_: int, data: EventCreate, now: datetime) -> tuple[Any, ...]:
+def event_values(data: EventCreate, now: datetime) -> tuple[Any, ...]:
+    """An event's own columns, ``anima_id`` to ``importance_score`` in table order (``meta`` as JSON
+    text): the part the batch COPY and the single-event insert share."""
     return (
-        ord_,
-        uuid.uuid4(),
         data.anima_id,
         data.event_type,
         data.role,
@@ -120,6 +120,10 @@ def _record(ord_: int, data: EventCreate, now: datetime) -> tuple[Any, ...]:
         data.dedupe_key,
         data.importance_score,
     )
+
+
+def _record(ord_: int, data: EventCreate, now: datetime) -> tuple[Any, ...]:
+    return (ord_, uuid.uuid4(), *event_values(data, now))
 
 
 async def _lock_animas(conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate]) -> None:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from elephantasm.schemas.events import EventCreate
-from elephantasm.services.event_copy import ROW_COLUMNS, meta_json
+from elephantasm.services.event_copy import ROW_COLUMNS, event_values
 
 # The INSERT selects from the org's live anima, so a missing or foreign anima inserts nothing.
 # The UPDATE only touches the anima when a row was really inserted: a dedupe hit changes nothing.
@@ -49,18 +49,7 @@ async def insert_one(
         _INSERT_ONE,
         uuid.uuid4(),
         org_id,
-        data.anima_id,
-        data.event_type,
-        data.role,
-        data.author,
-        data.summary,
-        data.content,
-        data.occurred_at or now,
-        data.session_id,
-        meta_json(data.meta),
-        data.source_uri,
-        data.dedupe_key,
-        data.importance_score,
+        *event_values(data, now),
         now,
     )
     if row is not None:
