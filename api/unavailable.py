@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import TracebackType
+
 import asyncpg
 from litestar import Request, Response
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
@@ -11,11 +13,28 @@ from api.errors import error_response, on_unexpected_error
 
 RETRY_AFTER_SECONDS = 5
 DETAIL = "the database is unavailable; retry shortly"
+# Modules whose OSErrors mean "the database cannot be reached" (a refused TCP connection, a missing
+# Unix socket of a stopped embedded server, a reset mid-query).
+_DRIVER_MODULES = ("asyncpg", "sqlalchemy")
+
+
+def _raised_by_driver(tb: TracebackType | None) -> bool:
+    while tb is not None:
+        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith(_DRIVER_MODULES):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def is_unavailable(exc: BaseException) -> bool:
-    """Whether ``exc`` means "cannot reach the database" rather than "this request is wrong"."""
-    if isinstance(exc, PoolTimeoutError | OSError | asyncpg.PostgresConnectionError | asyncpg.InterfaceError):
+    """Whether ``exc`` means "cannot reach the database" rather than "this request is wrong".
+
+    An ``OSError`` counts only when the driver raised it: a full disk or a missing file elsewhere
+    (the KV snapshot store, say) is the server's own failure, a logged 500, not a database outage.
+    """
+    if isinstance(exc, OSError):
+        return _raised_by_driver(exc.__traceback__)
+    if isinstance(exc, PoolTimeoutError | asyncpg.PostgresConnectionError | asyncpg.InterfaceError):
         return True
     if isinstance(exc, asyncpg.exceptions.CannotConnectNowError | asyncpg.exceptions.AdminShutdownError):
         return True
