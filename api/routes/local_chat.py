@@ -7,6 +7,7 @@ import asyncio
 import json
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import aclosing
 
 from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.params import JSONBody
@@ -99,8 +100,11 @@ class LocalChatController(Controller):
 
 async def _events(stream: ChatStream, plan: ChatPlan, model: str) -> AsyncIterator[bytes]:
     yield _sse(chunk_body(plan.generation_id, model, {"role": "assistant", "content": ""}, None))
-    async for piece in stream.pieces():
-        yield _sse(chunk_body(plan.generation_id, model, {"content": piece}, None))
+    # aclosing: a client that disconnects closes this generator, and with it the model's stream
+    # (which stops the model and records the turn), at once rather than whenever it is collected.
+    async with aclosing(stream.pieces()) as pieces:
+        async for piece in pieces:
+            yield _sse(chunk_body(plan.generation_id, model, {"content": piece}, None))
     finish = stream.generated.finish_reason if stream.generated else "stop"
     yield _sse(chunk_body(plan.generation_id, model, {}, finish))
     yield b"data: [DONE]\n\n"

@@ -34,7 +34,8 @@ CHATML = (
 
 @dataclass(frozen=True, slots=True)
 class Generated:
-    """A finished generation: token ids, text and why it stopped (``stop`` or ``length``)."""
+    """A finished generation: token ids, text and why it stopped (``stop``, ``length``, or ``cancelled``
+    when the caller asked it to stop early, e.g. a streaming client that disconnected)."""
 
     tokens: list[int]
     text: str
@@ -200,12 +201,24 @@ class LocalEngine:
     def is_end(self, token: int) -> bool:
         return bool(self._c.llama_vocab_is_eog(self._vocab, token))
 
-    def generate(self, sampling: Sampling, on_text: Callable[[str], None] | None = None) -> Generated:
-        """Sample up to ``sampling.max_tokens`` tokens after the evaluated prompt."""
+    def generate(
+        self,
+        sampling: Sampling,
+        on_text: Callable[[str], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Generated:
+        """Sample up to ``sampling.max_tokens`` tokens after the evaluated prompt.
+
+        ``should_stop`` is polled before each token; once it returns True the generation ends with
+        ``finish_reason == "cancelled"`` (the model and its lock are freed for the next caller).
+        """
         sampler, tokens, raw = Sampler(sampling), [], b""
         emitted = 0
         finish = "length"
         for _ in range(sampling.max_tokens):
+            if should_stop is not None and should_stop():
+                finish = "cancelled"
+                break
             token = sampler(self.logits())
             if self.is_end(token):
                 finish = "stop"

@@ -3,6 +3,7 @@ memory, its KV state is restored on an unchanged pack, both turns are recorded, 
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -125,3 +126,35 @@ async def test_missing_model_is_503_naming_the_setting(missing_model_app, tenant
         r = await c.post("/v1/chat/completions", headers=tenant.headers, json={"messages": QUESTION, "user": anima["id"]})
     assert r.status_code == 503
     assert "ELEPHANTASM_LOCAL_MODEL_PATH" in r.json()["detail"]
+
+
+async def test_a_stream_cut_short_stops_the_model_and_still_records_the_turn(
+    app, client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: dict  # type: ignore[no-untyped-def]
+) -> None:
+    """What a disconnecting client leaves behind: the server stops iterating the stream early."""
+    from elephantasm.local.sampling import Sampling
+    from elephantasm.services.kv.chat import plan_chat
+    from elephantasm.services.kv.streaming import ChatStream
+
+    await seed_anima(client, tenant.headers, anima["id"])
+    engine = await runtime.local.aengine(runtime.settings)
+    question = [{"role": "user", "content": "Tell me a long story about my garden."}]
+    plan = await plan_chat(runtime, engine, tenant.org_id, uuid.UUID(anima["id"]), question,
+                           Sampling(seed=3, temperature=0.8, top_p=0.95, max_tokens=400), None)
+    stream = ChatStream(runtime, engine, plan)
+    await stream.start()
+    pieces = stream.pieces()
+    first = await anext(pieces)
+    await pieces.aclose()  # the client went away after one piece
+    await stream.finished()
+
+    assert engine.lock.acquire(blocking=False), "the model is free again"
+    engine.lock.release()
+    gen = (await client.get(f"/api/generations/{plan.generation_id}", headers=tenant.headers)).json()
+    assert gen["finish_reason"] == "cancelled" and gen["output"].startswith(first)
+    assert 0 < gen["output_tokens"] < 400, "generation stopped early instead of running to max_tokens"
+    turns = await _events(client, tenant, anima["id"])
+    assert {e["content"] for e in turns} == {question[0]["content"], gen["output"]}
+
+    r = await client.post(f"/api/generations/{plan.generation_id}/replay", headers=tenant.headers)
+    assert r.status_code == 200 and r.json()["identical"], "replay covers the tokens the client got"

@@ -131,6 +131,7 @@ def run_chat(
     keep: bool,
     on_ready: Callable[[str], None] | None = None,
     on_text: Callable[[str], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> tuple[Primed, Generated]:
     """The model work of one turn (blocking; call from a worker thread)."""
     with engine.lock:
@@ -138,7 +139,7 @@ def run_chat(
         if on_ready:
             on_ready(primed.status)
         engine.extend(plan.suffix_tokens)
-        return primed, engine.generate(plan.sampling, on_text)
+        return primed, engine.generate(plan.sampling, on_text, should_stop)
 
 
 async def finish_chat(runtime: Runtime, engine: LocalEngine, plan: ChatPlan, primed: Primed, gen: Generated) -> None:

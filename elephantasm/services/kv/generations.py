@@ -8,6 +8,7 @@ that record and says whether the output is byte-identical.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from typing import TYPE_CHECKING
 
@@ -111,11 +112,16 @@ async def replay(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID) 
     suffix = engine.tokenize_suffix(row.prompt["suffix"])
     _, state = await snapshots.lookup(runtime, org_id, row.anima_id, prefix)
 
+    sampling = Sampling(**row.sampling)
+    if row.finish_reason == "cancelled":
+        # The client stopped it early: replay the tokens it got, not the ones it never asked to see.
+        sampling = dataclasses.replace(sampling, max_tokens=row.output_tokens)
+
     def work() -> tuple[str, Generated]:
         with engine.lock:
             primed = snapshots.prime(engine, prefix, state, row.pack_fingerprint or "", keep=False)
             engine.extend(suffix)
-            return ("hit" if primed.status == "hit" else "miss"), engine.generate(Sampling(**row.sampling))
+            return ("hit" if primed.status == "hit" else "miss"), engine.generate(sampling)
 
     kv, gen = await asyncio.to_thread(work)
     return ReplayRead(

@@ -2,12 +2,17 @@
 
 The worker reports ``ready`` (with the KV status) once the prompt is in the cache, then each new
 piece of text, then ``done``; the caller can send response headers as soon as ``ready`` arrives.
+A client that goes away mid-stream stops the generation at the next token; the turn is still
+recorded (the user's message and the text generated so far, ``finish_reason`` ``cancelled``) by a
+background task, so a dropped connection never loses what the user said.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import logging
+import threading
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from elephantasm.services.kv.chat import ChatPlan, finish_chat, run_chat
@@ -15,6 +20,10 @@ from elephantasm.services.kv.chat import ChatPlan, finish_chat, run_chat
 if TYPE_CHECKING:
     from elephantasm.local.engine import Generated, LocalEngine
     from elephantasm.runtime import Runtime
+
+log = logging.getLogger(__name__)
+# Finishing tasks of abandoned streams: held here so they are not garbage-collected mid-flight.
+_FINISHING: set[asyncio.Task[None]] = set()
 
 
 class ChatStream:
@@ -24,6 +33,8 @@ class ChatStream:
         self.runtime, self.engine, self.plan = runtime, engine, plan
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._task: asyncio.Future[None] | None = None
+        self._cancel = threading.Event()
+        self._finishing: asyncio.Task[None] | None = None
         self.generated: Generated | None = None
 
     async def start(self) -> str:
@@ -36,7 +47,14 @@ class ChatStream:
         def work() -> None:
             try:
                 keep = self.runtime.settings.local_kv_snapshots
-                result = run_chat(self.engine, self.plan, keep, lambda s: put("ready", s), lambda t: put("text", t))
+                result = run_chat(
+                    self.engine,
+                    self.plan,
+                    keep,
+                    lambda s: put("ready", s),
+                    lambda t: put("text", t),
+                    self._cancel.is_set,
+                )
                 put("done", result)
             except BaseException as exc:
                 put("error", exc)
@@ -47,15 +65,49 @@ class ChatStream:
             raise value
         return value
 
-    async def pieces(self) -> AsyncIterator[str]:
-        """The generated text as it comes; records the turn when generation ends."""
-        while True:
-            kind, value = await self._queue.get()
-            if kind == "text":
-                yield value
-            elif kind == "error":
-                raise value
-            elif kind == "done":
-                primed, self.generated = value
-                await finish_chat(self.runtime, self.engine, self.plan, primed, self.generated)
-                return
+    async def pieces(self) -> AsyncGenerator[str, None]:
+        """The generated text as it comes; records the turn when generation ends.
+
+        If the consumer stops early (closed or cancelled: the client disconnected), the model is
+        told to stop and the turn is recorded in the background (see :meth:`finished`).
+        """
+        done = False
+        try:
+            while True:
+                kind, value = await self._queue.get()
+                if kind == "text":
+                    yield value
+                elif kind == "error":
+                    done = True
+                    raise value
+                elif kind == "done":
+                    done = True
+                    await self._finish(value)
+                    return
+        finally:
+            if not done:
+                self._cancel.set()
+                self._finishing = asyncio.ensure_future(self._finish_abandoned())
+                _FINISHING.add(self._finishing)
+                self._finishing.add_done_callback(_FINISHING.discard)
+
+    async def finished(self) -> None:
+        """Wait until an abandoned stream's turn is recorded (no-op if the stream ran to its end)."""
+        if self._finishing is not None:
+            await asyncio.shield(self._finishing)
+
+    async def _finish(self, result: Any) -> None:
+        primed, self.generated = result
+        await finish_chat(self.runtime, self.engine, self.plan, primed, self.generated)
+
+    async def _finish_abandoned(self) -> None:
+        try:
+            while True:
+                kind, value = await self._queue.get()
+                if kind == "done":
+                    await self._finish(value)
+                    return
+                if kind == "error":
+                    raise value
+        except Exception as exc:  # nobody awaits this task: say what was lost, once
+            log.warning("chat turn of an abandoned stream not recorded (%s)", type(exc).__name__)
