@@ -1,7 +1,9 @@
-"""Postgres unreachable → 503 with ``Retry-After`` (a client's retry can succeed), never a 500."""
+"""Postgres unreachable → 503 with ``Retry-After`` (a client's retry can succeed), never a 500; so is
+the server's own storage failing (said as such, and logged)."""
 
 from __future__ import annotations
 
+import logging
 from types import TracebackType
 
 import asyncpg
@@ -10,9 +12,13 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from api.errors import error_response, on_unexpected_error
+from elephantasm.logsafe import safe_traceback
+
+log = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
 DETAIL = "the database is unavailable; retry shortly"
+STORAGE_DETAIL = "the server's storage is unavailable; retry shortly"
 # Modules whose OSErrors mean "the database cannot be reached" (a refused TCP connection, a missing
 # Unix socket of a stopped embedded server, a reset mid-query).
 _DRIVER_MODULES = ("asyncpg", "sqlalchemy")
@@ -29,8 +35,8 @@ def _raised_by_driver(tb: TracebackType | None) -> bool:
 def is_unavailable(exc: BaseException) -> bool:
     """Whether ``exc`` means "cannot reach the database" rather than "this request is wrong".
 
-    An ``OSError`` counts only when the driver raised it: a full disk or a missing file elsewhere
-    (the KV snapshot store, say) is the server's own failure, a logged 500, not a database outage.
+    An ``OSError`` counts only when the driver raised it: a full disk or an unmounted volume elsewhere
+    (the KV snapshot store, say) is not a database outage (see :func:`on_os_error`).
     """
     if isinstance(exc, OSError):
         return _raised_by_driver(exc.__traceback__)
@@ -47,9 +53,9 @@ def is_unavailable(exc: BaseException) -> bool:
     return False
 
 
-def unavailable_response() -> Response:
+def unavailable_response(detail: str = DETAIL) -> Response:
     """The 503 every route (and the health check) answers while Postgres is unreachable."""
-    return error_response(503, DETAIL, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+    return error_response(503, detail, {"Retry-After": str(RETRY_AFTER_SECONDS)})
 
 
 def on_database_error(request: Request, exc: Exception) -> Response:
@@ -59,9 +65,19 @@ def on_database_error(request: Request, exc: Exception) -> Response:
     return on_unexpected_error(request, exc)
 
 
+def on_os_error(request: Request, exc: Exception) -> Response:
+    """The driver's I/O errors are the database being unreachable; any other I/O error (a full disk,
+    an unmounted snapshot volume) is the server's own storage failing: also temporary for the
+    client (503, said as such), and logged with its traceback for the operator."""
+    if is_unavailable(exc):
+        return unavailable_response()
+    log.error("storage error on %s %s\n%s", request.method, request.url.path, safe_traceback(exc))
+    return unavailable_response(STORAGE_DETAIL)
+
+
 UNAVAILABLE_HANDLERS = {
     DBAPIError: on_database_error,
-    OSError: on_database_error,
+    OSError: on_os_error,
     PoolTimeoutError: on_database_error,
     asyncpg.PostgresConnectionError: on_database_error,
     asyncpg.InterfaceError: on_database_error,

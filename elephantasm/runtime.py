@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
 AnimaPurgeHook = Callable[[AsyncSession, uuid.UUID, uuid.UUID], Awaitable[None]]
+ForgetHook = Callable[[AsyncSession, uuid.UUID, Any], Awaitable[None]]
 """``hook(session, org_id, anima_id)``: erase what a store outside the core tables keeps of an anima."""
 
 
@@ -57,6 +59,9 @@ class Runtime:
     """Called by a hard purge of an anima (``services/purge.py``) before its rows are deleted, in the
     purge's transaction: stores outside Postgres (e.g. KV-snapshot files) register here to erase
     their share. A hook that raises aborts the purge (it can be retried), so hooks must be idempotent."""
+    forget_hooks: list[ForgetHook] = field(default_factory=list)
+    """Called when memories or knowledge are forgotten (``services/forget.py``), in the deleting
+    transaction, with ``(session, org_id, Forgotten)``: stores that copied their text erase it."""
     local: LocalModels = field(default_factory=LocalModels)
     """The local GGUF model (model-level memory), loaded on first use."""
 
@@ -109,7 +114,15 @@ def build_runtime(settings: Settings, database_url: str | None = None, clock: Cl
         packs=PackState(settings.pack_cache_bytes),
     )
     runtime.anima_purge_hooks.append(partial(_purge_kv_snapshots, runtime))
+    runtime.forget_hooks.append(partial(_forget_in_kv, runtime))
     return runtime
+
+
+async def _forget_in_kv(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, done: Any) -> None:
+    """Forgotten items leave the local model's memory too: KV snapshots and recorded prompts."""
+    from elephantasm.services.kv import forgetting  # lazily: only deletions need the KV store
+
+    await forgetting.forget_items(session, runtime.local.store(runtime.settings), org_id, done)
 
 
 async def _purge_kv_snapshots(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> None:

@@ -10,6 +10,8 @@ forgotten, in the deleting transaction:
   every version written since the item was learnt) is decremented;
 - journal entries about it lose their before/after (``{"forgotten": true}``);
 - served packs that contained it (``memory_packs``) and the anima's shared snapshots are deleted;
+- stores outside these tables that copied its text register ``Runtime.forget_hooks`` (the local
+  model's KV snapshots and recorded prompts do), called in the same transaction;
 - ``state_version`` is bumped and ``forgotten_version`` set to it, so a pack compiled concurrently
   from the older state is served to its requester but never recorded.
 
@@ -73,6 +75,8 @@ class Forgotten:
     memory_ids: list[uuid.UUID] = field(default_factory=list)
     knowledge_ids: list[uuid.UUID] = field(default_factory=list)
     packs_purged: int = 0
+    texts: list[str] = field(default_factory=list)
+    """The forgotten items' texts as they were (for hooks that find copies by text); never returned."""
 
     @property
     def ids(self) -> list[uuid.UUID]:
@@ -125,6 +129,7 @@ async def forget_knowledge(
 
 async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
     """Scrub the rows, the identity's evidence, the journal and the served packs; bump the state."""
+    done.texts = await _texts(session, done)
     if done.memory_ids:
         await session.execute(
             update(_M)
@@ -156,6 +161,14 @@ async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
     )
     await session.execute(_PURGE_SNAPSHOTS_SQL, {"anima": done.anima_id})
     await session.execute(_MARK_SQL, {"anima": done.anima_id})
+
+
+async def _texts(session: AsyncSession, done: Forgotten) -> list[str]:
+    rows = [
+        *(await session.execute(select(_M.c.summary, _M.c.content).where(_M.c.id.in_(done.memory_ids)))).all(),
+        *(await session.execute(select(_K.c.summary, _K.c.content).where(_K.c.id.in_(done.knowledge_ids)))).all(),
+    ]
+    return sorted({t for row in rows for t in row if t and t.strip()})
 
 
 async def _evidence(session: AsyncSession, knowledge_ids: Sequence[uuid.UUID]) -> list[tuple[str, datetime]]:
@@ -202,6 +215,8 @@ async def forget(runtime: Runtime, org_id: uuid.UUID, kind: str, item_id: uuid.U
     action = forget_memory if kind == "memory" else forget_knowledge
     async with runtime.unit_of_work() as session:
         done = await action(session, org_id, item_id, runtime.clock())
+        for hook in runtime.forget_hooks:
+            await hook(session, org_id, done)
     drop_cached(runtime, done.ids)
     return done
 

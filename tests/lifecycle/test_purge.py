@@ -73,8 +73,10 @@ async def test_a_failing_hook_aborts_the_purge(client: httpx.AsyncClient, runtim
     runtime.anima_purge_hooks.append(broken)
     try:
         r = await client.delete(f"/api/animas/{anima_id}?purge=true", headers=tenant.headers)
-        # An I/O failure is answered as temporary unavailability (503 + Retry-After, api/unavailable.py).
-        assert r.status_code == 503 and "detail" in r.json() and "Retry-After" in r.headers
+        # A storage failure outside the database is temporary unavailability, said as such
+        # (503 + Retry-After, api/unavailable.py), not "the database is unavailable".
+        assert r.status_code == 503 and "Retry-After" in r.headers
+        assert "storage" in r.json()["detail"] and "database" not in r.json()["detail"]
     finally:
         runtime.anima_purge_hooks.remove(broken)
     assert (await rows_of(runtime, anima_id))["animas"] == 1  # nothing went: the purge can be retried

@@ -102,6 +102,8 @@ async def get_generation(runtime: Runtime, org_id: uuid.UUID, generation_id: uui
 async def replay(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID) -> ReplayRead:
     """Re-run a recorded generation (same prompt, seed and settings) and compare the output bytes."""
     row = await get_generation(runtime, org_id, generation_id)
+    if row.prompt.get("forgotten"):
+        raise ConflictError(f"generation {generation_id} cannot be replayed: its prompt held forgotten memory")
     engine = await runtime.local.aengine(runtime.settings)
     if engine.model_digest != row.model_digest:
         raise ConflictError(
