@@ -17,7 +17,7 @@ from elephantasm.schemas.common import Page
 from elephantasm.schemas.events import EventRead
 from elephantasm.schemas.memories import MemoryRead, MemorySearch, MemoryUpdate
 from elephantasm.services.dreams import memories as svc
-from elephantasm.services.forget import forget
+from elephantasm.services.forget import drop_cached, forget, unserve_old_text
 
 _NOT_NULL = ("summary", "importance", "confidence", "state")
 
@@ -57,16 +57,23 @@ class MemoryController(Controller):
     async def update_memory(
         self, memory_id: FromPath[str], data: JSONBody[MemoryUpdate], caller: CallerDep, runtime: RuntimeDep
     ) -> MemoryRead:
-        """Edit summary, content, importance, confidence, state or meta; a new summary is re-embedded."""
+        """Edit summary, content, importance, confidence, state or meta; a new summary is re-embedded.
+        A text edit also withdraws every served copy of the old text (pack history, KV snapshots)."""
         mid = parse_uuid("memory_id", memory_id)
         check_json(data, runtime)
         changes = {k: v for k, v in data.model_dump(exclude_unset=True).items() if v is not None or k not in _NOT_NULL}
         vector = (await runtime.embedder.embed([lean_text(changes["summary"])]))[0] if "summary" in changes else None
+        edits_text = bool(changes.keys() & {"summary", "content"})
         async with runtime.unit_of_work() as session:
+            if edits_text:  # copies handed out with the old text go (served packs, KV snapshots, prompts)
+                current = await svc.get_memory(session, caller.org_id, mid)
+                await unserve_old_text(runtime, session, caller.org_id, current)
             row = await svc.update_memory(
                 session, caller.org_id, mid, changes, vector, runtime.clock(), runtime.embedder.space.label()
             )
             links = await svc.provenance(session, caller.org_id, [row.id])
+        if edits_text:
+            drop_cached(runtime, [mid])
         return MemoryRead.of(row, links[row.id])
 
     @delete("/{memory_id:str}", status_code=HTTP_204_NO_CONTENT)

@@ -65,6 +65,8 @@ _LOCK_SQL = text("SELECT 1 FROM animas WHERE id = :anima FOR UPDATE")
 _MARK_SQL = text("""
 UPDATE animas SET state_version = state_version + 1, forgotten_version = state_version + 1 WHERE id = :anima
 """)
+# For an edit: the update that follows bumps ``state_version`` once, to exactly this version.
+_MARK_NEXT_SQL = text("UPDATE animas SET forgotten_version = state_version + 1 WHERE id = :anima")
 
 
 @dataclass
@@ -155,12 +157,33 @@ async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
         await _drop_identity_evidence(session, done.anima_id, topics)
     params = {"anima": done.anima_id, "ids": done.ids}
     await session.execute(_REDACT_JOURNAL_SQL, params)
+    await _purge_served(session, done)
+
+
+async def _purge_served(session: AsyncSession, done: Forgotten, mark: Any = _MARK_SQL) -> None:
+    """Served packs quoting the items and the anima's shared snapshots go; the state moves on."""
     patterns = [f"%{i}%" for i in done.ids]
     done.packs_purged = rowcount(
         await session.execute(_PURGE_PACKS_SQL, {"anima": done.anima_id, "patterns": patterns})
     )
     await session.execute(_PURGE_SNAPSHOTS_SQL, {"anima": done.anima_id})
-    await session.execute(_MARK_SQL, {"anima": done.anima_id})
+    await session.execute(mark, {"anima": done.anima_id})
+
+
+async def unserve_old_text(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, memory: Any) -> Forgotten:
+    """A memory's text is being edited: every copy handed out with the old text goes (served packs,
+    snapshots, the hooks' stores: KV snapshots, recorded prompts), as for a deletion; the memory
+    itself and the journal (the dreamer's audit trail) stay. Call before the update, in its
+    transaction, followed by the update (it bumps ``state_version`` to the ``forgotten_version`` set
+    here); call :func:`drop_cached` with the ids after the commit."""
+    await lock_anima(session, memory.anima_id)
+    await session.execute(_LOCK_SQL, {"anima": memory.anima_id})
+    done = Forgotten(memory.anima_id, [memory.id], [])
+    done.texts = sorted({t for t in (memory.summary, memory.content) if t and t.strip()})
+    await _purge_served(session, done, _MARK_NEXT_SQL)
+    for hook in runtime.forget_hooks:
+        await hook(session, org_id, done)
+    return done
 
 
 async def _texts(session: AsyncSession, done: Forgotten) -> list[str]:

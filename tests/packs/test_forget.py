@@ -175,3 +175,27 @@ async def test_concurrent_deletes_of_one_memory_forget_it_once(
     assert sorted(r.status_code for r in answers) == [204, 404, 404]
     after = (await pclient.get(f"/api/animas/{panima['id']}", headers=tenant.headers)).json()["state_version"]
     assert after == before + 1
+
+
+async def test_editing_a_memorys_text_withdraws_every_served_copy_of_the_old_text(
+    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
+) -> None:
+    from tests.packs.conftest import FROZEN_NOW
+
+    wrong = await add_memory(pack_runtime, tenant, panima["id"], "User's door code is 4711.", time_end=FROZEN_NOW)
+    await add_memory(pack_runtime, tenant, panima["id"], "User likes jazz.", time_end=FROZEN_NOW)
+    pack = (await latest(pclient, tenant, panima["id"], query="door code")).json()
+    assert "4711" in pack["context"]
+
+    r = await pclient.patch(f"/api/memories/{wrong}", headers=tenant.headers,
+                            json={"summary": "User's door code changed; ask them.", "importance": 0.9})
+    assert r.status_code == 200 and r.json()["summary"].startswith("User's door code changed")
+
+    assert (await pclient.get(f"/api/memory-packs/{pack['id']}", headers=tenant.headers)).status_code == 404
+    history = (await pclient.get(f"/api/animas/{panima['id']}/memory-packs", headers=tenant.headers)).json()["items"]
+    assert all("4711" not in p["context"] for p in history)
+    assert all(b"4711" not in e.body for e in pack_runtime.packs.lru._entries.values())
+    assert set(await traces(pack_runtime, panima["id"], "4711")) <= {"dream_actions"}, "the journal is the audit"
+    fresh = (await latest(pclient, tenant, panima["id"], query="door code")).json()
+    assert "4711" not in fresh["context"] and "ask them" in fresh["context"]
+    assert "jazz" in (await latest(pclient, tenant, panima["id"])).json()["context"], "other memories unaffected"
