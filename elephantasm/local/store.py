@@ -48,7 +48,10 @@ class SnapshotStore:
         return digest
 
     def read(self, org_id: uuid.UUID, digest: str) -> bytes | None:
-        """The verified bytes, or None when missing or corrupt (a corrupt file is deleted)."""
+        """The verified bytes, or None when missing or corrupt (a corrupt file is deleted).
+
+        Verified = the sha256 of the bytes is ``digest`` and the framing is sound; callers may then
+        decode with ``digest_verified=True``."""
         target = self.path(org_id, digest)
         try:
             blob = target.read_bytes()
@@ -58,7 +61,9 @@ class SnapshotStore:
             target.unlink(missing_ok=True)
             return None
         try:
-            decode_snapshot(blob)
+            # The file digest is the whole-file checksum, computed when the file was written from a
+            # state whose own checksum was then recorded in its header: one pass suffices here.
+            decode_snapshot(blob, digest_verified=True)
         except SnapshotFormatError:
             target.unlink(missing_ok=True)
             return None

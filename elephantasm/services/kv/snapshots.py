@@ -74,11 +74,12 @@ def header(engine: LocalEngine, prefix: Prefix, fingerprint: str) -> dict[str, A
 
 
 def state_of(blob: bytes | None, prefix: Prefix) -> bytes | None:
-    """The KV state in a verified file if it is the one for ``prefix`` (same key, same tokens)."""
+    """The KV state in a file verified by the store (``SnapshotStore.read``) if it is the one for
+    ``prefix`` (same key, same tokens)."""
     if blob is None:
         return None
     try:
-        meta, state = decode_snapshot(blob)
+        meta, state = decode_snapshot(blob, digest_verified=True)  # read from the store: already verified
     except SnapshotFormatError:
         return None
     if meta.get("snapshot_key") != prefix.key or meta.get("tokens") != prefix.tokens:
