@@ -219,7 +219,11 @@ class Event(SQLModel, table=True):
     distilled_at: datetime | None = _ts()
     claimed_by: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
     claimed_at: datetime | None = _ts()
-    fts: Any = _fts("to_tsvector('english', coalesce(summary, '') || ' ' || content)")
+    # Only pending events are text-matched (inject's undistilled candidates), so a distilled event
+    # keeps no tsvector and the column has no GIN index: the pending index finds them (0009).
+    fts: Any = _fts(
+        "CASE WHEN distilled_at IS NULL THEN to_tsvector('english', coalesce(summary, '') || ' ' || content) ELSE NULL END"
+    )
 
     __table_args__ = (
         UniqueConstraint("anima_id", "dedupe_key", name="uq_events_anima_dedupe"),
@@ -231,7 +235,6 @@ class Event(SQLModel, table=True):
             "occurred_at",
             postgresql_where=text("distilled_at IS NULL"),
         ),
-        Index("ix_events_fts", "fts", postgresql_using="gin"),
     )
 
 
