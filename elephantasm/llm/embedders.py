@@ -134,6 +134,8 @@ class HashEmbedder:
     clearly higher cosine; identical input gives identical output on any machine.
     """
 
+    in_process = True  # CPU work in this process, no network (see dreams.runner.in_process)
+
     def __init__(self, dim: int = EMBEDDING_DIM) -> None:
         if dim <= 0:
             raise ValueError("dim must be > 0")
@@ -212,6 +214,7 @@ class CachedEmbedder:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
+        self.in_process: bool = getattr(inner, "in_process", False)
         # An embedder written before spaces existed is its own space, named after it.
         self.space = getattr(inner, "space", None) or EmbeddingSpace(inner.name, inner.dim, "unversioned")
         self.max_entries = max_entries

@@ -55,6 +55,8 @@ def _pad(rows: Any, width: int) -> list[list[float]]:
 class WordLlamaEmbedder:
     """WordLlama (``l2_supercat``, 256-d) loaded from the files inside the installed wheel."""
 
+    in_process = True  # CPU work in this process, no network (see dreams.runner.in_process)
+
     def __init__(self, width: int = EMBEDDING_DIM) -> None:
         wordllama = _require("wordllama", "wordllama")
         package = Path(wordllama.__file__).parent
@@ -101,6 +103,8 @@ def minilm_tokenizer_path(configured: Path | None, data_dir: Path) -> Path:
 
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX): mean-pooled last hidden state, L2-normalised, 384-d."""
+
+    in_process = True  # CPU work in this process, no network (see dreams.runner.in_process)
 
     def __init__(self, tokenizer_file: Path, threads: int = 1, width: int = EMBEDDING_DIM) -> None:
         np = _require("numpy", "minilm", "minilm")

@@ -132,6 +132,7 @@ class InstrumentedEmbedder:
         self.inner = inner
         self.name = inner.name
         self.dim = inner.dim
+        self.in_process: bool = getattr(inner, "in_process", False)
         # The embedding space stays the wrapped backend's (None for one written before spaces existed:
         # CachedEmbedder then names one); as untyped as ``inner``.
         self.space: Any = getattr(inner, "space", None)

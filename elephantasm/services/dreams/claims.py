@@ -13,7 +13,10 @@ Locking design. Two mechanisms, each doing one job:
 
 Events are claimed with ``FOR UPDATE SKIP LOCKED`` and stamped with the run id; the final write
 only marks events still claimed by that run, so even a run wrongly declared abandoned can never
-distil an event another run has since claimed.
+distil an event another run has since claimed. When distilling is CPU work in this process (the
+offline engine and a local embedder), a chunk is instead row-locked, distilled and written in one
+transaction (:func:`lock_events`): no claim has to outlive a transaction, and each event is
+updated once instead of twice.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from __future__ import annotations
 import hashlib
 import uuid
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import and_, exists, func, select, text, update
+from sqlalchemy import Select, and_, exists, func, select, text, update
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -59,16 +63,11 @@ async def lock_anima(session: AsyncSession, anima_id: uuid.UUID) -> None:
     await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": anima_lock_key(anima_id)})
 
 
-async def claim_events(
-    session: AsyncSession, anima_id: uuid.UUID, run_id: uuid.UUID, now: datetime, cutoff: datetime, limit: int
-) -> list[Row]:
-    """Claim up to ``limit`` pending, unclaimed events recorded by ``cutoff``, oldest occurrence first.
-
-    Pending means ``distilled_at IS NULL``, whatever the event's ``occurred_at``: a back-dated event
-    is claimed like any other, and one recorded after ``cutoff`` waits for the next run.
-    """
-    pending = (
-        select(_EVENTS.c.id)
+def _pending(anima_id: uuid.UUID, cutoff: datetime, limit: int, *columns: Any) -> Select[Any]:
+    """Up to ``limit`` pending, unclaimed events recorded by ``cutoff``, oldest occurrence first,
+    row-locked (``SKIP LOCKED``: events another transaction holds are left to it)."""
+    return (
+        select(*columns)
         .where(
             _EVENTS.c.anima_id == anima_id,
             _EVENTS.c.distilled_at.is_(None),
@@ -79,15 +78,34 @@ async def claim_events(
         .limit(limit)
         .with_for_update(skip_locked=True)
     )
+
+
+async def claim_events(
+    session: AsyncSession, anima_id: uuid.UUID, run_id: uuid.UUID, now: datetime, cutoff: datetime, limit: int
+) -> list[Row]:
+    """Claim up to ``limit`` pending, unclaimed events recorded by ``cutoff``, oldest occurrence first.
+
+    Pending means ``distilled_at IS NULL``, whatever the event's ``occurred_at``: a back-dated event
+    is claimed like any other, and one recorded after ``cutoff`` waits for the next run.
+    """
     stmt = (
         update(_EVENTS)
-        .where(_EVENTS.c.id.in_(pending.scalar_subquery()))
+        .where(_EVENTS.c.id.in_(_pending(anima_id, cutoff, limit, _EVENTS.c.id).scalar_subquery()))
         .values(claimed_by=run_id, claimed_at=now)
         .returning(*CLAIM_COLUMNS)
     )
     rows = list((await session.execute(stmt)).all())
     rows.sort(key=lambda r: (r.occurred_at, r.id))
     return rows
+
+
+async def lock_events(session: AsyncSession, anima_id: uuid.UUID, cutoff: datetime, limit: int) -> list[Row]:
+    """The events :func:`claim_events` would claim, only row-locked for this transaction (no write).
+
+    For a chunk distilled and written in the same transaction: the write stamps the claim and
+    ``distilled_at`` in one update, so each event gets one new row version instead of two.
+    """
+    return list((await session.execute(_pending(anima_id, cutoff, limit, *CLAIM_COLUMNS))).all())
 
 
 async def count_pending(

@@ -57,29 +57,34 @@ SELECT id, state, importance, recall_count, created_at, last_recalled_at, summar
        meta->>'state_since' AS since
 FROM memories WHERE anima_id = :anima AND deleted_at IS NULL AND merged_into IS NULL
 """)
+# Every merge group of the pass at once, as (survivor, merged member) pairs: groups are disjoint
+# (``plan_merges`` takes each memory at most once), so set-based statements do what one pass per
+# group did, in a fixed number of round trips.
+_PAIRS = "unnest(CAST(:ss AS uuid[]), CAST(:ms AS uuid[])) AS g(s, m)"
 _MERGE_SQL = [
-    text("""INSERT INTO memory_events (memory_id, event_id, org_id, anima_id)
-            SELECT :s, event_id, org_id, anima_id FROM memory_events WHERE memory_id = ANY(:ms)
+    text(f"""INSERT INTO memory_events (memory_id, event_id, org_id, anima_id)
+            SELECT g.s, me.event_id, me.org_id, me.anima_id FROM memory_events me JOIN {_PAIRS} ON me.memory_id = g.m
             ON CONFLICT DO NOTHING"""),
-    text("""INSERT INTO knowledge_memories (knowledge_id, memory_id, org_id, anima_id)
-            SELECT knowledge_id, :s, org_id, anima_id FROM knowledge_memories WHERE memory_id = ANY(:ms)
+    text(f"""INSERT INTO knowledge_memories (knowledge_id, memory_id, org_id, anima_id)
+            SELECT km.knowledge_id, g.s, km.org_id, km.anima_id FROM knowledge_memories km
+            JOIN {_PAIRS} ON km.memory_id = g.m
             ON CONFLICT DO NOTHING"""),
-    text("DELETE FROM knowledge_memories WHERE memory_id = ANY(:ms)"),
-    text("UPDATE memories SET merged_into = :s WHERE merged_into = ANY(:ms)"),
-    text("""UPDATE memories m SET time_start = LEAST(m.time_start, a.ts), time_end = GREATEST(m.time_end, a.te),
+    text("DELETE FROM knowledge_memories WHERE memory_id = ANY(CAST(:ms AS uuid[]))"),
+    text(f"UPDATE memories x SET merged_into = g.s FROM {_PAIRS} WHERE x.merged_into = g.m"),
+    text(f"""UPDATE memories m SET time_start = LEAST(m.time_start, a.ts), time_end = GREATEST(m.time_end, a.te),
                 importance = GREATEST(m.importance, a.imp), confidence = LEAST(0.95, GREATEST(m.confidence, a.conf) + 0.05),
                 recall_count = m.recall_count + a.recalls, updated_at = :now,
                 session_id = CASE WHEN a.same_session THEN m.session_id END
-            FROM (SELECT min(time_start) ts, max(time_end) te, max(importance) imp, max(confidence) conf,
-                         sum(recall_count) recalls,
-                         bool_and(session_id IS NOT DISTINCT FROM (SELECT session_id FROM memories WHERE id = :s))
-                             AS same_session
-                  FROM memories WHERE id = ANY(:ms)) a
-            WHERE m.id = :s"""),
-    text("""UPDATE memories SET state = 'archived', merged_into = :s, updated_at = :now,
-                meta = meta || jsonb_build_object('state_since', CAST(:since AS text)) WHERE id = ANY(:ms)"""),
+            FROM (SELECT g.s, min(x.time_start) ts, max(x.time_end) te, max(x.importance) imp, max(x.confidence) conf,
+                         sum(x.recall_count) recalls, bool_and(x.session_id IS NOT DISTINCT FROM sv.session_id) AS same_session
+                  FROM {_PAIRS} JOIN memories x ON x.id = g.m JOIN memories sv ON sv.id = g.s GROUP BY g.s) a
+            WHERE m.id = a.s"""),
+    text(f"""UPDATE memories x SET state = 'archived', merged_into = g.s, updated_at = :now,
+                meta = x.meta || jsonb_build_object('state_since', CAST(:since AS text)) FROM {_PAIRS} WHERE x.id = g.m"""),
 ]
-_EVENT_COUNT_SQL = text("SELECT count(*) FROM memory_events WHERE memory_id = :s")
+_EVENT_COUNTS_SQL = text(
+    "SELECT memory_id, count(*) AS n FROM memory_events WHERE memory_id = ANY(CAST(:ss AS uuid[])) GROUP BY memory_id"
+)
 _TRANSITION_SQL = text("""UPDATE memories SET state = :to, updated_at = :now,
     meta = meta || jsonb_build_object('state_since', CAST(:since AS text)) WHERE id = ANY(:ids)""")
 
@@ -130,29 +135,43 @@ def _stats(rows: list[Any], best: dict[uuid.UUID, float]) -> list[MemoryStats]:
     ]
 
 
-async def _merge(session: AsyncSession, ctx: WriteContext, group: MergeGroup, actions: list[dict]) -> None:
+async def _event_counts(session: AsyncSession, survivors: list[uuid.UUID]) -> dict[uuid.UUID, int]:
+    return {r.memory_id: r.n for r in (await session.execute(_EVENT_COUNTS_SQL, {"ss": survivors})).all()}
+
+
+async def _merge(session: AsyncSession, ctx: WriteContext, groups: list[MergeGroup], actions: list[dict]) -> None:
+    """Apply every merge group of the pass (set-based) and journal each one."""
     # The pure domain keys groups by any Hashable; the ids this service hands it are memory UUIDs.
-    survivor, merged = cast(uuid.UUID, group.survivor_id), cast(list[uuid.UUID], list(group.merged_ids))
-    before = (await session.execute(_EVENT_COUNT_SQL, {"s": survivor})).scalar_one()
-    params = {"s": survivor, "ms": merged, "now": ctx.now, "since": ctx.now.isoformat()}
+    pairs = [(cast(uuid.UUID, g.survivor_id), cast(uuid.UUID, m)) for g in groups for m in g.merged_ids]
+    if not pairs:
+        return
+    survivors = [cast(uuid.UUID, g.survivor_id) for g in groups]
+    before = await _event_counts(session, survivors)
+    params = {"ss": [s for s, _ in pairs], "ms": [m for _, m in pairs], "now": ctx.now, "since": ctx.now.isoformat()}
     for stmt in _MERGE_SQL:
         await session.execute(stmt, params)
-    after = (await session.execute(_EVENT_COUNT_SQL, {"s": survivor})).scalar_one()
-    actions.append(
-        ctx.action(
-            "absorbed",
-            "memory",
-            survivor,
-            {"events": before},
-            {"events": after, "absorbed": [str(m) for m in merged], "min_similarity": group.min_similarity},
-        )
-    )
-    for m in merged:
+    after = await _event_counts(session, survivors)
+    for group, survivor in zip(groups, survivors, strict=True):
+        merged = [str(m) for m in group.merged_ids]
         actions.append(
             ctx.action(
-                "merged", "memory", m, {"merged_into": None}, {"state": "archived", "merged_into": str(survivor)}
+                "absorbed",
+                "memory",
+                survivor,
+                {"events": before.get(survivor, 0)},
+                {"events": after.get(survivor, 0), "absorbed": merged, "min_similarity": group.min_similarity},
             )
         )
+        for m in group.merged_ids:
+            actions.append(
+                ctx.action(
+                    "merged",
+                    "memory",
+                    cast(uuid.UUID, m),
+                    {"merged_into": None},
+                    {"state": "archived", "merged_into": str(survivor)},
+                )
+            )
 
 
 async def _transition(session: AsyncSession, ctx: WriteContext, plan: list[Transition], actions: list[dict]) -> None:
@@ -203,8 +222,7 @@ async def _plan_and_apply(
         for i in sorted(involved, key=str)
     ]
     groups = plan_merges(candidates, th, pairs) if candidates else []
-    for group in groups:
-        await _merge(session, ctx, group, actions)
+    await _merge(session, ctx, groups, actions)
     gone = {m for g in groups for m in g.merged_ids}
     plan = plan_transitions(_stats([r for r in rows if r.id not in gone], best), ctx.now, th)
     await _transition(session, ctx, plan, actions)

@@ -23,7 +23,7 @@ from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput,
 from elephantasm.domain.lean import lean_text
 from elephantasm.llm.embedders import Embedder
 from elephantasm.services.dreams.identity import apply_identity_draft
-from elephantasm.services.dreams.journal import WriteContext, journaled_write
+from elephantasm.services.dreams.journal import JournaledWrite, WriteContext, journaled_write
 from elephantasm.services.dreams.knowledge import write_knowledge
 from elephantasm.services.dreams.runs import RunLostError, RunStats
 
@@ -133,12 +133,20 @@ async def _insert_memories(
     return [row["id"] for row in rows]
 
 
-async def _mark_distilled(session: AsyncSession, ctx: WriteContext, event_ids: list[uuid.UUID]) -> None:
-    result = await session.execute(
-        update(_EVENTS)
-        .where(_EVENTS.c.id.in_(event_ids), _EVENTS.c.claimed_by == ctx.run_id, _EVENTS.c.distilled_at.is_(None))
-        .values(distilled_at=ctx.now)
-    )
+async def _mark_distilled(
+    session: AsyncSession, ctx: WriteContext, event_ids: list[uuid.UUID], *, claimed: bool
+) -> None:
+    """Stamp the chunk's events distilled. ``claimed`` ones must still be this run's; the others
+    (row-locked by :func:`~elephantasm.services.dreams.claims.lock_events` in this transaction)
+    get their claim in the same update, so each event gets one new row version, not two."""
+    stmt = update(_EVENTS).where(_EVENTS.c.id.in_(event_ids), _EVENTS.c.distilled_at.is_(None))
+    if claimed:
+        stmt = stmt.where(_EVENTS.c.claimed_by == ctx.run_id).values(distilled_at=ctx.now)
+    else:
+        stmt = stmt.where(_EVENTS.c.claimed_by.is_(None)).values(
+            distilled_at=ctx.now, claimed_by=ctx.run_id, claimed_at=ctx.now
+        )
+    result = await session.execute(stmt)
     if rowcount(result) != len(event_ids):
         raise RunLostError(f"run {ctx.run_id} lost the claim on {len(event_ids) - rowcount(result)} event(s)")
 
@@ -151,30 +159,47 @@ async def write_chunk(
     vectors: tuple[list[list[float]], list[list[float]]],
     stats: RunStats,
 ) -> list[uuid.UUID]:
-    """Commit one chunk atomically; returns the new memory ids. RunLostError if the lease was lost."""
+    """Commit one claimed chunk atomically; returns the new memory ids. RunLostError if the lease was lost."""
     async with journaled_write(runtime, run, stats) as step:
-        session, ctx, actions = step.session, step.ctx, step.actions
-        memory_ids = await _insert_memories(session, ctx, result, vectors[0], actions)
-        event_times = {e.id: e.occurred_at for e in inputs}
-        outcome = await write_knowledge(
-            session,
-            ctx,
-            result.knowledge,
-            memory_ids,
-            vectors[1],
-            event_times,
-            runtime.settings.knowledge_dedupe_similarity,
-            actions,
-        )
-        if result.identity is not None:
-            await apply_identity_draft(session, ctx, result.identity, actions)
-        await _mark_distilled(session, ctx, [e.id for e in inputs])
-        step.changes_packs = True  # distilled events leave the session layer's recent turns
-        after = step.stats
-        after.events_read += len(inputs)
-        after.memories_created += len(memory_ids)
-        after.knowledge_created += outcome.created
-        after.counts.update(outcome.counts())
-        after.counts["chunks"] += 1
-        after.counts["identity_versions"] += int(result.identity is not None)
+        return await write_in(step, runtime, inputs, result, vectors, claimed=True)
+
+
+async def write_in(
+    step: JournaledWrite,
+    runtime: Runtime,
+    inputs: Sequence[EventInput],
+    result: DistillResult,
+    vectors: tuple[list[list[float]], list[list[float]]],
+    *,
+    claimed: bool,
+) -> list[uuid.UUID]:
+    """Write one chunk inside an open journaled step; returns the new memory ids.
+
+    ``claimed``: the events were claimed by an earlier transaction of this run; otherwise they
+    are row-locked by this one (see :func:`_mark_distilled`).
+    """
+    session, ctx, actions = step.session, step.ctx, step.actions
+    memory_ids = await _insert_memories(session, ctx, result, vectors[0], actions)
+    event_times = {e.id: e.occurred_at for e in inputs}
+    outcome = await write_knowledge(
+        session,
+        ctx,
+        result.knowledge,
+        memory_ids,
+        vectors[1],
+        event_times,
+        runtime.settings.knowledge_dedupe_similarity,
+        actions,
+    )
+    if result.identity is not None:
+        await apply_identity_draft(session, ctx, result.identity, actions)
+    await _mark_distilled(session, ctx, [e.id for e in inputs], claimed=claimed)
+    step.changes_packs = True  # distilled events leave the session layer's recent turns
+    after = step.stats
+    after.events_read += len(inputs)
+    after.memories_created += len(memory_ids)
+    after.knowledge_created += outcome.created
+    after.counts.update(outcome.counts())
+    after.counts["chunks"] += 1
+    after.counts["identity_versions"] += int(result.identity is not None)
     return memory_ids
