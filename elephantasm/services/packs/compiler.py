@@ -140,7 +140,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         max_tokens=req.max_tokens,
         count=count,
         shares=shares,
-        limits=budget_limits(cfg, req.max_tokens).as_mapping(),
+        limits=budget_limits(cfg, req.max_tokens, req.query is not None).as_mapping(),
         min_score=cfg.min_score or None,
         trace=trace,
     )
