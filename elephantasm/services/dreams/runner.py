@@ -148,7 +148,7 @@ async def _distil_all(
         result, uncovered = ensure_coverage(inputs, result)
         stats.counts["fallback_events"] += len(result.fallback_event_ids) + uncovered
         t1 = time.perf_counter()
-        vectors = await embed_result(runtime.embedder, result)
+        vectors = await embed_result(runtime.embedder, result, inputs)
         t2 = time.perf_counter()
         new_ids += await write_chunk(runtime, run, inputs, result, vectors, stats)
         stats.time("distil", t1 - t0)

@@ -44,6 +44,8 @@ class Candidate:
     session_id: str | None = None
     label: str | None = None
     topic: str | None = None
+    # A memory's turn vectors (domain.turn_vectors), when in the compile's embedding space.
+    turn_vectors: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +102,7 @@ def event_text(event_type: str, role: str | None, content: str) -> str:
     return f"{role or _EVENT_SPEAKERS.get(event_type, event_type)}: {content}"
 
 
-def _memory(r: Any) -> Candidate:
+def _memory(r: Any, space: str | None = None) -> Candidate:
     return Candidate(
         kind="memory",
         id=r.id,
@@ -117,6 +119,7 @@ def _memory(r: Any) -> Candidate:
         time_start=r.time_start,
         time_end=r.time_end,
         session_id=r.session_id,
+        turn_vectors=r.turn_vectors if space is not None and r.embedding_space == space else None,
     )
 
 
@@ -237,7 +240,10 @@ def _pruning(scope: Scope, k: int) -> dict[str, Any]:
 async def session_memories(conn: AsyncConnection, scope: Scope, session: SessionScope, k: int) -> list[Candidate]:
     """The newest ``k`` live memories of the current session."""
     stmt = _SESSION_MEMORIES[(session.session_id is not None, scope.has_query)]
-    return [_memory(r) for r in await conn.execute(stmt, _session_params(scope, session, k))]
+    return [
+        _memory(r, scope.space if scope.has_query else None)
+        for r in await conn.execute(stmt, _session_params(scope, session, k))
+    ]
 
 
 async def recent_turns(conn: AsyncConnection, scope: Scope, session: SessionScope, n: int) -> list[Candidate]:
@@ -251,7 +257,10 @@ async def long_term_memories(
 ) -> list[Candidate]:
     """Top-``k`` per arm over all the anima's live memories, minus ``exclude`` (the session's)."""
     params = scope.params(exclude=list(exclude), **_pruning(scope, k))
-    return [_memory(r) for r in await conn.execute(_LONG_TERM[scope.has_query], params)]
+    return [
+        _memory(r, scope.space if scope.has_query else None)
+        for r in await conn.execute(_LONG_TERM[scope.has_query], params)
+    ]
 
 
 async def knowledge(conn: AsyncConnection, scope: Scope, k: int) -> list[Candidate]:
