@@ -275,25 +275,30 @@ async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: S
     return [_event(r) for r in await conn.execute(_PENDING[scope.has_query], params)]
 
 
-# A memory whose every linked knowledge item was superseded (or expired) while a current item on
+# A memory linked to a knowledge item that was superseded (or expired) while a current item on
 # the same subject exists holds a value that is no longer true: "my favorite game is Catan" after
-# "I switched to Azul". It must not be served as current, so the compile drops it. Memories without
-# knowledge, or with at least one current item, are kept. Ids are batched: one statement per compile.
+# "I switched to Azul". It must not be served as current, so the compile drops it, even when the
+# same exchange also stated other facts (one noisy exchange often does): those stay served by
+# their own current knowledge items, which cite the same events. A memory that is itself linked to
+# the current item of that subject ("I moved from Tallinn to Porto") is the update, and is kept.
+# Memories without knowledge are kept. Ids are batched: one statement per compile.
 _SUPERSEDED_MEMORIES = text("""
 SELECT km.memory_id
 FROM knowledge_memories km JOIN knowledge k ON k.id = km.knowledge_id
 WHERE km.org_id = :org AND km.anima_id = :anima AND km.memory_id = ANY(:ids) AND k.deleted_at IS NULL
 GROUP BY km.memory_id
-HAVING bool_and(
+HAVING bool_or(
   (k.superseded_by IS NOT NULL OR k.valid_to IS NOT NULL) AND k.subject_key IS NOT NULL AND EXISTS (
     SELECT 1 FROM knowledge n
     WHERE n.org_id = :org AND n.anima_id = :anima AND n.subject_key = k.subject_key AND n.id <> k.id
-      AND n.deleted_at IS NULL AND n.valid_to IS NULL AND n.superseded_by IS NULL))
+      AND n.deleted_at IS NULL AND n.valid_to IS NULL AND n.superseded_by IS NULL
+      AND NOT EXISTS (SELECT 1 FROM knowledge_memories own
+                      WHERE own.knowledge_id = n.id AND own.memory_id = km.memory_id)))
 """)
 
 
 async def superseded_memories(conn: AsyncConnection, scope: Scope, ids: Sequence[uuid.UUID]) -> frozenset[uuid.UUID]:
-    """Which of ``ids`` (memory ids) only carry superseded knowledge (see ``_SUPERSEDED_MEMORIES``)."""
+    """Which of ``ids`` (memory ids) carry a superseded value (see ``_SUPERSEDED_MEMORIES``)."""
     if not ids:
         return frozenset()
     rows = await conn.execute(_SUPERSEDED_MEMORIES, {"org": scope.org_id, "anima": scope.anima_id, "ids": list(ids)})
