@@ -17,7 +17,7 @@ table as left after dreaming, mostly dead row versions and their index entries.
   full-text search scans linearly until a vacuum merges it into the index.
 
 Revision ID: 0009
-Revises: 0007
+Revises: 0008
 """
 from typing import Sequence, Union
 
@@ -26,7 +26,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0009"
-down_revision: Union[str, None] = "0007"
+down_revision: Union[str, None] = "0008"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

@@ -19,6 +19,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     PrimaryKeyConstraint,
     String,
     Text,
@@ -273,6 +274,9 @@ class Memory(SQLModel, table=True):
     meta: dict[str, Any] = _jsonb()
     embedding: Any = _vector()
     embedding_space: str | None = _space()
+    # The fact-bearing turns' vectors, int8 rows in ``embedding_space`` (domain/turn_vectors.py;
+    # migration 0008); NULL: none (older rows, merges, imports) and relevance uses the summary alone.
+    turn_vectors: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
     fts: Any = _fts("to_tsvector('english', summary || ' ' || coalesce(content, ''))")
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)

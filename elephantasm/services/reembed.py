@@ -88,8 +88,10 @@ def _select_sql(table: str, column: str) -> str:
 
 
 def _update_sql(table: str, column: str) -> str:
+    # A memory's turn vectors were made in its old space: dropped (relevance uses the summary alone).
+    turns = ", turn_vectors = NULL" if table == "memories" else ""
     return (
-        f"UPDATE {table} t SET embedding = CAST(u.v AS halfvec), embedding_space = :space "
+        f"UPDATE {table} t SET embedding = CAST(u.v AS halfvec), embedding_space = :space{turns} "
         "FROM unnest(CAST(:ids AS uuid[]), CAST(:bodies AS text[]), CAST(:vecs AS text[])) AS u(id, body, v) "
         f"WHERE t.id = u.id AND t.{column} = u.body AND t.embedding IS NOT NULL "
         "AND t.embedding_space IS DISTINCT FROM :space"

@@ -5,7 +5,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from elephantasm.domain.presets import TOKENS_PER_ITEM, budget_limits, get_preset, resolve_config
+from elephantasm.domain.presets import (
+    QUERY_TOKENS_PER_ITEM,
+    TOKENS_PER_ITEM,
+    budget_limits,
+    get_preset,
+    resolve_config,
+)
 from elephantasm.domain.scoring import contextual_relevance, fuse_relevance
 
 _signal = st.one_of(st.none(), st.floats(min_value=-1.0, max_value=1.0))
@@ -63,9 +69,23 @@ def test_preset_limits_grow_with_budget_but_explicit_limits_are_hard_caps() -> N
     assert budget_limits(off, 4000).knowledge == 0
 
 
-@given(st.sampled_from(["conversational", "self_determined", "recent", "important"]), st.integers(0, 100_000))
-def test_budget_limits_never_shrink(name, max_tokens) -> None:
+def test_with_a_query_limits_grow_one_item_per_short_line_so_big_budgets_fill() -> None:
+    cfg = get_preset("conversational")
+    with_query = budget_limits(cfg, 4000, has_query=True)
+    n = 4000 // QUERY_TOKENS_PER_ITEM
+    assert (with_query.long_term, with_query.knowledge, with_query.session) == (n, n, n)
+    assert with_query.long_term > budget_limits(cfg, 4000).long_term
+    explicit = resolve_config("conversational", {"limits": {"long_term": 1}})
+    assert budget_limits(explicit, 4000, has_query=True) == explicit.limits
+
+
+@given(
+    st.sampled_from(["conversational", "self_determined", "recent", "important"]),
+    st.integers(0, 100_000),
+    st.booleans(),
+)
+def test_budget_limits_never_shrink(name, max_tokens, has_query) -> None:
     cfg = get_preset(name)
-    got = budget_limits(cfg, max_tokens).as_mapping()
+    got = budget_limits(cfg, max_tokens, has_query).as_mapping()
     for layer, limit in cfg.limits.as_mapping().items():
         assert got[layer] >= limit

@@ -36,3 +36,39 @@ async def test_switched_favourite_supersedes_old_memory(
         pack = (await latest(pclient, tenant, anima, **params)).json()
         assert "Azul" in pack["context"], pack["context"]
         assert "Catan" not in pack["context"], pack["context"]
+
+
+async def test_an_exchange_with_one_superseded_value_is_dropped_and_its_other_fact_still_served(
+    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
+) -> None:
+    anima = panima["id"]
+    await extract(pclient, tenant, anima, "My favorite board game is Catan. My favorite cuisine is Ethiopian.",
+                  session_id="s1", occurred_at=(FROZEN_NOW - timedelta(days=3)).isoformat())
+    await extract(pclient, tenant, anima, "I switched my go-to board game to Azul.", session_id="s2",
+                  occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat())
+    run = await run_dream(pack_runtime, tenant.org_id, uuid.UUID(anima))
+    assert run.status == "completed", run.error
+
+    for query in ("what board game do I like?", "which cuisine do I like?"):
+        pack = (await latest(pclient, tenant, anima, query=query, max_tokens=1000)).json()
+        assert "Catan" not in pack["context"], pack["context"]
+        assert "Azul" in pack["context"], pack["context"]
+        # The cuisine is still served, by its own current knowledge item citing the same event.
+        facts = [k["content"] for k in pack["content"]["knowledge"]]
+        assert any("Ethiopian" in f for f in facts) or query.startswith("what board"), facts
+
+
+async def test_the_update_itself_is_kept_when_it_also_names_the_old_value(
+    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
+) -> None:
+    anima = panima["id"]
+    await extract(pclient, tenant, anima, "My favorite board game is Catan.", session_id="s1",
+                  occurred_at=(FROZEN_NOW - timedelta(days=3)).isoformat())
+    update = await extract(pclient, tenant, anima, "My favorite board game is Azul now, Catan got old.",
+                           session_id="s2", occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat())
+    run = await run_dream(pack_runtime, tenant.org_id, uuid.UUID(anima))
+    assert run.status == "completed", run.error
+    pack = (await latest(pclient, tenant, anima, query="what board game do I like?", max_tokens=1000)).json()
+    cited = {p for m in pack["content"]["long_term_memories"] + pack["content"]["session_memories"]
+             for p in m["provenance"]}
+    assert update["id"] in cited, pack["context"]

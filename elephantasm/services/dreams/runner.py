@@ -138,14 +138,14 @@ Step = tuple[int, list[uuid.UUID]]
 
 async def _distil_embed(
     runtime: Runtime, engine: DistillEngine, inputs: list[EventInput], identity: IdentityDraft | None, stats: RunStats
-) -> tuple[DistillResult, tuple[list[list[float]], list[list[float]]]]:
+) -> tuple[DistillResult, tuple[list[list[float]], list[list[float]], list[bytes | None]]]:
     t0 = time.perf_counter()
     result = await engine.distil(inputs, identity)
     stats.usage += result.usage
     result, uncovered = ensure_coverage(inputs, result)
     stats.counts["fallback_events"] += len(result.fallback_event_ids) + uncovered
     t1 = time.perf_counter()
-    vectors = await embed_result(runtime.embedder, result)
+    vectors = await embed_result(runtime.embedder, result, inputs)
     stats.time("distil", t1 - t0)
     stats.time("embed", time.perf_counter() - t1)
     return result, vectors

@@ -19,7 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Event, Memory, MemoryEvent
 from elephantasm.db.tables import rowcount, table_of
+from elephantasm.domain import turn_vectors
 from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput, group_events, memory_from_group
+from elephantasm.domain.dreaming.text import is_user_turn
 from elephantasm.domain.lean import lean_text
 from elephantasm.llm.embedders import Embedder
 from elephantasm.services.dreams.identity import apply_identity_draft
@@ -76,17 +78,41 @@ def ensure_coverage(inputs: Sequence[EventInput], result: DistillResult) -> tupl
     return replace(result, memories=result.memories + extra), len(missing)
 
 
-async def embed_result(embedder: Embedder, result: DistillResult) -> tuple[list[list[float]], list[list[float]]]:
+def fact_turns(inputs: Sequence[EventInput], result: DistillResult) -> list[list[str]]:
+    """Per memory, the lean texts of its fact-bearing turns (the user's, filler dropped, deduplicated)."""
+    by_id = {e.id: e for e in inputs}
+    out: list[list[str]] = []
+    for memory in result.memories:
+        events = (by_id.get(i) for i in memory.event_ids)
+        texts = (lean_text(e.content or e.summary or "") for e in events if e is not None and is_user_turn(e))
+        out.append(list(dict.fromkeys(t for t in texts if t))[: turn_vectors.MAX_TURNS])
+    return out
+
+
+async def embed_result(
+    embedder: Embedder, result: DistillResult, inputs: Sequence[EventInput] = ()
+) -> tuple[list[list[float]], list[list[float]], list[bytes | None]]:
     """Vectors for memory summaries (without filler, as packs render them) and knowledge contents,
-    in one embedder call."""
+    and each memory's fact-bearing turns as one compact blob (:mod:`elephantasm.domain.turn_vectors`),
+    all in one embedder call."""
+    turns = fact_turns(inputs, result) if inputs else [[] for _ in result.memories]
     texts = [lean_text(m.summary) for m in result.memories] + [k.content for k in result.knowledge]
+    texts += [t for ts in turns for t in ts]
     vectors = await embedder.embed(texts) if texts else []
-    return vectors[: len(result.memories)], vectors[len(result.memories) :]
+    n_mem, n_know = len(result.memories), len(result.knowledge)
+    blobs: list[bytes | None] = []
+    at = n_mem + n_know
+    for ts in turns:
+        blobs.append(turn_vectors.encode(vectors[at : at + len(ts)], embedder.space.dim))
+        at += len(ts)
+    return vectors[:n_mem], vectors[n_mem : n_mem + n_know], blobs
 
 
-def _memory_rows(ctx: WriteContext, result: DistillResult, vectors: Sequence[Sequence[float]]) -> list[dict]:
+def _memory_rows(
+    ctx: WriteContext, result: DistillResult, vectors: Sequence[Sequence[float]], turns: Sequence[bytes | None]
+) -> list[dict]:
     rows = []
-    for draft, vector in zip(result.memories, vectors, strict=True):
+    for draft, vector, blob in zip(result.memories, vectors, turns, strict=True):
         rows.append(
             {
                 "id": uuid.uuid4(),
@@ -103,6 +129,7 @@ def _memory_rows(ctx: WriteContext, result: DistillResult, vectors: Sequence[Seq
                 "meta": {**dict(draft.meta), "run_id": str(ctx.run_id)},
                 "embedding": list(vector),
                 "embedding_space": ctx.space,
+                "turn_vectors": blob,
                 "created_at": ctx.now,
                 "updated_at": ctx.now,
             }
@@ -115,9 +142,10 @@ async def _insert_memories(
     ctx: WriteContext,
     result: DistillResult,
     vectors: Sequence[Sequence[float]],
+    turns: Sequence[bytes | None],
     actions: list[dict],
 ) -> list[uuid.UUID]:
-    rows = _memory_rows(ctx, result, vectors)
+    rows = _memory_rows(ctx, result, vectors, turns)
     if not rows:
         return []
     await session.execute(insert(_MEMORIES), rows)
@@ -156,7 +184,7 @@ async def write_chunk(
     run: DreamRun,
     inputs: Sequence[EventInput],
     result: DistillResult,
-    vectors: tuple[list[list[float]], list[list[float]]],
+    vectors: tuple[list[list[float]], list[list[float]], list[bytes | None]],
     stats: RunStats,
 ) -> list[uuid.UUID]:
     """Commit one claimed chunk atomically; returns the new memory ids. RunLostError if the lease was lost."""
@@ -169,7 +197,7 @@ async def write_in(
     runtime: Runtime,
     inputs: Sequence[EventInput],
     result: DistillResult,
-    vectors: tuple[list[list[float]], list[list[float]]],
+    vectors: tuple[list[list[float]], list[list[float]], list[bytes | None]],
     *,
     claimed: bool,
 ) -> list[uuid.UUID]:
@@ -179,7 +207,7 @@ async def write_in(
     are row-locked by this one (see :func:`_mark_distilled`).
     """
     session, ctx, actions = step.session, step.ctx, step.actions
-    memory_ids = await _insert_memories(session, ctx, result, vectors[0], actions)
+    memory_ids = await _insert_memories(session, ctx, result, vectors[0], vectors[2], actions)
     event_times = {e.id: e.occurred_at for e in inputs}
     outcome = await write_knowledge(
         session,

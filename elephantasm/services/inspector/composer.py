@@ -63,7 +63,7 @@ async def compose(runtime: Runtime, req: PackRequest) -> Composition:
     """Compile ``req`` with a trace. NotFoundError for a missing or foreign anima."""
     trace = PackTrace()
     compiled = await compile_pack(runtime, req, trace=trace)
-    limits = budget_limits(req.config, req.max_tokens).as_mapping()
+    limits = budget_limits(req.config, req.max_tokens, req.query is not None).as_mapping()
     layers = []
     for layer in RENDER_ORDER:
         budget = trace.budgets[layer]

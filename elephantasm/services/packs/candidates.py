@@ -44,6 +44,8 @@ class Candidate:
     session_id: str | None = None
     label: str | None = None
     topic: str | None = None
+    # A memory's turn vectors (domain.turn_vectors), when in the compile's embedding space.
+    turn_vectors: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +102,7 @@ def event_text(event_type: str, role: str | None, content: str) -> str:
     return f"{role or _EVENT_SPEAKERS.get(event_type, event_type)}: {content}"
 
 
-def _memory(r: Any) -> Candidate:
+def _memory(r: Any, space: str | None = None) -> Candidate:
     return Candidate(
         kind="memory",
         id=r.id,
@@ -117,6 +119,7 @@ def _memory(r: Any) -> Candidate:
         time_start=r.time_start,
         time_end=r.time_end,
         session_id=r.session_id,
+        turn_vectors=r.turn_vectors if space is not None and r.embedding_space == space else None,
     )
 
 
@@ -237,7 +240,10 @@ def _pruning(scope: Scope, k: int) -> dict[str, Any]:
 async def session_memories(conn: AsyncConnection, scope: Scope, session: SessionScope, k: int) -> list[Candidate]:
     """The newest ``k`` live memories of the current session."""
     stmt = _SESSION_MEMORIES[(session.session_id is not None, scope.has_query)]
-    return [_memory(r) for r in await conn.execute(stmt, _session_params(scope, session, k))]
+    return [
+        _memory(r, scope.space if scope.has_query else None)
+        for r in await conn.execute(stmt, _session_params(scope, session, k))
+    ]
 
 
 async def recent_turns(conn: AsyncConnection, scope: Scope, session: SessionScope, n: int) -> list[Candidate]:
@@ -251,7 +257,10 @@ async def long_term_memories(
 ) -> list[Candidate]:
     """Top-``k`` per arm over all the anima's live memories, minus ``exclude`` (the session's)."""
     params = scope.params(exclude=list(exclude), **_pruning(scope, k))
-    return [_memory(r) for r in await conn.execute(_LONG_TERM[scope.has_query], params)]
+    return [
+        _memory(r, scope.space if scope.has_query else None)
+        for r in await conn.execute(_LONG_TERM[scope.has_query], params)
+    ]
 
 
 async def knowledge(conn: AsyncConnection, scope: Scope, k: int) -> list[Candidate]:
@@ -266,25 +275,30 @@ async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: S
     return [_event(r) for r in await conn.execute(_PENDING[scope.has_query], params)]
 
 
-# A memory whose every linked knowledge item was superseded (or expired) while a current item on
+# A memory linked to a knowledge item that was superseded (or expired) while a current item on
 # the same subject exists holds a value that is no longer true: "my favorite game is Catan" after
-# "I switched to Azul". It must not be served as current, so the compile drops it. Memories without
-# knowledge, or with at least one current item, are kept. Ids are batched: one statement per compile.
+# "I switched to Azul". It must not be served as current, so the compile drops it, even when the
+# same exchange also stated other facts (one noisy exchange often does): those stay served by
+# their own current knowledge items, which cite the same events. A memory that is itself linked to
+# the current item of that subject ("I moved from Tallinn to Porto") is the update, and is kept.
+# Memories without knowledge are kept. Ids are batched: one statement per compile.
 _SUPERSEDED_MEMORIES = text("""
 SELECT km.memory_id
 FROM knowledge_memories km JOIN knowledge k ON k.id = km.knowledge_id
 WHERE km.org_id = :org AND km.anima_id = :anima AND km.memory_id = ANY(:ids) AND k.deleted_at IS NULL
 GROUP BY km.memory_id
-HAVING bool_and(
+HAVING bool_or(
   (k.superseded_by IS NOT NULL OR k.valid_to IS NOT NULL) AND k.subject_key IS NOT NULL AND EXISTS (
     SELECT 1 FROM knowledge n
     WHERE n.org_id = :org AND n.anima_id = :anima AND n.subject_key = k.subject_key AND n.id <> k.id
-      AND n.deleted_at IS NULL AND n.valid_to IS NULL AND n.superseded_by IS NULL))
+      AND n.deleted_at IS NULL AND n.valid_to IS NULL AND n.superseded_by IS NULL
+      AND NOT EXISTS (SELECT 1 FROM knowledge_memories own
+                      WHERE own.knowledge_id = n.id AND own.memory_id = km.memory_id)))
 """)
 
 
 async def superseded_memories(conn: AsyncConnection, scope: Scope, ids: Sequence[uuid.UUID]) -> frozenset[uuid.UUID]:
-    """Which of ``ids`` (memory ids) only carry superseded knowledge (see ``_SUPERSEDED_MEMORIES``)."""
+    """Which of ``ids`` (memory ids) carry a superseded value (see ``_SUPERSEDED_MEMORIES``)."""
     if not ids:
         return frozenset()
     rows = await conn.execute(_SUPERSEDED_MEMORIES, {"org": scope.org_id, "anima": scope.anima_id, "ids": list(ids)})

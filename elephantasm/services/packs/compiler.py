@@ -13,7 +13,10 @@ from dataclasses import dataclass, replace
 from operator import mul
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from elephantasm.db.vectors import vector_literal
+from elephantasm.domain import turn_vectors
 from elephantasm.domain.fingerprint import pack_fingerprint
 from elephantasm.domain.fusion import rank_fusion
 from elephantasm.domain.lean import lean_text, wants_temporal
@@ -70,6 +73,19 @@ async def _event_cosines(
     return [replace(c, cosine=cos[c.id]) if c.id in cos else c for c in items]
 
 
+def _turn_cosines(query_vec: list[float], items: list[cands.Candidate]) -> list[cands.Candidate]:
+    """A memory's cosine blends its summary's with its best stored turn's (domain.turn_vectors)."""
+    if not any(c.turn_vectors for c in items):
+        return items
+    q = np.asarray(query_vec, dtype=np.float32)
+    return [
+        replace(c, cosine=turn_vectors.blend(c.cosine, turn_vectors.max_turn_cosine(q, c.turn_vectors)))
+        if c.turn_vectors
+        else c
+        for c in items
+    ]
+
+
 def _identity(head: Any) -> IdentityData:
     return IdentityData(
         name=head.name,
@@ -113,7 +129,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
     got = await read_candidates(runtime, req, scope)
     if query_vec is not None:
         for layer in (Layer.SESSION, Layer.LONG_TERM):
-            got.layers[layer] = await _event_cosines(runtime, query_vec, got.layers[layer])
+            got.layers[layer] = _turn_cosines(query_vec, await _event_cosines(runtime, query_vec, got.layers[layer]))
     relevances = None
     if req.query is not None:
         pool = [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
@@ -140,7 +156,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         max_tokens=req.max_tokens,
         count=count,
         shares=shares,
-        limits=budget_limits(cfg, req.max_tokens).as_mapping(),
+        limits=budget_limits(cfg, req.max_tokens, req.query is not None).as_mapping(),
         min_score=cfg.min_score or None,
         trace=trace,
     )

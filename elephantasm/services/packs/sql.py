@@ -113,7 +113,7 @@ def match_columns(alias: str, has_query: bool) -> str:
 
 MEMORY_COLUMNS = (
     "m.id, m.summary, m.content, m.importance, m.confidence, m.session_id, m.time_start, m.time_end, "
-    "m.created_at, m.last_recalled_at, m.recall_count, "
+    "m.created_at, m.last_recalled_at, m.recall_count, m.turn_vectors, m.embedding_space, "
     "ARRAY(SELECT me.event_id FROM memory_events me WHERE me.memory_id = m.id ORDER BY me.event_id) AS provenance"
 )
 KNOWLEDGE_COLUMNS = (

@@ -1,0 +1,59 @@
+"""Compact per-turn vectors: int8 storage keeps cosines, the best turn wins, the blend falls back."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from elephantasm.domain import turn_vectors as tv
+
+
+def _unit(rng: np.random.Generator, dim: int) -> list[float]:
+    v = rng.normal(size=dim)
+    return list(v / np.linalg.norm(v))
+
+
+def test_int8_rows_keep_cosines_and_take_a_quarter_of_float4() -> None:
+    rng = np.random.default_rng(7)
+    turns = [_unit(rng, 256) for _ in range(4)]
+    blob = tv.encode([t + [0.0] * 128 for t in turns], 256)  # padded storage width, model dim 256
+    assert blob is not None and len(blob) == 3 + 4 * 256
+    q = np.asarray(_unit(rng, 256) + [0.0] * 128, dtype=np.float32)
+    exact = max(float(np.dot(q[:256], t)) for t in turns)
+    assert math.isclose(tv.max_turn_cosine(q, blob) or 0.0, exact, abs_tol=0.01)
+
+
+def test_the_best_matching_turn_decides() -> None:
+    dim = 8
+    basis = [[1.0 if i == j else 0.0 for i in range(dim)] for j in range(3)]
+    blob = tv.encode(basis, dim)
+    q = np.asarray(basis[2], dtype=np.float32)
+    assert tv.max_turn_cosine(q, blob) == 1.0
+    assert tv.max_turn_cosine(np.asarray([0.0] * 7 + [1.0], dtype=np.float32), blob) == 0.0
+
+
+def test_nothing_stored_or_unreadable_means_no_turn_signal() -> None:
+    q = np.ones(4, dtype=np.float32) / 2
+    assert tv.encode([], 4) is None
+    assert tv.max_turn_cosine(q, None) is None
+    assert tv.max_turn_cosine(q, b"\x09\x04\x00" + bytes(4)) is None  # unknown format
+    assert tv.max_turn_cosine(q, b"\x01\x04\x00" + bytes(3)) is None  # truncated row
+    assert tv.max_turn_cosine(q[:2], tv.encode([[0.5] * 4], 4)) is None  # query narrower than the rows
+
+
+def test_at_most_max_turns_rows_are_kept() -> None:
+    rows = [[1.0, 0.0]] * (tv.MAX_TURNS + 3)
+    blob = tv.encode(rows, 2)
+    assert blob is not None and len(blob) == 3 + tv.MAX_TURNS * 2
+
+
+@given(st.none() | st.floats(-1, 1), st.none() | st.floats(-1, 1))
+def test_blend_uses_what_is_there(summary, turn) -> None:
+    got = tv.blend(summary, turn)
+    if summary is None or turn is None:
+        assert got == (summary if turn is None else turn)
+    else:
+        assert min(summary, turn) - 1e-12 <= got <= max(summary, turn) + 1e-12
