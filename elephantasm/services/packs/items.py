@@ -4,18 +4,48 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from elephantasm.domain.fast_scoring import FactorScorer
 from elephantasm.domain.lean import IdentityText, identity_lines, lean_text
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.render import Layer, PackItem
-from elephantasm.domain.scoring import ScoredCandidate, ScoringWeights, fuse_relevance, score_candidate
+from elephantasm.domain.scoring import (
+    ScoreBreakdown,
+    ScoredCandidate,
+    ScoringWeights,
+    fuse_relevance,
+    score_candidate,
+)
 from elephantasm.domain.temporal import TemporalContext
 from elephantasm.services.packs.candidates import Candidate
 
 SIMILARITY_DIGITS = 6
+
+
+class LazyScored:
+    """A candidate's score, and its factor breakdown computed on first use.
+
+    Stands in for :class:`ScoredCandidate` in a pack item's ``ref``: every candidate needs its
+    score to be ranked, only the served (and inspected) ones need the breakdown.
+    """
+
+    __slots__ = ("_candidate", "_full", "_scorer", "score")
+
+    def __init__(self, score: float, scorer: Scorer, candidate: Candidate) -> None:
+        self.score = score
+        self._scorer = scorer
+        self._candidate = candidate
+        self._full: ScoredCandidate | None = None
+
+    @property
+    def breakdown(self) -> ScoreBreakdown:
+        """The factors of :meth:`Scorer.score` (same score, by construction of FactorScorer)."""
+        if self._full is None:
+            self._full = self._scorer.score(self._candidate)
+        return self._full.breakdown
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +58,18 @@ class Scorer:
     as_of: datetime
     # Relevance per (kind, id), fused within this compile's candidates (PackConfig.relevance_fusion).
     relevances: Mapping[tuple[str, uuid.UUID], float | None] | None = None
+    _fast: FactorScorer = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        fast = FactorScorer(
+            as_of=self.as_of,
+            weights=self.weights,
+            recency_half_life_seconds=self.config.recency_half_life_seconds,
+            decay_half_life_seconds=self.config.decay_half_life_seconds,
+            decay_growth=self.config.decay_growth,
+            has_query=self.has_query,
+        )
+        object.__setattr__(self, "_fast", fast)
 
     def relevance(self, c: Candidate) -> float | None:
         """``c``'s relevance: its in-compile normalised value, else cosine and text rank fused."""
@@ -57,21 +99,24 @@ class Scorer:
         )
 
     def item(self, c: Candidate) -> PackItem:
-        """A pack item carrying ``(candidate, scored)`` as its ``ref``."""
-        scored = self.score(c)
+        """A pack item carrying ``(candidate, scored)`` as its ``ref`` (``scored``: a :class:`LazyScored`)."""
+        score = self._fast.score(
+            c.importance, c.confidence, c.happened_at, c.touched_at, c.created_at, c.recall_count, self.relevance(c)
+        )
+        scored = LazyScored(score, self, c)
         # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
         text = c.text if c.kind == "knowledge" else lean_text(c.text)
         return PackItem(
             id=str(c.id),
             text=text,
-            score=scored.score,
+            score=score,
             time=c.happened_at,
             provenance=tuple(str(p) for p in c.provenance),
             label=c.label,
             ref=(c, scored),
         )
 
-    def strongest(self, scored: ScoredCandidate) -> str:
+    def strongest(self, scored: ScoredCandidate | LazyScored) -> str:
         """The factor contributing most to a score (decay contributes as freshness, 1 − decay)."""
         w = self.weights.normalised(self.has_query)
         b = scored.breakdown
@@ -93,7 +138,7 @@ _REASONS = {
 }
 
 
-def _breakdown(scored: ScoredCandidate) -> dict[str, float]:
+def _breakdown(scored: ScoredCandidate | LazyScored) -> dict[str, float]:
     # SDK 0.2.0 parses breakdown as dict[str, float]: relevance must be a number, 0.0 without a query.
     b = scored.breakdown
     return {

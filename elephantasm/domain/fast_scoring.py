@@ -1,0 +1,108 @@
+"""The five-factor score of many candidates of one compile, without per-candidate set-up.
+
+:func:`~elephantasm.domain.scoring.score_candidate` re-derives everything per call: normalised
+weights, half-life checks, time-zone handling, and two dataclasses for the breakdown. A compile
+scores a few hundred candidates with the *same* ``as_of``, weights and half-lives, and the packer
+only needs the score; the breakdown is read for the few items a pack serves. :class:`FactorScorer`
+fixes the shared inputs once and computes the score with the same floating-point operations in the
+same order, so its result is bit-for-bit the one ``score_candidate`` returns (a property test
+checks it). Not numpy: its SIMD ``power``/``exp`` may differ from the C library's in the last bit
+on some CPUs, and a rounded score that flips would change a pack's bytes between replicas.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from elephantasm.domain.scoring import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_DECAY,
+    DEFAULT_IMPORTANCE,
+    DEFAULT_RECENCY,
+    SCORE_DIGITS,
+    InvalidScoringError,
+    ScoringWeights,
+)
+
+# score_candidate caps the recall exponent at 64 (decay()).
+_MAX_RECALL_EXPONENT = 64
+
+
+def _clamp01(x: float) -> float:
+    # Same as scoring._clamp01 (kept local: a module-level call is the hot path here).
+    return 0.0 if x <= 0.0 else 1.0 if x >= 1.0 else float(x)
+
+
+class FactorScorer:
+    """Scores candidates at one ``as_of`` with one weighting: ``score_candidate(...).score``, faster."""
+
+    __slots__ = ("_as_of", "_dec_h", "_growth", "_has_query", "_rec_h", "_w", "_half_lives")
+
+    def __init__(
+        self,
+        *,
+        as_of: datetime,
+        weights: ScoringWeights,
+        recency_half_life_seconds: float,
+        decay_half_life_seconds: float,
+        decay_growth: float,
+        has_query: bool,
+    ) -> None:
+        # The same validation score_candidate applies on each call, once.
+        if recency_half_life_seconds <= 0:
+            raise InvalidScoringError("recency half-life must be > 0")
+        if decay_half_life_seconds <= 0 or decay_growth < 1:
+            raise InvalidScoringError("decay needs base_half_life > 0 and growth >= 1")
+        w = weights.normalised(has_query)
+        self._w = (w.importance, w.confidence, w.recency, w.decay, w.relevance)
+        self._as_of = as_of
+        self._rec_h = recency_half_life_seconds
+        self._dec_h = decay_half_life_seconds
+        self._growth = decay_growth
+        self._has_query = has_query
+        # Decay half-life per recall count: ``base * growth ** min(max(0, n), 64)``, memoised.
+        self._half_lives: dict[int, float] = {}
+
+    def _age(self, t: datetime) -> float:
+        """``seconds_between(t, as_of)`` (naive times read as UTC)."""
+        as_of = self._as_of
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=UTC)
+        if as_of.tzinfo is None:
+            as_of = as_of.replace(tzinfo=UTC)
+        return max(0.0, (as_of - t).total_seconds())
+
+    def _decay_half_life(self, recall_count: int) -> float:
+        h = self._half_lives.get(recall_count)
+        if h is None:
+            h = self._dec_h * self._growth ** min(max(0, recall_count), _MAX_RECALL_EXPONENT)
+            self._half_lives[recall_count] = h
+        return h
+
+    def score(
+        self,
+        importance: float | None,
+        confidence: float | None,
+        happened_at: datetime | None,
+        last_recalled_at: datetime | None,
+        created_at: datetime | None,
+        recall_count: int,
+        relevance: float | None,
+    ) -> float:
+        """The rounded score ``score_candidate`` gives for these inputs (same argument meanings)."""
+        w_imp, w_conf, w_rec, w_dec, w_rel = self._w
+        f_imp = DEFAULT_IMPORTANCE if importance is None else _clamp01(importance)
+        f_conf = DEFAULT_CONFIDENCE if confidence is None else _clamp01(confidence)
+        if happened_at is None:
+            f_rec = DEFAULT_RECENCY
+        else:
+            f_rec = _clamp01(2.0 ** (-max(0.0, self._age(happened_at)) / self._rec_h))
+        touched = last_recalled_at if last_recalled_at is not None else created_at
+        if touched is None:
+            f_dec = DEFAULT_DECAY
+        else:
+            h = self._decay_half_life(recall_count)
+            f_dec = _clamp01(1.0 - 2.0 ** (-max(0.0, self._age(touched)) / h))
+        f_rel = (_clamp01(relevance) if relevance is not None else 0.0) if self._has_query else None
+        total = w_imp * f_imp + w_conf * f_conf + w_rec * f_rec + w_dec * (1.0 - f_dec) + w_rel * (f_rel or 0.0)
+        return round(_clamp01(total), SCORE_DIGITS)

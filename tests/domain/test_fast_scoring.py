@@ -1,0 +1,112 @@
+"""FactorScorer gives exactly (bit for bit) the score score_candidate gives: packs must not change."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from elephantasm.domain.fast_scoring import FactorScorer
+from elephantasm.domain.scoring import InvalidScoringError, ScoringWeights, score_candidate
+
+AS_OF = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+ZONES = [UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8)), None]
+
+unit_or_wild = st.one_of(
+    st.none(), st.floats(0, 1), st.floats(-2, 3, allow_nan=False), st.sampled_from([0.0, 0.5, 1.0, -0.0])
+)
+
+
+@st.composite
+def times(draw: st.DrawFn) -> datetime | None:
+    if draw(st.booleans()) and draw(st.booleans()):
+        return None
+    offset = draw(st.integers(-10 * 86400 * 10**6, 3 * 365 * 86400 * 10**6))  # microseconds before AS_OF
+    t = AS_OF - timedelta(microseconds=offset)
+    zone = draw(st.sampled_from(ZONES))
+    return t.replace(tzinfo=None) if zone is None else t.astimezone(zone)
+
+
+weights = st.builds(
+    ScoringWeights,
+    importance=st.floats(0.01, 5),
+    confidence=st.floats(0, 5),
+    recency=st.floats(0, 5),
+    decay=st.floats(0, 5),
+    relevance=st.floats(0, 5),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    w=weights,
+    has_query=st.booleans(),
+    h_rec=st.floats(1, 1e9),
+    h_dec=st.floats(1, 1e9),
+    growth=st.floats(1, 4),
+    importance=unit_or_wild,
+    confidence=unit_or_wild,
+    happened=times(),
+    recalled=times(),
+    created=times(),
+    recalls=st.integers(-3, 200),
+    relevance=unit_or_wild,
+)
+def test_same_score_as_score_candidate(
+    w: ScoringWeights,
+    has_query: bool,
+    h_rec: float,
+    h_dec: float,
+    growth: float,
+    importance: float | None,
+    confidence: float | None,
+    happened: datetime | None,
+    recalled: datetime | None,
+    created: datetime | None,
+    recalls: int,
+    relevance: float | None,
+) -> None:
+    fast = FactorScorer(
+        as_of=AS_OF,
+        weights=w,
+        recency_half_life_seconds=h_rec,
+        decay_half_life_seconds=h_dec,
+        decay_growth=growth,
+        has_query=has_query,
+    )
+    expected = score_candidate(
+        as_of=AS_OF,
+        weights=w,
+        recency_half_life_seconds=h_rec,
+        decay_half_life_seconds=h_dec,
+        decay_growth=growth,
+        importance=importance,
+        confidence=confidence,
+        happened_at=happened,
+        last_recalled_at=recalled,
+        created_at=created,
+        recall_count=recalls,
+        relevance=relevance,
+        has_query=has_query,
+    ).score
+    got = fast.score(importance, confidence, happened, recalled, created, recalls, relevance)
+    assert got == expected
+    # Twice: the memoised half-life per recall count must not change anything.
+    assert fast.score(importance, confidence, happened, recalled, created, recalls, relevance) == expected
+
+
+@pytest.mark.parametrize(
+    ("h_rec", "h_dec", "growth"), [(0.0, 3600.0, 2.0), (3600.0, 0.0, 2.0), (3600.0, 3600.0, 0.5), (-1.0, 1.0, 1.0)]
+)
+def test_rejects_what_score_candidate_rejects(h_rec: float, h_dec: float, growth: float) -> None:
+    with pytest.raises(InvalidScoringError):
+        FactorScorer(
+            as_of=AS_OF,
+            weights=ScoringWeights(),
+            recency_half_life_seconds=h_rec,
+            decay_half_life_seconds=h_dec,
+            decay_growth=growth,
+            has_query=False,
+        )
