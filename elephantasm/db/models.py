@@ -8,7 +8,6 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pgvector.sqlalchemy import HALFVEC
 from sqlalchemy import (
     BigInteger,
     CheckConstraint,
@@ -30,6 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
 from sqlmodel import Field, SQLModel
 
+from elephantasm.db.vectors import FastHalfVec
 from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
 
 EMBEDDING_DIM = 384
@@ -74,7 +74,7 @@ def _fts(expression: str) -> Any:
 def _vector() -> Any:
     # Half precision: half the bytes of a float4 vector in the heap and in the HNSW index, with no
     # measurable loss for cosine ranking of L2-normalised 384-d embeddings (storage benchmark).
-    return Field(default=None, sa_column=Column(HALFVEC(EMBEDDING_DIM), nullable=True))
+    return Field(default=None, sa_column=Column(FastHalfVec(EMBEDDING_DIM), nullable=True))
 
 
 def _space() -> Any:

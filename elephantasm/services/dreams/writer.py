@@ -3,7 +3,9 @@
 Memories + provenance, knowledge (dedupe / supersede), an identity version, the events marked
 distilled, the journal, the run's counters and the anima's ``state_version`` all commit together
 (one :func:`~elephantasm.services.dreams.journal.journaled_write`).
-Embeddings are computed before the transaction opens (the embedder may be a remote service).
+Embeddings are computed before the transaction opens (the embedder may be a remote service),
+except on the in-process path (offline engine, local embedder: ``runner.in_process``), where the
+chunk is locked, distilled and written inside the one transaction (:func:`write_in`).
 """
 
 from __future__ import annotations
