@@ -92,10 +92,10 @@ def test_same_score_as_score_candidate(
         has_query=has_query,
     )
     args = (importance, confidence, happened, recalled, created, recalls, relevance)
-    assert fast.score(*args) == expected.score
-    assert fast.scored(*args) == expected  # the breakdown too
+    assert fast.score(args) == expected.score
+    assert fast.scored(args) == expected  # the breakdown too
     # Twice: the memoised half-life per recall count must not change anything.
-    assert fast.score(*args) == expected.score
+    assert fast.score(args) == expected.score
 
 
 @pytest.mark.parametrize(

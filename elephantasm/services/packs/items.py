@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from elephantasm.domain.fast_scoring import FactorScorer
+from elephantasm.domain.fast_scoring import FactorInputs, FactorScorer
 from elephantasm.domain.lean import IdentityText, identity_lines, lean_text
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.render import Layer, PackItem
@@ -81,14 +81,14 @@ class Scorer:
     def score(self, c: Candidate) -> ScoredCandidate:
         """The domain's five-factor score of ``c`` (relevance normalised within the compile), as
         :func:`~elephantasm.domain.scoring.score_candidate` gives it."""
-        return self._fast.scored(*self._inputs(c))
+        return self._fast.scored(self._inputs(c))
 
-    def _inputs(self, c: Candidate) -> tuple[Any, ...]:
+    def _inputs(self, c: Candidate) -> FactorInputs:
         return c.importance, c.confidence, c.happened_at, c.touched_at, c.created_at, c.recall_count, self.relevance(c)
 
     def item(self, c: Candidate) -> PackItem:
         """A pack item carrying ``(candidate, scored)`` as its ``ref`` (``scored``: a :class:`LazyScored`)."""
-        score = self._fast.score(*self._inputs(c))
+        score = self._fast.score(self._inputs(c))
         scored = LazyScored(score, self, c)
         # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
         text = c.text if c.kind == "knowledge" else lean_text(c.text)
