@@ -33,6 +33,8 @@ class StrictModel(BaseModel):
     @classmethod
     def _no_nul(cls, value: Any) -> Any:
         # Nested models check their own fields; everything else (strings, meta dicts) is walked here.
+        if value is None or (isinstance(value, str) and "\x00" not in value):
+            return value  # the common case, without nul_path's walk
         if not isinstance(value, BaseModel):
             path = nul_path(value)
             if path is not None:
@@ -92,7 +94,12 @@ def check_json_fields(model: BaseModel, max_depth: int, max_bytes: int, where: s
     while stack:
         item, path = stack.pop()
         if isinstance(item, BaseModel):
-            stack.extend((getattr(item, name), f"{path}.{name}" if path else name) for name in type(item).model_fields)
+            # Only containers can break a limit: scalars are not pushed (nor their paths built),
+            # which keeps a 1,000-event batch cheap; the order containers are visited in is unchanged.
+            for name in type(item).model_fields:
+                value = getattr(item, name)
+                if isinstance(value, BaseModel | dict | list):
+                    stack.append((value, f"{path}.{name}" if path else name))
         elif isinstance(item, list) and any(isinstance(x, BaseModel) for x in item):
             stack.extend((x, f"{path}[{i}]") for i, x in enumerate(item))
         elif isinstance(item, dict | list):

@@ -6,8 +6,8 @@ import uuid
 
 from sqlalchemy import text
 
+from elephantasm.db.driver_fetch import fetch
 from elephantasm.runtime import Runtime
-from elephantasm.services.packs.driver_fetch import fetch
 from elephantasm.services.packs.reads import _snapshot_transaction
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW

@@ -17,10 +17,10 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from elephantasm.db.driver_fetch import fetch
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
 from elephantasm.services.packs import sql, topk
-from elephantasm.services.packs.driver_fetch import fetch
 from elephantasm.services.packs.session import SessionScope
 
 

@@ -1,6 +1,7 @@
-"""Run a compile's candidate statements on the asyncpg connection under SQLAlchemy's transaction.
+"""Run hot ``text()`` statements on the asyncpg connection under SQLAlchemy's transaction.
 
-A compile reads ~500 candidate rows through a handful of statements. Through SQLAlchemy each
+Used where many rows come back per request: a pack compile reads ~500 candidate rows through a
+handful of statements, a batched extract returns up to 1,000 stored events. Through SQLAlchemy each
 row becomes a ``Row`` whose attribute access and result processing cost more than the driver's
 own decoding (measured on the 10k-memory benchmark anima: the long-term statement's 207 rows took
 ~2.1 ms of API CPU through ``conn.execute(...).all()`` and ~1.4 ms through asyncpg directly, and
@@ -9,9 +10,9 @@ constants with named parameters; each is compiled once, by the engine's own dial
 ``$n`` form and parameter order SQLAlchemy itself would send, and asyncpg keeps it prepared per
 connection. Rows come back as asyncpg ``Record`` objects (``row["column"]``).
 
-The transaction (REPEATABLE READ, read only) is SQLAlchemy's, and SQLAlchemy starts it on the
-driver lazily, with its first statement: :func:`fetch` makes sure it has started, so a candidate
-read can never run outside the compile's snapshot. (On a connection with no transaction begun, a
+The transaction is SQLAlchemy's (a compile's REPEATABLE READ snapshot, a batch's write), and
+SQLAlchemy starts it on the driver lazily, with its first statement: :func:`fetch` makes sure it
+has started, so a statement can never run outside the caller's transaction. (On a connection with no transaction begun, a
 statement runs on its own, as ``conn.execute`` would autobegin one for it.)
 """
 
