@@ -6,8 +6,10 @@ import base64
 import json
 import uuid
 from datetime import datetime
-from enum import StrEnum
-from typing import Annotated, Any, Generic, TypeVar
+from enum import Enum, StrEnum
+from functools import cache
+from types import UnionType
+from typing import Annotated, Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, field_validator
 
@@ -84,6 +86,27 @@ def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
     return at, row_id
 
 
+_SCALAR_TYPES = (str, int, float, bool, uuid.UUID, datetime, Enum, type(None))
+
+
+def _scalar_type(tp: Any) -> bool:
+    """Whether every value a field annotated ``tp`` can hold is a scalar (never a dict, list or model)."""
+    if isinstance(tp, type):
+        return issubclass(tp, _SCALAR_TYPES)
+    origin = get_origin(tp)
+    if origin is Annotated:
+        return _scalar_type(get_args(tp)[0])
+    if origin is Union or origin is UnionType:
+        return all(_scalar_type(arg) for arg in get_args(tp))
+    return origin is Literal
+
+
+@cache
+def _container_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """``model``'s fields, in order, except those typed as scalars (``Any`` counts as a container)."""
+    return tuple(name for name, f in model.model_fields.items() if not _scalar_type(f.annotation))
+
+
 def check_json_fields(model: BaseModel, max_depth: int, max_bytes: int, where: str = "") -> None:
     """Refuse (422 naming the field and the limit) any free-form JSON field of a request body, at any
     nesting of models, that is nested deeper than ``max_depth`` or larger than ``max_bytes``.
@@ -94,11 +117,12 @@ def check_json_fields(model: BaseModel, max_depth: int, max_bytes: int, where: s
     while stack:
         item, path = stack.pop()
         if isinstance(item, BaseModel):
-            # Only containers can break a limit: scalars are not pushed (nor their paths built),
-            # which keeps a 1,000-event batch cheap; the order containers are visited in is unchanged.
-            for name in type(item).model_fields:
+            # Only containers can break a limit: fields typed as scalars are never looked at (nor
+            # their paths built), which keeps a 1,000-event batch cheap; the order the remaining
+            # fields are visited in is unchanged.
+            for name in _container_fields(type(item)):
                 value = getattr(item, name)
-                if isinstance(value, BaseModel | dict | list):
+                if isinstance(value, (dict, list, BaseModel)):
                     stack.append((value, f"{path}.{name}" if path else name))
         elif isinstance(item, list) and any(isinstance(x, BaseModel) for x in item):
             stack.extend((x, f"{path}[{i}]") for i, x in enumerate(item))
