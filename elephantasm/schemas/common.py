@@ -35,8 +35,11 @@ class StrictModel(BaseModel):
     @classmethod
     def _no_nul(cls, value: Any) -> Any:
         # Nested models check their own fields; everything else (strings, meta dicts) is walked here.
-        if value is None or (isinstance(value, str) and "\x00" not in value):
-            return value  # the common case, without nul_path's walk
+        if isinstance(value, str):
+            if "\x00" not in value:
+                return value  # the common case, without nul_path's walk
+        elif not isinstance(value, dict | list | tuple):
+            return value  # None, numbers, ids, instants and nested models hold no string of their own
         if not isinstance(value, BaseModel):
             path = nul_path(value)
             if path is not None:
