@@ -21,8 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import asyncpg
 from sqlalchemy import text
 from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DataError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import TextClause
 
@@ -49,4 +51,20 @@ async def fetch(conn: AsyncConnection, stmt: TextClause, params: Mapping[str, An
     assert driver is not None  # a checked-out connection always has one
     if conn.in_transaction() and not driver.is_in_transaction():
         await conn.execute(_BEGIN)  # SQLAlchemy's BEGIN (isolation, read only) goes out with it
-    return await driver.fetch(sql, *[params[name] for name in names])
+    try:
+        return await driver.fetch(sql, *[params[name] for name in names])
+    except asyncpg.exceptions.IntegrityConstraintViolationError as exc:
+        raise IntegrityError(sql, None, _DriverError(exc)) from exc
+    except (asyncpg.exceptions.DataError, asyncpg.exceptions._base.DataError) as exc:
+        raise DataError(sql, None, _DriverError(exc)) from exc
+
+
+class _DriverError(Exception):
+    """Stands where SQLAlchemy's asyncpg adapter puts its own exception (``DBAPIError.orig``): the
+    SQLSTATE, and the driver's exception as the cause, so ``elephantasm.db.errors`` maps a data or
+    integrity error from here to the same 4xx as one raised through SQLAlchemy."""
+
+    def __init__(self, exc: Exception) -> None:
+        super().__init__(str(exc))
+        self.sqlstate = getattr(exc, "sqlstate", None)
+        self.__cause__ = exc

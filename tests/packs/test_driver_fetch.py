@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from sqlalchemy import text
 
 from elephantasm.db.driver_fetch import fetch
+from elephantasm.db.errors import domain_errors
+from elephantasm.domain.errors import ConflictError, ValidationError
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs.reads import _snapshot_transaction
 from tests.conftest import Tenant
@@ -48,3 +51,19 @@ async def test_fetch_binds_named_parameters_in_order(pack_runtime: Runtime) -> N
     async with pack_runtime.engine.connect() as conn:
         row = (await fetch(conn, stmt, {"a": 2, "b": 10, "c": "x", "unused": 1}))[0]
     assert (row["d"], row["s"], row["c"]) == (8, 12, "x")
+
+
+async def test_fetch_errors_map_to_the_same_4xx_as_through_sqlalchemy(pack_runtime: Runtime) -> None:
+    """Data and integrity errors come out as SQLAlchemy's, so ``domain_errors`` maps them (422 / 409)."""
+    name = f"dup-{uuid.uuid4()}"
+    insert = text("INSERT INTO orgs (id, name) VALUES (:id, :name) RETURNING id")
+    async with pack_runtime.engine.begin() as conn:
+        await fetch(conn, insert, {"id": uuid.uuid4(), "name": name})
+        with pytest.raises(ConflictError), domain_errors():
+            await fetch(conn, insert, {"id": uuid.uuid4(), "name": name})  # unique name
+        await conn.rollback()
+    async with pack_runtime.engine.connect() as conn:
+        with pytest.raises(ValidationError), domain_errors():
+            await fetch(conn, text("SELECT 1 / CAST(:n AS int) AS q"), {"n": 0})  # division by zero: class 22
+        with pytest.raises(ValidationError), domain_errors():
+            await fetch(conn, text("SELECT CAST(:n AS int) AS q"), {"n": "not a number"})  # cannot be encoded
