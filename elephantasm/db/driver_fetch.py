@@ -33,11 +33,14 @@ _BEGIN = text("SELECT 1")
 # are module-level constants, so ids are stable and the cache stays as small as their number;
 # the statement is kept in the value so its id cannot be reused by another object.
 _COMPILED: dict[int, tuple[TextClause, str, tuple[str, ...]]] = {}
+_MAX_COMPILED = 256
 
 
 def _compiled(stmt: TextClause, dialect: Dialect) -> tuple[str, tuple[str, ...]]:
     hit = _COMPILED.get(id(stmt))
     if hit is None or hit[0] is not stmt:
+        if len(_COMPILED) >= _MAX_COMPILED:  # only statements built per call could get here
+            _COMPILED.clear()
         compiled = stmt.compile(dialect=dialect)
         hit = (stmt, str(compiled), tuple(compiled.positiontup or ()))
         _COMPILED[id(stmt)] = hit
