@@ -48,10 +48,11 @@ def worker_background(settings: Settings) -> list[Callable[[Runtime], Any]]:
 def create_worker_app() -> Litestar:
     """Build this worker's app from the environment (called once per worker process)."""
     from api.app import create_app
+    from api.heap import frozen_startup_heap
 
     settings = Settings()
     if not settings.database_url:
         raise RuntimeError("workers need ELEPHANTASM_DATABASE_URL (set by `elephantasm serve --workers`)")
     configure_logging(settings.log_level, settings.log_format)
     runtime = build_runtime(settings, database_url=settings.database_url)
-    return create_app(runtime, background=[_owned(runtime), *worker_background(settings)])
+    return create_app(runtime, background=[_owned(runtime), *worker_background(settings), frozen_startup_heap])

@@ -11,8 +11,8 @@ with N memories, N/10 knowledge items, provenance and 220 undistilled events
 - cold compiles without a query: a different ``recency_half_life_hours`` each time (72.01,
   72.11, …, 72.101, …: distinct, all ≈ 72 h), which changes the cache key but not the work.
 
-Aims (recorded, not asserted): hit p50 ≤ 2 ms; cold compile with a query p50 ≤ 30 ms at 10k
-memories and ≤ 80 ms at 100k.
+Aims (recorded, not asserted): hit p50 ≤ 2 ms and ≤ 1.25 × the health probe's p50; cold compile
+with a query p50 ≤ 30 ms at 10k memories and ≤ 45 ms at 100k.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from benchmarks.results import Section
 TITLE = "inject latency: cache hits and cold compiles (one API process)"
 
 AIM_HIT_MS = 2.0
-AIM_COLD_QUERY_MS = {10_000: 30.0, 100_000: 80.0}
+AIM_HIT_RATIO = 1.25  # cache hit p50 ÷ /api/health p50 (issue 13)
+AIM_COLD_QUERY_MS = {10_000: 30.0, 100_000: 45.0}
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,11 @@ def _measure(d: Deployment, memories: int, label: str, phase: Phase) -> Measured
     return Measured(memories, label, result, max(0.0, after.machine - before.machine - ours))
 
 
+def _pack_stats(d: Deployment) -> dict:
+    """The API's pack-cache counters and server-side compile percentiles (``/api/health``)."""
+    return httpx.get(f"{d.base_url}/api/health", headers=d.headers, timeout=30).json()["pack_cache"]
+
+
 def _prepare(d: Deployment, n: int) -> tuple[str, float]:
     """Create and bulk-load the anima; returns its id and the load time."""
     with httpx.Client(base_url=d.base_url, headers=d.headers, timeout=120) as c:
@@ -115,9 +121,14 @@ def _one_size(n: int, s: Size) -> tuple[list[Measured], dict, float]:
             _measure(d, n, "latest, cache hit, no query", _phase(d, latest, s.hits)),
             _measure(d, n, "latest, cache hit, with query", _phase(d, with_query, s.hits)),
             _measure(d, n, "cold compile, with query", _phase(d, "/api/packs/compile", s.cold, cold_query, warmup=3)),
-            _measure(d, n, "cold compile, no query", _phase(d, "/api/packs/compile", s.cold, cold_plain, warmup=3)),
         ]
-        stats = httpx.get(f"{d.base_url}/api/health", headers=d.headers, timeout=30).json()["pack_cache"]
+        # Server-side compile times so far: the queried compiles (and the two of the hit phases).
+        with_query_stats = _pack_stats(d)
+        runs.append(
+            _measure(d, n, "cold compile, no query", _phase(d, "/api/packs/compile", s.cold, cold_plain, warmup=3))
+        )
+        stats = _pack_stats(d)
+        stats["with_query_p50"] = with_query_stats["compile_ms_p50"]
         stats["pg_version"] = d.pg_version
     return runs, stats, load_s
 
@@ -135,8 +146,10 @@ def run(size: str) -> Section:
         health, hit = measured[0], measured[1]
         notes.append(
             f"{n:,} memories ({n // 10:,} knowledge, 220 pending events; loaded in {load_s:.0f} s): "
-            f"hit ÷ health p50 = {hit.pct(0.5) / health.pct(0.5):.2f}; server-side compile p50 "
-            f"{stats['compile_ms_p50']} ms / p99 {stats['compile_ms_p99']} ms over {stats['compiles']} compiles."
+            f"hit ÷ health p50 = {hit.pct(0.5) / health.pct(0.5):.2f} (no query), "
+            f"{measured[2].pct(0.5) / health.pct(0.5):.2f} (with query); server-side compile p50 with a query "
+            f"{stats['with_query_p50']} ms; all compiles p50 {stats['compile_ms_p50']} ms / p99 "
+            f"{stats['compile_ms_p99']} ms over {stats['compiles']} compiles."
         )
     notes += _aims(runs)
     notes.append("one request at a time (concurrency 1, keep-alive HTTP/1.1, separate load process); "
@@ -152,7 +165,12 @@ def run(size: str) -> Section:
 
 def _aims(runs: list[Measured]) -> list[str]:
     out = []
+    health = {m.memories: m.pct(0.5) for m in runs if m.label == "GET /api/health"}
     for m in runs:
+        if m.label.startswith("latest, cache hit") and m.memories in health:
+            ratio = m.pct(0.5) / health[m.memories]
+            out.append(f"aim hit ÷ health p50 ≤ {AIM_HIT_RATIO} at {m.memories:,} ({m.label}): "
+                       f"{'met' if ratio <= AIM_HIT_RATIO else 'MISSED'} ({ratio:.2f}).")
         if m.label.startswith("latest, cache hit"):
             out.append(f"aim hit p50 ≤ {AIM_HIT_MS} ms at {m.memories:,} ({m.label}): "
                        f"{'met' if m.pct(0.5) <= AIM_HIT_MS else 'MISSED'} ({m.pct(0.5):.2f} ms).")

@@ -16,6 +16,7 @@ SIZES = ("tiny", "small", "full")
 BENCHMARKS: dict[str, str] = {
     "ingest": "benchmarks.ingest",
     "inject": "benchmarks.inject",
+    "compile-cpu": "benchmarks.compile_cpu",
     "dreamer": "benchmarks.dreamer",
     "quality": "benchmarks.quality",
     "storage": "benchmarks.storage",

@@ -91,11 +91,12 @@ async def _serve_here(settings: Settings, with_dreamer: bool) -> int:
     import uvicorn
 
     from api.app import create_app
+    from api.heap import frozen_startup_heap
     from api.metrics import start_metrics_server
 
     async with cli_runtime(settings) as runtime:
         await bootstrap_first_key(runtime)
-        app = create_app(runtime, background=background_tasks(settings, with_dreamer))
+        app = create_app(runtime, background=[*background_tasks(settings, with_dreamer), frozen_startup_heap])
         start_metrics_server(settings)
         log_banner(runtime, listening_lines(settings))
         config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None, access_log=False)

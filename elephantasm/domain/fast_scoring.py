@@ -21,8 +21,14 @@ from elephantasm.domain.scoring import (
     DEFAULT_RECENCY,
     SCORE_DIGITS,
     InvalidScoringError,
+    ScoreBreakdown,
+    ScoredCandidate,
     ScoringWeights,
 )
+
+FactorInputs = tuple[float | None, float | None, datetime | None, datetime | None, datetime | None, int, float | None]
+"""``score_candidate``'s per-candidate arguments, in this order: importance, confidence, happened_at,
+last_recalled_at, created_at, recall_count, relevance."""
 
 # score_candidate caps the recall exponent at 64 (decay()).
 _MAX_RECALL_EXPONENT = 64
@@ -79,18 +85,9 @@ class FactorScorer:
             self._half_lives[recall_count] = h
         return h
 
-    def score(
-        self,
-        importance: float | None,
-        confidence: float | None,
-        happened_at: datetime | None,
-        last_recalled_at: datetime | None,
-        created_at: datetime | None,
-        recall_count: int,
-        relevance: float | None,
-    ) -> float:
-        """The rounded score ``score_candidate`` gives for these inputs (same argument meanings)."""
-        w_imp, w_conf, w_rec, w_dec, w_rel = self._w
+    def factors(self, inputs: FactorInputs) -> tuple[float, float, float, float, float | None]:
+        """The unrounded factors ``(importance, confidence, recency, decay, relevance)``."""
+        importance, confidence, happened_at, last_recalled_at, created_at, recall_count, relevance = inputs
         f_imp = DEFAULT_IMPORTANCE if importance is None else _clamp01(importance)
         f_conf = DEFAULT_CONFIDENCE if confidence is None else _clamp01(confidence)
         if happened_at is None:
@@ -104,5 +101,26 @@ class FactorScorer:
             h = self._decay_half_life(recall_count)
             f_dec = _clamp01(1.0 - 2.0 ** (-max(0.0, self._age(touched)) / h))
         f_rel = (_clamp01(relevance) if relevance is not None else 0.0) if self._has_query else None
+        return f_imp, f_conf, f_rec, f_dec, f_rel
+
+    def _combine(self, f_imp: float, f_conf: float, f_rec: float, f_dec: float, f_rel: float | None) -> float:
+        w_imp, w_conf, w_rec, w_dec, w_rel = self._w
         total = w_imp * f_imp + w_conf * f_conf + w_rec * f_rec + w_dec * (1.0 - f_dec) + w_rel * (f_rel or 0.0)
         return round(_clamp01(total), SCORE_DIGITS)
+
+    def score(self, inputs: FactorInputs) -> float:
+        """The rounded score ``score_candidate`` gives for these inputs."""
+        return self._combine(*self.factors(inputs))
+
+    def scored(self, inputs: FactorInputs) -> ScoredCandidate:
+        """What ``score_candidate`` returns for these inputs: the score and its rounded breakdown."""
+        f = self.factors(inputs)
+        r = SCORE_DIGITS
+        breakdown = ScoreBreakdown(
+            importance=round(f[0], r),
+            confidence=round(f[1], r),
+            recency=round(f[2], r),
+            decay=round(f[3], r),
+            relevance=None if f[4] is None else round(f[4], r),
+        )
+        return ScoredCandidate(score=self._combine(*f), breakdown=breakdown)

@@ -21,6 +21,7 @@ import msgspec
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from elephantasm.db.driver_fetch import fetch
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.schemas.events import EventCreate
 
@@ -152,7 +153,8 @@ async def copy_events(
     assert driver is not None
     records = [_record(i, e, now) for i, e in enumerate(events)]
     await driver.copy_records_to_table("event_staging", records=records, columns=_STAGED)
-    created = {r["id"]: r for r in (await conn.execute(_INSERT, {"org": org_id, "now": now})).mappings()}
+    # Rows straight from the driver (asyncpg records): no SQLAlchemy row per event.
+    created = {r["id"]: r for r in await fetch(conn, _INSERT, {"org": org_id, "now": now})}
     out: list[StoredRow | None] = [None] * len(records)
     dupes: list[int] = []
     for i, rec in enumerate(records):
@@ -175,7 +177,7 @@ async def _fill_existing(
 ) -> None:
     keys = {(events[i].anima_id, events[i].dedupe_key) for i in dupes}
     params = {"org": org_id, "animas": [a for a, _ in keys], "keys": [k for _, k in keys]}
-    existing = {(r["anima_id"], r["dedupe_key"]): dict(r) for r in (await conn.execute(_EXISTING, params)).mappings()}
+    existing = {(r["anima_id"], r["dedupe_key"]): dict(r) for r in await fetch(conn, _EXISTING, params)}
     for i in dupes:
         row = existing.get((events[i].anima_id, events[i].dedupe_key))
         if row is None:  # not inserted and not a duplicate: only a vanished anima can do that

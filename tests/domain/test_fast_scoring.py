@@ -90,11 +90,12 @@ def test_same_score_as_score_candidate(
         recall_count=recalls,
         relevance=relevance,
         has_query=has_query,
-    ).score
-    got = fast.score(importance, confidence, happened, recalled, created, recalls, relevance)
-    assert got == expected
+    )
+    args = (importance, confidence, happened, recalled, created, recalls, relevance)
+    assert fast.score(args) == expected.score
+    assert fast.scored(args) == expected  # the breakdown too
     # Twice: the memoised half-life per recall count must not change anything.
-    assert fast.score(importance, confidence, happened, recalled, created, recalls, relevance) == expected
+    assert fast.score(args) == expected.score
 
 
 @pytest.mark.parametrize(

@@ -14,9 +14,6 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 # Bookkeeping bytes charged per entry on top of its body (key, ids, object headers).
 _ENTRY_OVERHEAD = 512
 
@@ -145,10 +142,14 @@ class CacheMetrics:
         }
 
 
-_LOAD_SQL = text("SELECT payload FROM pack_snapshots WHERE cache_key = :key AND org_id = :org AND anima_id = :anima")
+# asyncpg placeholders: looked up on the driver connection (``elephantasm.db.raw``), one round
+# trip with no transaction around it (through SQLAlchemy: BEGIN, SELECT, ROLLBACK). The pool's
+# connections decode jsonb with the engine's JSON deserializer.
+_LOAD_SQL = "SELECT payload FROM pack_snapshots WHERE cache_key = $1 AND org_id = $2 AND anima_id = $3"
 
 
-async def load_shared(conn: AsyncConnection, key: str, org_id: uuid.UUID, anima_id: uuid.UUID) -> CachedPack | None:
-    """The shared tier's snapshot for ``key`` of the org's anima, or None."""
-    payload = (await conn.execute(_LOAD_SQL, {"key": key, "org": org_id, "anima": anima_id})).scalar_one_or_none()
+async def load_shared(driver: Any, key: str, org_id: uuid.UUID, anima_id: uuid.UUID) -> CachedPack | None:
+    """The shared tier's snapshot for ``key`` of the org's anima, or None (``driver``: an asyncpg
+    connection, see :func:`elephantasm.db.raw.driver_connection`)."""
+    payload = await driver.fetchval(_LOAD_SQL, key, org_id, anima_id)
     return None if payload is None else CachedPack.from_payload(key, payload)

@@ -17,15 +17,20 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from elephantasm.db.driver_fetch import fetch
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
 from elephantasm.services.packs import sql, topk
 from elephantasm.services.packs.session import SessionScope
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Candidate:
-    """One thing that may go into a pack, with everything scoring and the wire need."""
+    """One thing that may go into a pack, with everything scoring and the wire need.
+
+    Read-only by convention, not ``frozen``: a compile builds ~500 of them, and a frozen
+    dataclass's ``__init__`` (one ``object.__setattr__`` per field) costs three times as much.
+    """
 
     kind: str  # "memory" | "event" | "knowledge"
     id: uuid.UUID
@@ -105,60 +110,60 @@ def event_text(event_type: str, role: str | None, content: str) -> str:
 def _memory(r: Any, space: str | None = None) -> Candidate:
     return Candidate(
         kind="memory",
-        id=r.id,
-        text=r.summary or r.content or "",
-        importance=r.importance,
-        confidence=r.confidence,
-        happened_at=r.time_end or r.time_start,
-        touched_at=r.last_recalled_at,
-        created_at=r.created_at,
-        recall_count=r.recall_count or 0,
-        cosine=r.cosine,
-        fts_rank=r.fts_rank,
-        provenance=tuple(r.provenance or ()),
-        time_start=r.time_start,
-        time_end=r.time_end,
-        session_id=r.session_id,
-        turn_vectors=r.turn_vectors if space is not None and r.embedding_space == space else None,
+        id=r["id"],
+        text=r["summary"] or r["content"] or "",
+        importance=r["importance"],
+        confidence=r["confidence"],
+        happened_at=r["time_end"] or r["time_start"],
+        touched_at=r["last_recalled_at"],
+        created_at=r["created_at"],
+        recall_count=r["recall_count"] or 0,
+        cosine=r["cosine"],
+        fts_rank=r["fts_rank"],
+        provenance=tuple(r["provenance"] or ()),
+        time_start=r["time_start"],
+        time_end=r["time_end"],
+        session_id=r["session_id"],
+        turn_vectors=r["turn_vectors"] if space is not None and r["embedding_space"] == space else None,
     )
 
 
 def _knowledge(r: Any) -> Candidate:
     return Candidate(
         kind="knowledge",
-        id=r.id,
-        text=r.content,
-        importance=r.importance,
-        confidence=r.confidence,
-        happened_at=r.valid_from or r.created_at,
+        id=r["id"],
+        text=r["content"],
+        importance=r["importance"],
+        confidence=r["confidence"],
+        happened_at=r["valid_from"] or r["created_at"],
         touched_at=None,
         created_at=None,
         recall_count=0,
-        cosine=r.cosine,
-        fts_rank=r.fts_rank,
-        provenance=tuple(r.provenance or ()),
-        label=r.type,
-        topic=r.topic,
+        cosine=r["cosine"],
+        fts_rank=r["fts_rank"],
+        provenance=tuple(r["provenance"] or ()),
+        label=r["type"],
+        topic=r["topic"],
     )
 
 
 def _event(r: Any) -> Candidate:
     return Candidate(
         kind="event",
-        id=r.id,
-        text=event_text(r.event_type, r.role, r.content),
-        importance=r.importance_score,
+        id=r["id"],
+        text=event_text(r["event_type"], r["role"], r["content"]),
+        importance=r["importance_score"],
         confidence=None,
-        happened_at=r.occurred_at,
+        happened_at=r["occurred_at"],
         touched_at=None,
-        created_at=r.created_at,
+        created_at=r["created_at"],
         recall_count=0,
         cosine=None,
-        fts_rank=r.fts_rank,
-        provenance=(r.id,),
-        time_start=r.occurred_at,
-        time_end=r.occurred_at,
-        session_id=r.session_id,
+        fts_rank=r["fts_rank"],
+        provenance=(r["id"],),
+        time_start=r["occurred_at"],
+        time_end=r["occurred_at"],
+        session_id=r["session_id"],
     )
 
 
@@ -240,16 +245,14 @@ def _pruning(scope: Scope, k: int) -> dict[str, Any]:
 async def session_memories(conn: AsyncConnection, scope: Scope, session: SessionScope, k: int) -> list[Candidate]:
     """The newest ``k`` live memories of the current session."""
     stmt = _SESSION_MEMORIES[(session.session_id is not None, scope.has_query)]
-    return [
-        _memory(r, scope.space if scope.has_query else None)
-        for r in await conn.execute(stmt, _session_params(scope, session, k))
-    ]
+    rows = await fetch(conn, stmt, _session_params(scope, session, k))
+    return [_memory(r, scope.space if scope.has_query else None) for r in rows]
 
 
 async def recent_turns(conn: AsyncConnection, scope: Scope, session: SessionScope, n: int) -> list[Candidate]:
     """The newest ``n`` not-yet-distilled events of the current session."""
     stmt = _RECENT_TURNS[(session.session_id is not None, scope.has_query)]
-    return [_event(r) for r in await conn.execute(stmt, _session_params(scope, session, n))]
+    return [_event(r) for r in await fetch(conn, stmt, _session_params(scope, session, n))]
 
 
 async def long_term_memories(
@@ -257,22 +260,20 @@ async def long_term_memories(
 ) -> list[Candidate]:
     """Top-``k`` per arm over all the anima's live memories, minus ``exclude`` (the session's)."""
     params = scope.params(exclude=list(exclude), **_pruning(scope, k))
-    return [
-        _memory(r, scope.space if scope.has_query else None)
-        for r in await conn.execute(_LONG_TERM[scope.has_query], params)
-    ]
+    rows = await fetch(conn, _LONG_TERM[scope.has_query], params)
+    return [_memory(r, scope.space if scope.has_query else None) for r in rows]
 
 
 async def knowledge(conn: AsyncConnection, scope: Scope, k: int) -> list[Candidate]:
     """Top-``k`` per arm over the anima's current (not superseded, not expired) knowledge."""
     params = scope.params(**_pruning(scope, k))
-    return [_knowledge(r) for r in await conn.execute(_KNOWLEDGE[scope.has_query], params)]
+    return [_knowledge(r) for r in await fetch(conn, _KNOWLEDGE[scope.has_query], params)]
 
 
 async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: Sequence[uuid.UUID]) -> list[Candidate]:
     """Top-``k`` per arm over undistilled events, minus ``exclude`` (the recent turns)."""
     params = scope.params(k=k, exclude=list(exclude))
-    return [_event(r) for r in await conn.execute(_PENDING[scope.has_query], params)]
+    return [_event(r) for r in await fetch(conn, _PENDING[scope.has_query], params)]
 
 
 # A memory linked to a knowledge item that was superseded (or expired) while a current item on
@@ -301,5 +302,5 @@ async def superseded_memories(conn: AsyncConnection, scope: Scope, ids: Sequence
     """Which of ``ids`` (memory ids) carry a superseded value (see ``_SUPERSEDED_MEMORIES``)."""
     if not ids:
         return frozenset()
-    rows = await conn.execute(_SUPERSEDED_MEMORIES, {"org": scope.org_id, "anima": scope.anima_id, "ids": list(ids)})
-    return frozenset(r.memory_id for r in rows)
+    rows = await fetch(conn, _SUPERSEDED_MEMORIES, {"org": scope.org_id, "anima": scope.anima_id, "ids": list(ids)})
+    return frozenset(r["memory_id"] for r in rows)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from elephantasm.domain.fast_scoring import FactorScorer
+from elephantasm.domain.fast_scoring import FactorInputs, FactorScorer
 from elephantasm.domain.lean import IdentityText, identity_lines, lean_text
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.render import Layer, PackItem
@@ -17,7 +17,6 @@ from elephantasm.domain.scoring import (
     ScoredCandidate,
     ScoringWeights,
     fuse_relevance,
-    score_candidate,
 )
 from elephantasm.domain.temporal import TemporalContext
 from elephantasm.services.packs.candidates import Candidate
@@ -80,29 +79,16 @@ class Scorer:
         return fuse_relevance(c.cosine, c.fts_rank)
 
     def score(self, c: Candidate) -> ScoredCandidate:
-        """The domain's five-factor score of ``c`` (relevance normalised within the compile)."""
-        relevance = self.relevance(c)
-        return score_candidate(
-            as_of=self.as_of,
-            weights=self.weights,
-            recency_half_life_seconds=self.config.recency_half_life_seconds,
-            decay_half_life_seconds=self.config.decay_half_life_seconds,
-            decay_growth=self.config.decay_growth,
-            importance=c.importance,
-            confidence=c.confidence,
-            happened_at=c.happened_at,
-            last_recalled_at=c.touched_at,
-            created_at=c.created_at,
-            recall_count=c.recall_count,
-            relevance=relevance,
-            has_query=self.has_query,
-        )
+        """The domain's five-factor score of ``c`` (relevance normalised within the compile), as
+        :func:`~elephantasm.domain.scoring.score_candidate` gives it."""
+        return self._fast.scored(self._inputs(c))
+
+    def _inputs(self, c: Candidate) -> FactorInputs:
+        return c.importance, c.confidence, c.happened_at, c.touched_at, c.created_at, c.recall_count, self.relevance(c)
 
     def item(self, c: Candidate) -> PackItem:
         """A pack item carrying ``(candidate, scored)`` as its ``ref`` (``scored``: a :class:`LazyScored`)."""
-        score = self._fast.score(
-            c.importance, c.confidence, c.happened_at, c.touched_at, c.created_at, c.recall_count, self.relevance(c)
-        )
+        score = self._fast.score(self._inputs(c))
         scored = LazyScored(score, self, c)
         # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
         text = c.text if c.kind == "knowledge" else lean_text(c.text)

@@ -189,7 +189,7 @@ async def _entry(runtime: Runtime, req: PackRequest, state_version: int) -> tupl
 async def _load_or_compile(runtime: Runtime, key: str, req: PackRequest) -> tuple[CachedPack, Followup | None]:
     """Inside a flight: the shared tier (another replica's compile), else compile here."""
     state = runtime.packs
-    async with runtime.engine.connect() as conn:
+    async with driver_connection(runtime.engine) as conn:
         entry = await load_shared(conn, key, req.org_id, req.anima_id)
     if entry is not None:
         state.metrics.shared_hits += 1

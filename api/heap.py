@@ -1,0 +1,28 @@
+"""Keep the cyclic garbage collector off the start-up heap of a serving process.
+
+An API process holds a large, long-lived heap built at start-up (modules, the pydantic and Litestar
+schemas, SQLAlchemy's compiled statements, the embedder). Every full (generation-2) collection
+walks all of it, and a request that allocates a lot (a 1,000-event batch, a pack compile with ~500
+candidates) triggers collections: measured in-process on batched extract, GC took ~20 µs of API
+CPU per event (about a quarter of it). :func:`gc.freeze` moves what exists now into the permanent
+generation, which collections skip; objects created later are collected as before. Used only by
+serving processes (``serve`` and its workers), after start-up and before the first request.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+
+@asynccontextmanager
+async def frozen_startup_heap(_runtime: Any) -> AsyncIterator[None]:
+    """A background factory for ``create_app``: collect once, then freeze what survives."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()  # let the shutdown's collections see everything again
