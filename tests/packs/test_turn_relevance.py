@@ -57,8 +57,8 @@ async def test_a_fact_inside_a_long_noisy_exchange_outranks_an_unrelated_memory(
     exchange, unrelated = rows
     assert "puppy" not in exchange.summary  # the answering line is not in the summary
     dim = pack_runtime.embedder.space.dim
-    assert exchange.n == 3 + 4 * dim  # one int8 row per user turn, a 3-byte header
-    assert unrelated.n == 3 + dim
+    assert exchange.n == 4 + 4 * (6 + dim)  # per user turn: a span and an int8 row; a 4-byte header
+    assert unrelated.n == 4 + 6 + dim
 
     q, summary_vec, unrelated_vec = await pack_runtime.embedder.embed(
         [QUESTION, lean_text(exchange.summary), lean_text(unrelated.summary)]
@@ -75,3 +75,6 @@ async def test_a_fact_inside_a_long_noisy_exchange_outranks_an_unrelated_memory(
                       key=lambda m: -m["score"])
     assert memories[0]["summary"] == exchange.summary, [m["summary"] for m in memories]
     assert memories[0]["similarity"] > cos(q, summary_vec) + 0.05
+    # The prompt shows the turn that matched; the wire keeps the stored summary.
+    assert "User: we adopted a puppy" in pack["context"]
+    assert "printer" not in pack["context"]
