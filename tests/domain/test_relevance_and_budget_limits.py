@@ -9,6 +9,7 @@ from elephantasm.domain.presets import (
     QUERY_TOKENS_PER_ITEM,
     TOKENS_PER_ITEM,
     budget_limits,
+    compile_weights,
     get_preset,
     resolve_config,
 )
@@ -89,3 +90,15 @@ def test_budget_limits_never_shrink(name, max_tokens, has_query) -> None:
     got = budget_limits(cfg, max_tokens, has_query).as_mapping()
     for layer, limit in cfg.limits.as_mapping().items():
         assert got[layer] >= limit
+
+
+def test_a_question_not_about_time_ranks_by_relevance_not_recency() -> None:
+    cfg = get_preset("conversational")
+    fact = compile_weights(cfg, "which cuisine does the user like?")
+    assert (fact.recency, fact.decay) == (0.0, 0.0)
+    assert fact.relevance == cfg.weights.relevance and fact.importance == cfg.weights.importance
+    for temporal in ("what did we discuss recently?", "where does the user live now?"):
+        assert compile_weights(cfg, temporal) == cfg.weights
+    assert compile_weights(cfg, None) == cfg.weights  # no query: the four factors as they are
+    explicit = resolve_config("conversational", {"weights": {"recency": 0.9}})
+    assert compile_weights(explicit, "which cuisine?") == explicit.weights

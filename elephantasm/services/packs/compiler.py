@@ -22,7 +22,7 @@ from elephantasm.domain.fusion import rank_fusion
 from elephantasm.domain.lean import lean_text, wants_temporal
 from elephantasm.domain.pack_trace import PackTrace
 from elephantasm.domain.packing import PackResult, pack
-from elephantasm.domain.presets import adapt_weights, budget_limits, budget_shares
+from elephantasm.domain.presets import budget_limits, budget_shares, compile_weights
 from elephantasm.domain.render import RENDER_ORDER, Layer, header_line, item_line
 from elephantasm.domain.scoring import contextual_relevance
 from elephantasm.domain.temporal import temporal_context
@@ -126,7 +126,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
     ``trace`` (optional) receives the packer's decisions (the inspector's composer shows them).
     """
     cfg = req.config
-    weights = adapt_weights(cfg.weights, req.query) if cfg.adaptive else cfg.weights
+    weights = compile_weights(cfg, req.query)
     query_vec = (await runtime.embedder.embed([req.query]))[0] if req.query else None
     scope = cands.Scope(
         req.org_id,
