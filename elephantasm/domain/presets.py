@@ -149,24 +149,20 @@ PRESET_NAMES: tuple[str, ...] = tuple(sorted(PRESETS))
 # Preset item limits grow with the budget, one item per this many tokens, so big budgets are used.
 TOKENS_PER_ITEM = 80
 # With a query, a big budget is filled with evidence ranked by relevance: limits then grow one item
-# per this many tokens (about one short memory line), so the layer caps no longer stop a 4,000-token
-# pack at 2,500 tokens. Measured on the quality benchmark: at 4,000 tokens ER_any 84 % → 98 %.
-QUERY_TOKENS_PER_ITEM = 32
+# per this many tokens (about one matched-turn line), so the layer caps no longer stop a 4,000-token
+# pack at 2,500 tokens. Measured on the quality benchmark: ER_any 84 % → 100 % at 4,000 tokens.
+QUERY_TOKENS_PER_ITEM = 16
+# Candidates fetched per arm with a query grow half as fast: the three arms' union already holds
+# more rows than any one arm, and every extra row costs each compile on a big anima (HNSW ef_search).
+QUERY_CANDIDATE_TOKENS_PER_ITEM = 32
 
 
-def budget_limits(config: PackConfig, max_tokens: int, has_query: bool = False) -> LayerLimits:
-    """The item limits a compile of ``max_tokens`` uses under ``config``.
-
-    A preset's own limits are floors that grow to ``max_tokens // TOKENS_PER_ITEM`` (with a query,
-    ``// QUERY_TOKENS_PER_ITEM``; a disabled layer, limit 0, stays disabled); limits given
-    explicitly (differing from the preset's) are hard caps and are kept as they are. Pure: a
-    function of the config, the budget and whether there is a query.
-    """
+def _grown(config: PackConfig, max_tokens: int, tokens_per_item: int) -> LayerLimits:
     limits = config.limits
     preset = PRESETS.get(config.preset_name)
     if preset is None or limits != preset.limits:
         return limits
-    n = max(0, max_tokens) // (QUERY_TOKENS_PER_ITEM if has_query else TOKENS_PER_ITEM)
+    n = max(0, max_tokens) // tokens_per_item
 
     def grow(v: int) -> int:
         return max(v, n) if v > 0 else 0
@@ -177,6 +173,22 @@ def budget_limits(config: PackConfig, max_tokens: int, has_query: bool = False) 
         session=grow(limits.session),
         recent_turns=limits.recent_turns,
     )
+
+
+def budget_limits(config: PackConfig, max_tokens: int, has_query: bool = False) -> LayerLimits:
+    """The item limits a compile of ``max_tokens`` uses under ``config``.
+
+    A preset's own limits are floors that grow to ``max_tokens // TOKENS_PER_ITEM`` (with a query,
+    ``// QUERY_TOKENS_PER_ITEM``; a disabled layer, limit 0, stays disabled); limits given
+    explicitly (differing from the preset's) are hard caps and are kept as they are. Pure: a
+    function of the config, the budget and whether there is a query.
+    """
+    return _grown(config, max_tokens, QUERY_TOKENS_PER_ITEM if has_query else TOKENS_PER_ITEM)
+
+
+def candidate_limits(config: PackConfig, max_tokens: int, has_query: bool = False) -> LayerLimits:
+    """The limits that size each candidate arm (see :data:`QUERY_CANDIDATE_TOKENS_PER_ITEM`)."""
+    return _grown(config, max_tokens, QUERY_CANDIDATE_TOKENS_PER_ITEM if has_query else TOKENS_PER_ITEM)
 
 
 # With a query, the current session's reserved share shrinks below this budget (in proportion to

@@ -8,7 +8,9 @@ from hypothesis import strategies as st
 from elephantasm.domain.presets import (
     QUERY_TOKENS_PER_ITEM,
     TOKENS_PER_ITEM,
+    QUERY_CANDIDATE_TOKENS_PER_ITEM,
     budget_limits,
+    candidate_limits,
     compile_weights,
     get_preset,
     resolve_config,
@@ -78,6 +80,10 @@ def test_with_a_query_limits_grow_one_item_per_short_line_so_big_budgets_fill() 
     assert with_query.long_term > budget_limits(cfg, 4000).long_term
     explicit = resolve_config("conversational", {"limits": {"long_term": 1}})
     assert budget_limits(explicit, 4000, has_query=True) == explicit.limits
+    # Candidate arms grow more slowly than what the packer may take.
+    fetch = candidate_limits(cfg, 4000, has_query=True)
+    assert fetch.long_term == 4000 // QUERY_CANDIDATE_TOKENS_PER_ITEM < with_query.long_term
+    assert candidate_limits(cfg, 4000) == budget_limits(cfg, 4000)
 
 
 @given(
