@@ -94,10 +94,13 @@ def max_turn_cosine(query: np.ndarray, blob: bytes | None) -> float | None:
 
 
 def snippet(content: str | None, span: Span | None) -> str | None:
-    """The turn's line in the memory's ``content`` (None when unknown or out of range)."""
+    """The turn's line in the memory's ``content`` (None when unknown, out of range, or not a whole line)."""
     if not content or span is None or span[0] + span[1] > len(content):
         return None
-    return content[span[0] : span[0] + span[1]]
+    start, end = span[0], span[0] + span[1]
+    if (start > 0 and content[start - 1] != "\n") or (end < len(content) and content[end] != "\n"):
+        return None
+    return content[start:end]
 
 
 def blend(summary_cosine: float | None, turn_cosine: float | None) -> float | None:

@@ -67,5 +67,6 @@ def test_the_best_turn_comes_with_its_line_in_the_content() -> None:
     assert best is not None
     assert tv.snippet(content, best[1]) == "User: we adopted a puppy"
     assert tv.snippet(content[:10], best[1]) is None  # content changed since: no line
+    assert tv.snippet("xx" + content, best[1]) is None  # shifted: not a whole line any more
     unknown = tv.encode([[1.0, 0.0]], 2, [None])
     assert tv.best_turn(np.asarray([1.0, 0.0], dtype=np.float32), unknown) == (1.0, None)
