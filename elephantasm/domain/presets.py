@@ -152,8 +152,8 @@ TOKENS_PER_ITEM = 80
 # per this many tokens (about one matched-turn line), so the layer caps no longer stop a 4,000-token
 # pack at 2,500 tokens. Measured on the quality benchmark: ER_any 84 % → 100 % at 4,000 tokens.
 QUERY_TOKENS_PER_ITEM = 16
-# Candidates fetched per arm with a query grow half as fast: the three arms' union already holds
-# more rows than any one arm, and every extra row costs each compile on a big anima (HNSW ef_search).
+# Long-term candidates fetched per arm with a query grow half as fast: the three arms' union already
+# holds more rows than any one arm, and every extra row costs each compile (HNSW ef_search, decoding).
 QUERY_CANDIDATE_TOKENS_PER_ITEM = 32
 
 
@@ -187,8 +187,14 @@ def budget_limits(config: PackConfig, max_tokens: int, has_query: bool = False) 
 
 
 def candidate_limits(config: PackConfig, max_tokens: int, has_query: bool = False) -> LayerLimits:
-    """The limits that size each candidate arm (see :data:`QUERY_CANDIDATE_TOKENS_PER_ITEM`)."""
-    return _grown(config, max_tokens, QUERY_CANDIDATE_TOKENS_PER_ITEM if has_query else TOKENS_PER_ITEM)
+    """The limits that size each candidate arm: the budget's plain limits, except long-term memories,
+    which with a query grow one per :data:`QUERY_CANDIDATE_TOKENS_PER_ITEM` tokens (the packer's
+    short matched-turn lines; knowledge must pass a relevance floor, the session is small)."""
+    plain = _grown(config, max_tokens, TOKENS_PER_ITEM)
+    if not has_query:
+        return plain
+    wide = _grown(config, max_tokens, QUERY_CANDIDATE_TOKENS_PER_ITEM)
+    return plain.model_copy(update={"long_term": wide.long_term})
 
 
 # With a query, the current session's reserved share shrinks below this budget (in proportion to

@@ -60,17 +60,14 @@ def _valid(span: Span | None) -> Span:
 
 def decode(blob: bytes) -> tuple[np.ndarray, list[Span | None]] | None:
     """Rows of unit vectors (float32, n × dim) and their spans, or None for an unreadable blob."""
-    if len(blob) < _HEADER.size:
+    parsed = _parse(blob)
+    if parsed is None:
         return None
-    fmt, dim, n = _HEADER.unpack_from(blob)
-    at = _HEADER.size + n * _SPAN.size
-    if fmt != FORMAT_INT8 or dim == 0 or n == 0 or len(blob) != at + n * dim:
-        return None
-    spans = [_SPAN.unpack_from(blob, _HEADER.size + i * _SPAN.size) for i in range(n)]
-    m = np.frombuffer(blob, dtype=np.int8, offset=at).reshape(n, dim).astype(np.float32)
+    dim, n, spans, body = parsed
+    m = np.frombuffer(body, dtype=np.int8).reshape(n, dim).astype(np.float32)
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return m / norms, [None if sp == NO_SPAN else sp for sp in spans]
+    return m / norms, spans
 
 
 def best_turn(query: np.ndarray, blob: bytes | None) -> tuple[float, Span | None] | None:
@@ -85,6 +82,47 @@ def best_turn(query: np.ndarray, blob: bytes | None) -> tuple[float, Span | None
     cosines = rows @ query[: rows.shape[1]]
     i = int(cosines.argmax())  # first of equal maxima: deterministic
     return float(cosines[i]), spans[i]
+
+
+def best_turns(query: np.ndarray, blobs: Sequence[bytes | None]) -> list[tuple[float, Span | None] | None]:
+    """:func:`best_turn` of every blob at once: one matrix product for a whole compile's candidates."""
+    out: list[tuple[float, Span | None] | None] = [None] * len(blobs)
+    rows: list[bytes] = []
+    owners: list[tuple[int, int, list[Span | None]]] = []  # (blob index, row count, spans)
+    for i, blob in enumerate(blobs):
+        parsed = _parse(bytes(blob)) if blob else None
+        if parsed is None or parsed[0] > query.shape[0]:
+            continue
+        dim, n, spans, body = parsed
+        if owners and dim != len(rows[0]) // owners[0][1]:
+            continue  # one dimension per compile (one embedding space)
+        rows.append(body)
+        owners.append((i, n, spans))
+    if not owners:
+        return out
+    dim = len(rows[0]) // owners[0][1]
+    m = np.frombuffer(b"".join(rows), dtype=np.int8).reshape(-1, dim).astype(np.float32)
+    norms = np.linalg.norm(m, axis=1)
+    norms[norms == 0] = 1.0
+    cosines = (m @ query[:dim]) / norms
+    at = 0
+    for i, n, spans in owners:
+        j = int(cosines[at : at + n].argmax())  # first of equal maxima: deterministic
+        out[i] = (float(cosines[at + j]), spans[j])
+        at += n
+    return out
+
+
+def _parse(blob: bytes) -> tuple[int, int, list[Span | None], bytes] | None:
+    """(dimension, rows, spans, int8 body) of a readable blob."""
+    if len(blob) < _HEADER.size:
+        return None
+    fmt, dim, n = _HEADER.unpack_from(blob)
+    at = _HEADER.size + n * _SPAN.size
+    if fmt != FORMAT_INT8 or dim == 0 or n == 0 or len(blob) != at + n * dim:
+        return None
+    spans = [_SPAN.unpack_from(blob, _HEADER.size + i * _SPAN.size) for i in range(n)]
+    return dim, n, [None if sp == NO_SPAN else sp for sp in spans], blob[at:]
 
 
 def max_turn_cosine(query: np.ndarray, blob: bytes | None) -> float | None:

@@ -83,6 +83,7 @@ def test_with_a_query_limits_grow_one_item_per_short_line_so_big_budgets_fill() 
     # Candidate arms grow more slowly than what the packer may take.
     fetch = candidate_limits(cfg, 4000, has_query=True)
     assert fetch.long_term == 4000 // QUERY_CANDIDATE_TOKENS_PER_ITEM < with_query.long_term
+    assert (fetch.knowledge, fetch.session) == (budget_limits(cfg, 4000).knowledge, budget_limits(cfg, 4000).session)
     assert candidate_limits(cfg, 4000) == budget_limits(cfg, 4000)
 
 

@@ -70,3 +70,18 @@ def test_the_best_turn_comes_with_its_line_in_the_content() -> None:
     assert tv.snippet("xx" + content, best[1]) is None  # shifted: not a whole line any more
     unknown = tv.encode([[1.0, 0.0]], 2, [None])
     assert tv.best_turn(np.asarray([1.0, 0.0], dtype=np.float32), unknown) == (1.0, None)
+
+
+def test_scoring_every_blob_at_once_equals_one_by_one() -> None:
+    rng = np.random.default_rng(3)
+    blobs = [tv.encode([_unit(rng, 16) for _ in range(n)], 16, [(i, 5)] * n) if n else None for i, n in
+             enumerate([3, 0, 1, 5, 2])]
+    blobs.append(b"\x09junk")
+    q = np.asarray(_unit(rng, 16), dtype=np.float32)
+    together = tv.best_turns(q, blobs)
+    alone = [tv.best_turn(q, b) for b in blobs]
+    assert [None if t is None else t[1] for t in together] == [None if a is None else a[1] for a in alone]
+    for t, a in zip(together, alone, strict=True):
+        assert (t is None) == (a is None)
+        if t is not None and a is not None:
+            assert math.isclose(t[0], a[0], abs_tol=1e-5)

@@ -77,25 +77,22 @@ async def _event_cosines(
     return [replace(c, cosine=cos[c.id]) if c.id in cos else c for c in items]
 
 
-def _turn_match(q: np.ndarray, c: cands.Candidate) -> cands.Candidate:
-    best = turn_vectors.best_turn(q, c.turn_vectors)
-    if best is None:
-        return c
-    line = turn_vectors.snippet(c.body, best[1])
-    return replace(
-        c,
-        cosine=turn_vectors.blend(c.cosine, best[0]),
-        snippet=line if line is not None and len(line) <= SNIPPET_CHARS else None,
-    )
-
-
 def _turn_cosines(query_vec: list[float], items: list[cands.Candidate]) -> list[cands.Candidate]:
     """A memory's cosine blends its summary's with its best stored turn's (domain.turn_vectors), and
     that turn's line becomes the memory's prompt line (the wire keeps the summary)."""
     if not any(c.turn_vectors for c in items):
         return items
     q = np.asarray(query_vec, dtype=np.float32)
-    return [_turn_match(q, c) if c.turn_vectors else c for c in items]
+    best = turn_vectors.best_turns(q, [c.turn_vectors for c in items])
+    out = []
+    for c, b in zip(items, best, strict=True):
+        if b is None:
+            out.append(c)
+            continue
+        line = turn_vectors.snippet(c.body, b[1])
+        snippet = line if line is not None and len(line) <= SNIPPET_CHARS else None
+        out.append(replace(c, cosine=turn_vectors.blend(c.cosine, b[0]), snippet=snippet))
+    return out
 
 
 def _identity(head: Any) -> IdentityData:
