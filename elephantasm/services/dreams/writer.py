@@ -19,16 +19,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Event, Memory, MemoryEvent
 from elephantasm.db.tables import rowcount, table_of
-from elephantasm.domain import turn_vectors
 from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput, group_events, memory_from_group
-from elephantasm.domain.dreaming.grouping import event_text
-from elephantasm.domain.dreaming.text import is_user_turn, speaker
+from elephantasm.domain.fact_turns import fact_turns
 from elephantasm.domain.lean import lean_text
 from elephantasm.llm.embedders import Embedder
 from elephantasm.services.dreams.identity import apply_identity_draft
 from elephantasm.services.dreams.journal import WriteContext, journaled_write
 from elephantasm.services.dreams.knowledge import write_knowledge
 from elephantasm.services.dreams.runs import RunLostError, RunStats
+from elephantasm.services.turn_blobs import encode_turns
 
 if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
@@ -79,41 +78,19 @@ def ensure_coverage(inputs: Sequence[EventInput], result: DistillResult) -> tupl
     return replace(result, memories=result.memories + extra), len(missing)
 
 
-def fact_turns(inputs: Sequence[EventInput], result: DistillResult) -> list[list[tuple[str, turn_vectors.Span | None]]]:
-    """Per memory, its fact-bearing turns (the user's; filler dropped, deduplicated): the lean text
-    to embed and where the turn's line is in the memory's content (None if it is not there)."""
-    by_id = {e.id: e for e in inputs}
-    out: list[list[tuple[str, turn_vectors.Span | None]]] = []
-    for memory in result.memories:
-        turns: dict[str, turn_vectors.Span | None] = {}
-        for event in (by_id.get(i) for i in memory.event_ids):
-            if event is None or not is_user_turn(event) or len(turns) >= turn_vectors.MAX_TURNS:
-                continue
-            lean = lean_text(event_text(event))
-            if lean and lean not in turns:
-                line = f"{speaker(event)}: {event_text(event)}"
-                at = (memory.content or "").find(line)
-                turns[lean] = (at, len(line)) if at >= 0 else None
-        out.append(list(turns.items()))
-    return out
-
-
 async def embed_result(
     embedder: Embedder, result: DistillResult, inputs: Sequence[EventInput] = ()
 ) -> tuple[list[list[float]], list[list[float]], list[bytes | None]]:
     """Vectors for memory summaries (without filler, as packs render them) and knowledge contents,
     and each memory's fact-bearing turns as one compact blob (:mod:`elephantasm.domain.turn_vectors`),
     all in one embedder call."""
-    turns = fact_turns(inputs, result) if inputs else [[] for _ in result.memories]
+    by_id = {e.id: e for e in inputs}
+    turns = [fact_turns(by_id, m.event_ids, m.content) for m in result.memories]
     texts = [lean_text(m.summary) for m in result.memories] + [k.content for k in result.knowledge]
     texts += [t for ts in turns for t, _ in ts]
     vectors = await embedder.embed(texts) if texts else []
     n_mem, n_know = len(result.memories), len(result.knowledge)
-    blobs: list[bytes | None] = []
-    at = n_mem + n_know
-    for ts in turns:
-        blobs.append(turn_vectors.encode(vectors[at : at + len(ts)], embedder.space.dim, [sp for _, sp in ts]))
-        at += len(ts)
+    blobs = encode_turns(vectors[n_mem + n_know :], turns, embedder.space.dim)
     return vectors[:n_mem], vectors[n_mem : n_mem + n_know], blobs
 
 
