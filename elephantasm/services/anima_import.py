@@ -29,7 +29,6 @@ from elephantasm.db.models import (
     Memory,
     MemoryEvent,
 )
-from elephantasm.domain.dreaming.types import EventInput
 from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.fact_turns import fact_turns
 from elephantasm.domain.lean import lean_text
@@ -44,6 +43,7 @@ from elephantasm.schemas.transfer import (
     MemoryRecord,
     Record,
 )
+from elephantasm.services.dreams.writer import to_inputs
 from elephantasm.services.turn_blobs import embed_turns
 
 if TYPE_CHECKING:
@@ -155,20 +155,7 @@ async def embed_parsed(
     """Vectors for the memories' summaries and the knowledge's contents, and the memories' turn
     vectors (before any transaction), made from the same texts the dreamer embeds (a memory's summary
     without its chat boilerplate; its user turns), so the copy serves the same packs."""
-    events = {
-        e.id: EventInput(
-            index=i,
-            id=e.id,
-            event_type=e.event_type,
-            content=e.content,
-            occurred_at=e.occurred_at,
-            role=e.role,
-            author=e.author,
-            summary=e.summary,
-            session_id=e.session_id,
-        )
-        for i, e in enumerate(p.events)
-    }
+    events = {e.id: e for e in to_inputs(p.events)}
     return (
         await _embed(embedder, [lean_text(m.summary) for m in p.memories]),
         await _embed(embedder, [k.content for k in p.knowledge]),

@@ -32,14 +32,15 @@ from elephantasm.services.turn_blobs import encode_turns
 if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
     from elephantasm.runtime import Runtime
+    from elephantasm.schemas.transfer import EventRecord
 
 _EVENTS = table_of(Event)
 _MEMORIES = table_of(Memory)
 _MEMORY_EVENTS = table_of(MemoryEvent)
 
 
-def to_inputs(rows: Sequence[Row]) -> list[EventInput]:
-    """Claimed event rows as engine inputs, indexed in claim order."""
+def to_inputs(rows: Sequence[Row | EventRecord]) -> list[EventInput]:
+    """Claimed event rows (or an export's event records) as engine inputs, indexed in order."""
     return [
         EventInput(
             index=i,
