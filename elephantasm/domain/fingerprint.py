@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from elephantasm.domain.presets import PackConfig
 
 # Bump whenever rendering or packing changes output for the same inputs, so old snapshots miss.
-PACK_FORMAT_VERSION = 2
+PACK_FORMAT_VERSION = 3
 
 _WS = re.compile(r"\s+")
 

@@ -3,13 +3,16 @@
 A memory distils an exchange of several turns, often noisy and about several threads at once; one
 vector for its summary dilutes each fact in it, where a vector per turn keeps it sharp. So the
 dreamer also embeds the memory's fact-bearing turns (the user's, without filler) and stores them
-as one small blob: a header (format byte, dimension) and one int8 row per turn, each row scaled
+as one small blob: a header (format, dimension, rows), spans, and one int8 row per turn, each row scaled
 so its largest component is ±127. At 256 dimensions a turn costs 256 bytes (a float4 vector:
 1,024). Quantisation barely moves cosines of unit vectors (≈0.003 for 256-d), far less than the
 gaps relevance ranks on.
 
+Each row also records where its turn's line is in the memory's ``content`` (offset, length), so a
+pack can show the turn that matched instead of the whole summary.
+
 At compile time a memory's relevance cosine is :func:`blend` of its summary cosine and its best
-turn's cosine (:func:`max_turn_cosine`). Pure: numpy only, no I/O.
+turn's cosine (:func:`best_turn`). Pure: numpy only, no I/O.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from collections.abc import Sequence
 import numpy as np
 
 FORMAT_INT8 = 1
-_HEADER = struct.Struct("<BH")  # format, dimension
+_HEADER = struct.Struct("<BHB")  # format, dimension, rows
+_SPAN = struct.Struct("<IH")  # where the turn's line is in the memory's content: offset, length
+NO_SPAN = (0xFFFFFFFF, 0)
 # At most this many turn vectors per memory (exchanges are ≤ 8 turns; the user's are about half).
 MAX_TURNS = 8
 # Weight of the best turn's cosine in a memory's relevance cosine; the summary keeps the rest.
@@ -28,41 +33,112 @@ MAX_TURNS = 8
 # even blend was best or level at every budget.
 TURN_WEIGHT = 0.5
 
+Span = tuple[int, int]
 
-def encode(vectors: Sequence[Sequence[float]], dim: int) -> bytes | None:
-    """The first ``dim`` components of each vector as int8 rows (None when there are none)."""
-    rows = [v[:dim] for v in vectors[:MAX_TURNS] if len(v) >= dim]
-    if not rows or dim <= 0 or dim > 0xFFFF:
+
+def encode(vectors: Sequence[Sequence[float]], dim: int, spans: Sequence[Span | None] | None = None) -> bytes | None:
+    """The first ``dim`` components of each vector as int8 rows, with each turn's line span in the
+    memory's content (``None``: unknown). None when there are no vectors."""
+    picked = [(v[:dim], spans[i] if spans and i < len(spans) else None) for i, v in enumerate(vectors[:MAX_TURNS])]
+    picked = [(v, sp) for v, sp in picked if len(v) == dim]
+    if not picked or dim <= 0 or dim > 0xFFFF:
         return None
-    m = np.asarray(rows, dtype=np.float64)
+    m = np.asarray([v for v, _ in picked], dtype=np.float64)
     scale = np.abs(m).max(axis=1, keepdims=True)
     scale[scale == 0] = 1.0
     q = np.rint(m * (127.0 / scale)).astype(np.int8)
-    return _HEADER.pack(FORMAT_INT8, dim) + q.tobytes()
+    head = _HEADER.pack(FORMAT_INT8, dim, len(picked))
+    spans_bytes = b"".join(_SPAN.pack(*_valid(sp)) for _, sp in picked)
+    return head + spans_bytes + q.tobytes()
 
 
-def decode(blob: bytes) -> np.ndarray | None:
-    """Rows of unit vectors (float32, n × dim), or None for an empty or unknown blob."""
-    if len(blob) <= _HEADER.size:
+def _valid(span: Span | None) -> Span:
+    if span is None or not (0 <= span[0] < 0xFFFFFFFF and 0 < span[1] <= 0xFFFF):
+        return NO_SPAN
+    return span
+
+
+def decode(blob: bytes) -> tuple[np.ndarray, list[Span | None]] | None:
+    """Rows of unit vectors (float32, n × dim) and their spans, or None for an unreadable blob."""
+    parsed = _parse(blob)
+    if parsed is None:
         return None
-    fmt, dim = _HEADER.unpack_from(blob)
-    body = len(blob) - _HEADER.size
-    if fmt != FORMAT_INT8 or dim == 0 or body % dim:
-        return None
-    m = np.frombuffer(blob, dtype=np.int8, offset=_HEADER.size).reshape(-1, dim).astype(np.float32)
+    dim, n, spans, body = parsed
+    m = np.frombuffer(body, dtype=np.int8).reshape(n, dim).astype(np.float32)
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return m / norms
+    return m / norms, spans
+
+
+def best_turn(query: np.ndarray, blob: bytes | None) -> tuple[float, Span | None] | None:
+    """The best cosine of ``query`` (a unit vector, at least ``dim`` long) to the stored turns, and
+    that turn's span; None without readable turns."""
+    if not blob:
+        return None
+    got = decode(bytes(blob))
+    if got is None or query.shape[0] < got[0].shape[1]:
+        return None
+    rows, spans = got
+    cosines = rows @ query[: rows.shape[1]]
+    i = int(cosines.argmax())  # first of equal maxima: deterministic
+    return float(cosines[i]), spans[i]
+
+
+def best_turns(query: np.ndarray, blobs: Sequence[bytes | None]) -> list[tuple[float, Span | None] | None]:
+    """:func:`best_turn` of every blob at once: one matrix product for a whole compile's candidates."""
+    out: list[tuple[float, Span | None] | None] = [None] * len(blobs)
+    rows: list[bytes] = []
+    owners: list[tuple[int, int, list[Span | None]]] = []  # (blob index, row count, spans)
+    for i, blob in enumerate(blobs):
+        parsed = _parse(bytes(blob)) if blob else None
+        if parsed is None or parsed[0] > query.shape[0]:
+            continue
+        dim, n, spans, body = parsed
+        if owners and dim != len(rows[0]) // owners[0][1]:
+            continue  # one dimension per compile (one embedding space)
+        rows.append(body)
+        owners.append((i, n, spans))
+    if not owners:
+        return out
+    dim = len(rows[0]) // owners[0][1]
+    m = np.frombuffer(b"".join(rows), dtype=np.int8).reshape(-1, dim).astype(np.float32)
+    norms = np.linalg.norm(m, axis=1)
+    norms[norms == 0] = 1.0
+    cosines = (m @ query[:dim]) / norms
+    at = 0
+    for i, n, spans in owners:
+        j = int(cosines[at : at + n].argmax())  # first of equal maxima: deterministic
+        out[i] = (float(cosines[at + j]), spans[j])
+        at += n
+    return out
+
+
+def _parse(blob: bytes) -> tuple[int, int, list[Span | None], bytes] | None:
+    """(dimension, rows, spans, int8 body) of a readable blob."""
+    if len(blob) < _HEADER.size:
+        return None
+    fmt, dim, n = _HEADER.unpack_from(blob)
+    at = _HEADER.size + n * _SPAN.size
+    if fmt != FORMAT_INT8 or dim == 0 or n == 0 or len(blob) != at + n * dim:
+        return None
+    spans = [_SPAN.unpack_from(blob, _HEADER.size + i * _SPAN.size) for i in range(n)]
+    return dim, n, [None if sp == NO_SPAN else sp for sp in spans], blob[at:]
 
 
 def max_turn_cosine(query: np.ndarray, blob: bytes | None) -> float | None:
-    """The best cosine of ``query`` (a unit vector, at least ``dim`` long) to the stored turns."""
-    if not blob:
+    """The best cosine of ``query`` to the stored turns (None without readable turns)."""
+    got = best_turn(query, blob)
+    return None if got is None else got[0]
+
+
+def snippet(content: str | None, span: Span | None) -> str | None:
+    """The turn's line in the memory's ``content`` (None when unknown, out of range, or not a whole line)."""
+    if not content or span is None or span[0] + span[1] > len(content):
         return None
-    rows = decode(bytes(blob))
-    if rows is None or query.shape[0] < rows.shape[1]:
+    start, end = span[0], span[0] + span[1]
+    if (start > 0 and content[start - 1] != "\n") or (end < len(content) and content[end] != "\n"):
         return None
-    return float((rows @ query[: rows.shape[1]]).max())
+    return content[start:end]
 
 
 def blend(summary_cosine: float | None, turn_cosine: float | None) -> float | None:

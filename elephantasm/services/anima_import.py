@@ -30,6 +30,7 @@ from elephantasm.db.models import (
     MemoryEvent,
 )
 from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.fact_turns import fact_turns
 from elephantasm.domain.lean import lean_text
 from elephantasm.schemas.events import EventCreate
 from elephantasm.schemas.transfer import (
@@ -42,6 +43,8 @@ from elephantasm.schemas.transfer import (
     MemoryRecord,
     Record,
 )
+from elephantasm.services.dreams.writer import to_inputs
+from elephantasm.services.turn_blobs import embed_turns
 
 if TYPE_CHECKING:
     from elephantasm.llm.embedders import Embedder
@@ -146,12 +149,17 @@ def _plain(record: Record, *drop: str) -> dict[str, Any]:
     return record.model_dump(exclude={"kind", "id", *drop})
 
 
-async def embed_parsed(embedder: Embedder, p: Parsed) -> tuple[list[list[float]], list[list[float]]]:
-    """Vectors for the memories' summaries and the knowledge's contents (before any transaction), made
-    from the same texts the dreamer embeds (a memory's summary without its chat boilerplate)."""
+async def embed_parsed(
+    embedder: Embedder, p: Parsed
+) -> tuple[list[list[float]], list[list[float]], list[bytes | None]]:
+    """Vectors for the memories' summaries and the knowledge's contents, and the memories' turn
+    vectors (before any transaction), made from the same texts the dreamer embeds (a memory's summary
+    without its chat boilerplate; its user turns), so the copy serves the same packs."""
+    events = {e.id: e for e in to_inputs(p.events)}
     return (
         await _embed(embedder, [lean_text(m.summary) for m in p.memories]),
         await _embed(embedder, [k.content for k in p.knowledge]),
+        await embed_turns(embedder, [fact_turns(events, m.event_ids, m.content) for m in p.memories]),
     )
 
 
@@ -159,7 +167,7 @@ async def write_import(
     session: AsyncSession,
     org_id: uuid.UUID,
     p: Parsed,
-    vectors: tuple[list[list[float]], list[list[float]]],
+    vectors: tuple[list[list[float]], list[list[float]], list[bytes | None]],
     name: str | None = None,
     space: str | None = None,
 ) -> uuid.UUID:
@@ -185,9 +193,10 @@ async def write_import(
                 "merged_into": ref(m.merged_into),
                 "embedding": v,
                 "embedding_space": space,
+                "turn_vectors": turns,
                 **at,
             }
-            for m, v in zip(p.memories, vectors[0], strict=True)
+            for m, v, turns in zip(p.memories, vectors[0], vectors[2], strict=True)
         ],
     )
     await _insert(

@@ -8,7 +8,10 @@ from hypothesis import strategies as st
 from elephantasm.domain.presets import (
     QUERY_TOKENS_PER_ITEM,
     TOKENS_PER_ITEM,
+    QUERY_CANDIDATE_TOKENS_PER_ITEM,
     budget_limits,
+    candidate_limits,
+    compile_weights,
     get_preset,
     resolve_config,
 )
@@ -77,6 +80,11 @@ def test_with_a_query_limits_grow_one_item_per_short_line_so_big_budgets_fill() 
     assert with_query.long_term > budget_limits(cfg, 4000).long_term
     explicit = resolve_config("conversational", {"limits": {"long_term": 1}})
     assert budget_limits(explicit, 4000, has_query=True) == explicit.limits
+    # Candidate arms grow more slowly than what the packer may take.
+    fetch = candidate_limits(cfg, 4000, has_query=True)
+    assert fetch.long_term == 4000 // QUERY_CANDIDATE_TOKENS_PER_ITEM < with_query.long_term
+    assert (fetch.knowledge, fetch.session) == (budget_limits(cfg, 4000).knowledge, budget_limits(cfg, 4000).session)
+    assert candidate_limits(cfg, 4000) == budget_limits(cfg, 4000)
 
 
 @given(
@@ -89,3 +97,15 @@ def test_budget_limits_never_shrink(name, max_tokens, has_query) -> None:
     got = budget_limits(cfg, max_tokens, has_query).as_mapping()
     for layer, limit in cfg.limits.as_mapping().items():
         assert got[layer] >= limit
+
+
+def test_a_question_not_about_time_ranks_by_relevance_not_recency() -> None:
+    cfg = get_preset("conversational")
+    fact = compile_weights(cfg, "which cuisine does the user like?")
+    assert (fact.recency, fact.decay) == (0.0, 0.0)
+    assert fact.relevance == cfg.weights.relevance and fact.importance == cfg.weights.importance
+    for temporal in ("what did we discuss recently?", "where does the user live now?"):
+        assert compile_weights(cfg, temporal) == cfg.weights
+    assert compile_weights(cfg, None) == cfg.weights  # no query: the four factors as they are
+    explicit = resolve_config("conversational", {"weights": {"recency": 0.9}})
+    assert compile_weights(explicit, "which cuisine?") == explicit.weights

@@ -186,6 +186,7 @@ def test_self_determined_rules_are_deterministic_and_directional() -> None:
     assert important.importance > base.importance
     assert effective_weights(cfg, "what did we discuss yesterday") == temporal
     assert adapt_weights(cfg.weights, None) == cfg.weights
-    # Non-adaptive presets ignore the query text apart from enabling relevance.
+    # Non-adaptive presets only tell whether the query is about time: if not, recency steps aside.
     conv = get_preset("conversational")
-    assert effective_weights(conv, "yesterday") == effective_weights(conv, "coffee")
+    assert effective_weights(conv, "yesterday") == effective_weights(conv, "what happened last week")
+    assert effective_weights(conv, "coffee").recency == 0.0 < effective_weights(conv, "yesterday").recency

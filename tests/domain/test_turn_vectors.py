@@ -20,7 +20,7 @@ def test_int8_rows_keep_cosines_and_take_a_quarter_of_float4() -> None:
     rng = np.random.default_rng(7)
     turns = [_unit(rng, 256) for _ in range(4)]
     blob = tv.encode([t + [0.0] * 128 for t in turns], 256)  # padded storage width, model dim 256
-    assert blob is not None and len(blob) == 3 + 4 * 256
+    assert blob is not None and len(blob) == 4 + 4 * (6 + 256)  # header, spans, one byte a component
     q = np.asarray(_unit(rng, 256) + [0.0] * 128, dtype=np.float32)
     exact = max(float(np.dot(q[:256], t)) for t in turns)
     assert math.isclose(tv.max_turn_cosine(q, blob) or 0.0, exact, abs_tol=0.01)
@@ -39,15 +39,15 @@ def test_nothing_stored_or_unreadable_means_no_turn_signal() -> None:
     q = np.ones(4, dtype=np.float32) / 2
     assert tv.encode([], 4) is None
     assert tv.max_turn_cosine(q, None) is None
-    assert tv.max_turn_cosine(q, b"\x09\x04\x00" + bytes(4)) is None  # unknown format
-    assert tv.max_turn_cosine(q, b"\x01\x04\x00" + bytes(3)) is None  # truncated row
+    assert tv.max_turn_cosine(q, b"\x09\x04\x00\x01" + bytes(10)) is None  # unknown format
+    assert tv.max_turn_cosine(q, b"\x01\x04\x00\x01" + bytes(9)) is None  # truncated row
     assert tv.max_turn_cosine(q[:2], tv.encode([[0.5] * 4], 4)) is None  # query narrower than the rows
 
 
 def test_at_most_max_turns_rows_are_kept() -> None:
     rows = [[1.0, 0.0]] * (tv.MAX_TURNS + 3)
     blob = tv.encode(rows, 2)
-    assert blob is not None and len(blob) == 3 + tv.MAX_TURNS * 2
+    assert blob is not None and len(blob) == 4 + tv.MAX_TURNS * (6 + 2)
 
 
 @given(st.none() | st.floats(-1, 1), st.none() | st.floats(-1, 1))
@@ -57,3 +57,31 @@ def test_blend_uses_what_is_there(summary, turn) -> None:
         assert got == (summary if turn is None else turn)
     else:
         assert min(summary, turn) - 1e-12 <= got <= max(summary, turn) + 1e-12
+
+
+def test_the_best_turn_comes_with_its_line_in_the_content() -> None:
+    content = "User: the printer jammed\nAssistant: oh no\nUser: we adopted a puppy"
+    spans = [(0, 24), (content.index("User: we"), len("User: we adopted a puppy"))]
+    blob = tv.encode([[1.0, 0.0], [0.0, 1.0]], 2, spans)
+    best = tv.best_turn(np.asarray([0.1, 0.9], dtype=np.float32), blob)
+    assert best is not None
+    assert tv.snippet(content, best[1]) == "User: we adopted a puppy"
+    assert tv.snippet(content[:10], best[1]) is None  # content changed since: no line
+    assert tv.snippet("xx" + content, best[1]) is None  # shifted: not a whole line any more
+    unknown = tv.encode([[1.0, 0.0]], 2, [None])
+    assert tv.best_turn(np.asarray([1.0, 0.0], dtype=np.float32), unknown) == (1.0, None)
+
+
+def test_scoring_every_blob_at_once_equals_one_by_one() -> None:
+    rng = np.random.default_rng(3)
+    blobs = [tv.encode([_unit(rng, 16) for _ in range(n)], 16, [(i, 5)] * n) if n else None for i, n in
+             enumerate([3, 0, 1, 5, 2])]
+    blobs.append(b"\x09junk")
+    q = np.asarray(_unit(rng, 16), dtype=np.float32)
+    together = tv.best_turns(q, blobs)
+    alone = [tv.best_turn(q, b) for b in blobs]
+    assert [None if t is None else t[1] for t in together] == [None if a is None else a[1] for a in alone]
+    for t, a in zip(together, alone, strict=True):
+        assert (t is None) == (a is None)
+        if t is not None and a is not None:
+            assert math.isclose(t[0], a[0], abs_tol=1e-5)

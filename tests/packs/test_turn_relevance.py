@@ -57,8 +57,8 @@ async def test_a_fact_inside_a_long_noisy_exchange_outranks_an_unrelated_memory(
     exchange, unrelated = rows
     assert "puppy" not in exchange.summary  # the answering line is not in the summary
     dim = pack_runtime.embedder.space.dim
-    assert exchange.n == 3 + 4 * dim  # one int8 row per user turn, a 3-byte header
-    assert unrelated.n == 3 + dim
+    assert exchange.n == 4 + 4 * (6 + dim)  # per user turn: a span and an int8 row; a 4-byte header
+    assert unrelated.n == 4 + 6 + dim
 
     q, summary_vec, unrelated_vec = await pack_runtime.embedder.embed(
         [QUESTION, lean_text(exchange.summary), lean_text(unrelated.summary)]
@@ -75,3 +75,26 @@ async def test_a_fact_inside_a_long_noisy_exchange_outranks_an_unrelated_memory(
                       key=lambda m: -m["score"])
     assert memories[0]["summary"] == exchange.summary, [m["summary"] for m in memories]
     assert memories[0]["similarity"] > cos(q, summary_vec) + 0.05
+    # The prompt shows the turn that matched; the wire keeps the stored summary.
+    assert "User: we adopted a puppy" in pack["context"]
+    assert "printer" not in pack["context"]
+
+
+async def test_editing_a_memorys_content_drops_its_turn_vectors(
+    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
+) -> None:
+    anima = panima["id"]
+    await _record(pclient, tenant, anima)
+    run = await run_dream(pack_runtime, tenant.org_id, uuid.UUID(anima))
+    assert run.status == "completed", run.error
+    sql = text("SELECT id, turn_vectors IS NOT NULL AS has FROM memories WHERE anima_id = :a ORDER BY time_end")
+    async with pack_runtime.engine.connect() as conn:
+        first = (await conn.execute(sql, {"a": uuid.UUID(anima)})).first()
+    assert first is not None and first.has
+    r = await pclient.patch(f"/api/memories/{first.id}", headers=tenant.headers, json={"content": "User: rewritten"})
+    assert r.status_code == 200, r.text
+    async with pack_runtime.engine.connect() as conn:
+        edited = (await conn.execute(sql, {"a": uuid.UUID(anima)})).first()
+    assert edited is not None and not edited.has  # its spans indexed the old content
+    pack = (await latest(pclient, tenant, anima, query=QUESTION, max_tokens=2000)).json()
+    assert "we adopted a puppy" not in pack["context"]  # no line is cut out of the new content

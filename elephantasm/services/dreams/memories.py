@@ -109,6 +109,8 @@ async def update_memory(
     if embedding is not None:
         values["embedding"] = list(embedding)
         values["embedding_space"] = space
+    if "content" in values:
+        values["turn_vectors"] = None  # their line spans index the old content
     if "state" in values and values["state"] != current.state:
         meta = dict(values.get("meta", current.meta) or {})
         meta["state_since"] = now.isoformat()

@@ -21,27 +21,28 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Event, Memory, MemoryEvent
 from elephantasm.db.tables import rowcount, table_of
-from elephantasm.domain import turn_vectors
 from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput, group_events, memory_from_group
-from elephantasm.domain.dreaming.text import is_user_turn
+from elephantasm.domain.fact_turns import fact_turns
 from elephantasm.domain.lean import lean_text
 from elephantasm.llm.embedders import Embedder
 from elephantasm.services.dreams.identity import apply_identity_draft
 from elephantasm.services.dreams.journal import JournaledWrite, WriteContext, journaled_write
 from elephantasm.services.dreams.knowledge import write_knowledge
 from elephantasm.services.dreams.runs import RunLostError, RunStats
+from elephantasm.services.turn_blobs import encode_turns
 
 if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
     from elephantasm.runtime import Runtime
+    from elephantasm.schemas.transfer import EventRecord
 
 _EVENTS = table_of(Event)
 _MEMORIES = table_of(Memory)
 _MEMORY_EVENTS = table_of(MemoryEvent)
 
 
-def to_inputs(rows: Sequence[Row]) -> list[EventInput]:
-    """Claimed event rows as engine inputs, indexed in claim order."""
+def to_inputs(rows: Sequence[Row | EventRecord]) -> list[EventInput]:
+    """Claimed event rows (or an export's event records) as engine inputs, indexed in order."""
     return [
         EventInput(
             index=i,
@@ -80,33 +81,19 @@ def ensure_coverage(inputs: Sequence[EventInput], result: DistillResult) -> tupl
     return replace(result, memories=result.memories + extra), len(missing)
 
 
-def fact_turns(inputs: Sequence[EventInput], result: DistillResult) -> list[list[str]]:
-    """Per memory, the lean texts of its fact-bearing turns (the user's, filler dropped, deduplicated)."""
-    by_id = {e.id: e for e in inputs}
-    out: list[list[str]] = []
-    for memory in result.memories:
-        events = (by_id.get(i) for i in memory.event_ids)
-        texts = (lean_text(e.content or e.summary or "") for e in events if e is not None and is_user_turn(e))
-        out.append(list(dict.fromkeys(t for t in texts if t))[: turn_vectors.MAX_TURNS])
-    return out
-
-
 async def embed_result(
     embedder: Embedder, result: DistillResult, inputs: Sequence[EventInput] = ()
 ) -> tuple[list[list[float]], list[list[float]], list[bytes | None]]:
     """Vectors for memory summaries (without filler, as packs render them) and knowledge contents,
     and each memory's fact-bearing turns as one compact blob (:mod:`elephantasm.domain.turn_vectors`),
     all in one embedder call."""
-    turns = fact_turns(inputs, result) if inputs else [[] for _ in result.memories]
+    by_id = {e.id: e for e in inputs}
+    turns = [fact_turns(by_id, m.event_ids, m.content) for m in result.memories]
     texts = [lean_text(m.summary) for m in result.memories] + [k.content for k in result.knowledge]
-    texts += [t for ts in turns for t in ts]
+    texts += [t for ts in turns for t, _ in ts]
     vectors = await embedder.embed(texts) if texts else []
     n_mem, n_know = len(result.memories), len(result.knowledge)
-    blobs: list[bytes | None] = []
-    at = n_mem + n_know
-    for ts in turns:
-        blobs.append(turn_vectors.encode(vectors[at : at + len(ts)], embedder.space.dim))
-        at += len(ts)
+    blobs = encode_turns(vectors[n_mem + n_know :], turns, embedder.space.dim)
     return vectors[:n_mem], vectors[n_mem : n_mem + n_know], blobs
 
 

@@ -49,8 +49,11 @@ class Candidate:
     session_id: str | None = None
     label: str | None = None
     topic: str | None = None
-    # A memory's turn vectors (domain.turn_vectors), when in the compile's embedding space.
+    # A memory's turn vectors (domain.turn_vectors), when in the compile's embedding space, and
+    # its content (where their lines are); ``snippet``: the line of the turn that matched the query.
     turn_vectors: bytes | None = None
+    body: str | None = None
+    snippet: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +111,7 @@ def event_text(event_type: str, role: str | None, content: str) -> str:
 
 
 def _memory(r: Any, space: str | None = None) -> Candidate:
+    turns = r["turn_vectors"] if space is not None and r["embedding_space"] == space else None
     return Candidate(
         kind="memory",
         id=r["id"],
@@ -124,7 +128,8 @@ def _memory(r: Any, space: str | None = None) -> Candidate:
         time_start=r["time_start"],
         time_end=r["time_end"],
         session_id=r["session_id"],
-        turn_vectors=r["turn_vectors"] if space is not None and r["embedding_space"] == space else None,
+        turn_vectors=turns,
+        body=r["content"] if turns else None,
     )
 
 

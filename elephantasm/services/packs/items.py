@@ -91,7 +91,8 @@ class Scorer:
         score = self._fast.score(self._inputs(c))
         scored = LazyScored(score, self, c)
         # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
-        text = c.text if c.kind == "knowledge" else lean_text(c.text)
+        # With a query, a memory shows the turn that matched it (``snippet``) when there is one.
+        text = c.text if c.kind == "knowledge" else lean_text(c.snippet or c.text)
         return PackItem(
             id=str(c.id),
             text=text,

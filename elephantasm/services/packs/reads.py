@@ -17,7 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.domain.errors import NotFoundError
-from elephantasm.domain.presets import budget_limits
+from elephantasm.domain.presets import candidate_limits
 from elephantasm.domain.render import Layer
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs.keys import PackRequest
@@ -81,7 +81,7 @@ async def read_candidates(runtime: Runtime, req: PackRequest, scope: cands.Scope
     """Anima, session, the session's candidates, long-term memories and pending events (minus the
     session's), and knowledge. NotFoundError for a missing or foreign anima."""
     cfg = req.config
-    limits = budget_limits(cfg, req.max_tokens, req.query is not None)
+    limits = candidate_limits(cfg, req.max_tokens, req.query is not None)
     ef = str(min(1000, max(64, 2 * pool_size(max(limits.long_term, limits.knowledge)))))
     async with _snapshot_transaction(runtime) as conn:
         head = (await conn.execute(_HEAD_SQL, {"ef": ef, "anima": req.anima_id, "org": req.org_id})).one_or_none()
