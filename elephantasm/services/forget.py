@@ -36,6 +36,7 @@ from elephantasm.db.models import Identity, IdentityVersion, Knowledge, Memory
 from elephantasm.db.scopes import live_memory, visible
 from elephantasm.db.tables import rowcount, table_of
 from elephantasm.domain.errors import NotFoundError
+from elephantasm.domain.lean import lean_text
 from elephantasm.services.dreams.claims import lock_anima
 
 if TYPE_CHECKING:
@@ -179,11 +180,28 @@ async def unserve_old_text(runtime: Runtime, session: AsyncSession, org_id: uuid
     await lock_anima(session, memory.anima_id)
     await session.execute(_LOCK_SQL, {"anima": memory.anima_id})
     done = Forgotten(memory.anima_id, [memory.id], [])
-    done.texts = sorted({t for t in (memory.summary, memory.content) if t and t.strip()})
+    done.texts = sorted(quotable_texts(memory.summary, memory.content))
     await _purge_served(session, done, _MARK_NEXT_SQL)
     for hook in runtime.forget_hooks:
         await hook(session, org_id, done)
     return done
+
+
+# A content line shorter than this many words is not looked for on its own (too common to be a quote).
+_MIN_LINE_WORDS = 3
+
+
+def quotable_texts(summary: str | None, content: str | None) -> set[str]:
+    """Every form in which an item's text can appear in a prompt: as stored, as packs render it
+    (filler dropped), and each line of its content on its own (a pack with a query may render a
+    memory as the one turn that matched)."""
+    out = {t for t in (summary, content) if t and t.strip()}
+    out |= {lean_text(t) for t in tuple(out)}
+    for line in (content or "").splitlines():
+        lean = lean_text(line)
+        if len(lean.split()) >= _MIN_LINE_WORDS:
+            out |= {line.strip(), lean}
+    return {t for t in out if t}
 
 
 async def _texts(session: AsyncSession, done: Forgotten) -> list[str]:
@@ -191,7 +209,7 @@ async def _texts(session: AsyncSession, done: Forgotten) -> list[str]:
         *(await session.execute(select(_M.c.summary, _M.c.content).where(_M.c.id.in_(done.memory_ids)))).all(),
         *(await session.execute(select(_K.c.summary, _K.c.content).where(_K.c.id.in_(done.knowledge_ids)))).all(),
     ]
-    return sorted({t for row in rows for t in row if t and t.strip()})
+    return sorted({t for summary, content in rows for t in quotable_texts(summary, content)})
 
 
 async def _evidence(session: AsyncSession, knowledge_ids: Sequence[uuid.UUID]) -> list[tuple[str, datetime]]:

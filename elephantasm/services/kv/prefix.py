@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from elephantasm.domain.render import Layer, header_line
 from elephantasm.services import packs as pack_svc
 
 if TYPE_CHECKING:
@@ -46,16 +47,37 @@ def system_text(preamble: str, context: str) -> str:
     return f"{preamble}\n\n{context}" if context.strip() else preamble
 
 
+def rendered_lines(context: str, layer: Layer) -> list[str]:
+    """The item lines of ``layer``'s block in a pack's text, in order (``- `` and newline removed)."""
+    header = header_line(layer)
+    for block in context.split("\n\n"):
+        if block.startswith(header):
+            return [line[2:] for line in block[len(header) :].split("\n") if line.startswith("- ")]
+    return []
+
+
+def _items(content: dict[str, Any], context: str, key: str, layer: Layer, text: str) -> list[tuple[str, str, float]]:
+    """(id, text as rendered, score) of one layer's items. The block lists them in the wire's order,
+    one line each; the line is what the prompt holds (a memory may render as the turn that matched
+    the query, not its summary), so pruning and forgetting find it. Without a matching block the
+    stored text stands in."""
+    wire = content.get(key) or []
+    lines = rendered_lines(context, layer)
+    if len(lines) != len(wire):
+        lines = [str(w[text]) for w in wire]
+    return [(str(w["id"]), line, float(w["score"])) for w, line in zip(wire, lines, strict=True)]
+
+
 def _from_body(body: dict[str, Any], preamble: str) -> PackPrompt:
     content = body.get("content") or {}
-    items = [(str(k["id"]), k["content"], float(k["score"])) for k in content.get("knowledge") or []]
-    items += [(str(m["id"]), m["summary"], float(m["score"])) for m in content.get("long_term_memories") or []]
+    context = body.get("context") or ""
+    items = _items(content, context, "knowledge", Layer.KNOWLEDGE, "content")
+    items += _items(content, context, "long_term_memories", Layer.LONG_TERM, "summary")
     counts = {
         "identity": int(bool(body.get("has_identity"))),
         "knowledge": int(body.get("knowledge_count") or 0),
         "long_term": int(body.get("long_term_memory_count") or 0),
     }
-    context = body.get("context") or ""
     return PackPrompt(body["fingerprint"], system_text(preamble, context), context, items, counts)
 
 
