@@ -63,6 +63,9 @@ class Runtime:
     """Called when memories or knowledge are forgotten (``services/forget.py``), in the deleting
     transaction, with ``(session, org_id, Forgotten)``: stores that copied their text erase it."""
     local: LocalModels = field(default_factory=LocalModels)
+    slow_facts: dict[str, tuple[float, Any]] = field(default_factory=dict)
+    """Facts that change rarely and cost a query to learn (e.g. whether re-embedding is pending),
+    with the monotonic time they were learnt: ``/api/health`` answers from here for a while."""
     """The local GGUF model (model-level memory), loaded on first use."""
 
     @asynccontextmanager

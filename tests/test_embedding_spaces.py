@@ -28,7 +28,7 @@ from elephantasm.services.animas import create_anima
 from elephantasm.services.dreams import run_dream
 from elephantasm.services.events import record_events
 from elephantasm.services.packs import build_request, compile_pack
-from elephantasm.services.reembed import reembed, stale_counts
+from elephantasm.services.reembed import reembed, reembed_pending, stale_counts
 from elephantasm.settings import Settings
 from tests.conftest import TEST_SECRET, Tenant, make_tenant
 from tests.packs.helpers import add_knowledge, add_memory
@@ -126,6 +126,11 @@ async def test_switching_embedder_never_compares_across_spaces_until_reembedded(
     # The other way round holds too: A never compares its query with B's vectors.
     assert all(m["similarity"] is None for m in await _long_term(a, tenant, anima))
     assert (await _health(a))["reembed_pending"] is True
+
+    # Health answers from a short-lived fact, not a query per probe; a fresh look sees new stale rows.
+    await add_memory(a, tenant, anima, "User collects stamps.", time_end=when)
+    assert (await _health(b))["reembed_pending"] is False, "within the TTL: the fact b learnt"
+    assert await reembed_pending(b, max_age=0) is True
 
 
 async def test_dreams_record_the_space_of_their_vectors(runtimes: tuple[Runtime, Runtime]) -> None:
