@@ -92,6 +92,12 @@ async def _live_anima_of(session: AsyncSession, table: Any, org_id: uuid.UUID, i
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+async def _lock(session: AsyncSession, anima_id: uuid.UUID) -> None:
+    """Hold off dream writes (advisory lock) and pack recording (row lock) for the anima."""
+    await lock_anima(session, anima_id)
+    await session.execute(_LOCK_SQL, {"anima": anima_id})
+
+
 async def _lock_live(session: AsyncSession, table: Any, org_id: uuid.UUID, item_id: uuid.UUID, kind: str) -> uuid.UUID:
     """Lock the item's anima and return it; NotFoundError unless the item is live (checked again
     once locked, so of concurrent deletions one forgets and the others are 404s).
@@ -101,8 +107,7 @@ async def _lock_live(session: AsyncSession, table: Any, org_id: uuid.UUID, item_
     """
     anima_id = await _live_anima_of(session, table, org_id, item_id)
     if anima_id is not None:
-        await lock_anima(session, anima_id)
-        await session.execute(_LOCK_SQL, {"anima": anima_id})
+        await _lock(session, anima_id)
         anima_id = await _live_anima_of(session, table, org_id, item_id)
     if anima_id is None:
         raise NotFoundError(f"{kind} {item_id} not found")
@@ -177,14 +182,18 @@ async def unserve_old_text(runtime: Runtime, session: AsyncSession, org_id: uuid
     itself and the journal (the dreamer's audit trail) stay. Call before the update, in its
     transaction, followed by the update (it bumps ``state_version`` to the ``forgotten_version`` set
     here); call :func:`drop_cached` with the ids after the commit."""
-    await lock_anima(session, memory.anima_id)
-    await session.execute(_LOCK_SQL, {"anima": memory.anima_id})
+    await _lock(session, memory.anima_id)
     done = Forgotten(memory.anima_id, [memory.id], [])
     done.texts = sorted(quotable_texts(memory.summary, memory.content))
     await _purge_served(session, done, _MARK_NEXT_SQL)
+    await _run_hooks(runtime, session, org_id, done)
+    return done
+
+
+async def _run_hooks(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, done: Forgotten) -> None:
+    """Let the stores outside these tables (``Runtime.forget_hooks``) erase their copies."""
     for hook in runtime.forget_hooks:
         await hook(session, org_id, done)
-    return done
 
 
 # A content line shorter than this many words is not looked for on its own (too common to be a quote).
@@ -256,8 +265,7 @@ async def forget(runtime: Runtime, org_id: uuid.UUID, kind: str, item_id: uuid.U
     action = forget_memory if kind == "memory" else forget_knowledge
     async with runtime.unit_of_work() as session:
         done = await action(session, org_id, item_id, runtime.clock())
-        for hook in runtime.forget_hooks:
-            await hook(session, org_id, done)
+        await _run_hooks(runtime, session, org_id, done)
     drop_cached(runtime, done.ids)
     return done
 
