@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from elephantasm.cli import admin, anima_data, dream, importer, mcp_cmd, server
 from elephantasm.cli import inject as inject_cmd
@@ -93,8 +94,21 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(settings.log_level, settings.log_format)
     result = args.func(args, settings)
     if asyncio.iscoroutine(result):
-        result = asyncio.run(result)
+        result = run_coroutine(result)
     return int(result or 0)
+
+
+def run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coro`` to completion on uvloop when it is installed, else on asyncio's own loop.
+
+    uvloop's loop and socket transports cost the API process markedly less CPU per request than
+    the pure-Python ones (benchmarks/RESULTS.md, ingest); behaviour is the same asyncio API.
+    """
+    try:
+        import uvloop
+    except ImportError:  # e.g. Windows, where uvloop does not build
+        return asyncio.run(coro)
+    return uvloop.run(coro)
 
 
 if __name__ == "__main__":
