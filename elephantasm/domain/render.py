@@ -135,6 +135,16 @@ def render_lines(lines: Mapping[Layer, Sequence[str]]) -> str:
     return LAYER_SEPARATOR.join(blocks).rstrip("\n")
 
 
+def layer_lines(text: str, layer: Layer) -> list[str]:
+    """The item lines of ``layer``'s block in a text :func:`render_lines` made, in order, each
+    without its ``- `` and newline (the inverse of rendering, for one layer); [] without a block."""
+    header = header_line(layer)
+    for block in text.split("\n" + LAYER_SEPARATOR):
+        if block.startswith(header):
+            return [line[2:] for line in block[len(header) :].split("\n") if line.startswith("- ")]
+    return []
+
+
 def render_pack(layers: Mapping[Layer, Iterable[PackItem]]) -> str:
     """The full prompt text for chosen items per layer (see :func:`render_lines`).
 

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from elephantasm.domain.render import Layer, header_line
+from elephantasm.domain.render import Layer, layer_lines
 from elephantasm.services import packs as pack_svc
 
 if TYPE_CHECKING:
@@ -47,22 +47,13 @@ def system_text(preamble: str, context: str) -> str:
     return f"{preamble}\n\n{context}" if context.strip() else preamble
 
 
-def rendered_lines(context: str, layer: Layer) -> list[str]:
-    """The item lines of ``layer``'s block in a pack's text, in order (``- `` and newline removed)."""
-    header = header_line(layer)
-    for block in context.split("\n\n"):
-        if block.startswith(header):
-            return [line[2:] for line in block[len(header) :].split("\n") if line.startswith("- ")]
-    return []
-
-
 def _items(content: dict[str, Any], context: str, key: str, layer: Layer, text: str) -> list[tuple[str, str, float]]:
     """(id, text as rendered, score) of one layer's items. The block lists them in the wire's order,
     one line each; the line is what the prompt holds (a memory may render as the turn that matched
     the query, not its summary), so pruning and forgetting find it. Without a matching block the
     stored text stands in."""
     wire = content.get(key) or []
-    lines = rendered_lines(context, layer)
+    lines = layer_lines(context, layer)
     if len(lines) != len(wire):
         lines = [str(w[text]) for w in wire]
     return [(str(w["id"]), line, float(w["score"])) for w, line in zip(wire, lines, strict=True)]
