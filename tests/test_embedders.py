@@ -17,7 +17,6 @@ from typing import Any
 import openai
 import pytest
 
-from elephantasm.db.models import EMBEDDING_DIM
 from elephantasm.llm import CachedEmbedder, Embedder, EmbeddingError, HashEmbedder, OpenAIEmbedder
 
 
@@ -35,7 +34,7 @@ def norm(a: list[float]) -> float:
 def test_hash_embedder_shape_norm_and_protocol() -> None:
     emb = HashEmbedder()
     assert isinstance(emb, Embedder)
-    assert emb.dim == EMBEDDING_DIM == 384
+    assert emb.dim == emb.space.dim == 384  # its width since before vectors kept their own (0010)
     for text in ["I love coffee", "", "   ", "数据 🙂", "a" * 10_000]:
         vec = emb.embed_one(text)
         assert len(vec) == 384

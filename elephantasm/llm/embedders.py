@@ -18,12 +18,13 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from elephantasm.db.models import EMBEDDING_DIM
-
 if TYPE_CHECKING:
     import openai
 
 OPENAI_MAX_BATCH = 256
+DEFAULT_DIM = 384
+"""Width of the hash embedder and of the OpenAI-compatible one unless configured otherwise
+(``ELEPHANTASM_EMBEDDING_DIMENSIONS``); both recorded 384 before vectors were stored at their own width."""
 
 
 class EmbeddingError(RuntimeError):
@@ -47,8 +48,7 @@ class EmbeddingSpace:
 class Embedder(Protocol):
     """Anything that turns texts into unit vectors of width ``dim``, all in one ``space``.
 
-    ``dim`` is the width handed out (the storage width); a model with fewer dimensions pads
-    with zeros, which changes no cosine. ``space.dim`` is the model's own width.
+    ``dim`` is the model's own width (``space.dim``): vectors are stored as they come (migration 0010).
     """
 
     name: str
@@ -136,7 +136,7 @@ class HashEmbedder:
 
     in_process = True  # CPU work in this process, no network (see dreams.runner.in_process)
 
-    def __init__(self, dim: int = EMBEDDING_DIM) -> None:
+    def __init__(self, dim: int = DEFAULT_DIM) -> None:
         if dim <= 0:
             raise ValueError("dim must be > 0")
         self.dim = dim
@@ -168,7 +168,7 @@ class OpenAIEmbedder:
     the count and width of what comes back and L2-normalises it.
     """
 
-    def __init__(self, client: openai.AsyncOpenAI, model: str, dim: int = EMBEDDING_DIM) -> None:
+    def __init__(self, client: openai.AsyncOpenAI, model: str, dim: int = DEFAULT_DIM) -> None:
         if dim <= 0:
             raise ValueError("dim must be > 0")
         self.client = client
