@@ -18,6 +18,7 @@ import openai
 import pytest
 
 from elephantasm.llm import CachedEmbedder, Embedder, EmbeddingError, HashEmbedder, OpenAIEmbedder
+from elephantasm.llm.embedders import BULK_TEXTS
 
 
 def cos(a: list[float], b: list[float]) -> float:
@@ -219,3 +220,18 @@ async def test_cached_embedder_lru() -> None:
     # A batch larger than the cache still returns every vector.
     big = await cached.embed(["p", "q", "r", "p"])
     assert big[0] == big[3] and len(big) == 4
+
+
+async def test_bulk_calls_bypass_the_query_cache() -> None:
+    """A dream chunk's or re-embedding batch's texts neither fill nor evict the query LRU."""
+    inner = _CountingEmbedder()
+    cached = CachedEmbedder(inner, max_entries=8)
+    await cached.embed(["query"])
+    bulk = [f"memory {i}" for i in range(BULK_TEXTS + 1)]
+    out = await cached.embed(bulk)
+    assert out == [HashEmbedder(16).embed_one(t) for t in bulk] and inner.calls[-1] == bulk
+    assert (await cached.embed(["query"]))[0] == HashEmbedder(16).embed_one("query")
+    assert len(inner.calls) == 2 and cached.hits == 1  # the query was still cached
+    await cached.embed(bulk[:3])  # a small call: cached as usual
+    await cached.embed(bulk[:3])
+    assert len(inner.calls) == 3

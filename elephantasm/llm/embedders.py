@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     import openai
 
 OPENAI_MAX_BATCH = 256
+BULK_TEXTS = 256
+"""Above this many texts in one call, :class:`CachedEmbedder` leaves its LRU alone (bulk work, not queries)."""
 DEFAULT_DIM = 384
 """Width of the hash embedder and of the OpenAI-compatible one unless configured otherwise
 (``ELEPHANTASM_EMBEDDING_DIMENSIONS``); both recorded 384 before vectors were stored at their own width."""
@@ -223,7 +225,16 @@ class CachedEmbedder:
         self.misses = 0
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
-        """Embed, asking ``inner`` only for texts not cached (each distinct text once)."""
+        """Embed, asking ``inner`` only for texts not cached (each distinct text once).
+
+        A call of more than :data:`BULK_TEXTS` texts (a dream chunk, a re-embedding batch) goes
+        straight to ``inner``: its texts will not come again as queries, and caching them would
+        evict the queries (and cost ~20 ms per 1,500 vectors in copies)."""
+        if len(texts) > BULK_TEXTS:
+            fresh = await self.inner.embed(texts)
+            if len(fresh) != len(texts):
+                raise EmbeddingError(f"{self.name}: asked for {len(texts)} embeddings, got {len(fresh)}")
+            return fresh
         vectors = {t: self._cache[t] for t in texts if t in self._cache}
         hits = sum(1 for t in texts if t in vectors)
         self.hits += hits
