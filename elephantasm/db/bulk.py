@@ -1,10 +1,10 @@
 """Many rows in one INSERT statement: one array per column, unnested by Postgres.
 
-``session.execute(insert(table), rows)`` sends one INSERT per row (asyncpg's executemany): for the
-few thousand link and journal rows a dream chunk writes, the per-statement work in Postgres was
-~70 µs a row, more than the rows themselves (dreamer benchmark, issue 14). Here the rows travel as
-one array per column and are inserted by a single statement whatever their number, with the same
-values a per-row insert would store.
+``session.execute(insert(table), rows)`` sends one INSERT per row (asyncpg's executemany). For the
+thousands of link and journal rows a dream chunk writes, one statement is cheaper on both sides:
+2,000 ``memory_events`` rows took 173 ms instead of 210 (Postgres CPU 85 vs 115 ms, client 5 vs
+16 ms; most of what is left is the foreign-key check each row needs). The rows travel as one
+array per column and are stored with the same values a per-row insert would store.
 """
 
 from __future__ import annotations
