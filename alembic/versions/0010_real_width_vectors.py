@@ -16,9 +16,9 @@ more distance work on every HNSW insert and search.
   ``USING hnsw ((embedding::halfvec(d)) halfvec_cosine_ops) WHERE vector_dims(embedding) = d``.
   Other widths (a remote embedder configured at, say, 1,536) are found by an exact scan.
 - The new indexes are built with ``ef_construction = 40`` (was 64; ``m`` stays 16): measured on
-  20k real 256-d embeddings, an insert costs ~30 % less backend CPU (1.7 vs 2.4 ms; the dreamer's
-  writes are mostly HNSW upkeep) for the same recall@30 of the anima-filtered search (0.996 vs
-  0.997; ``m = 12`` cost 0.6 point, ``m = 8`` two points). ``benchmarks/RESULTS.md``, issue 14.
+  20k real 256-d embeddings, an insert costs 17–30 % less backend CPU (the dreamer's writes are
+  mostly HNSW upkeep) for the same recall@30 of the anima-filtered search (0.995–0.996 vs 0.997;
+  ``m = 12`` cost 0.3–0.6 point, ``m = 8`` two points). ``benchmarks/RESULTS.md``, issue 14.
 
 Downgrade pads every vector back to 384 with zeros; it refuses when a vector is wider than 384
 (nothing that wide fitted before this revision, and dropping it would lose data).

@@ -36,7 +36,7 @@ from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, Memo
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 40
 """Build parameters of every HNSW index (migration 0010): ef_construction 40, not 64, made an insert
-~30 % cheaper for the same recall (benchmarks/RESULTS.md, issue 14 vectors)."""
+17–30 % cheaper for the same recall (benchmarks/RESULTS.md, issue 14 vectors)."""
 
 
 def _uuid_pk() -> Any:
