@@ -17,6 +17,7 @@ import random
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import text
 
@@ -101,17 +102,20 @@ async def _embed_rows(embedder: Embedder, rows: list[list[object]], text_at: int
         row.append(space)
 
 
-_DROP = ["ix_memories_embedding_hnsw", "ix_memories_fts", "ix_knowledge_embedding_hnsw", "ix_knowledge_fts",
-         "ix_events_fts"]
-_CREATE = [
-    "CREATE INDEX ix_memories_embedding_hnsw ON memories USING hnsw (embedding halfvec_cosine_ops) "
-    "WITH (m = 16, ef_construction = 64)",
-    "CREATE INDEX ix_memories_fts ON memories USING gin (fts)",
-    "CREATE INDEX ix_knowledge_embedding_hnsw ON knowledge USING hnsw (embedding halfvec_cosine_ops) "
-    "WITH (m = 16, ef_construction = 64)",
-    "CREATE INDEX ix_knowledge_fts ON knowledge USING gin (fts)",
-    "CREATE INDEX ix_events_fts ON events USING gin (fts)",
-]
+def bulk_indexes() -> list[Any]:
+    """The HNSW and full-text indexes of memories and knowledge, as the models (= the migrations)
+    define them: dropped for the COPY, then built once over the loaded rows."""
+    from elephantasm.db.models import Knowledge, Memory
+
+    return [ix for model in (Memory, Knowledge) for ix in model.__table__.indexes  # type: ignore[attr-defined]
+            if "_embedding_hnsw" in ix.name or ix.name.endswith("_fts")]
+
+
+def create_sql(index: Any) -> str:
+    from sqlalchemy.dialects import postgresql
+    from sqlalchemy.schema import CreateIndex
+
+    return str(CreateIndex(index).compile(dialect=postgresql.dialect()))
 
 
 def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, list[list[object]]]:
@@ -181,8 +185,8 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
     engine = create_engine(database_url, pooled=False)
     try:
         async with engine.begin() as conn:
-            for name in _DROP:
-                await conn.execute(text(f"DROP INDEX IF EXISTS {name}"))
+            for index in bulk_indexes():
+                await conn.execute(text(f"DROP INDEX IF EXISTS {index.name}"))
             raw = (await conn.get_raw_connection()).driver_connection
             for table in ("events", "memories", "memory_events", "knowledge", "knowledge_memories"):
                 await raw.copy_to_table(table, source=io.BytesIO(_csv(rows[table])), columns=_COLUMNS[table],
@@ -192,8 +196,8 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
         loaded_at = asyncio.get_running_loop().time()
         async with engine.connect() as conn:
             await conn.execute(text("SET maintenance_work_mem = '512MB'"))
-            for sql in _CREATE:
-                await conn.execute(text(sql))
+            for index in bulk_indexes():
+                await conn.execute(text(create_sql(index)))
             await conn.commit()
             raw = (await conn.get_raw_connection()).driver_connection
             await raw.execute("VACUUM ANALYZE events, memories, memory_events, knowledge, knowledge_memories")

@@ -51,6 +51,19 @@ def table_sizes(database_url: str) -> Sizes:
 
 WIDE_TABLES = ("events", "memories", "knowledge")
 
+INDEX_SQL = """
+SELECT t.relname, i.relname, pg_relation_size(i.oid)
+FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
+JOIN pg_namespace n ON n.oid = t.relnamespace
+WHERE n.nspname = 'public' AND t.relname IN ('memories', 'knowledge')
+ORDER BY t.relname, i.relname
+"""
+
+
+def index_sizes(database_url: str) -> dict[str, int]:
+    """Bytes of each index of the vector-carrying tables (``table.index``)."""
+    return {f"{t}.{i}": int(b) for t, i, b in fetch(database_url, INDEX_SQL)}
+
 
 def column_bytes(database_url: str, table: str, top: int = 6) -> list[tuple[str, float]]:
     """The ``top`` widest columns of ``table`` by mean stored bytes per row (``pg_column_size``)."""
@@ -93,11 +106,16 @@ def run(size: str) -> Section:
         finally:
             client.close()
         live = table_sizes(d.database_url)
+        indexes = index_sizes(d.database_url)
         run_sql(d.database_url, [("VACUUM FULL ANALYZE", {})], autocommit=True)
         packed = table_sizes(d.database_url)
         widths = {t: column_bytes(d.database_url, t) for t in WIDE_TABLES}
         pg_version = d.pg_version
-    return _section(size, cfg, ds, empty, live, packed, widths, timings, pg_version)
+    section = _section(size, cfg, ds, empty, live, packed, widths, timings, pg_version)
+    n = len(ds.conversations)
+    section.notes.insert(-1, "indexes of memories/knowledge as left, KB/conv: " + ", ".join(
+        f"{name} {_kb(b / n)}" for name, b in indexes.items() if b > 8192 * 2))
+    return section
 
 
 def _section(size: str, cfg: GeneratorConfig, ds, empty: Sizes, live: Sizes, packed: Sizes,  # type: ignore[no-untyped-def]

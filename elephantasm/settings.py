@@ -75,6 +75,13 @@ class Settings(BaseSettings):
     embedding_model: str = "text-embedding-3-small"
     embedding_base_url: str | None = None
     embedding_api_key: str | None = None
+    # --- vectors at their real width (issue 14) -------------------------------------------
+    embedding_dimensions: int = Field(
+        default=384,
+        ge=1,
+        le=16000,
+        description="Width asked of an OpenAI-compatible embedder; 256 and 384 are HNSW-indexed, others exact-scanned.",
+    )
     # --- semantic recall (issue 10): local embedders and re-embedding ---------------------
     minilm_tokenizer: Path | None = Field(
         default=None, description="MiniLM's tokenizer.json; unset = <data_dir>/models/minilm/tokenizer.json."

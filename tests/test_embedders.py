@@ -17,8 +17,8 @@ from typing import Any
 import openai
 import pytest
 
-from elephantasm.db.models import EMBEDDING_DIM
 from elephantasm.llm import CachedEmbedder, Embedder, EmbeddingError, HashEmbedder, OpenAIEmbedder
+from elephantasm.llm.embedders import BULK_TEXTS
 
 
 def cos(a: list[float], b: list[float]) -> float:
@@ -35,7 +35,7 @@ def norm(a: list[float]) -> float:
 def test_hash_embedder_shape_norm_and_protocol() -> None:
     emb = HashEmbedder()
     assert isinstance(emb, Embedder)
-    assert emb.dim == EMBEDDING_DIM == 384
+    assert emb.dim == emb.space.dim == 384  # its width since before vectors kept their own (0010)
     for text in ["I love coffee", "", "   ", "数据 🙂", "a" * 10_000]:
         vec = emb.embed_one(text)
         assert len(vec) == 384
@@ -220,3 +220,18 @@ async def test_cached_embedder_lru() -> None:
     # A batch larger than the cache still returns every vector.
     big = await cached.embed(["p", "q", "r", "p"])
     assert big[0] == big[3] and len(big) == 4
+
+
+async def test_bulk_calls_bypass_the_query_cache() -> None:
+    """A dream chunk's or re-embedding batch's texts neither fill nor evict the query LRU."""
+    inner = _CountingEmbedder()
+    cached = CachedEmbedder(inner, max_entries=8)
+    await cached.embed(["query"])
+    bulk = [f"memory {i}" for i in range(BULK_TEXTS + 1)]
+    out = await cached.embed(bulk)
+    assert out == [HashEmbedder(16).embed_one(t) for t in bulk] and inner.calls[-1] == bulk
+    assert (await cached.embed(["query"]))[0] == HashEmbedder(16).embed_one("query")
+    assert len(inner.calls) == 2 and cached.hits == 1  # the query was still cached
+    await cached.embed(bulk[:3])  # a small call: cached as usual
+    await cached.embed(bulk[:3])
+    assert len(inner.calls) == 3

@@ -21,6 +21,7 @@ from sqlalchemy import text
 
 from api.app import create_app
 from elephantasm.db.migrate import upgrade_async
+from elephantasm.db.vectors import hnsw_distance, width_is
 from elephantasm.runtime import Runtime, build_runtime
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.schemas.events import EventCreate
@@ -160,11 +161,12 @@ async def test_the_space_filter_keeps_the_hnsw_index_usable(runtimes: tuple[Runt
         # HNSW index exists only if the space filter made the index unusable (10k-row plans: RESULTS.md).
         await conn.execute(text("SET enable_seqscan = off"))
         await conn.execute(text("SET enable_sort = off"))
+        dim = b.embedder.dim  # the width's partial HNSW index (migration 0010)
         plan = "\n".join((await conn.execute(text(
-            "EXPLAIN SELECT id FROM memories WHERE anima_id = :a AND embedding IS NOT NULL "
-            "AND embedding_space = :s ORDER BY embedding <=> CAST(:v AS halfvec) LIMIT 10"),
+            f"EXPLAIN SELECT id FROM memories WHERE anima_id = :a AND {width_is('embedding', dim)} "
+            f"AND embedding_space = :s ORDER BY {hnsw_distance('embedding', ':v', dim)} LIMIT 10"),
             {"a": uuid.uuid4(), "s": b.embedder.space.label(), "v": literal})).scalars())
-    assert "ix_memories_embedding_hnsw" in plan, plan
+    assert f"ix_memories_embedding_hnsw{dim}" in plan, plan
 
 
 def _reembed_cli(db: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:

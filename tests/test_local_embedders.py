@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from elephantasm.db.models import EMBEDDING_DIM
 from elephantasm.llm import Embedder
 from elephantasm.llm.factory import build_embedder
 from elephantasm.llm.local_embedders import (
@@ -43,11 +42,11 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 async def test_wordllama_loads_offline_and_ranks_a_paraphrase_above_an_unrelated_text(no_network: None) -> None:
     emb = WordLlamaEmbedder()
     assert isinstance(emb, Embedder)
-    assert emb.dim == EMBEDDING_DIM and emb.space.dim == 256 and emb.space.name == "wordllama:l2_supercat"
+    assert emb.dim == emb.space.dim == 256 and emb.space.name == "wordllama:l2_supercat"
     q, para, other = await emb.embed([PARAPHRASE[0], PARAPHRASE[1], UNRELATED[1]])
     assert _cos(q, para) > _cos(q, other) + 0.1
     assert all(math.isclose(math.fsum(x * x for x in v), 1.0, abs_tol=1e-5) for v in (q, para, other))
-    assert q[256:] == [0.0] * (EMBEDDING_DIM - 256)  # zero-padded to the storage width: cosines unchanged
+    assert len(q) == 256  # stored at the model's own width (migration 0010), never padded
 
 
 async def test_wordllama_is_deterministic_and_batches_keep_order() -> None:
@@ -61,7 +60,7 @@ async def test_wordllama_is_deterministic_and_batches_keep_order() -> None:
 
 def test_the_default_embedder_is_wordllama_behind_the_query_cache() -> None:
     emb = build_embedder(Settings())
-    assert emb.space.name == "wordllama:l2_supercat" and emb.dim == EMBEDDING_DIM
+    assert emb.space.name == "wordllama:l2_supercat" and emb.dim == 256
 
 
 def test_unknown_embedder_names_the_choices() -> None:
@@ -93,5 +92,5 @@ async def test_minilm_ranks_a_paraphrase_above_an_unrelated_text(no_network: Non
     assert tokenizer is not None
     emb = MiniLMEmbedder(tokenizer)
     q, para, other = await emb.embed([PARAPHRASE[0], PARAPHRASE[1], UNRELATED[1]])
-    assert emb.space.dim == 384 and len(q) == EMBEDDING_DIM
+    assert emb.space.dim == emb.dim == 384 and len(q) == 384
     assert _cos(q, para) > _cos(q, other) + 0.1

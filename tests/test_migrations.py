@@ -18,6 +18,8 @@ from sqlmodel import SQLModel
 
 import elephantasm.db.models  # noqa: F401  (registers every table on SQLModel.metadata)
 from elephantasm.db.migrate import downgrade, upgrade
+from elephantasm.db.models import HNSW_EF_CONSTRUCTION, HNSW_M
+from elephantasm.db.vectors import INDEXED_DIMS
 from tests.support.databases import connect, create_database, drop_database
 
 # docs/design.md §4, with the provenance and history tables the models split out.
@@ -29,7 +31,7 @@ DESIGN_TABLES = {
 # Tables whose rows belong to one anima (docs/design.md §2: org_id and anima_id are both distribution keys).
 ANIMA_SCOPED = DESIGN_TABLES - {"orgs", "api_keys", "animas"}
 
-HNSW_INDEXED = {("memories", "embedding"), ("knowledge", "embedding")}
+HNSW_TABLES = ("memories", "knowledge")
 # events.fts has no GIN index since 0009: only an anima's pending events are text-matched, through
 # ix_events_pending, and a distilled event keeps no tsvector (benchmarks/RESULTS.md, storage).
 GIN_INDEXED = {("memories", "fts"), ("knowledge", "fts")}
@@ -103,10 +105,21 @@ async def test_upgrade_from_empty_creates_the_design_schema(empty_db: str) -> No
 
 
 async def test_vector_and_fulltext_indexes_exist(empty_db: str) -> None:
-    """HNSW (cosine) on every embedding column, GIN on every tsvector column that is searched."""
+    """HNSW (cosine) on every embedding column, one partial index per indexed width (0010), and GIN
+    on every tsvector column that is searched."""
     await asyncio.to_thread(upgrade, empty_db)
     indexes = await _indexes(empty_db)
-    assert HNSW_INDEXED <= _indexed_with(indexes, "hnsw")
+    hnsw = {(table, d) for table, _, d in indexes if "USING hnsw " in d}
+    for table in HNSW_TABLES:
+        for dim in INDEXED_DIMS:
+            # Alembic's compare skips expression indexes: the models' parameters are checked here.
+            assert any(
+                t == table
+                and f"(embedding)::halfvec({dim})" in d
+                and f"WHERE (vector_dims(embedding) = {dim})" in d
+                and f"WITH (m='{HNSW_M}', ef_construction='{HNSW_EF_CONSTRUCTION}')" in d
+                for t, d in hnsw
+            ), (table, dim, hnsw)
     assert GIN_INDEXED <= _indexed_with(indexes, "gin")
     for _, name, definition in indexes:
         if "USING hnsw" in definition:

@@ -24,17 +24,19 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     func,
+    literal_column,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
 from sqlmodel import Field, SQLModel
 
-from elephantasm.db.vectors import FastHalfVec
+from elephantasm.db.vectors import INDEXED_DIMS, FastHalfVec, stored_key, width_is
 from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
 
-EMBEDDING_DIM = 384
-"""Width of every embedding column, the maximum model dimension: embedders hand out exactly this
-many floats (a smaller model is zero-padded, which changes no cosine; migration 0005)."""
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 40
+"""Build parameters of every HNSW index (migration 0010): ef_construction 40, not 64, made an insert
+17–30 % cheaper for the same recall (benchmarks/RESULTS.md, issue 14 vectors)."""
 
 
 def _uuid_pk() -> Any:
@@ -73,8 +75,9 @@ def _fts(expression: str) -> Any:
 
 def _vector() -> Any:
     # Half precision: half the bytes of a float4 vector in the heap and in the HNSW index, with no
-    # measurable loss for cosine ranking of L2-normalised 384-d embeddings (storage benchmark).
-    return Field(default=None, sa_column=Column(FastHalfVec(EMBEDDING_DIM), nullable=True))
+    # measurable loss for cosine ranking of L2-normalised embeddings (storage benchmark). No fixed
+    # width: each vector has its model's own (migration 0010), indexed per width by _hnsw.
+    return Field(default=None, sa_column=Column(FastHalfVec(), nullable=True))
 
 
 def _space() -> Any:
@@ -94,13 +97,19 @@ def _space_index(table: str) -> Index:
     return Index(f"ix_{table}_embedding_space", "embedding_space", postgresql_where=text("embedding IS NOT NULL"))
 
 
-def _hnsw(name: str, column: str = "embedding") -> Index:
-    return Index(
-        name,
-        column,
-        postgresql_using="hnsw",
-        postgresql_with={"m": 16, "ef_construction": 64},
-        postgresql_ops={column: "halfvec_cosine_ops"},
+def _hnsw(table: str) -> tuple[Index, ...]:
+    # One partial expression index per indexed width (elephantasm.db.vectors): HNSW needs a fixed
+    # width, and a query of one width only ever compares vectors of that width.
+    return tuple(
+        Index(
+            f"ix_{table}_embedding_hnsw{dim}",
+            literal_column(stored_key("embedding", dim)).label(f"embedding_{dim}"),
+            postgresql_using="hnsw",
+            postgresql_ops={f"embedding_{dim}": "halfvec_cosine_ops"},
+            postgresql_with={"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
+            postgresql_where=text(width_is("embedding", dim)),
+        )
+        for dim in INDEXED_DIMS
     )
 
 
@@ -287,7 +296,7 @@ class Memory(SQLModel, table=True):
         Index("ix_memories_anima_time_end", "anima_id", "time_end"),
         Index("ix_memories_anima_session", "anima_id", "session_id"),
         _gin("ix_memories_fts"),
-        _hnsw("ix_memories_embedding_hnsw"),
+        *_hnsw("memories"),
         _space_index("memories"),
         *_pack_candidate_indexes(
             "memories",
@@ -351,7 +360,7 @@ class Knowledge(SQLModel, table=True):
         Index("ix_knowledge_anima_subject", "anima_id", "subject_key"),
         Index("ix_knowledge_anima_hash", "anima_id", "content_hash"),
         _gin("ix_knowledge_fts"),
-        _hnsw("ix_knowledge_embedding_hnsw"),
+        *_hnsw("knowledge"),
         _space_index("knowledge"),
         *_pack_candidate_indexes(
             "knowledge",

@@ -1,4 +1,13 @@
-"""pgvector helpers shared by the services that pass vectors through raw SQL."""
+"""pgvector helpers shared by the services that pass vectors through raw SQL.
+
+Embeddings are stored at their model's own width (migration 0010): the ``embedding`` columns are
+unconstrained ``halfvec``, and each width in :data:`INDEXED_DIMS` has a partial HNSW index on the
+expression ``(embedding::halfvec(d))`` for rows ``WHERE vector_dims(embedding) = d``. A nearest-
+neighbour query uses that index only when it is written with the same expressions, the width as a
+literal (a bound parameter cannot prove the partial index's predicate): :func:`hnsw_distance` and
+:func:`width_is` write them. Other widths (e.g. a remote embedder at 1,536) work too, by an exact
+scan of the anima's rows.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +16,8 @@ from typing import Any, cast
 
 import numpy as np
 from pgvector.sqlalchemy import HALFVEC
+from sqlalchemy import ColumnElement, func, literal_column
+from sqlalchemy import cast as sql_cast
 from sqlalchemy.engine import Dialect
 
 # The exact value of each float16 bit pattern as text, filled on first use (a float16 is exact in
@@ -37,6 +48,36 @@ def vector_literal(vector: Sequence[float]) -> str:
     bits = half.view(np.uint16).tolist()
     table = _half_texts(bits)
     return "[" + ",".join([table[b] for b in bits]) + "]"
+
+
+INDEXED_DIMS = (256, 384)
+"""Widths with an HNSW index: WordLlama (the default, 256); MiniLM, the hash embedder and the
+OpenAI-compatible default (384)."""
+
+
+def width_is(column: str, dim: int) -> str:
+    """SQL: ``column`` holds a vector of ``dim`` dimensions (the partial HNSW index's predicate)."""
+    return f"vector_dims({column}) = {int(dim)}"
+
+
+def stored_key(column: str, dim: int) -> str:
+    """SQL: the stored vector as the HNSW index of its width sees it (plain for unindexed widths)."""
+    return f"({column}::halfvec({int(dim)}))" if dim in INDEXED_DIMS else column
+
+
+def hnsw_distance(column: str, other: str, dim: int) -> str:
+    """SQL: cosine distance between the stored ``column`` and ``other`` (a vector expression of the
+    same width), in the form the width's HNSW index answers. Pair it with :func:`width_is`."""
+    return f"{stored_key(column, dim)} <=> CAST({other} AS halfvec({int(dim)}))"
+
+
+def indexed_vector(column: ColumnElement[Any], dim: int) -> tuple[ColumnElement[Any], ColumnElement[bool]]:
+    """For ORM statements: (``column`` as the HNSW index of width ``dim`` sees it, the width filter).
+
+    Order by ``key.cosine_distance(vector)`` and filter by the second element, as :func:`hnsw_distance`
+    and :func:`width_is` do for raw SQL."""
+    key = sql_cast(column, FastHalfVec(dim)) if dim in INDEXED_DIMS else column
+    return key, func.vector_dims(column) == literal_column(str(int(dim)))
 
 
 class FastHalfVec(HALFVEC):

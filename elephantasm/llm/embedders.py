@@ -18,12 +18,15 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from elephantasm.db.models import EMBEDDING_DIM
-
 if TYPE_CHECKING:
     import openai
 
 OPENAI_MAX_BATCH = 256
+BULK_TEXTS = 256
+"""Above this many texts in one call, :class:`CachedEmbedder` leaves its LRU alone (bulk work, not queries)."""
+DEFAULT_DIM = 384
+"""Width of the hash embedder and of the OpenAI-compatible one unless configured otherwise
+(``ELEPHANTASM_EMBEDDING_DIMENSIONS``); both recorded 384 before vectors were stored at their own width."""
 
 
 class EmbeddingError(RuntimeError):
@@ -47,8 +50,7 @@ class EmbeddingSpace:
 class Embedder(Protocol):
     """Anything that turns texts into unit vectors of width ``dim``, all in one ``space``.
 
-    ``dim`` is the width handed out (the storage width); a model with fewer dimensions pads
-    with zeros, which changes no cosine. ``space.dim`` is the model's own width.
+    ``dim`` is the model's own width (``space.dim``): vectors are stored as they come (migration 0010).
     """
 
     name: str
@@ -136,7 +138,7 @@ class HashEmbedder:
 
     in_process = True  # CPU work in this process, no network (see dreams.runner.in_process)
 
-    def __init__(self, dim: int = EMBEDDING_DIM) -> None:
+    def __init__(self, dim: int = DEFAULT_DIM) -> None:
         if dim <= 0:
             raise ValueError("dim must be > 0")
         self.dim = dim
@@ -168,7 +170,7 @@ class OpenAIEmbedder:
     the count and width of what comes back and L2-normalises it.
     """
 
-    def __init__(self, client: openai.AsyncOpenAI, model: str, dim: int = EMBEDDING_DIM) -> None:
+    def __init__(self, client: openai.AsyncOpenAI, model: str, dim: int = DEFAULT_DIM) -> None:
         if dim <= 0:
             raise ValueError("dim must be > 0")
         self.client = client
@@ -223,7 +225,16 @@ class CachedEmbedder:
         self.misses = 0
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
-        """Embed, asking ``inner`` only for texts not cached (each distinct text once)."""
+        """Embed, asking ``inner`` only for texts not cached (each distinct text once).
+
+        A call of more than :data:`BULK_TEXTS` texts (a dream chunk, a re-embedding batch) goes
+        straight to ``inner``: its texts will not come again as queries, and caching them would
+        evict the queries (and cost ~20 ms per 1,500 vectors in copies)."""
+        if len(texts) > BULK_TEXTS:
+            fresh = await self.inner.embed(texts)
+            if len(fresh) != len(texts):
+                raise EmbeddingError(f"{self.name}: asked for {len(texts)} embeddings, got {len(fresh)}")
+            return fresh
         vectors = {t: self._cache[t] for t in texts if t in self._cache}
         hits = sum(1 for t in texts if t in vectors)
         self.hits += hits

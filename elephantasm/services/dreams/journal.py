@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.bulk import insert_rows
 from elephantasm.db.models import DreamAction
 from elephantasm.db.tables import table_of
 from elephantasm.services.animas import bump_state_version
@@ -92,7 +92,7 @@ async def journaled_write(runtime: Runtime, run: DreamRun, stats: RunStats) -> A
         step = JournaledWrite(session, ctx, copy.deepcopy(stats))
         yield step
         if step.actions:
-            await session.execute(insert(_ACTIONS), step.actions)
+            await insert_rows(session, _ACTIONS, step.actions)
         if step.actions or step.changes_packs:
             await bump_state_version(session, [run.anima_id])
         await save_progress(session, run.id, step.stats, ctx.now)

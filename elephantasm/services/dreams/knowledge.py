@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, insert, or_, select, text, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy import bindparam, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.bulk import insert_rows
 from elephantasm.db.models import Knowledge, KnowledgeMemory
 from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import vector_literal
@@ -292,7 +292,7 @@ class _Placer:
 async def _apply(session: AsyncSession, placer: _Placer) -> None:
     ctx = placer.ctx
     if placer.new_rows:
-        await session.execute(insert(_KNOWLEDGE), placer.new_rows)
+        await insert_rows(session, _KNOWLEDGE, placer.new_rows)
     if placer.superseded:
         await session.execute(
             update(_KNOWLEDGE)
@@ -315,7 +315,7 @@ async def _apply(session: AsyncSession, placer: _Placer) -> None:
         for m in sorted(it.links)
     ]
     if links:
-        await session.execute(pg_insert(_LINKS).on_conflict_do_nothing(), links)
+        await insert_rows(session, _LINKS, links, skip_conflicts=True)
 
 
 async def write_knowledge(

@@ -18,6 +18,7 @@ from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Event, Memory, MemoryEvent
 from elephantasm.db.scopes import org_scoped, visible
 from elephantasm.db.tables import table_of
+from elephantasm.db.vectors import indexed_vector
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams.paging import (
@@ -135,12 +136,11 @@ async def search_memories(
     Only vectors of ``space`` (the query vector's) are compared; others are not candidates."""
     await check_anima(session, org_id, anima_id)
     await enable_filtered_vector_scan(session)
-    distance = _M.c.embedding.cosine_distance(list(vector))
+    key, same_width = indexed_vector(_M.c.embedding, len(vector))  # the width's HNSW index answers
+    distance = key.cosine_distance(list(vector))
     stmt = (
         select(*_COLS, (1 - distance).label("similarity"))
-        .where(
-            *visible(_M, org_id), _M.c.anima_id == anima_id, _M.c.embedding.is_not(None), _M.c.embedding_space == space
-        )
+        .where(*visible(_M, org_id), _M.c.anima_id == anima_id, same_width, _M.c.embedding_space == space)
         .order_by(distance, _M.c.id)
         .limit(limit)
     )

@@ -14,6 +14,7 @@ from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import DreamAction, DreamRun, Knowledge, KnowledgeMemory, MemoryEvent
 from elephantasm.db.scopes import live_anima, org_scoped, visible
 from elephantasm.db.tables import table_of
+from elephantasm.db.vectors import indexed_vector
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.dreams.paging import (
     check_anima,
@@ -130,12 +131,11 @@ async def search_knowledge(
     Only vectors of ``space`` (the query vector's) are compared."""
     await check_anima(session, org_id, anima_id)
     await enable_filtered_vector_scan(session)
-    distance = _K.c.embedding.cosine_distance(list(vector))
+    key, same_width = indexed_vector(_K.c.embedding, len(vector))  # the width's HNSW index answers
+    distance = key.cosine_distance(list(vector))
     stmt = (
         select(*_K_COLS, (1 - distance).label("similarity"))
-        .where(
-            *visible(_K, org_id), _K.c.anima_id == anima_id, _K.c.embedding.is_not(None), _K.c.embedding_space == space
-        )
+        .where(*visible(_K, org_id), _K.c.anima_id == anima_id, same_width, _K.c.embedding_space == space)
         .order_by(distance, _K.c.id)
         .limit(limit)
     )

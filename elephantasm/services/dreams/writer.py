@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from sqlalchemy import insert, update
+from sqlalchemy import update
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.bulk import insert_rows
 from elephantasm.db.models import Event, Memory, MemoryEvent
 from elephantasm.db.tables import rowcount, table_of
 from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput, group_events, memory_from_group
@@ -137,13 +138,13 @@ async def _insert_memories(
     rows = _memory_rows(ctx, result, vectors, turns)
     if not rows:
         return []
-    await session.execute(insert(_MEMORIES), rows)
+    await insert_rows(session, _MEMORIES, rows)
     links = [
         {"memory_id": row["id"], "event_id": event_id, "org_id": ctx.org_id, "anima_id": ctx.anima_id}
         for row, draft in zip(rows, result.memories, strict=True)
         for event_id in dict.fromkeys(draft.event_ids)
     ]
-    await session.execute(insert(_MEMORY_EVENTS), links)
+    await insert_rows(session, _MEMORY_EVENTS, links)
     for row, draft in zip(rows, result.memories, strict=True):
         after = {"summary": draft.summary[:200], "events": len(draft.event_ids), "importance": draft.importance}
         actions.append(ctx.action("created", "memory", row["id"], None, after))

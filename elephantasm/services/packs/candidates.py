@@ -8,6 +8,7 @@ as long-term candidates (factors + full-text; their cosine is computed by the ca
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -68,6 +69,7 @@ class Scope:
     weights: ScoringWeights
     config: PackConfig
     space: str | None = None  # embedding space of query_vector: only stored vectors of it are compared
+    dim: int | None = None  # width of query_vector (the cosine arm reads that width's HNSW index)
 
     @property
     def has_query(self) -> bool:
@@ -177,8 +179,13 @@ def _variants(build: Any) -> dict[bool, Any]:
     return {has_query: text(build(has_query)) for has_query in (False, True)}
 
 
-_LONG_TERM = _variants(
-    lambda q: topk.top_k_union(
+def _by_width(build: Any) -> Any:
+    """Statements built once per process per (with a query or not, query vector width)."""
+    return functools.cache(lambda has_query, dim: text(build(has_query, dim)))
+
+
+_LONG_TERM = _by_width(
+    lambda q, dim: topk.top_k_union(
         "memories",
         "m",
         f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)",
@@ -186,10 +193,11 @@ _LONG_TERM = _variants(
         sql.MEMORY_COLUMNS,
         q,
         happened=sql.MEMORY_HAPPENED,
+        dim=dim,
     )
 )
-_KNOWLEDGE = _variants(
-    lambda q: topk.top_k_union(
+_KNOWLEDGE = _by_width(
+    lambda q, dim: topk.top_k_union(
         "knowledge",
         "k",
         sql.KNOWLEDGE_CURRENT,
@@ -197,6 +205,7 @@ _KNOWLEDGE = _variants(
         sql.KNOWLEDGE_COLUMNS,
         q,
         happened=sql.KNOWLEDGE_HAPPENED,
+        dim=dim,
     )
 )
 _PENDING = _variants(
@@ -265,14 +274,14 @@ async def long_term_memories(
 ) -> list[Candidate]:
     """Top-``k`` per arm over all the anima's live memories, minus ``exclude`` (the session's)."""
     params = scope.params(exclude=list(exclude), **_pruning(scope, k))
-    rows = await fetch(conn, _LONG_TERM[scope.has_query], params)
+    rows = await fetch(conn, _LONG_TERM(scope.has_query, scope.dim), params)
     return [_memory(r, scope.space if scope.has_query else None) for r in rows]
 
 
 async def knowledge(conn: AsyncConnection, scope: Scope, k: int) -> list[Candidate]:
     """Top-``k`` per arm over the anima's current (not superseded, not expired) knowledge."""
     params = scope.params(**_pruning(scope, k))
-    return [_knowledge(r) for r in await fetch(conn, _KNOWLEDGE[scope.has_query], params)]
+    return [_knowledge(r) for r in await fetch(conn, _KNOWLEDGE(scope.has_query, scope.dim), params)]
 
 
 async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: Sequence[uuid.UUID]) -> list[Candidate]:

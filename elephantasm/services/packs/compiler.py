@@ -134,6 +134,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         weights,
         cfg,
         runtime.embedder.space.label(),
+        len(query_vec) if query_vec else None,
     )
     got = await read_candidates(runtime, req, scope)
     if query_vec is not None:

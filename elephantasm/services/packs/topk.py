@@ -18,7 +18,8 @@ the anima's rows at ``t_cut`` (``L`` recency half-lives before ``as_of``, so an 
 
 from __future__ import annotations
 
-from elephantasm.services.packs.sql import QVEC, TSQUERY_CTE, match_columns
+from elephantasm.db.vectors import hnsw_distance, width_is
+from elephantasm.services.packs.sql import TSQUERY_CTE, match_columns
 
 # Rows older than RECENCY_SPLIT half-lives have recency < 2^-RECENCY_SPLIT.
 RECENCY_SPLIT = 4
@@ -77,12 +78,14 @@ def top_k_union(
     *,
     happened: str | None = None,
     vector: bool = True,
+    dim: int | None = None,
 ) -> str:
     """One statement: four-factor top ``:k`` ∪ cosine top ``:k`` (HNSW) ∪ full-text top ``:k`` (GIN).
 
     With ``happened`` the factor arm is pruned (module doc); without it, it scores every row
     (pending events: few, and without a covering index). The union's rows are then read once,
-    with both match signals.
+    with both match signals. ``dim`` is the query vector's width: the cosine arm is written for
+    that width's HNSW index (``elephantasm.db.vectors``).
     """
     ctes = [TSQUERY_CTE] if has_query else []
     if happened is not None:
@@ -91,11 +94,11 @@ def top_k_union(
     else:
         ctes.append(f"{a}f AS (SELECT {a}.id FROM {table} {a} WHERE {where} ORDER BY {score} DESC, {a}.id LIMIT :k)")
     arms = [f"SELECT id FROM {a}f"]
-    if has_query and vector:
+    if has_query and vector and dim:
         ctes.append(
-            f"{a}v AS (SELECT {a}.id FROM {table} {a} WHERE {where} AND {a}.embedding IS NOT NULL "
+            f"{a}v AS (SELECT {a}.id FROM {table} {a} WHERE {where} AND {width_is(f'{a}.embedding', dim)} "
             f"AND {a}.embedding_space = :space "
-            f"ORDER BY {a}.embedding <=> {QVEC} LIMIT :k)"
+            f"ORDER BY {hnsw_distance(f'{a}.embedding', ':qv', dim)} LIMIT :k)"
         )
         arms.append(f"SELECT id FROM {a}v")
     if has_query:
