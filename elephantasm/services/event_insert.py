@@ -13,28 +13,33 @@ from datetime import datetime
 from typing import Any
 
 from elephantasm.schemas.events import EventCreate
-from elephantasm.services.event_copy import ROW_COLUMNS, event_values
+from elephantasm.services.event_copy import NEW_ROW_COLUMNS, ROW_COLUMNS, STORED, event_values
 
-# The INSERT selects from the org's live anima, so a missing or foreign anima inserts nothing.
-# The UPDATE only touches the anima when a row was really inserted: a dedupe hit changes nothing.
+# ``anima`` locks the org's live anima row (a missing or foreign anima inserts nothing) and reads its
+# ``event_seq`` after the lock: seqs are handed out in commit order, and a concurrent insert with the
+# same dedupe_key has committed before ON CONFLICT looks. The UPDATE only touches the anima when a row
+# was really inserted: a dedupe hit changes nothing (no seq, no state_version).
 _INSERT_ONE = f"""
-WITH ins AS (
-    INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
-                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, updated_at)
-    SELECT $1, $2, a.id, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $15
-    FROM animas a
+WITH anima AS (
+    SELECT a.id, a.event_seq FROM animas a
     WHERE a.id = $3 AND a.org_id = $2 AND a.deleted_at IS NULL
+    FOR NO KEY UPDATE
+), ins AS (
+    INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
+                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, updated_at, seq)
+    SELECT $1, $2, a.id, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $15, a.event_seq + 1
+    FROM anima a
     ON CONFLICT (anima_id, dedupe_key) DO NOTHING
-    RETURNING *
+    RETURNING {STORED}, seq
 ), bump AS (
-    UPDATE animas SET state_version = state_version + 1,
-           last_event_at = greatest(coalesce(last_event_at, $9), $9)
-    WHERE id IN (SELECT anima_id FROM ins)
+    UPDATE animas a SET state_version = a.state_version + 1, event_seq = ins.seq,
+           last_event_at = greatest(coalesce(a.last_event_at, $9), $9)
+    FROM ins WHERE a.id = ins.anima_id
 )
-SELECT {ROW_COLUMNS} FROM ins
+SELECT {NEW_ROW_COLUMNS} FROM ins
 """
 
-_EXISTING = f"SELECT {ROW_COLUMNS} FROM events WHERE anima_id = $1 AND dedupe_key = $2 AND org_id = $3"
+_EXISTING = f"SELECT {ROW_COLUMNS} FROM events e WHERE e.anima_id = $1 AND e.dedupe_key = $2 AND e.org_id = $3"
 
 
 async def insert_one(
