@@ -13,9 +13,9 @@ row versions and their index entries.
 - ``dream_chunks``: one row per chunk, the seq range it took, claimed (``distilled_at`` NULL) or
   distilled. An event's ``distilled_at`` is its distilled chunk's.
 - ``dream_runs.until_seq``: the anima's ``event_seq`` when the run started (later events wait).
-- ``events.fts`` becomes a virtual generated column (no bytes stored; computed only for the rows a
-  query reads, i.e. an anima's pending events); ``ix_events_pending``, ``distilled_at``,
-  ``claimed_by`` and ``claimed_at`` go.
+- ``events.fts`` is stored for every event (it can no longer be dropped once distilled without
+  rewriting the row; a virtual column cost ~5 ms per compile with 200 pending events);
+  ``ix_events_pending``, ``distilled_at``, ``claimed_by`` and ``claimed_at`` go.
 
 Conversion: each anima's distilled events get seqs 1..d ordered by (distilled_at, created_at,
 occurred_at, id), its pending ones (claimed or not) d+1..n by (created_at, occurred_at, id);
@@ -102,7 +102,7 @@ def upgrade() -> None:
     op.drop_column("events", "fts")
     for name in ("distilled_at", "claimed_by", "claimed_at"):
         op.drop_column("events", name)
-    op.execute(f"ALTER TABLE events ADD COLUMN fts tsvector GENERATED ALWAYS AS ({_TEXT}) VIRTUAL")
+    op.execute(f"ALTER TABLE events ADD COLUMN fts tsvector GENERATED ALWAYS AS ({_TEXT}) STORED")
 
 
 def downgrade() -> None:

@@ -565,15 +565,16 @@ def _event_distilled_at() -> Any:
 # Read-only, derived on load (``EventRead.distilled_at`` keeps its meaning on the wire).
 Event.distilled_at = _event_distilled_at()  # type: ignore[attr-defined]
 
-# A virtual generated column (computed when read, no bytes stored; migration 0011): only pending
-# events are text-matched (inject's undistilled candidates), so it is evaluated for those rows
-# only, and it has no index. Part of the table but not of the mapping: a row loaded as an entity
-# would otherwise compute it every time.
+# Stored for every event (migration 0011): pending events are text-matched by every compile with a
+# query, and a virtual column was recomputed there on every read (≈ 5 ms per compile with 200
+# pending events, benchmarks/RESULTS.md "issue 14 events"). No index: pending events are few and
+# reached through uq_events_anima_seq. Part of the table but not of the mapping: an entity load
+# (listings, export) never needs it.
 Event.__table__.append_column(  # type: ignore[attr-defined]
     Column(
         "fts",
         TSVECTOR,
-        Computed("to_tsvector('english', coalesce(summary, '') || ' ' || content)", persisted=False),
+        Computed("to_tsvector('english', coalesce(summary, '') || ' ' || content)", persisted=True),
         nullable=True,
     )
 )

@@ -27,8 +27,8 @@ from elephantasm.domain.errors import NotFoundError
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import event_state
 
-# The stored columns an insert returns: never ``RETURNING *``, which would compute the virtual ``fts``.
-STORED = (
+# The columns an insert returns: never ``RETURNING *``, which would ship each event's ``fts`` back too.
+RETURNED = (
     "id, anima_id, event_type, role, author, summary, content, occurred_at, session_id, meta, "
     "source_uri, dedupe_key, importance_score, created_at, updated_at"
 )
@@ -85,7 +85,7 @@ WITH ins AS (
            a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord)
     FROM event_staging s JOIN animas a ON a.id = s.anima_id ORDER BY s.ord
     ON CONFLICT (anima_id, dedupe_key) DO NOTHING
-    RETURNING {STORED}, seq
+    RETURNING {RETURNED}, seq
 ), bump AS (
     UPDATE animas a SET state_version = a.state_version + 1, event_seq = x.top,
            last_event_at = greatest(coalesce(a.last_event_at, x.at), x.at)

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from elephantasm.schemas.events import EventCreate
-from elephantasm.services.event_copy import NEW_ROW_COLUMNS, ROW_COLUMNS, STORED, event_values
+from elephantasm.services.event_copy import NEW_ROW_COLUMNS, RETURNED, ROW_COLUMNS, event_values
 
 # ``anima`` bumps the org's live anima (a missing or foreign anima inserts nothing) and hands out
 # the next seq under that row lock, so seqs are in commit order; the anima row is touched once, first
@@ -35,7 +35,7 @@ WITH anima AS (
     SELECT $1, $2, a.id, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $15, a.event_seq
     FROM anima a
     ON CONFLICT (anima_id, dedupe_key) DO NOTHING
-    RETURNING {STORED}, seq
+    RETURNING {RETURNED}, seq
 )
 SELECT {NEW_ROW_COLUMNS} FROM ins
 """

@@ -139,19 +139,29 @@ async def claim_events(session: AsyncSession, run: DreamRun, now: datetime, unti
     chunk = await _take(session, run.anima_id, run.id, until_seq, limit)
     if chunk is None:
         return None
-    claim_id = uuid.uuid4()
-    await session.execute(
-        insert(_CHUNKS).values(
-            id=claim_id,
-            org_id=run.org_id,
-            anima_id=run.anima_id,
-            run_id=run.id,
-            first_seq=chunk.first_seq,
-            last_seq=chunk.last_seq,
-            claimed_at=now,
-        )
-    )
+    claim_id = await _record(session, run.org_id, run.anima_id, run.id, chunk, now, distilled=False)
     return replace(chunk, claim_id=claim_id)
+
+
+async def _record(
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    run_id: uuid.UUID,
+    chunk: Chunk,
+    now: datetime,
+    *,
+    distilled: bool,
+) -> uuid.UUID:
+    """Insert the chunk's ``dream_chunks`` row (a claim, or already distilled); its id."""
+    chunk_id = uuid.uuid4()
+    values = {"first_seq": chunk.first_seq, "last_seq": chunk.last_seq, "claimed_at": now}
+    if distilled:
+        values["distilled_at"] = now
+    await session.execute(
+        insert(_CHUNKS).values(id=chunk_id, org_id=org_id, anima_id=anima_id, run_id=run_id, **values)
+    )
+    return chunk_id
 
 
 async def lock_events(session: AsyncSession, run: DreamRun, until_seq: int, limit: int) -> Chunk | None:
@@ -163,8 +173,8 @@ async def lock_events(session: AsyncSession, run: DreamRun, until_seq: int, limi
 async def mark_distilled(
     session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, run_id: uuid.UUID, chunk: Chunk, now: datetime
 ) -> bool:
-    """Record the chunk distilled and move the watermark past it; False (nothing changed by this
-    call that the caller's rollback must not undo) when the claim is gone or the watermark moved."""
+    """Record the chunk distilled and move the watermark past it. False when the claim is gone or
+    another run moved the watermark meanwhile: the caller must then roll back."""
     if chunk.claim_id is not None:
         marked = await session.execute(
             update(_CHUNKS)
@@ -174,18 +184,7 @@ async def mark_distilled(
         if rowcount(marked) != 1:
             return False
     else:
-        await session.execute(
-            insert(_CHUNKS).values(
-                id=uuid.uuid4(),
-                org_id=org_id,
-                anima_id=anima_id,
-                run_id=run_id,
-                first_seq=chunk.first_seq,
-                last_seq=chunk.last_seq,
-                claimed_at=now,
-                distilled_at=now,
-            )
-        )
+        await _record(session, org_id, anima_id, run_id, chunk, now, distilled=True)
     moved = await session.execute(
         update(_ANIMAS)
         .where(_ANIMAS.c.id == anima_id, _ANIMAS.c.distilled_seq == chunk.first_seq - 1)
