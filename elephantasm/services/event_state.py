@@ -13,13 +13,21 @@ from __future__ import annotations
 
 
 def pending(event: str = "e", anima: str = "a") -> str:
-    """An event of alias ``event`` is pending, given its anima's row under alias ``anima``."""
-    return f"{event}.seq > {anima}.distilled_seq"
+    """An event of alias ``event`` is pending, given its anima's row under alias ``anima`` (as a
+    closed range: see :func:`pending_of`)."""
+    return f"{event}.seq BETWEEN {anima}.distilled_seq + 1 AND {anima}.event_seq"
 
 
 def pending_of(event: str, anima_param: str) -> str:
-    """An event of alias ``event`` is pending, for the anima bound as ``:anima_param``."""
-    return f"{event}.seq > (SELECT an.distilled_seq FROM animas an WHERE an.id = :{anima_param})"
+    """An event of alias ``event`` is pending, for the anima bound as ``:anima_param``.
+
+    Written as the closed range up to the anima's ``event_seq`` (which every seq a snapshot sees is
+    at most): the planner then takes it for a narrow range and starts from ``uq_events_anima_seq``.
+    With ``seq > (…)`` alone it guessed a third of the anima and walked a session's events by time
+    instead: 14 ms for the recent turns of a 50k-event session with 2 pending, 0.09 ms this way.
+    """
+    anima = f"FROM animas an WHERE an.id = :{anima_param}"
+    return f"{event}.seq BETWEEN (SELECT an.distilled_seq + 1 {anima}) AND (SELECT an.event_seq {anima})"
 
 
 def distilled_at(event: str = "e") -> str:

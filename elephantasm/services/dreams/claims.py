@@ -128,7 +128,7 @@ def _live_claim(exclude: uuid.UUID) -> Any:
 
 
 async def claim_events(session: AsyncSession, run: DreamRun, now: datetime, until_seq: int, limit: int) -> Chunk | None:
-    """Claim the next chunk for ``run_id``: up to ``limit`` of the lowest pending seqs, none above
+    """Claim the next chunk for ``run``: up to ``limit`` of the lowest pending seqs, none above
     ``until_seq`` (so an event recorded after the run started waits for the next run). A back-dated
     event is claimed like any other: pending is about seq, not ``occurred_at``.
 
