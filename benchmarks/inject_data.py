@@ -130,7 +130,7 @@ def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, l
         when = now - timedelta(seconds=rng.uniform(3600, 365 * 86400))
         recalled = when + timedelta(days=rng.uniform(0, 30)) if rng.random() < 0.3 else None
         out["events"].append([eid, org, anima, "message.in", "user", summary, when, f"s{i // 20}",
-                              round(rng.random(), 3), when, when, when])
+                              round(rng.random(), 3), when, when, i + 1])
         out["memories"].append([mid, org, anima, summary, round(rng.uniform(0.05, 0.95), 3),
                                 round(rng.uniform(0.3, 0.95), 3), "active", f"s{i // 20}", when, when,
                                 rng.randint(0, 5) if recalled else 0, recalled, None, when, when])
@@ -147,8 +147,10 @@ def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, l
     return out
 
 
-def pending_rows(org: str, anima: str, now: datetime, seed: int, live: int = 20, earlier: int = 200) -> list[list[object]]:
-    """Undistilled events: ``live`` turns of the current session and ``earlier`` from older sessions."""
+def pending_rows(org: str, anima: str, now: datetime, seed: int, after: int, live: int = 20,
+                 earlier: int = 200) -> list[list[object]]:
+    """Undistilled events (seqs after ``after``, the watermark): ``live`` turns of the current session
+    and ``earlier`` from older sessions."""
     rng = random.Random(seed + 1)
     rows: list[list[object]] = []
     for i in range(live + earlier):
@@ -156,13 +158,13 @@ def pending_rows(org: str, anima: str, now: datetime, seed: int, live: int = 20,
         text_ = memory_text(rng)
         rows.append([str(uuid.uuid4()), org, anima, "message.in" if i % 2 else "message.out",
                      "user" if i % 2 else "assistant", text_, when, "live" if i < live else f"old{i % 7}",
-                     round(rng.random(), 3), when, when, None])
+                     round(rng.random(), 3), when, when, after + i + 1])
     return rows
 
 
 _COLUMNS = {
     "events": ["id", "org_id", "anima_id", "event_type", "role", "content", "occurred_at", "session_id",
-               "importance_score", "created_at", "updated_at", "distilled_at"],
+               "importance_score", "created_at", "updated_at", "seq"],
     "memories": ["id", "org_id", "anima_id", "summary", "importance", "confidence", "state", "session_id",
                  "time_start", "time_end", "recall_count", "last_recalled_at", "embedding", "created_at", "updated_at",
                  "embedding_space"],
@@ -181,7 +183,7 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
     embedder = _server_embedder()
     await _embed_rows(embedder, rows["memories"], text_at=3, vec_at=12)
     await _embed_rows(embedder, rows["knowledge"], text_at=5, vec_at=10)
-    rows["events"] += pending_rows(org_id, anima_id, now, seed)
+    rows["events"] += pending_rows(org_id, anima_id, now, seed, after=n)
     engine = create_engine(database_url, pooled=False)
     try:
         async with engine.begin() as conn:
@@ -191,8 +193,13 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
             for table in ("events", "memories", "memory_events", "knowledge", "knowledge_memories"):
                 await raw.copy_to_table(table, source=io.BytesIO(_csv(rows[table])), columns=_COLUMNS[table],
                                         format="csv", null="")
-            await conn.execute(text("UPDATE animas SET last_event_at = :now, state_version = state_version + 1 "
-                                    "WHERE id = :a"), {"now": now, "a": anima_id})
+            # Events 1..n were distilled (one chunk), the 220 after them are pending.
+            await conn.execute(text("UPDATE animas SET last_event_at = :now, state_version = state_version + 1, "
+                                    "distilled_seq = :n, event_seq = :top WHERE id = :a"),
+                               {"now": now, "a": anima_id, "n": n, "top": len(rows["events"])})
+            await conn.execute(text("INSERT INTO dream_chunks (id, org_id, anima_id, first_seq, last_seq, claimed_at, "
+                                    "distilled_at) VALUES (gen_random_uuid(), :o, :a, 1, :n, :now, :now)"),
+                               {"o": org_id, "a": anima_id, "n": n, "now": now})
         loaded_at = asyncio.get_running_loop().time()
         async with engine.connect() as conn:
             await conn.execute(text("SET maintenance_work_mem = '512MB'"))

@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.table import Table
 from sqlalchemy import func, select, text
-from sqlmodel import SQLModel, col
+from sqlmodel import SQLModel
 
 from elephantasm.cli.banner import log_banner
 from elephantasm.cli.context import cli_runtime, console
@@ -18,6 +18,7 @@ from elephantasm.db.migrate import upgrade_async
 from elephantasm.db.tables import table_of
 from elephantasm.runtime import Runtime, resolve_database_url
 from elephantasm.security import write_private
+from elephantasm.services import event_state
 from elephantasm.services import keys as key_svc
 from elephantasm.settings import Settings
 
@@ -111,6 +112,10 @@ async def migrate(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+_PENDING = text(
+    f"SELECT count(*) FROM events e JOIN animas a ON a.id = e.anima_id WHERE {event_state.pending('e', 'a')}"
+)
+
 _COUNTED: list[type[SQLModel]] = [
     models.Org,
     models.ApiKey,
@@ -126,11 +131,7 @@ async def status(args: argparse.Namespace, settings: Settings) -> int:
     """Print where the database is, its version and row counts."""
     async with cli_runtime(settings) as rt, rt.read_session() as session:
         version = (await session.execute(text("SHOW server_version"))).scalar_one()
-        pending = (
-            await session.execute(
-                select(func.count()).select_from(models.Event).where(col(models.Event.distilled_at).is_(None))
-            )
-        ).scalar_one()
+        pending = (await session.execute(_PENDING)).scalar_one()
         counts = [
             (table_of(m).name, (await session.execute(select(func.count()).select_from(m))).scalar_one())
             for m in _COUNTED

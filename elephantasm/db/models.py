@@ -25,9 +25,11 @@ from sqlalchemy import (
     UniqueConstraint,
     func,
     literal_column,
+    select,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
+from sqlalchemy.orm import column_property
 from sqlmodel import Field, SQLModel
 
 from elephantasm.db.vectors import INDEXED_DIMS, FastHalfVec, stored_key, width_is
@@ -205,6 +207,12 @@ class Anima(SQLModel, table=True):
     # state_version at the latest deletion of a memory or knowledge item (migration 0007): packs
     # compiled from an older state may hold what was deleted and are never recorded.
     forgotten_version: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
+    # The anima's event sequence (migration 0011): ``event_seq`` is the last ``events.seq`` handed
+    # out, bumped under this row's lock by every insert path, so seqs are in commit order; events
+    # with ``seq > distilled_seq`` are pending. The dreamer only moves the watermark: an event row
+    # is never rewritten when it is distilled.
+    event_seq: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
+    distilled_seq: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
 
     __table_args__ = (Index("ix_animas_org_created", "org_id", "created_at", "id"),)
 
@@ -213,7 +221,8 @@ EVENT_TYPES = values(EventType)
 
 
 class Event(SQLModel, table=True):
-    """One thing that happened to an anima. Immutable once written, apart from the dreamer's claim marks."""
+    """One thing that happened to an anima. Immutable once written: the dreamer keeps its progress on
+    the anima (``distilled_seq``) and in :class:`DreamChunk`, never in the event row."""
 
     __tablename__ = "events"
     id: uuid.UUID = _uuid_pk()
@@ -232,26 +241,14 @@ class Event(SQLModel, table=True):
     importance_score: float | None = Field(default=None, sa_column=Column(Float, nullable=True))
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
-    # Dreamer bookkeeping: a pending event has distilled_at NULL; a claim names the run holding it.
-    distilled_at: datetime | None = _ts()
-    claimed_by: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
-    claimed_at: datetime | None = _ts()
-    # Only pending events are text-matched (inject's undistilled candidates), so a distilled event
-    # keeps no tsvector and the column has no GIN index: the pending index finds them (0009).
-    fts: Any = _fts(
-        "CASE WHEN distilled_at IS NULL THEN to_tsvector('english', coalesce(summary, '') || ' ' || content) ELSE NULL END"
-    )
-
+    # Position in the anima's event sequence (see ``Anima.event_seq``): pending = seq > distilled_seq.
+    seq: int = Field(sa_column=Column(BigInteger, nullable=False))
     __table_args__ = (
         UniqueConstraint("anima_id", "dedupe_key", name="uq_events_anima_dedupe"),
+        # The pending range of an anima (seq > its watermark) and the dreamer's chunks come from here.
+        UniqueConstraint("anima_id", "seq", name="uq_events_anima_seq"),
         Index("ix_events_org_anima_occurred", "org_id", "anima_id", "occurred_at", "id"),
         Index("ix_events_anima_session", "anima_id", "session_id", "occurred_at"),
-        Index(
-            "ix_events_pending",
-            "anima_id",
-            "occurred_at",
-            postgresql_where=text("distilled_at IS NULL"),
-        ),
     )
 
 
@@ -504,6 +501,8 @@ class DreamRun(SQLModel, table=True):
     completion_tokens: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
     counts: dict[str, Any] = _jsonb()
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    # The anima's event_seq when the run started: it distils events up to there, later ones wait.
+    until_seq: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
 
     __table_args__ = (
         Index("ix_dream_runs_org_anima_started", "org_id", "anima_id", "started_at"),
@@ -527,6 +526,67 @@ class DreamAction(SQLModel, table=True):
     created_at: datetime = _ts(nullable=False, server_now=True)
 
     __table_args__ = (Index("ix_dream_actions_run", "run_id", "created_at"),)
+
+
+class DreamChunk(SQLModel, table=True):
+    """One chunk of a dream run: the inclusive range ``first_seq..last_seq`` of the anima's event
+    sequence it took. ``distilled_at`` NULL: claimed by a run still distilling it (released when the
+    run fails); set: distilled. Distilled chunks tile ``1..animas.distilled_seq`` without overlap, so
+    an event's ``distilled_at`` is its chunk's (migration 0011)."""
+
+    __tablename__ = "dream_chunks"
+    id: uuid.UUID = _uuid_pk()
+    org_id: uuid.UUID = _fk("orgs.id")
+    anima_id: uuid.UUID = _fk("animas.id")
+    # The run that claimed it; NULL for chunks recorded by an import or by migration 0011's conversion.
+    run_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
+    first_seq: int = Field(sa_column=Column(BigInteger, nullable=False))
+    last_seq: int = Field(sa_column=Column(BigInteger, nullable=False))
+    claimed_at: datetime = _ts(nullable=False)
+    distilled_at: datetime | None = _ts()
+
+    __table_args__ = (
+        UniqueConstraint("anima_id", "last_seq", name="uq_dream_chunks_anima_last"),
+        CheckConstraint("first_seq <= last_seq", name="ck_dream_chunks_range"),
+        Index("ix_dream_chunks_claims", "run_id", postgresql_where=text("distilled_at IS NULL")),
+    )
+
+
+def _event_distilled_at() -> Any:
+    """When the dreamer distilled an event: its distilled chunk's time, NULL while pending."""
+    chunk = DreamChunk.__table__.c  # type: ignore[attr-defined]
+    event = Event.__table__.c  # type: ignore[attr-defined]
+    return column_property(
+        select(chunk.distilled_at)
+        .where(
+            chunk.anima_id == event.anima_id,
+            chunk.last_seq >= event.seq,
+            chunk.first_seq <= event.seq,
+            chunk.distilled_at.is_not(None),
+        )
+        .order_by(chunk.last_seq)
+        .limit(1)
+        .correlate_except(DreamChunk.__table__)  # type: ignore[attr-defined]
+        .scalar_subquery()
+    )
+
+
+# Read-only, derived on load (``EventRead.distilled_at`` keeps its meaning on the wire).
+Event.distilled_at = _event_distilled_at()  # type: ignore[attr-defined]
+
+# Stored for every event (migration 0011): pending events are text-matched by every compile with a
+# query, and a virtual column was recomputed there on every read (≈ 5 ms per compile with 200
+# pending events, benchmarks/RESULTS.md "issue 14 events"). No index: pending events are few and
+# reached through uq_events_anima_seq. Part of the table but not of the mapping: an entity load
+# (listings, export) never needs it.
+Event.__table__.append_column(  # type: ignore[attr-defined]
+    Column(
+        "fts",
+        TSVECTOR,
+        Computed("to_tsvector('english', coalesce(summary, '') || ' ' || content)", persisted=True),
+        nullable=True,
+    )
+)
 
 
 # ----------------------------------------------------------------------------------------------

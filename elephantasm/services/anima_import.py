@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import (
     Anima,
+    DreamChunk,
     Event,
     Identity,
     IdentityVersion,
@@ -30,6 +31,7 @@ from elephantasm.db.models import (
     MemoryEvent,
 )
 from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.event_seq import number_events
 from elephantasm.domain.fact_turns import fact_turns
 from elephantasm.domain.lean import lean_text
 from elephantasm.schemas.events import EventCreate
@@ -178,11 +180,36 @@ async def write_import(
     ref = lambda old: None if old is None else ids[old]  # noqa: E731
     anima_id = uuid.uuid4()
     at = {"org_id": org_id, "anima_id": anima_id}
-    header = _plain(p.anima, "format")
+    header = _plain(p.anima, "format") | ({"name": name} if name else {})
+    # Distilled events first, chunk by chunk, so the watermark keeps them distilled (domain/event_seq.py).
+    numbering = number_events([e.distilled_at for e in p.events])
     await session.execute(
-        insert(Anima).values(id=anima_id, org_id=org_id, state_version=1, **(header | ({"name": name} if name else {})))
+        insert(Anima).values(
+            id=anima_id,
+            org_id=org_id,
+            state_version=1,
+            event_seq=numbering.event_seq,
+            distilled_seq=numbering.distilled_seq,
+            **header,
+        )
     )
-    await _insert(session, Event, [{**_plain(e), "id": ids[e.id], **at} for e in p.events])
+    await _insert(
+        session,
+        Event,
+        [
+            {**_plain(e, "distilled_at"), "id": ids[e.id], "seq": seq, **at}
+            for e, seq in zip(p.events, numbering.seqs, strict=True)
+        ],
+    )
+    await _insert(
+        session,
+        DreamChunk,
+        [
+            {"id": uuid.uuid4(), "first_seq": c.first, "last_seq": c.last, "claimed_at": c.at, "distilled_at": c.at}
+            | at
+            for c in numbering.chunks
+        ],
+    )
     await _insert(
         session,
         Memory,

@@ -4,8 +4,9 @@
 caller's transaction: lock the batch's animas (sorted, so concurrent batches cannot deadlock; it also
 serialises batches of one anima, whose dedupe keys could otherwise deadlock each other), ``COPY``
 the rows (binary, asyncpg ``copy_records_to_table``) into a per-connection temp table, then one
-statement inserts them in request order with ``ON CONFLICT DO NOTHING`` and bumps each anima's
-``state_version`` once. Only when some rows were duplicates is the stored row looked up. The
+statement inserts them in request order with ``ON CONFLICT DO NOTHING``, numbering them from each
+anima's ``event_seq`` (see :mod:`elephantasm.services.event_state`), and bumps each anima's
+``state_version`` and ``event_seq`` once. Only when some rows were duplicates is the stored row looked up. The
 statements are the same for every batch size, so Postgres and asyncpg keep them prepared.
 """
 
@@ -24,12 +25,22 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.schemas.events import EventCreate
+from elephantasm.services import event_state
 
-# The wire columns of an event in EventRead's order; meta comes back as jsonb text (see wire.py).
-ROW_COLUMNS = (
-    "id, anima_id, event_type, role, author, summary, content, occurred_at, session_id, meta::text AS meta, "
-    "source_uri, dedupe_key, importance_score, created_at, updated_at, distilled_at"
+# The columns an insert returns: never ``RETURNING *``, which would ship each event's ``fts`` back too.
+RETURNED = (
+    "id, anima_id, event_type, role, author, summary, content, occurred_at, session_id, meta, "
+    "source_uri, dedupe_key, importance_score, created_at, updated_at"
 )
+# The wire columns of an event in EventRead's order; meta comes back as jsonb text (see wire.py).
+_COLUMNS = (
+    "id, anima_id, event_type, role, author, summary, content, occurred_at, session_id, meta::text AS meta, "
+    "source_uri, dedupe_key, importance_score, created_at, updated_at"
+)
+NEW_ROW_COLUMNS = f"{_COLUMNS}, NULL::timestamptz AS distilled_at"
+"""Of a row just inserted (``FROM ins``): not distilled yet."""
+ROW_COLUMNS = f"{_COLUMNS}, {event_state.distilled_at('e')} AS distilled_at"
+"""Of a stored row (``FROM events e``)."""
 _STAGED = (
     "ord",
     "id",
@@ -62,28 +73,32 @@ SELECT id FROM animas WHERE id = ANY(CAST(:ids AS uuid[])) AND org_id = :org AND
 ORDER BY id FOR NO KEY UPDATE
 """)
 
+# Seqs continue each anima's event_seq in request order; the animas are locked (``_LOCK_ANIMAS``,
+# an earlier statement), so this statement reads their latest event_seq. A duplicate leaves its seq
+# unused (a gap, which nothing minds) and an anima with nothing inserted is not touched.
 _INSERT = text(f"""
 WITH ins AS (
     INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
-                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, updated_at)
+                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, updated_at, seq)
     SELECT s.id, :org, s.anima_id, s.event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
-           s.session_id, s.meta, s.source_uri, s.dedupe_key, s.importance_score, :now, :now
-    FROM event_staging s ORDER BY s.ord
+           s.session_id, s.meta, s.source_uri, s.dedupe_key, s.importance_score, :now, :now,
+           a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord)
+    FROM event_staging s JOIN animas a ON a.id = s.anima_id ORDER BY s.ord
     ON CONFLICT (anima_id, dedupe_key) DO NOTHING
-    RETURNING *
+    RETURNING {RETURNED}, seq
 ), bump AS (
-    UPDATE animas a SET state_version = a.state_version + 1,
+    UPDATE animas a SET state_version = a.state_version + 1, event_seq = x.top,
            last_event_at = greatest(coalesce(a.last_event_at, x.at), x.at)
-    FROM (SELECT anima_id, max(occurred_at) AS at FROM ins GROUP BY anima_id) x
+    FROM (SELECT anima_id, max(occurred_at) AS at, max(seq) AS top FROM ins GROUP BY anima_id) x
     WHERE a.id = x.anima_id
 )
-SELECT {ROW_COLUMNS} FROM ins
+SELECT {NEW_ROW_COLUMNS} FROM ins
 """)
 
 # A new statement sees rows committed meanwhile and this batch's own inserts (READ COMMITTED).
 _EXISTING = text(f"""
-SELECT {ROW_COLUMNS} FROM events
-WHERE org_id = :org AND (anima_id, dedupe_key) IN (
+SELECT {ROW_COLUMNS} FROM events e
+WHERE e.org_id = :org AND (e.anima_id, e.dedupe_key) IN (
     SELECT * FROM unnest(CAST(:animas AS uuid[]), CAST(:keys AS text[])))
 """)
 

@@ -1,4 +1,4 @@
-"""The single-event hot path: one statement checks the anima, inserts and bumps ``state_version``.
+"""The single-event hot path: one statement checks the anima, bumps it (``state_version``, ``event_seq``) and inserts.
 
 Extract is the most frequent write. It runs as one prepared statement on the pooled asyncpg
 connection, outside an explicit transaction: the statement is its own transaction (insert and
@@ -13,28 +13,34 @@ from datetime import datetime
 from typing import Any
 
 from elephantasm.schemas.events import EventCreate
-from elephantasm.services.event_copy import ROW_COLUMNS, event_values
+from elephantasm.services.event_copy import NEW_ROW_COLUMNS, RETURNED, ROW_COLUMNS, event_values
 
-# The INSERT selects from the org's live anima, so a missing or foreign anima inserts nothing.
-# The UPDATE only touches the anima when a row was really inserted: a dedupe hit changes nothing.
+# ``anima`` bumps the org's live anima (a missing or foreign anima inserts nothing) and hands out
+# the next seq under that row lock, so seqs are in commit order; the anima row is touched once, first
+# (a later access in the same statement would see it through a stale snapshot and could deadlock
+# with another locker queued on it). A stored event with the same dedupe_key means no bump and no
+# insert: a dedupe hit changes nothing. Only two requests with one dedupe_key in flight at once can
+# both pass that check; the second then inserts nothing (ON CONFLICT) and leaves an unused seq and
+# one extra state_version (a cache miss, never a stale pack).
 _INSERT_ONE = f"""
-WITH ins AS (
-    INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
-                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, updated_at)
-    SELECT $1, $2, a.id, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $15
-    FROM animas a
-    WHERE a.id = $3 AND a.org_id = $2 AND a.deleted_at IS NULL
-    ON CONFLICT (anima_id, dedupe_key) DO NOTHING
-    RETURNING *
-), bump AS (
-    UPDATE animas SET state_version = state_version + 1,
+WITH anima AS (
+    UPDATE animas SET state_version = state_version + 1, event_seq = event_seq + 1,
            last_event_at = greatest(coalesce(last_event_at, $9), $9)
-    WHERE id IN (SELECT anima_id FROM ins)
+    WHERE id = $3 AND org_id = $2 AND deleted_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM events d WHERE d.anima_id = $3 AND d.dedupe_key = $13)
+    RETURNING id, event_seq
+), ins AS (
+    INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
+                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, updated_at, seq)
+    SELECT $1, $2, a.id, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $15, a.event_seq
+    FROM anima a
+    ON CONFLICT (anima_id, dedupe_key) DO NOTHING
+    RETURNING {RETURNED}, seq
 )
-SELECT {ROW_COLUMNS} FROM ins
+SELECT {NEW_ROW_COLUMNS} FROM ins
 """
 
-_EXISTING = f"SELECT {ROW_COLUMNS} FROM events WHERE anima_id = $1 AND dedupe_key = $2 AND org_id = $3"
+_EXISTING = f"SELECT {ROW_COLUMNS} FROM events e WHERE e.anima_id = $1 AND e.dedupe_key = $2 AND e.org_id = $3"
 
 
 async def insert_one(

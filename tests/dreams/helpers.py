@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-from sqlalchemy import select
+from sqlalchemy import func, select
 
-from elephantasm.db.models import Event, Memory, MemoryEvent
+from elephantasm.db.models import Anima, DreamChunk, Event, Memory, MemoryEvent
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.schemas.events import EventCreate
@@ -72,10 +72,26 @@ async def live_provenance(runtime: Runtime, anima_id: uuid.UUID) -> dict[uuid.UU
 
 
 async def pending_ids(runtime: Runtime, anima_id: uuid.UUID) -> set[uuid.UUID]:
-    """Events of the anima not yet distilled."""
+    """Events of the anima not yet distilled: above its watermark. Checks on the way that the
+    ``distilled_at`` every reader sees (derived from the chunks) says the same."""
     async with runtime.read_session() as session:
-        rows = await session.execute(select(Event.id).where(Event.anima_id == anima_id, Event.distilled_at.is_(None)))
-        return set(rows.scalars())
+        rows = (await session.execute(
+            select(Event.id, Event.distilled_at, Event.seq > Anima.distilled_seq)
+            .join(Anima, Anima.id == Event.anima_id).where(Event.anima_id == anima_id)
+        )).all()
+    assert all((at is None) == above for _, at, above in rows), "distilled_at disagrees with the watermark"
+    return {event_id for event_id, _, above in rows if above}
+
+
+async def claimed_count(runtime: Runtime, anima_id: uuid.UUID) -> int:
+    """Pending events inside a claimed (not yet distilled) chunk of the anima."""
+    async with runtime.read_session() as session:
+        return (await session.execute(
+            select(func.count()).select_from(Event).join(
+                DreamChunk,
+                (DreamChunk.anima_id == Event.anima_id) & Event.seq.between(DreamChunk.first_seq, DreamChunk.last_seq),
+            ).where(Event.anima_id == anima_id, DreamChunk.distilled_at.is_(None))
+        )).scalar_one()
 
 
 async def wait_finished(client: httpx.AsyncClient, headers: dict, run_id: str, timeout: float = 30.0) -> dict:

@@ -12,17 +12,17 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
-from sqlalchemy import func, select
+from sqlalchemy import select, update
 
 from elephantasm.db.models import DreamRun, Event
 from elephantasm.domain.dreaming import OfflineEngine
 from elephantasm.domain.errors import ConflictError
 from elephantasm.runtime import Runtime, build_runtime
 from elephantasm.services.dreams import execute_run, run_dream
-from elephantasm.services.dreams.claims import claim_events
+from elephantasm.services.dreams.claims import claim_events, mark_distilled
 from elephantasm.settings import Settings
 from tests.conftest import TEST_SECRET, Tenant
-from tests.dreams.helpers import T0, add_events, live_provenance, new_anima, pending_ids, turns, variant
+from tests.dreams.helpers import T0, add_events, claimed_count, live_provenance, new_anima, pending_ids, turns, variant
 from tests.support.openai_server import OpenAIServer, slow
 from tests.support.servers import REPO_ROOT
 
@@ -44,18 +44,56 @@ def _assert_each_event_once(prov: dict, events: list[Event]) -> None:
     assert sorted(cited) == sorted(e.id for e in events)  # every event, exactly once among live memories
 
 
-async def test_concurrent_claims_skip_locked_rows(runtime: Runtime, tenant: Tenant) -> None:
+async def _running(runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, n: int) -> list[DreamRun]:
+    """``n`` running runs on one anima, bypassing start_run's lease on purpose."""
+    runs = []
+    async with runtime.unit_of_work() as session:
+        for _ in range(n):
+            run = DreamRun(org_id=org_id, anima_id=anima_id, status="running", trigger="race",
+                           engine="offline", started_at=runtime.clock(), heartbeat_at=runtime.clock())
+            session.add(run)
+            runs.append(run)
+    return runs
+
+
+async def test_a_live_claim_holds_other_runs_back_until_its_chunk_is_written(runtime: Runtime, tenant: Tenant) -> None:
     anima_id = await new_anima(runtime, tenant.org_id)
     events = await add_events(runtime, tenant.org_id, anima_id, _chat(40))
-    now, run_a, run_b = runtime.clock(), uuid.uuid4(), uuid.uuid4()
-    async with runtime.sessionmaker() as a, runtime.sessionmaker() as b:
-        async with a.begin(), b.begin():
-            first = await claim_events(a, anima_id, run_a, now, now, 25)  # a holds its row locks...
-            second = await claim_events(b, anima_id, run_b, now, now, 25)  # ...so b skips them
-    ids_a, ids_b = {r.id for r in first}, {r.id for r in second}
-    assert len(ids_a) == 25 and len(ids_b) == 15 and not ids_a & ids_b
-    assert ids_a | ids_b == {e.id for e in events}
-    assert [r.occurred_at for r in first] == sorted(r.occurred_at for r in first)
+    a, b = await _running(runtime, tenant.org_id, anima_id, 2)
+    now = runtime.clock()
+    async with runtime.unit_of_work() as session:
+        first = await claim_events(session, a, now, 40, 25)
+    async with runtime.unit_of_work() as session:
+        blocked = await claim_events(session, b, now, 40, 25)  # the watermark must pass a's chunk first
+    assert first is not None and blocked is None and await claimed_count(runtime, anima_id) == 25
+    assert [r.occurred_at for r in first.rows] == sorted(r.occurred_at for r in first.rows)
+    async with runtime.unit_of_work() as session:
+        assert await mark_distilled(session, tenant.org_id, anima_id, a.id, first, now)
+    async with runtime.unit_of_work() as session:
+        second = await claim_events(session, b, now, 40, 25)
+    assert second is not None and (second.first_seq, second.last_seq) == (26, 40)
+    ids_a, ids_b = {r.id for r in first.rows}, {r.id for r in second.rows}
+    assert len(ids_a) == 25 and not ids_a & ids_b and ids_a | ids_b == {e.id for e in events}
+    async with runtime.unit_of_work() as session:  # a cannot write its chunk twice
+        assert not await mark_distilled(session, tenant.org_id, anima_id, a.id, first, now)
+
+
+async def test_a_run_declared_abandoned_cannot_write_what_another_run_took(runtime: Runtime, tenant: Tenant) -> None:
+    anima_id = await new_anima(runtime, tenant.org_id)
+    await add_events(runtime, tenant.org_id, anima_id, _chat(10))
+    a, b = await _running(runtime, tenant.org_id, anima_id, 2)
+    now = runtime.clock()
+    async with runtime.unit_of_work() as session:
+        lost = await claim_events(session, a, now, 10, 10)
+        await session.execute(update(DreamRun).where(DreamRun.id == a.id).values(status="failed"))
+    async with runtime.unit_of_work() as session:
+        taken = await claim_events(session, b, now, 10, 10)  # a's claim is an orphan now: dropped
+    assert lost is not None and taken is not None and lost.claim_id != taken.claim_id
+    async with runtime.unit_of_work() as session:
+        assert not await mark_distilled(session, tenant.org_id, anima_id, a.id, lost, now)
+    async with runtime.unit_of_work() as session:
+        assert await mark_distilled(session, tenant.org_id, anima_id, b.id, taken, now)
+    assert await pending_ids(runtime, anima_id) == set()
 
 
 async def test_two_workers_on_one_anima_distil_each_event_exactly_once(
@@ -92,13 +130,7 @@ async def test_two_runs_racing_past_the_lease_still_split_the_events(runtime: Ru
     anima_id = await new_anima(runtime, tenant.org_id)
     events = await add_events(runtime, tenant.org_id, anima_id, _chat(500))
     rt = variant(runtime, dreamer_chunk_events=50)
-    runs = []
-    async with runtime.unit_of_work() as session:  # bypass start_run's lease on purpose
-        for _ in range(2):
-            run = DreamRun(org_id=tenant.org_id, anima_id=anima_id, status="running", trigger="race",
-                           engine="offline", started_at=rt.clock(), heartbeat_at=rt.clock())
-            session.add(run)
-            runs.append(run)
+    runs = await _running(rt, tenant.org_id, anima_id, 2)
     done = await asyncio.gather(*(execute_run(rt, run, OfflineEngine()) for run in runs))
     assert all(r.status == "completed" for r in done), [r.error for r in done]
     assert sum(r.events_read for r in done) == len(events) and all(r.events_read for r in done)
@@ -149,10 +181,7 @@ async def test_killed_run_loses_nothing_and_the_next_run_completes(
         while not openai_server.chat_requests:
             assert proc.poll() is None and time.monotonic() < deadline, "the dream never reached the LLM"
             await asyncio.sleep(0.05)
-        async with runtime.read_session() as session:
-            claimed = (await session.execute(select(func.count()).select_from(Event).where(
-                Event.anima_id == anima_id, Event.claimed_by.is_not(None)))).scalar_one()
-        assert claimed == len(events)
+        assert await claimed_count(runtime, anima_id) == len(events)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()

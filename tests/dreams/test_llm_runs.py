@@ -15,7 +15,7 @@ from elephantasm.runtime import Runtime
 from elephantasm.llm.factory import build_dream_engine
 from elephantasm.services.dreams import run_dream
 from tests.conftest import Tenant
-from tests.dreams.helpers import add_events, live_provenance, new_anima, pending_ids, turns, variant
+from tests.dreams.helpers import add_events, claimed_count, live_provenance, new_anima, pending_ids, turns, variant
 from tests.support.openai_server import OpenAIServer, Reply, Status, distill_reply, empty, malformed, rate_limited, slow
 
 TEXTS = ["Hi, I live in Paris.", "Hello! Paris is great.", "Planning a picnic on Sunday.", "Bring a blanket.",
@@ -80,10 +80,7 @@ async def test_llm_failure_leaves_events_pending_with_the_error_recorded(
     assert run.llm_calls == 4 and run.events_read == 0 and run.memories_created == 0
     assert await pending_ids(runtime, anima_id) == {e.id for e in events}
     assert await _count(runtime, Memory, anima_id) == 0 and await _count(runtime, Knowledge, anima_id) == 0
-    async with runtime.read_session() as session:
-        claimed = (await session.execute(select(func.count()).select_from(Event).where(
-            Event.anima_id == anima_id, Event.claimed_by.is_not(None)))).scalar_one()
-    assert claimed == 0  # released: the next run can take them
+    assert await claimed_count(runtime, anima_id) == 0  # released: the next run can take them
 
     retry = await run_dream(runtime, tenant.org_id, anima_id, engine=engine(openai_server))
     assert retry.status == "completed" and retry.events_read == len(events)

@@ -1,12 +1,12 @@
-"""The in-process dream path: offline engine + local embedder lock, distil and write a chunk in one
-transaction, so each event is updated once, and a failed chunk leaves nothing claimed or written."""
+"""The in-process dream path: offline engine + local embedder read, distil and write a chunk in one
+transaction; no event row is ever written, and a failed chunk leaves nothing claimed or written."""
 
 from __future__ import annotations
 
 import pytest
 from sqlalchemy import func, select, text
 
-from elephantasm.db.models import Event, Memory
+from elephantasm.db.models import Anima, DreamChunk, Event, Memory
 from elephantasm.domain.dreaming import OfflineEngine
 from elephantasm.llm.embedders import CachedEmbedder, HashEmbedder, OpenAIEmbedder
 from elephantasm.runtime import Runtime
@@ -34,18 +34,29 @@ def test_only_the_stock_offline_engine_with_a_local_embedder_runs_in_process(run
     assert not in_process(AwaitingEngine(), runtime.embedder)
 
 
-async def test_each_event_is_claimed_and_marked_in_one_update(runtime: Runtime, tenant: Tenant) -> None:
+async def _row_versions(runtime: Runtime, anima_id) -> dict:  # type: ignore[no-untyped-def]
+    async with runtime.read_session() as session:
+        rows = await session.execute(
+            text("SELECT id, xmin::text AS v, ctid::text AS at FROM events WHERE anima_id = :a"), {"a": anima_id}
+        )
+        return {r.id: (r.v, r.at) for r in rows}
+
+
+async def test_distilling_never_writes_an_event_row(runtime: Runtime, tenant: Tenant) -> None:
     anima_id = await new_anima(runtime, tenant.org_id)
     events = await add_events(runtime, tenant.org_id, anima_id, _chat(12))
+    before = await _row_versions(runtime, anima_id)
     run = await run_dream(runtime, tenant.org_id, anima_id)
     assert run.status == "completed" and run.events_read == len(events)
+    assert await _row_versions(runtime, anima_id) == before  # same row versions, where they were
     async with runtime.read_session() as session:
-        rows = (await session.execute(
-            select(Event.claimed_by, Event.claimed_at, Event.distilled_at, Event.fts).where(Event.anima_id == anima_id)
-        )).all()
-    # Stamped together (one update, one new row version), and a distilled event keeps no tsvector.
-    assert {r.claimed_by for r in rows} == {run.id}
-    assert all(r.claimed_at == r.distilled_at is not None and r.fts is None for r in rows)
+        chunks = (await session.execute(select(DreamChunk).where(DreamChunk.anima_id == anima_id))).scalars().all()
+        stamped = (await session.execute(select(Event.distilled_at).where(Event.anima_id == anima_id))).scalars().all()
+        watermark = (await session.execute(select(Anima.distilled_seq).where(Anima.id == anima_id))).scalar_one()
+    # One chunk, recorded by the run in the write (claimed and distilled at once), covering every seq.
+    ((chunk),) = chunks
+    assert (chunk.run_id, chunk.first_seq, chunk.last_seq, watermark) == (run.id, 1, len(events), len(events))
+    assert chunk.claimed_at == chunk.distilled_at is not None and set(stamped) == {chunk.distilled_at}
     assert sorted(e for ids in (await live_provenance(runtime, anima_id)).values() for e in ids) == sorted(
         e.id for e in events
     )
@@ -75,11 +86,11 @@ async def test_a_chunk_that_fails_to_write_leaves_its_events_pending_and_unclaim
     assert failed.status == "failed" and "disk full" in (failed.error or "")
     assert await pending_ids(runtime, anima_id) == {e.id for e in events}
     async with runtime.read_session() as session:
-        claimed = (await session.execute(select(func.count()).select_from(Event).where(
-            Event.anima_id == anima_id, Event.claimed_by.is_not(None)))).scalar_one()
+        chunks = (await session.execute(select(func.count()).select_from(DreamChunk).where(
+            DreamChunk.anima_id == anima_id))).scalar_one()
         memories = (await session.execute(select(func.count()).select_from(Memory).where(
             Memory.anima_id == anima_id))).scalar_one()
-    assert claimed == 0 and memories == 0  # all of the chunk or nothing
+    assert chunks == 0 and memories == 0  # all of the chunk or nothing
 
     monkeypatch.undo()
     done = await run_dream(runtime, tenant.org_id, anima_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from elephantasm.db.models import DreamAction, Event, Knowledge
+from elephantasm.db.models import DreamAction, DreamChunk, Knowledge
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
 from tests.conftest import Tenant
@@ -37,7 +37,7 @@ async def test_offline_run_writes_everything_with_exact_provenance(runtime: Runt
     async with runtime.read_session() as session:
         knowledge = list((await session.execute(select(Knowledge).where(Knowledge.anima_id == anima_id))).scalars())
         actions = list((await session.execute(select(DreamAction).where(DreamAction.run_id == run.id))).scalars())
-        claimed = set((await session.execute(select(Event.claimed_by).where(Event.anima_id == anima_id))).scalars())
+        claimed = set((await session.execute(select(DreamChunk.run_id).where(DreamChunk.anima_id == anima_id))).scalars())
     assert any("teal" in k.content.lower() for k in knowledge)
     assert {a.action for a in actions} >= {"created"}
     assert claimed == {run.id}  # the run that distilled each event stays on record

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
-from elephantasm.db.models import DreamRun, Event
+from elephantasm.db.models import DreamRun
 from elephantasm.domain.dreaming import OfflineEngine
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import execute_run, run_dream, start_run
 from tests.conftest import Tenant
-from tests.dreams.helpers import add_events, new_anima, pending_ids, turns, variant
+from tests.dreams.helpers import add_events, claimed_count, new_anima, pending_ids, turns, variant
 
 
 class SlowEngine(OfflineEngine):
@@ -27,12 +27,6 @@ class SlowEngine(OfflineEngine):
         return await super().distil(events, existing_identity)
 
 
-async def _claimed(runtime: Runtime, anima_id) -> int:  # type: ignore[no-untyped-def]
-    async with runtime.read_session() as session:
-        return (await session.execute(select(func.count()).select_from(Event).where(
-            Event.anima_id == anima_id, Event.claimed_by.is_not(None), Event.distilled_at.is_(None)))).scalar_one()
-
-
 async def test_shutdown_cancels_a_run_which_records_it_and_releases_its_claims(
     runtime: Runtime, tenant: Tenant
 ) -> None:
@@ -43,12 +37,12 @@ async def test_shutdown_cancels_a_run_which_records_it_and_releases_its_claims(
     run = await start_run(rt, tenant.org_id, anima_id, "test", engine)
     rt.dream_tasks.spawn(execute_run(rt, run, engine))
     await asyncio.wait_for(engine.entered.wait(), 5)
-    assert await _claimed(rt, anima_id) == 3
+    assert await claimed_count(rt, anima_id) == 3
     await rt.dream_tasks.close()
     async with rt.read_session() as session:
         ended = (await session.execute(select(DreamRun).where(DreamRun.id == run.id))).scalar_one()
     assert ended.status == "failed" and "cancelled" in ended.error
-    assert await _claimed(rt, anima_id) == 0 and await pending_ids(rt, anima_id) == {e.id for e in events}
+    assert await claimed_count(rt, anima_id) == 0 and await pending_ids(rt, anima_id) == {e.id for e in events}
 
 
 async def test_time_budget_ends_the_run_cleanly_between_chunks(runtime: Runtime, tenant: Tenant) -> None:
@@ -66,4 +60,4 @@ async def test_hard_timeout_fails_the_run_and_keeps_events_pending(runtime: Runt
     events = await add_events(rt, tenant.org_id, anima_id, turns(["a", "b"]))
     run = await run_dream(rt, tenant.org_id, anima_id)
     assert run.status == "failed" and "dreamer_run_timeout_seconds" in run.error
-    assert await pending_ids(rt, anima_id) == {e.id for e in events} and await _claimed(rt, anima_id) == 0
+    assert await pending_ids(rt, anima_id) == {e.id for e in events} and await claimed_count(rt, anima_id) == 0

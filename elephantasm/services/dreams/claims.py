@@ -11,31 +11,36 @@ Locking design. Two mechanisms, each doing one job:
   is at most one live run per anima. A run whose heartbeat is older than ``dreamer_stale_seconds``
   is declared abandoned (crashed process) and its claims are released.
 
-Events are claimed with ``FOR UPDATE SKIP LOCKED`` and stamped with the run id; the final write
-only marks events still claimed by that run, so even a run wrongly declared abandoned can never
-distil an event another run has since claimed. When distilling is CPU work in this process (the
-offline engine and a local embedder), a chunk is instead row-locked, distilled and written in one
-transaction (:func:`lock_events`): no claim has to outlive a transaction, and each event is
-updated once instead of twice.
+Events are never written by the dreamer (see :mod:`elephantasm.services.event_state`). A chunk is
+the lowest pending seqs of the anima, taken under the dreamer lock; a run that distils with no
+transaction open (an LLM) first records a claim (a ``dream_chunks`` row without ``distilled_at``),
+and its final write marks that claim distilled and moves the anima's watermark only if the claim is
+still its own and the watermark still where the chunk starts, so even a run wrongly declared
+abandoned can never distil an event another run has since taken. When distilling is CPU work in
+this process (the offline engine and a local embedder), a chunk is read, distilled and written in
+one transaction (:func:`lock_events`): no claim has to outlive a transaction.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, and_, exists, func, select, text, update
+from sqlalchemy import and_, delete, exists, func, insert, select, text, update
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from elephantasm.db.models import DreamRun, Event
+from elephantasm.db.models import Anima, DreamChunk, DreamRun, Event
 from elephantasm.db.scopes import org_scoped
 from elephantasm.db.tables import rowcount, table_of
 
 _EVENTS = table_of(Event)
 _RUNS = table_of(DreamRun)
+_ANIMAS = table_of(Anima)
+_CHUNKS = table_of(DreamChunk)
 _LOCK_NAMESPACE = b"elephantasm.dreamer:"
 
 CLAIM_COLUMNS = (
@@ -63,73 +68,152 @@ async def lock_anima(session: AsyncSession, anima_id: uuid.UUID) -> None:
     await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": anima_lock_key(anima_id)})
 
 
-def _pending(anima_id: uuid.UUID, cutoff: datetime, limit: int, *columns: Any) -> Select[Any]:
-    """Up to ``limit`` pending, unclaimed events recorded by ``cutoff``, oldest occurrence first,
-    row-locked (``SKIP LOCKED``: events another transaction holds are left to it)."""
-    return (
-        select(*columns)
-        .where(
-            _EVENTS.c.anima_id == anima_id,
-            _EVENTS.c.distilled_at.is_(None),
-            _EVENTS.c.claimed_by.is_(None),
-            _EVENTS.c.created_at <= cutoff,
-        )
-        .order_by(_EVENTS.c.occurred_at, _EVENTS.c.id)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
-    )
+@dataclass(frozen=True)
+class Chunk:
+    """The next events a run distils: the lowest pending seqs of the anima, ``first_seq..last_seq``
+    (``first_seq`` = the watermark + 1), their rows in time order, and the claim row when the chunk
+    was claimed in an earlier transaction (None: it is written in the transaction that read it)."""
+
+    first_seq: int
+    last_seq: int
+    rows: list[Row]
+    claim_id: uuid.UUID | None = None
 
 
-async def claim_events(
-    session: AsyncSession, anima_id: uuid.UUID, run_id: uuid.UUID, now: datetime, cutoff: datetime, limit: int
-) -> list[Row]:
-    """Claim up to ``limit`` pending, unclaimed events recorded by ``cutoff``, oldest occurrence first.
+async def watermark(session: AsyncSession, anima_id: uuid.UUID) -> tuple[int, int]:
+    """The anima's ``(distilled_seq, event_seq)``: pending events are the seqs between."""
+    row = (
+        await session.execute(select(_ANIMAS.c.distilled_seq, _ANIMAS.c.event_seq).where(_ANIMAS.c.id == anima_id))
+    ).one()
+    return int(row.distilled_seq), int(row.event_seq)
 
-    Pending means ``distilled_at IS NULL``, whatever the event's ``occurred_at``: a back-dated event
-    is claimed like any other, and one recorded after ``cutoff`` waits for the next run.
+
+async def _take(
+    session: AsyncSession, anima_id: uuid.UUID, run_id: uuid.UUID, until_seq: int, limit: int
+) -> Chunk | None:
+    """The chunk after the watermark, up to ``until_seq`` (the caller holds :func:`lock_anima`).
+
+    None when nothing is pending, or when another running run holds a claim (its chunk must be
+    written first: the watermark only moves up from where it is). Claims of runs no longer running
+    are dropped here, so nothing abandoned blocks the anima.
     """
+    await session.execute(
+        delete(_CHUNKS).where(
+            _CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None), ~_live_claim(exclude=run_id)
+        )
+    )
+    held = await session.execute(
+        select(_CHUNKS.c.id).where(_CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None)).limit(1)
+    )
+    if held.first() is not None:
+        return None
+    after, _ = await watermark(session, anima_id)
     stmt = (
-        update(_EVENTS)
-        .where(_EVENTS.c.id.in_(_pending(anima_id, cutoff, limit, _EVENTS.c.id).scalar_subquery()))
-        .values(claimed_by=run_id, claimed_at=now)
-        .returning(*CLAIM_COLUMNS)
+        select(*CLAIM_COLUMNS, _EVENTS.c.seq)
+        .where(_EVENTS.c.anima_id == anima_id, _EVENTS.c.seq > after, _EVENTS.c.seq <= until_seq)
+        .order_by(_EVENTS.c.seq)
+        .limit(limit)
     )
     rows = list((await session.execute(stmt)).all())
-    rows.sort(key=lambda r: (r.occurred_at, r.id))
-    return rows
+    if not rows:
+        return None
+    last = rows[-1].seq
+    rows.sort(key=lambda r: (r.occurred_at, r.id))  # the engine reads a chunk in time order
+    return Chunk(after + 1, last, rows)
 
 
-async def lock_events(session: AsyncSession, anima_id: uuid.UUID, cutoff: datetime, limit: int) -> list[Row]:
-    """The events :func:`claim_events` would claim, only row-locked for this transaction (no write).
+def _live_claim(exclude: uuid.UUID) -> Any:
+    """The chunk's run is running and is not ``exclude``."""
+    return exists().where(and_(_RUNS.c.id == _CHUNKS.c.run_id, _RUNS.c.status == "running", _RUNS.c.id != exclude))
 
-    For a chunk distilled and written in the same transaction: the write stamps the claim and
-    ``distilled_at`` in one update, so each event gets one new row version instead of two.
+
+async def claim_events(session: AsyncSession, run: DreamRun, now: datetime, until_seq: int, limit: int) -> Chunk | None:
+    """Claim the next chunk for ``run``: up to ``limit`` of the lowest pending seqs, none above
+    ``until_seq`` (so an event recorded after the run started waits for the next run). A back-dated
+    event is claimed like any other: pending is about seq, not ``occurred_at``.
+
+    The claim is a ``dream_chunks`` row without ``distilled_at``; it survives this transaction, so
+    the engine can work with no transaction open. Takes the anima's dreamer lock.
     """
-    return list((await session.execute(_pending(anima_id, cutoff, limit, *CLAIM_COLUMNS))).all())
+    await lock_anima(session, run.anima_id)
+    chunk = await _take(session, run.anima_id, run.id, until_seq, limit)
+    if chunk is None:
+        return None
+    claim_id = await _record(session, run.org_id, run.anima_id, run.id, chunk, now, distilled=False)
+    return replace(chunk, claim_id=claim_id)
+
+
+async def _record(
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    run_id: uuid.UUID,
+    chunk: Chunk,
+    now: datetime,
+    *,
+    distilled: bool,
+) -> uuid.UUID:
+    """Insert the chunk's ``dream_chunks`` row (a claim, or already distilled); its id."""
+    chunk_id = uuid.uuid4()
+    values = {"first_seq": chunk.first_seq, "last_seq": chunk.last_seq, "claimed_at": now}
+    if distilled:
+        values["distilled_at"] = now
+    await session.execute(
+        insert(_CHUNKS).values(id=chunk_id, org_id=org_id, anima_id=anima_id, run_id=run_id, **values)
+    )
+    return chunk_id
+
+
+async def lock_events(session: AsyncSession, run: DreamRun, until_seq: int, limit: int) -> Chunk | None:
+    """The chunk :func:`claim_events` would claim, without a claim row: for a chunk distilled and
+    written in this same transaction, which holds the anima's dreamer lock throughout."""
+    return await _take(session, run.anima_id, run.id, until_seq, limit)
+
+
+async def mark_distilled(
+    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, run_id: uuid.UUID, chunk: Chunk, now: datetime
+) -> bool:
+    """Record the chunk distilled and move the watermark past it. False when the claim is gone or
+    another run moved the watermark meanwhile: the caller must then roll back."""
+    if chunk.claim_id is not None:
+        marked = await session.execute(
+            update(_CHUNKS)
+            .where(_CHUNKS.c.id == chunk.claim_id, _CHUNKS.c.run_id == run_id, _CHUNKS.c.distilled_at.is_(None))
+            .values(distilled_at=now)
+        )
+        if rowcount(marked) != 1:
+            return False
+    else:
+        await _record(session, org_id, anima_id, run_id, chunk, now, distilled=True)
+    moved = await session.execute(
+        update(_ANIMAS)
+        .where(_ANIMAS.c.id == anima_id, _ANIMAS.c.distilled_seq == chunk.first_seq - 1)
+        .values(distilled_seq=chunk.last_seq)
+    )
+    return rowcount(moved) == 1
 
 
 async def count_pending(
-    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, cutoff: datetime | None = None
+    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, until_seq: int | None = None
 ) -> int:
-    """Events of the anima not yet distilled (claimed or not), optionally recorded by ``cutoff``."""
+    """Events of the anima not yet distilled (claimed or not), optionally none above ``until_seq``."""
+    after = select(_ANIMAS.c.distilled_seq).where(_ANIMAS.c.id == anima_id).scalar_subquery()
     stmt = (
         select(func.count())
         .select_from(_EVENTS)
-        .where(_EVENTS.c.anima_id == anima_id, org_scoped(_EVENTS, org_id), _EVENTS.c.distilled_at.is_(None))
+        .where(_EVENTS.c.anima_id == anima_id, org_scoped(_EVENTS, org_id), _EVENTS.c.seq > after)
     )
-    if cutoff is not None:
-        stmt = stmt.where(_EVENTS.c.created_at <= cutoff)
+    if until_seq is not None:
+        stmt = stmt.where(_EVENTS.c.seq <= until_seq)
     return int((await session.execute(stmt)).scalar_one())
 
 
 async def release_claims(session: AsyncSession, run_ids: list[uuid.UUID]) -> int:
-    """Return the undistilled events claimed by these runs to the pending pool."""
+    """Return the chunks claimed (and not distilled) by these runs to the pending pool."""
     if not run_ids:
         return 0
     result = await session.execute(
-        update(_EVENTS)
-        .where(_EVENTS.c.claimed_by.in_(run_ids), _EVENTS.c.distilled_at.is_(None))
-        .values(claimed_by=None, claimed_at=None)
+        delete(_CHUNKS).where(_CHUNKS.c.run_id.in_(run_ids), _CHUNKS.c.distilled_at.is_(None))
     )
     return int(rowcount(result) or 0)
 
@@ -160,15 +244,8 @@ async def recover_stale_runs(
     stale = list((await session.execute(stmt)).scalars())
     await release_claims(session, stale)
     if anima_id is not None:
-        live = exists().where(and_(_RUNS.c.id == _EVENTS.c.claimed_by, _RUNS.c.status == "running"))
+        live = exists().where(and_(_RUNS.c.id == _CHUNKS.c.run_id, _RUNS.c.status == "running"))
         await session.execute(
-            update(_EVENTS)
-            .where(
-                _EVENTS.c.anima_id == anima_id,
-                _EVENTS.c.distilled_at.is_(None),
-                _EVENTS.c.claimed_by.is_not(None),
-                ~live,
-            )
-            .values(claimed_by=None, claimed_at=None)
+            delete(_CHUNKS).where(_CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None), ~live)
         )
     return stale

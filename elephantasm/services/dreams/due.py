@@ -9,16 +9,23 @@ from datetime import datetime, timedelta
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-_DUE_SQL = text("""
-SELECT e.org_id, e.anima_id, count(*) AS pending
-FROM events e JOIN animas a ON a.id = e.anima_id AND a.deleted_at IS NULL
+from elephantasm.services import event_state
+
+# Pending = seq above the anima's watermark (services/event_state.py): animas with nothing pending
+# are dismissed from their own row, the others count their pending range through uq_events_anima_seq.
+_DUE_SQL = text(f"""
+SELECT a.org_id, a.id AS anima_id, p.pending
+FROM animas a
+CROSS JOIN LATERAL (
+  SELECT count(*) AS pending, max(e.created_at) AS newest, min(e.created_at) AS oldest
+  FROM events e WHERE e.anima_id = a.id AND {event_state.pending("e", "a")}
+) p
+WHERE a.deleted_at IS NULL AND a.event_seq > a.distilled_seq
   AND a.dream_status <> 'failed' AND (a.dream_retry_at IS NULL OR a.dream_retry_at <= :now)
-WHERE e.distilled_at IS NULL
   AND NOT EXISTS (SELECT 1 FROM dream_runs r
-                  WHERE r.anima_id = e.anima_id AND r.status = 'running' AND r.heartbeat_at >= :fresh)
-GROUP BY e.org_id, e.anima_id
-HAVING count(*) >= :min_pending AND max(e.created_at) <= :quiet_before
-ORDER BY min(e.created_at), e.anima_id
+                  WHERE r.anima_id = a.id AND r.status = 'running' AND r.heartbeat_at >= :fresh)
+  AND p.pending >= :min_pending AND p.newest <= :quiet_before
+ORDER BY p.oldest, a.id
 LIMIT :limit
 """)
 

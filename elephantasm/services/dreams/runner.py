@@ -2,7 +2,7 @@
 
 No transaction is open while an LLM or a remote embedder works: a chunk is claimed in one short
 transaction, distilled with the connection returned to the pool, and written in another. When
-both are CPU work in this process (the offline engine, a local embedder), a chunk is locked,
+both are CPU work in this process (the offline engine, a local embedder), a chunk is read,
 distilled and written in one transaction instead (:func:`in_process`). A run that
 fails records why and releases its claims, so its events stay pending for the next run; chunks it
 already wrote are complete and stay (each chunk is all-or-nothing).
@@ -15,7 +15,6 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from elephantasm.db.models import DreamRun
@@ -30,7 +29,7 @@ from elephantasm.domain.dreaming import (
 from elephantasm.llm.embedders import Embedder
 from elephantasm.logsafe import safe_traceback
 from elephantasm.observability import metrics
-from elephantasm.services.dreams.claims import claim_events, count_pending, lock_events
+from elephantasm.services.dreams.claims import claim_events, count_pending, lock_events, watermark
 from elephantasm.services.dreams.curation import curate
 from elephantasm.services.dreams.identity import as_draft, current_identity
 from elephantasm.services.dreams.journal import journaled_write
@@ -125,9 +124,9 @@ def in_process(engine: DistillEngine, embedder: Embedder) -> bool:
     to wait for: the stock offline engine (exactly that class: a subclass may await anything)
     and a local embedder (hash, WordLlama, MiniLM; not an embeddings endpoint).
 
-    Then a chunk is locked, distilled, embedded and written in one transaction
-    (:func:`_local_step`): no claim has to survive between transactions, so each event is updated
-    once instead of twice (claim, then mark), which halves the dead row versions left in ``events``.
+    Then a chunk is read, distilled, embedded and written in one transaction
+    (:func:`_local_step`) under the anima's dreamer lock: no claim row has to survive between
+    transactions (no event row is written on either path; see ``claims.py``).
     """
     return type(engine) is OfflineEngine and bool(getattr(embedder, "in_process", False))
 
@@ -152,36 +151,36 @@ async def _distil_embed(
 
 
 async def _claimed_step(
-    runtime: Runtime, run: DreamRun, engine: DistillEngine, stats: RunStats, cutoff: datetime, limit: int
+    runtime: Runtime, run: DreamRun, engine: DistillEngine, stats: RunStats, until_seq: int, limit: int
 ) -> Step:
     """Claim (one transaction), distil and embed with no transaction open, write (another)."""
     async with runtime.unit_of_work() as session:
         await hold_lease(session, run.id)
-        rows = await claim_events(session, run.anima_id, run.id, runtime.clock(), cutoff, limit)
-        identity = as_draft(await current_identity(session, run.org_id, run.anima_id)) if rows else None
-    if not rows:
+        chunk = await claim_events(session, run, runtime.clock(), until_seq, limit)
+        identity = as_draft(await current_identity(session, run.org_id, run.anima_id)) if chunk else None
+    if chunk is None:
         return 0, []
-    inputs = to_inputs(rows)
+    inputs = to_inputs(chunk.rows)
     result, vectors = await _distil_embed(runtime, engine, inputs, identity, stats)
     t0 = time.perf_counter()
-    memory_ids = await write_chunk(runtime, run, inputs, result, vectors, stats)
+    memory_ids = await write_chunk(runtime, run, inputs, result, vectors, stats, chunk)
     stats.time("write", time.perf_counter() - t0)
     return len(inputs), memory_ids
 
 
 async def _local_step(
-    runtime: Runtime, run: DreamRun, engine: DistillEngine, stats: RunStats, cutoff: datetime, limit: int
+    runtime: Runtime, run: DreamRun, engine: DistillEngine, stats: RunStats, until_seq: int, limit: int
 ) -> Step:
-    """Lock, distil, embed and write one chunk in one journaled transaction (see :func:`in_process`)."""
+    """Read, distil, embed and write one chunk in one journaled transaction (see :func:`in_process`)."""
     async with journaled_write(runtime, run, stats) as step:
-        rows = await lock_events(step.session, run.anima_id, cutoff, limit)
-        if not rows:
+        chunk = await lock_events(step.session, run, until_seq, limit)
+        if chunk is None:
             return 0, []
-        inputs = to_inputs(rows)
+        inputs = to_inputs(chunk.rows)
         identity = as_draft(await current_identity(step.session, run.org_id, run.anima_id))
         result, vectors = await _distil_embed(runtime, engine, inputs, identity, step.stats)
         t1 = time.perf_counter()
-        memory_ids = await write_in(step, runtime, inputs, result, vectors, claimed=False)
+        memory_ids = await write_in(step, runtime, inputs, result, vectors, chunk)
     stats.time("write", time.perf_counter() - t1)
     return len(inputs), memory_ids
 
@@ -191,9 +190,11 @@ async def _distil_all(
 ) -> list[uuid.UUID]:
     """Distil chunk after chunk until nothing recorded before the run started is pending."""
     settings = runtime.settings
-    cutoff, budget = run.started_at, settings.dreamer_max_events_per_run
+    budget = settings.dreamer_max_events_per_run
     async with runtime.read_session() as session:
-        total = min(await count_pending(session, run.org_id, run.anima_id, cutoff), budget)
+        # The anima's event_seq at the start of the run (set by start_run): later events wait.
+        until = run.until_seq if run.until_seq is not None else (await watermark(session, run.anima_id))[1]
+        total = min(await count_pending(session, run.org_id, run.anima_id, until), budget)
     if progress:
         progress(0, total)
     step = _local_step if in_process(engine, runtime.embedder) else _claimed_step
@@ -206,7 +207,7 @@ async def _distil_all(
             stats.counts["stopped_at_time_budget"] = 1
             break
         done, memory_ids = await step(
-            runtime, run, engine, stats, cutoff, min(settings.dreamer_chunk_events, budget - stats.events_read)
+            runtime, run, engine, stats, until, min(settings.dreamer_chunk_events, budget - stats.events_read)
         )
         if not done:
             break

@@ -19,7 +19,7 @@ from elephantasm.db.tables import rowcount, table_of
 from elephantasm.domain.dreaming import DistillEngine, Usage
 from elephantasm.domain.errors import ConflictError
 from elephantasm.services.animas import get_anima
-from elephantasm.services.dreams.claims import lock_anima, recover_stale_runs, release_claims
+from elephantasm.services.dreams.claims import lock_anima, recover_stale_runs, release_claims, watermark
 
 if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
@@ -83,6 +83,9 @@ async def start_run(
         ).scalar_one_or_none()
         if running is not None:
             raise ConflictError(f"a dream run ({running}) is already running for anima {anima_id}")
+        # Every seq up to the anima's event_seq read here is committed (seqs are handed out under
+        # the anima's row lock): the run distils up to it, events recorded later wait.
+        _, until_seq = await watermark(session, anima_id)
         run = DreamRun(
             org_id=org_id,
             anima_id=anima_id,
@@ -93,6 +96,7 @@ async def start_run(
             worker_id=WORKER_ID,
             started_at=now,
             heartbeat_at=now,
+            until_seq=until_seq,
         )
         session.add(run)
         await session.flush()

@@ -1,11 +1,11 @@
 """Write one distilled chunk in one short transaction: all of it, or nothing.
 
-Memories + provenance, knowledge (dedupe / supersede), an identity version, the events marked
-distilled, the journal, the run's counters and the anima's ``state_version`` all commit together
+Memories + provenance, knowledge (dedupe / supersede), an identity version, the chunk recorded
+distilled (the anima's watermark moved past it; no event row is written), the journal, the run's counters and the anima's ``state_version`` all commit together
 (one :func:`~elephantasm.services.dreams.journal.journaled_write`).
 Embeddings are computed before the transaction opens (the embedder may be a remote service),
 except on the in-process path (offline engine, local embedder: ``runner.in_process``), where the
-chunk is locked, distilled and written inside the one transaction (:func:`write_in`).
+chunk is read, distilled and written inside the one transaction (:func:`write_in`).
 """
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from sqlalchemy import update
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.bulk import insert_rows
-from elephantasm.db.models import Event, Memory, MemoryEvent
-from elephantasm.db.tables import rowcount, table_of
+from elephantasm.db.models import Memory, MemoryEvent
+from elephantasm.db.tables import table_of
 from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput, group_events, memory_from_group
 from elephantasm.domain.fact_turns import fact_turns
 from elephantasm.domain.lean import lean_text
 from elephantasm.llm.embedders import Embedder
+from elephantasm.services.dreams.claims import Chunk, mark_distilled
 from elephantasm.services.dreams.identity import apply_identity_draft
 from elephantasm.services.dreams.journal import JournaledWrite, WriteContext, journaled_write
 from elephantasm.services.dreams.knowledge import write_knowledge
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
     from elephantasm.schemas.transfer import EventRecord
 
-_EVENTS = table_of(Event)
 _MEMORIES = table_of(Memory)
 _MEMORY_EVENTS = table_of(MemoryEvent)
 
@@ -151,22 +150,11 @@ async def _insert_memories(
     return [row["id"] for row in rows]
 
 
-async def _mark_distilled(
-    session: AsyncSession, ctx: WriteContext, event_ids: list[uuid.UUID], *, claimed: bool
-) -> None:
-    """Stamp the chunk's events distilled. ``claimed`` ones must still be this run's; the others
-    (row-locked by :func:`~elephantasm.services.dreams.claims.lock_events` in this transaction)
-    get their claim in the same update, so each event gets one new row version, not two."""
-    stmt = update(_EVENTS).where(_EVENTS.c.id.in_(event_ids), _EVENTS.c.distilled_at.is_(None))
-    if claimed:
-        stmt = stmt.where(_EVENTS.c.claimed_by == ctx.run_id).values(distilled_at=ctx.now)
-    else:
-        stmt = stmt.where(_EVENTS.c.claimed_by.is_(None)).values(
-            distilled_at=ctx.now, claimed_by=ctx.run_id, claimed_at=ctx.now
-        )
-    result = await session.execute(stmt)
-    if rowcount(result) != len(event_ids):
-        raise RunLostError(f"run {ctx.run_id} lost the claim on {len(event_ids) - rowcount(result)} event(s)")
+async def _mark_distilled(session: AsyncSession, ctx: WriteContext, chunk: Chunk) -> None:
+    """Record the chunk distilled and move the anima's watermark past it (no event row is written);
+    RunLostError if its claim was released or another run moved the watermark meanwhile."""
+    if not await mark_distilled(session, ctx.org_id, ctx.anima_id, ctx.run_id, chunk, ctx.now):
+        raise RunLostError(f"run {ctx.run_id} lost its chunk (seqs {chunk.first_seq}..{chunk.last_seq})")
 
 
 async def write_chunk(
@@ -176,10 +164,11 @@ async def write_chunk(
     result: DistillResult,
     vectors: tuple[list[list[float]], list[list[float]], list[bytes | None]],
     stats: RunStats,
+    chunk: Chunk,
 ) -> list[uuid.UUID]:
     """Commit one claimed chunk atomically; returns the new memory ids. RunLostError if the lease was lost."""
     async with journaled_write(runtime, run, stats) as step:
-        return await write_in(step, runtime, inputs, result, vectors, claimed=True)
+        return await write_in(step, runtime, inputs, result, vectors, chunk)
 
 
 async def write_in(
@@ -188,13 +177,11 @@ async def write_in(
     inputs: Sequence[EventInput],
     result: DistillResult,
     vectors: tuple[list[list[float]], list[list[float]], list[bytes | None]],
-    *,
-    claimed: bool,
+    chunk: Chunk,
 ) -> list[uuid.UUID]:
     """Write one chunk inside an open journaled step; returns the new memory ids.
 
-    ``claimed``: the events were claimed by an earlier transaction of this run; otherwise they
-    are row-locked by this one (see :func:`_mark_distilled`).
+    ``chunk.claim_id``: claimed by an earlier transaction of this run; None: read by this one.
     """
     session, ctx, actions = step.session, step.ctx, step.actions
     memory_ids = await _insert_memories(session, ctx, result, vectors[0], vectors[2], actions)
@@ -211,7 +198,7 @@ async def write_in(
     )
     if result.identity is not None:
         await apply_identity_draft(session, ctx, result.identity, actions)
-    await _mark_distilled(session, ctx, [e.id for e in inputs], claimed=claimed)
+    await _mark_distilled(session, ctx, chunk)
     step.changes_packs = True  # distilled events leave the session layer's recent turns
     after = step.stats
     after.events_read += len(inputs)

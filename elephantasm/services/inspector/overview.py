@@ -15,11 +15,13 @@ from dataclasses import dataclass
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-_COUNTS_SQL = text("""
+from elephantasm.services import event_state
+
+_COUNTS_SQL = text(f"""
 SELECT a.id,
   (SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.org_id = a.org_id AND e.anima_id = a.id LIMIT :cap) s) AS events,
-  (SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.anima_id = a.id AND e.distilled_at IS NULL LIMIT :cap) s)
-    AS pending,
+  (SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.anima_id = a.id AND {event_state.pending("e", "a")}
+     LIMIT :cap) s) AS pending,
   m.active, m.decaying, m.archived,
   (SELECT count(*) FROM (SELECT 1 FROM knowledge k WHERE k.org_id = a.org_id AND k.anima_id = a.id
      AND k.deleted_at IS NULL AND k.valid_to IS NULL AND k.superseded_by IS NULL LIMIT :cap) s) AS knowledge,

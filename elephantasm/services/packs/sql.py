@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from elephantasm.services import event_state
+
 _LN2 = repr(math.log(2.0))
 # Postgres raises "value out of range: underflow" for exp() below ~-745; exp(-700) ≈ 1e-304 ≈ 0.
 _EXP_FLOOR = "-700.0"
@@ -77,7 +79,7 @@ KNOWLEDGE_CURRENT = (
     "k.org_id = :org AND k.anima_id = :anima AND k.deleted_at IS NULL "
     "AND k.valid_to IS NULL AND k.superseded_by IS NULL"
 )
-EVENT_PENDING = "e.org_id = :org AND e.anima_id = :anima AND e.distilled_at IS NULL"
+EVENT_PENDING = f"e.org_id = :org AND e.anima_id = :anima AND {event_state.pending_of('e', 'anima')}"
 
 # "When it happened" per table; the pack-candidate indexes of migration 0002 are keyed on these.
 MEMORY_HAPPENED = "coalesce(m.time_end, m.time_start)"

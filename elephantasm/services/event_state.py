@@ -1,0 +1,40 @@
+"""Where an event stands with the dreamer, as SQL fragments every reader shares (migration 0011).
+
+Events are insert-only. Each gets ``seq``, its place in its anima's sequence, from
+``animas.event_seq`` under the anima's row lock, so an anima's seqs are in commit order: a snapshot
+that sees seq ``s`` sees every lower seq of that anima. The dreamer distils the lowest pending seqs
+and moves the watermark ``animas.distilled_seq`` in the same transaction, so
+
+- pending  = ``seq > animas.distilled_seq`` (claimed by a running run or not);
+- distilled_at = the ``distilled_at`` of the ``dream_chunks`` row whose range holds ``seq``.
+"""
+
+from __future__ import annotations
+
+
+def pending(event: str = "e", anima: str = "a") -> str:
+    """An event of alias ``event`` is pending, given its anima's row under alias ``anima`` (as a
+    closed range: see :func:`pending_of`)."""
+    return f"{event}.seq BETWEEN {anima}.distilled_seq + 1 AND {anima}.event_seq"
+
+
+def pending_of(event: str, anima_param: str) -> str:
+    """An event of alias ``event`` is pending, for the anima bound as ``:anima_param``.
+
+    Written as the closed range up to the anima's ``event_seq`` (which every seq a snapshot sees is
+    at most): the planner then takes it for a narrow range and starts from ``uq_events_anima_seq``.
+    With ``seq > (…)`` alone it guessed a third of the anima and walked a session's events by time
+    instead: 14 ms for the recent turns of a 50k-event session with 2 pending, 0.09 ms this way.
+    """
+    anima = f"FROM animas an WHERE an.id = :{anima_param}"
+    return f"{event}.seq BETWEEN (SELECT an.distilled_seq + 1 {anima}) AND (SELECT an.event_seq {anima})"
+
+
+def distilled_at(event: str = "e") -> str:
+    """When the event of alias ``event`` was distilled (NULL while pending): one index probe into
+    its anima's chunks (``uq_dream_chunks_anima_last``); distilled chunks never overlap."""
+    return (
+        f"(SELECT c.distilled_at FROM dream_chunks c WHERE c.anima_id = {event}.anima_id "
+        f"AND c.last_seq >= {event}.seq AND c.first_seq <= {event}.seq AND c.distilled_at IS NOT NULL "
+        "ORDER BY c.last_seq LIMIT 1)"
+    )
