@@ -80,8 +80,8 @@ async def test_skip_conflicts_skips_existing_and_repeated_rows(runtime: Runtime,
     async with runtime.unit_of_work() as session:
         await insert_rows(session, _MEMORIES, [memory])
         await session.execute(text(
-            "INSERT INTO events (id, org_id, anima_id, event_type, content, occurred_at) "
-            "SELECT e, :o, :a, 'message.in', 'x', now() FROM unnest(CAST(:ids AS uuid[])) AS e"),
+            "INSERT INTO events (id, org_id, anima_id, event_type, content, occurred_at, seq) "
+            "SELECT e, :o, :a, 'message.in', 'x', now(), n FROM unnest(CAST(:ids AS uuid[])) WITH ORDINALITY AS t(e, n)"),
             {"o": tenant.org_id, "a": anima, "ids": events})
         link = {"memory_id": memory["id"], "org_id": tenant.org_id, "anima_id": anima}
         await insert_rows(session, _LINKS, [dict(link, event_id=events[0])])
