@@ -289,17 +289,17 @@ async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: S
 # the current item of that subject ("I moved from Tallinn to Porto") is the update, and is kept.
 # Memories without knowledge are kept. Ids are batched: one statement per compile.
 _SUPERSEDED_MEMORIES = text("""
-SELECT km.memory_id
-FROM knowledge_memories km JOIN knowledge k ON k.id = km.knowledge_id
-WHERE km.org_id = :org AND km.anima_id = :anima AND km.memory_id = ANY(:ids) AND k.deleted_at IS NULL
-GROUP BY km.memory_id
-HAVING bool_or(
-  (k.superseded_by IS NOT NULL OR k.valid_to IS NOT NULL) AND k.subject_key IS NOT NULL AND EXISTS (
-    SELECT 1 FROM knowledge n
-    WHERE n.org_id = :org AND n.anima_id = :anima AND n.subject_key = k.subject_key AND n.id <> k.id
-      AND n.deleted_at IS NULL AND n.valid_to IS NULL AND n.superseded_by IS NULL
-      AND NOT EXISTS (SELECT 1 FROM knowledge_memories own
-                      WHERE own.knowledge_id = n.id AND own.memory_id = km.memory_id)))
+SELECT ids.id AS memory_id FROM unnest(CAST(:ids AS uuid[])) AS ids(id)
+WHERE EXISTS (
+  SELECT 1 FROM knowledge_memories km JOIN knowledge k ON k.id = km.knowledge_id
+  WHERE km.memory_id = ids.id AND km.org_id = :org AND km.anima_id = :anima
+    AND k.org_id = :org AND k.anima_id = :anima AND k.deleted_at IS NULL
+    AND (k.superseded_by IS NOT NULL OR k.valid_to IS NOT NULL) AND k.subject_key IS NOT NULL AND EXISTS (
+      SELECT 1 FROM knowledge n
+      WHERE n.org_id = :org AND n.anima_id = :anima AND n.subject_key = k.subject_key AND n.id <> k.id
+        AND n.deleted_at IS NULL AND n.valid_to IS NULL AND n.superseded_by IS NULL
+        AND NOT EXISTS (SELECT 1 FROM knowledge_memories own
+                        WHERE own.knowledge_id = n.id AND own.memory_id = km.memory_id)))
 """)
 
 
