@@ -26,11 +26,12 @@ from elephantasm.domain.presets import budget_limits, budget_shares, compile_wei
 from elephantasm.domain.render import RENDER_ORDER, Layer, header_line, item_line
 from elephantasm.domain.scoring import contextual_relevance
 from elephantasm.domain.temporal import temporal_context
+from elephantasm.gcpause import paused_gc
 from elephantasm.schemas.packs import MemoryPackRead
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs.items import IdentityData, Scorer, identity_items, temporal_item
 from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
-from elephantasm.services.packs.reads import read_candidates
+from elephantasm.services.packs.reads import Gathered, read_candidates
 from elephantasm.services.packs.wire import build_pack
 from elephantasm.tokens import get_token_counter
 
@@ -122,8 +123,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
 
     ``trace`` (optional) receives the packer's decisions (the inspector's composer shows them).
     """
-    cfg = req.config
-    weights = compile_weights(cfg, req.query)
+    weights = compile_weights(req.config, req.query)
     query_vec = (await runtime.embedder.embed([req.query]))[0] if req.query else None
     scope = cands.Scope(
         req.org_id,
@@ -132,13 +132,27 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         req.query,
         vector_literal(query_vec) if query_vec else None,
         weights,
-        cfg,
+        req.config,
         runtime.embedder.space.label(),
     )
     got = await read_candidates(runtime, req, scope)
     if query_vec is not None:
         for layer in (Layer.SESSION, Layer.LONG_TERM):
-            got.layers[layer] = _turn_cosines(query_vec, await _event_cosines(runtime, query_vec, got.layers[layer]))
+            got.layers[layer] = await _event_cosines(runtime, query_vec, got.layers[layer])
+    # From here on the compile is synchronous: no other task runs meanwhile (see elephantasm.gcpause).
+    with paused_gc():
+        return _assemble(runtime, req, got, query_vec, trace)
+
+
+def _assemble(
+    runtime: Runtime, req: PackRequest, got: Gathered, query_vec: list[float] | None, trace: PackTrace | None
+) -> CompiledPack:
+    """Relevance, scores, packing, the wire pack and its bytes, from the gathered candidates."""
+    cfg = req.config
+    weights = compile_weights(cfg, req.query)
+    if query_vec is not None:
+        for layer in (Layer.SESSION, Layer.LONG_TERM):
+            got.layers[layer] = _turn_cosines(query_vec, got.layers[layer])
     relevances = None
     if req.query is not None:
         pool = [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
