@@ -30,6 +30,8 @@ class Candidate:
 
     Read-only by convention, not ``frozen``: a compile builds ~500 of them, and a frozen
     dataclass's ``__init__`` (one ``object.__setattr__`` per field) costs three times as much.
+    The one exception: an event's ``cosine`` is set by the compile that read it (events have no
+    stored vector), before anything else looks at it.
     """
 
     kind: str  # "memory" | "event" | "knowledge"

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, replace
-from operator import mul
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain import turn_vectors
+from elephantasm.domain.dots import sequential_dots
 from elephantasm.domain.fingerprint import pack_fingerprint
 from elephantasm.domain.fusion import rank_fusion
 from elephantasm.domain.lean import lean_text, wants_temporal
@@ -68,14 +68,20 @@ class CompiledPack:
 async def _event_cosines(
     runtime: Runtime, query_vec: list[float], items: list[cands.Candidate]
 ) -> list[cands.Candidate]:
-    """Events carry no stored embedding: embed the (bounded) candidate set now."""
+    """Events carry no stored embedding: embed the (bounded) candidate set now (the embedder's LRU
+    keeps them across compiles). Unit vectors: cosine is the dot product."""
     events = [c for c in items if c.kind == "event"]
     if not events:
         return items
-    vectors = await runtime.embedder.embed([lean_text(c.text) for c in events])
-    # Unit vectors: cosine is the dot product (map/mul is ~2x a generator over zip).
-    cos = {c.id: sum(map(mul, query_vec, v)) for c, v in zip(events, vectors, strict=True)}
-    return [replace(c, cosine=cos[c.id]) if c.id in cos else c for c in items]
+    texts = [lean_text(c.text) for c in events]
+    embed_array = getattr(runtime.embedder, "embed_array", None)
+    if embed_array is not None:
+        rows = await embed_array(texts)
+    else:
+        rows = np.array(await runtime.embedder.embed(texts), dtype=np.float64)
+    for c, cosine in zip(events, sequential_dots(query_vec, rows), strict=True):
+        c.cosine = cosine  # this compile's own candidate, read from its rows just now
+    return items
 
 
 def _turn_cosines(query_vec: list[float], items: list[cands.Candidate]) -> list[cands.Candidate]:
