@@ -61,7 +61,8 @@ class FactorScorer:
             raise InvalidScoringError("decay needs base_half_life > 0 and growth >= 1")
         w = weights.normalised(has_query)
         self._w = (w.importance, w.confidence, w.recency, w.decay, w.relevance)
-        self._as_of = as_of
+        # Naive times are read as UTC (as score_candidate does), once here rather than per call.
+        self._as_of = as_of if as_of.tzinfo is not None else as_of.replace(tzinfo=UTC)
         self._rec_h = recency_half_life_seconds
         self._dec_h = decay_half_life_seconds
         self._growth = decay_growth
@@ -71,12 +72,10 @@ class FactorScorer:
 
     def _age(self, t: datetime) -> float:
         """``seconds_between(t, as_of)`` (naive times read as UTC)."""
-        as_of = self._as_of
         if t.tzinfo is None:
             t = t.replace(tzinfo=UTC)
-        if as_of.tzinfo is None:
-            as_of = as_of.replace(tzinfo=UTC)
-        return max(0.0, (as_of - t).total_seconds())
+        age = (self._as_of - t).total_seconds()
+        return age if age > 0.0 else 0.0  # max(0.0, age), without the call
 
     def _decay_half_life(self, recall_count: int) -> float:
         h = self._half_lives.get(recall_count)
@@ -90,16 +89,14 @@ class FactorScorer:
         importance, confidence, happened_at, last_recalled_at, created_at, recall_count, relevance = inputs
         f_imp = DEFAULT_IMPORTANCE if importance is None else _clamp01(importance)
         f_conf = DEFAULT_CONFIDENCE if confidence is None else _clamp01(confidence)
-        if happened_at is None:
-            f_rec = DEFAULT_RECENCY
-        else:
-            f_rec = _clamp01(2.0 ** (-max(0.0, self._age(happened_at)) / self._rec_h))
+        # _age is already >= 0, so score_candidate's max(0.0, age) is the age itself.
+        f_rec = DEFAULT_RECENCY if happened_at is None else _clamp01(2.0 ** (-self._age(happened_at) / self._rec_h))
         touched = last_recalled_at if last_recalled_at is not None else created_at
         if touched is None:
             f_dec = DEFAULT_DECAY
         else:
             h = self._decay_half_life(recall_count)
-            f_dec = _clamp01(1.0 - 2.0 ** (-max(0.0, self._age(touched)) / h))
+            f_dec = _clamp01(1.0 - 2.0 ** (-self._age(touched) / h))
         f_rel = (_clamp01(relevance) if relevance is not None else 0.0) if self._has_query else None
         return f_imp, f_conf, f_rec, f_dec, f_rel
 

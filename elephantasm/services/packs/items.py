@@ -74,8 +74,8 @@ class Scorer:
         """``c``'s relevance: its in-compile normalised value, else cosine and text rank fused."""
         if not self.has_query:
             return None
-        if self.relevances is not None and (c.kind, c.id) in self.relevances:
-            return self.relevances[(c.kind, c.id)]
+        if self.relevances is not None and (key := (c.kind, c.id)) in self.relevances:
+            return self.relevances[key]
         return fuse_relevance(c.cosine, c.fts_rank)
 
     def score(self, c: Candidate) -> ScoredCandidate:
@@ -93,15 +93,9 @@ class Scorer:
         # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
         # With a query, a memory shows the turn that matched it (``snippet``) when there is one.
         text = c.text if c.kind == "knowledge" else lean_text(c.snippet or c.text)
-        return PackItem(
-            id=str(c.id),
-            text=text,
-            score=score,
-            time=c.happened_at,
-            provenance=tuple(str(p) for p in c.provenance),
-            label=c.label,
-            ref=(c, scored),
-        )
+        # Positional (a frozen dataclass's keyword call costs more); ``provenance`` stays empty:
+        # the packer never reads it, and the wire takes it from the candidate.
+        return PackItem(str(c.id), text, score, c.happened_at, (), c.label, (c, scored))
 
     def strongest(self, scored: ScoredCandidate | LazyScored) -> str:
         """The factor contributing most to a score (decay contributes as freshness, 1 − decay)."""
