@@ -126,7 +126,7 @@ def _memory(r: Any, space: str | None = None) -> Candidate:
         recall_count=r["recall_count"] or 0,
         cosine=r["cosine"],
         fts_rank=r["fts_rank"],
-        provenance=tuple(r["provenance"] or ()),
+        provenance=(),  # read for served items only (.provenance)
         time_start=r["time_start"],
         time_end=r["time_end"],
         session_id=r["session_id"],
@@ -148,7 +148,7 @@ def _knowledge(r: Any) -> Candidate:
         recall_count=0,
         cosine=r["cosine"],
         fts_rank=r["fts_rank"],
-        provenance=tuple(r["provenance"] or ()),
+        provenance=(),  # read for served items only (.provenance)
         label=r["type"],
         topic=r["topic"],
     )

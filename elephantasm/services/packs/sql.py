@@ -111,16 +111,13 @@ def match_columns(alias: str, has_query: bool) -> str:
     )
 
 
+# No provenance here: it is read for the items a pack serves only (services/packs/provenance.py).
 MEMORY_COLUMNS = (
     "m.id, m.summary, m.content, m.importance, m.confidence, m.session_id, m.time_start, m.time_end, "
-    "m.created_at, m.last_recalled_at, m.recall_count, m.turn_vectors, m.embedding_space, "
-    "ARRAY(SELECT me.event_id FROM memory_events me WHERE me.memory_id = m.id ORDER BY me.event_id) AS provenance"
+    "m.created_at, m.last_recalled_at, m.recall_count, m.turn_vectors, m.embedding_space"
 )
 KNOWLEDGE_COLUMNS = (
-    "k.id, k.type, k.topic, k.content, k.summary, k.importance, k.confidence, k.valid_from, k.created_at, "
-    "ARRAY(SELECT DISTINCT me.event_id FROM knowledge_memories km "
-    "JOIN memory_events me ON me.memory_id = km.memory_id WHERE km.knowledge_id = k.id "
-    "ORDER BY me.event_id) AS provenance"
+    "k.id, k.type, k.topic, k.content, k.summary, k.importance, k.confidence, k.valid_from, k.created_at"
 )
 EVENT_COLUMNS = (
     f"e.id, e.event_type, e.role, e.author, e.summary, left(e.content, {EVENT_TEXT_CHARS}) AS content, "
