@@ -15,6 +15,9 @@ from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import add_knowledge, add_memory, extract
 
 
+WHEN = FROZEN_NOW - timedelta(days=3)
+
+
 async def _events(client: httpx.AsyncClient, tenant: Tenant, anima_id: str, n: int) -> list[str]:
     return [(await extract(client, tenant, anima_id, f"turn {i} about the harbour", session_id="old"))["id"]
             for i in range(n)]
@@ -25,11 +28,10 @@ async def test_served_items_carry_their_sources_in_id_order(
 ) -> None:
     a = panima["id"]
     e = await _events(pclient, tenant, a, 3)
-    when = FROZEN_NOW - timedelta(days=3)
-    two = await add_memory(pack_runtime, tenant, a, "The harbour opens at six.", time_end=when, event_ids=[e[2], e[0]])
-    one = await add_memory(pack_runtime, tenant, a, "The harbour has a red lighthouse.", time_end=when,
+    two = await add_memory(pack_runtime, tenant, a, "The harbour opens at six.", time_end=WHEN, event_ids=[e[2], e[0]])
+    one = await add_memory(pack_runtime, tenant, a, "The harbour has a red lighthouse.", time_end=WHEN,
                            event_ids=[e[1], e[0]])
-    none = await add_memory(pack_runtime, tenant, a, "The harbour master is called Ines.", time_end=when)
+    none = await add_memory(pack_runtime, tenant, a, "The harbour master is called Ines.", time_end=WHEN)
     # Two memories share e[0]: the knowledge item cites it once.
     fact = await add_knowledge(pack_runtime, tenant, a, "The harbour opens at six.", memory_ids=[two, one])
     r = await pclient.get(f"/api/animas/{a}/memory-packs/latest", params={"query": "harbour", "max_tokens": 4000},
@@ -46,10 +48,9 @@ async def test_a_traced_compile_gives_cut_candidates_their_sources_too(
 ) -> None:
     a = panima["id"]
     events = await _events(pclient, tenant, a, 30)
-    when = FROZEN_NOW - timedelta(days=3)
     for i, event_id in enumerate(events):
         await add_memory(pack_runtime, tenant, a, f"Harbour fact number {i}: the pier {i} is {i} metres long.",
-                         time_end=when, event_ids=[event_id])
+                         time_end=WHEN, event_ids=[event_id])
     req = build_request(pack_runtime, tenant.org_id, uuid.UUID(a), query="harbour pier", max_tokens=200)
     composition = await compose(pack_runtime, req)
     cut = [c for c in composition.cut() if c["kind"] == "memory"]
