@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import weakref
 
@@ -34,6 +35,27 @@ def test_leaves_a_disabled_collector_disabled() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+async def test_overlapping_sections_of_two_tasks() -> None:
+    first_in, second_out = asyncio.Event(), asyncio.Event()
+
+    async def first() -> None:
+        with paused_gc():
+            first_in.set()
+            await second_out.wait()  # the other task's section ends while this one is open
+            assert not gc.isenabled()
+        assert gc.isenabled()
+
+    async def second() -> None:
+        await first_in.wait()
+        with paused_gc():
+            pass
+        assert not gc.isenabled()  # the first task's section is still open
+        second_out.set()
+
+    await asyncio.gather(first(), second())
+    assert gc.isenabled()
 
 
 def test_cycles_made_inside_are_collected_after() -> None:

@@ -150,12 +150,12 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         if query_vec is not None:
             for layer in (Layer.SESSION, Layer.LONG_TERM):
                 got.layers[layer] = await _event_cosines(runtime, query_vec, got.layers[layer])
-        # Synchronous: no other task runs on the loop meanwhile (see elephantasm.gcpause).
+        # From scoring to the bytes, the compile's few thousand objects stay alive: no cyclic
+        # collection in between (elephantasm.gcpause); the one await is the short provenance read.
         with paused_gc():
             chosen = _choose(req, got, query_vec, scope.weights, trace)
-        await fill_provenance(conn, _needing_provenance(chosen.result, got, trace))
-    with paused_gc():
-        return _serialise(runtime, req, got, chosen)
+            await fill_provenance(conn, _needing_provenance(chosen.result, got, trace))
+            return _serialise(runtime, req, got, chosen)
 
 
 @dataclass(frozen=True, slots=True)
