@@ -43,11 +43,23 @@ def freshness_expr(touched_at: str, recalls: str) -> str:
 
 
 def factor_score(importance: str, confidence: str, happened_at: str, touched_at: str, recalls: str) -> str:
-    """Σ wᵢ·factorᵢ over the four query-independent factors (weights bound as :w_*)."""
+    """Σ wᵢ·factorᵢ over the four query-independent factors (weights bound as :w_*).
+
+    A zero weight's term is 0.0 without evaluating its factor: query presets weigh recency and
+    decay 0, and their exp()/power() were most of the cost of scoring a row. (0.0 · factor is
+    0.0 for every factor value, so the score is the same float either way.)
+    """
     return (
         f"(:w_imp * {clamp01(importance)} + :w_conf * {clamp01(confidence)}"
-        f" + :w_rec * {recency_expr(happened_at)} + :w_fresh * {freshness_expr(touched_at, recalls)})"
+        f" + {_unless_zero(':w_rec', recency_expr(happened_at))}"
+        f" + {_unless_zero(':w_fresh', freshness_expr(touched_at, recalls))})"
     )
+
+
+def _unless_zero(weight: str, factor: str) -> str:
+    # A custom plan folds the CASE away (the weight is a constant there); a generic one tests it per row.
+    # The cast types the parameter: "= 0" alone would make Postgres infer an integer and truncate it.
+    return f"(CASE WHEN CAST({weight} AS float8) = 0.0 THEN 0.0::float8 ELSE {weight} * {factor} END)"
 
 
 # Query lexemes (english stemming, stop words dropped; at most 8 of them). The speaker labels the

@@ -18,13 +18,12 @@ the anima's rows at ``t_cut`` (``L`` recency half-lives before ``as_of``, so an 
 
 from __future__ import annotations
 
-from elephantasm.services.packs.sql import QVEC, TSQUERY_CTE, clamp01, match_columns
+from elephantasm.services.packs.sql import QVEC, TSQUERY_CTE, match_columns
 
 # Rows older than RECENCY_SPLIT half-lives have recency < 2^-RECENCY_SPLIT.
 RECENCY_SPLIT = 4
 RECENCY_EPS = 2.0**-RECENCY_SPLIT
 SEED_ROWS = 200
-BOUND_SLACK = 1e-9
 
 
 def recency_cut_seconds(half_life_seconds: float) -> float:
@@ -32,26 +31,10 @@ def recency_cut_seconds(half_life_seconds: float) -> float:
     return min(half_life_seconds * RECENCY_SPLIT, 3e10)
 
 
-def _upper_bound(a: str, recency_max: str) -> str:
-    """A row's best possible four-factor score given its own importance and confidence: recency at
-    most ``recency_max``, freshness at most 1. Same terms in the same order as ``sql.factor_score``,
-    so (float rounding being monotone) a row's computed score never exceeds its computed bound."""
-    return (
-        f"(:w_imp * {clamp01(f'{a}.importance')} + :w_conf * {clamp01(f'{a}.confidence')}"
-        f" + :w_rec * {recency_max} + :w_fresh)"
-    )
-
-
 def factor_arms(table: str, a: str, where: str, score: str, happened: str) -> list[tuple[str, str]]:
     """CTEs ``(name, sql)`` whose final ``{a}f`` holds ids containing the exact four-factor top ``:k``."""
     # NULLIF: with a zero importance weight the bound is NULL and the cut becomes -Infinity.
     imp_bound = f"(cut.s - :w_conf - :w_fresh - :w_rec * {RECENCY_EPS!r}) / NULLIF(:w_imp, 0)"
-    # A row whose best possible score is below the seed's k-th score cannot be in the top k; the
-    # score expression (exp, power) is then evaluated only for rows that can (step 2 of the module
-    # doc, per row). BOUND_SLACK absorbs the last-bit difference between a bound and a score.
-    can_reach = f"{{bound}} >= (SELECT s FROM {a}cut) - {BOUND_SLACK!r}"
-    recent = can_reach.format(bound=_upper_bound(a, "1.0"))
-    older = can_reach.format(bound=_upper_bound(a, repr(RECENCY_EPS)))
     return [
         (
             f"{a}seed",
@@ -64,20 +47,19 @@ def factor_arms(table: str, a: str, where: str, score: str, happened: str) -> li
         (
             f"{a}cut",
             (
-                f"SELECT s, CASE WHEN b > 0 THEN b ELSE '-Infinity'::float8 END AS imp FROM (SELECT s, {imp_bound} AS b "
+                f"SELECT CASE WHEN b > 0 THEN b ELSE '-Infinity'::float8 END AS imp FROM (SELECT {imp_bound} AS b "
                 f"FROM (SELECT coalesce((SELECT s FROM {a}seed ORDER BY s DESC OFFSET :kth LIMIT 1), -1.0) AS s) cut) x"
             ),
         ),
         (
             f"{a}f",
             (
-                f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} >= :t_cut AND {recent} "
+                f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} >= :t_cut "
                 f"ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
                 # "+ interval '0'" keeps the planner on the importance index for this arm: the
                 # time condition only filters, the importance cut is the range actually read.
                 f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} + interval '0' < :t_cut "
-                f"AND {a}.importance >= (SELECT imp FROM {a}cut) AND {older} "
-                f"ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
+                f"AND {a}.importance >= (SELECT imp FROM {a}cut) ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
                 f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} IS NULL "
                 f"ORDER BY {score} DESC, {a}.id LIMIT :k)"
             ),
