@@ -50,7 +50,7 @@ _STAGES = {
         ("candidates", n)
         for n in ("session_memories", "recent_turns", "long_term_memories", "pending_events", "superseded_memories")
     ]
-    + [("candidates", "knowledge")],
+    + [("candidates", "knowledge"), ("compiler", "fill_provenance")],
     "event cosines": [("compiler", "_event_cosines")],
     "relevance": [("compiler", "contextual_relevance")],
     "packing": [("compiler", "pack")],
@@ -159,7 +159,8 @@ def run(size: str) -> Section:
     notes = [
         "in-process (no HTTP); API CPU = process_time of the compiling process per compile (median, min); "
         "wall includes waiting for Postgres, which shares the machine's cores with everything else.",
-        "stage columns: wall ms per compile, summed over the stage's calls (candidates = every candidate statement).",
+        "stage columns: wall ms per compile, summed over the stage's calls (candidates = every candidate statement, "
+        "and the served items' provenance).",
     ]
     headers = ["memories", "variant", "compiles", "API CPU p50 ms", "API CPU min ms", "wall p50 ms",
                "stages (wall ms per compile)"]

@@ -222,6 +222,19 @@ async def test_cached_embedder_lru() -> None:
     assert big[0] == big[3] and len(big) == 4
 
 
+async def test_cached_embedder_array_holds_the_same_floats() -> None:
+    inner = _CountingEmbedder()
+    cached = CachedEmbedder(inner, max_entries=8)
+    lists = await cached.embed(["a", "b"])
+    matrix = await cached.embed_array(["b", "c", "a"])
+    assert matrix.shape == (3, 16) and matrix.dtype.name == "float64"
+    assert matrix.tolist() == [lists[1], HashEmbedder(16).embed_one("c"), lists[0]]  # exact, in request order
+    assert inner.calls == [["a", "b"], ["c"]]  # served from the cache where it could be
+    matrix[0, 0] = 99.0  # callers mutating the matrix must not corrupt the cache
+    assert (await cached.embed(["b"]))[0] == lists[1]
+    assert (await cached.embed_array([])).shape == (0, 16)
+
+
 async def test_bulk_calls_bypass_the_query_cache() -> None:
     """A dream chunk's or re-embedding batch's texts neither fill nor evict the query LRU."""
     inner = _CountingEmbedder()

@@ -30,6 +30,9 @@ FactorInputs = tuple[float | None, float | None, datetime | None, datetime | Non
 """``score_candidate``'s per-candidate arguments, in this order: importance, confidence, happened_at,
 last_recalled_at, created_at, recall_count, relevance."""
 
+Factors = tuple[float, float, float, float, float | None]
+"""Unrounded ``(importance, confidence, recency, decay, relevance)``; relevance None without a query."""
+
 # score_candidate caps the recall exponent at 64 (decay()).
 _MAX_RECALL_EXPONENT = 64
 
@@ -61,7 +64,8 @@ class FactorScorer:
             raise InvalidScoringError("decay needs base_half_life > 0 and growth >= 1")
         w = weights.normalised(has_query)
         self._w = (w.importance, w.confidence, w.recency, w.decay, w.relevance)
-        self._as_of = as_of
+        # Naive times are read as UTC (as score_candidate does), once here rather than per call.
+        self._as_of = as_of if as_of.tzinfo is not None else as_of.replace(tzinfo=UTC)
         self._rec_h = recency_half_life_seconds
         self._dec_h = decay_half_life_seconds
         self._growth = decay_growth
@@ -71,12 +75,10 @@ class FactorScorer:
 
     def _age(self, t: datetime) -> float:
         """``seconds_between(t, as_of)`` (naive times read as UTC)."""
-        as_of = self._as_of
         if t.tzinfo is None:
             t = t.replace(tzinfo=UTC)
-        if as_of.tzinfo is None:
-            as_of = as_of.replace(tzinfo=UTC)
-        return max(0.0, (as_of - t).total_seconds())
+        age = (self._as_of - t).total_seconds()
+        return age if age > 0.0 else 0.0  # max(0.0, age), without the call
 
     def _decay_half_life(self, recall_count: int) -> float:
         h = self._half_lives.get(recall_count)
@@ -85,42 +87,46 @@ class FactorScorer:
             self._half_lives[recall_count] = h
         return h
 
-    def factors(self, inputs: FactorInputs) -> tuple[float, float, float, float, float | None]:
+    def factors(self, inputs: FactorInputs) -> Factors:
         """The unrounded factors ``(importance, confidence, recency, decay, relevance)``."""
         importance, confidence, happened_at, last_recalled_at, created_at, recall_count, relevance = inputs
         f_imp = DEFAULT_IMPORTANCE if importance is None else _clamp01(importance)
         f_conf = DEFAULT_CONFIDENCE if confidence is None else _clamp01(confidence)
-        if happened_at is None:
-            f_rec = DEFAULT_RECENCY
-        else:
-            f_rec = _clamp01(2.0 ** (-max(0.0, self._age(happened_at)) / self._rec_h))
+        # _age is already >= 0, so score_candidate's max(0.0, age) is the age itself.
+        f_rec = DEFAULT_RECENCY if happened_at is None else _clamp01(2.0 ** (-self._age(happened_at) / self._rec_h))
         touched = last_recalled_at if last_recalled_at is not None else created_at
         if touched is None:
             f_dec = DEFAULT_DECAY
         else:
             h = self._decay_half_life(recall_count)
-            f_dec = _clamp01(1.0 - 2.0 ** (-max(0.0, self._age(touched)) / h))
+            f_dec = _clamp01(1.0 - 2.0 ** (-self._age(touched) / h))
         f_rel = (_clamp01(relevance) if relevance is not None else 0.0) if self._has_query else None
         return f_imp, f_conf, f_rec, f_dec, f_rel
 
-    def _combine(self, f_imp: float, f_conf: float, f_rec: float, f_dec: float, f_rel: float | None) -> float:
+    def combine(self, factors: Factors) -> float:
+        """The rounded score of :meth:`factors`' result."""
+        f_imp, f_conf, f_rec, f_dec, f_rel = factors
         w_imp, w_conf, w_rec, w_dec, w_rel = self._w
         total = w_imp * f_imp + w_conf * f_conf + w_rec * f_rec + w_dec * (1.0 - f_dec) + w_rel * (f_rel or 0.0)
         return round(_clamp01(total), SCORE_DIGITS)
 
     def score(self, inputs: FactorInputs) -> float:
         """The rounded score ``score_candidate`` gives for these inputs."""
-        return self._combine(*self.factors(inputs))
+        return self.combine(self.factors(inputs))
+
+    @staticmethod
+    def breakdown(factors: Factors) -> ScoreBreakdown:
+        """The rounded breakdown of :meth:`factors`' result, as ``score_candidate`` gives it."""
+        r = SCORE_DIGITS
+        return ScoreBreakdown(
+            importance=round(factors[0], r),
+            confidence=round(factors[1], r),
+            recency=round(factors[2], r),
+            decay=round(factors[3], r),
+            relevance=None if factors[4] is None else round(factors[4], r),
+        )
 
     def scored(self, inputs: FactorInputs) -> ScoredCandidate:
         """What ``score_candidate`` returns for these inputs: the score and its rounded breakdown."""
         f = self.factors(inputs)
-        r = SCORE_DIGITS
-        breakdown = ScoreBreakdown(
-            importance=round(f[0], r),
-            confidence=round(f[1], r),
-            recency=round(f[2], r),
-            decay=round(f[3], r),
-            relevance=None if f[4] is None else round(f[4], r),
-        )
-        return ScoredCandidate(score=self._combine(*f), breakdown=breakdown)
+        return ScoredCandidate(score=self.combine(f), breakdown=self.breakdown(f))

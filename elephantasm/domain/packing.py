@@ -27,16 +27,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 
 from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.pack_trace import Decision, PackTrace
 from elephantasm.domain.render import (
+    LAYER_RANK,
     LAYER_SEPARATOR,
     RENDER_ORDER,
     Layer,
     PackItem,
     display_key,
-    global_rank_key,
     header_line,
     item_line,
     rank_key,
@@ -74,6 +75,7 @@ class _Cand:
     item: PackItem
     line: str
     cost: int
+    key: tuple[float, float, str, int]  # global_rank_key(layer, item), computed once
 
 
 def normalise_shares(shares: Mapping[Layer, float] | Mapping[str, float] | None) -> dict[Layer, float]:
@@ -96,10 +98,11 @@ def _prepare(
     """Filter, de-duplicate by id (best rank wins), sort and cost every candidate once."""
     prepared: dict[Layer, list[_Cand]] = {}
     for layer in RENDER_ORDER:
-        items = sorted(candidates.get(layer, ()), key=rank_key)
+        order = LAYER_RANK[layer]
+        ranked = sorted(((rank_key(it), it) for it in candidates.get(layer, ())), key=itemgetter(0))
         seen: set[str] = set()
         out: list[_Cand] = []
-        for it in items:
+        for key, it in ranked:
             if it.id in seen or not it.text or it.text.isspace():
                 if trace is not None:
                     trace.note(layer, it, Decision.DUPLICATE if it.id in seen else Decision.EMPTY)
@@ -110,7 +113,7 @@ def _prepare(
                 continue
             seen.add(it.id)
             line = item_line(layer, it)
-            out.append(_Cand(layer, it, line, count(line)))
+            out.append(_Cand(layer, it, line, count(line), (*key, order)))
         prepared[layer] = out
     return prepared
 
@@ -147,7 +150,7 @@ def _select(
     pool = budget - used_total
     if trace is not None:
         trace.pool_after_reserved = pool
-    rest.sort(key=lambda c: global_rank_key(c.layer, c.item))
+    rest.sort(key=attrgetter("key"))
     for c in rest:
         bucket = chosen[c.layer]
         limit = limits.get(c.layer)
@@ -203,7 +206,7 @@ def _finalise(
     tokens = count(text)
     trimmed = 0
     while tokens > max_tokens and any(chosen.values()):
-        victim = max((c for cands in chosen.values() for c in cands), key=lambda c: global_rank_key(c.layer, c.item))
+        victim = max((c for cands in chosen.values() for c in cands), key=attrgetter("key"))
         chosen[victim.layer].remove(victim)
         if trace is not None:
             trace.trimmed(victim.layer, victim.item)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 
@@ -45,7 +46,8 @@ HEADERS: Mapping[Layer, str] = {
 # Blank line between layer blocks (each block already ends with a newline).
 LAYER_SEPARATOR = "\n"
 
-_LAYER_RANK = {layer: i for i, layer in enumerate(RENDER_ORDER)}
+LAYER_RANK: Mapping[Layer, int] = {layer: i for i, layer in enumerate(RENDER_ORDER)}
+"""Each layer's position in :data:`RENDER_ORDER` (the last element of :func:`global_rank_key`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +92,7 @@ def display_key(layer: Layer) -> Callable[[PackItem], tuple[Any, ...]]:
 
 def global_rank_key(layer: Layer, item: PackItem) -> tuple[float, float, str, int]:
     """Order across layers consistent with :func:`rank_key` inside each layer."""
-    return (*rank_key(item), _LAYER_RANK[layer])
+    return (*rank_key(item), LAYER_RANK[layer])
 
 
 def clean_text(text: str) -> str:
@@ -103,21 +105,26 @@ def _utc(t: datetime) -> datetime:
     return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
 
 
-def _prefix(layer: Layer, item: PackItem) -> str:
+def _prefix(layer: Layer, label: str | None, time: datetime | None) -> str:
     parts: list[str] = []
-    if item.label:
-        parts.append(f"[{clean_text(item.label)}]")
+    if label:
+        parts.append(f"[{clean_text(label)}]")
     # isoformat slicing instead of strftime: same text, much cheaper on the hot path.
-    if item.time is not None and layer is Layer.LONG_TERM:
-        parts.append(f"({_utc(item.time).isoformat()[:10]})")
-    elif item.time is not None and layer is Layer.SESSION:
-        parts.append(f"({_utc(item.time).isoformat()[:16].replace('T', ' ')})")
+    if time is not None and layer is Layer.LONG_TERM:
+        parts.append(f"({_utc(time).isoformat()[:10]})")
+    elif time is not None and layer is Layer.SESSION:
+        parts.append(f"({_utc(time).isoformat()[:16].replace('T', ' ')})")
     return " ".join(parts) + " " if parts else ""
 
 
 def item_line(layer: Layer, item: PackItem) -> str:
     """The exact line (with trailing newline) an item renders to in ``layer``."""
-    return f"- {_prefix(layer, item)}{clean_text(item.text)}\n"
+    return _line(layer, item.label, item.time, item.text)
+
+
+@lru_cache(maxsize=16384, typed=True)  # pure; typed: a plain "session" is not Layer.SESSION
+def _line(layer: Layer, label: str | None, time: datetime | None, text: str) -> str:
+    return f"- {_prefix(layer, label, time)}{clean_text(text)}\n"
 
 
 def header_line(layer: Layer) -> str:

@@ -188,21 +188,30 @@ def contextual_relevance(
         return [None if v is None else 1.0 - (hi - v) / width for v in values]
 
     n_cos, n_fts = spread(cos, MIN_COSINE_SPREAD), spread(fts, MIN_FTS_SPREAD)
-    out: list[float | None] = []
-    for i, (c, f) in enumerate(signals):
-        parts = [
-            (w, v)
-            for w, v in (
-                (CONTEXT_COSINE_WEIGHT, n_cos[i] if n_cos else None),
-                (1.0 - CONTEXT_COSINE_WEIGHT, n_fts[i] if n_fts else None),
-            )
-            if v is not None
-        ]
-        if parts:
-            out.append(round(_clamp01(sum(w * v for w, v in parts) / sum(w for w, _ in parts)), SCORE_DIGITS))
-        else:
-            out.append(fuse_relevance(c, f))
-    return out
+    none = [None] * len(signals)
+    return [
+        _weighted_pair(a, b) if a is not None or b is not None else fuse_relevance(c, f)
+        for (c, f), a, b in zip(signals, n_cos or none, n_fts or none, strict=True)
+    ]
+
+
+_W_COS = CONTEXT_COSINE_WEIGHT
+_W_FTS = 1.0 - CONTEXT_COSINE_WEIGHT
+_W_BOTH = _W_COS + _W_FTS
+
+
+def _weighted_pair(a: float | None, b: float | None) -> float:
+    """The weighted mean of the normalised signals present (at least one), rounded: the same
+    floating-point operations as ``sum(w * v) / sum(w)`` over them (a sum starts from 0, and
+    ``0 + x`` is ``x``), written out because a compile evaluates it for every candidate."""
+    if a is not None and b is not None:
+        x = (_W_COS * a + _W_FTS * b) / _W_BOTH
+    elif a is not None:
+        x = _W_COS * a / _W_COS
+    else:
+        assert b is not None
+        x = _W_FTS * b / _W_FTS
+    return round(_clamp01(x), SCORE_DIGITS)
 
 
 def quantise(as_of: datetime, bucket_seconds: int) -> datetime:

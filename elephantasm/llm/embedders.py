@@ -18,6 +18,8 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+import numpy as np
+
 if TYPE_CHECKING:
     import openai
 
@@ -208,7 +210,11 @@ class OpenAIEmbedder:
 
 
 class CachedEmbedder:
-    """LRU cache in front of another embedder (for query embeddings on the hot inject path)."""
+    """LRU cache in front of another embedder (for query embeddings on the hot inject path).
+
+    Vectors are kept as float64 rows (exactly the floats ``inner`` returned): a pack compile reads
+    its pending events' vectors as one matrix (:meth:`embed_array`) without building lists.
+    """
 
     def __init__(self, inner: Embedder, max_entries: int = 4096) -> None:
         if max_entries <= 0:
@@ -220,7 +226,7 @@ class CachedEmbedder:
         # An embedder written before spaces existed is its own space, named after it.
         self.space = getattr(inner, "space", None) or EmbeddingSpace(inner.name, inner.dim, "unversioned")
         self.max_entries = max_entries
-        self._cache: OrderedDict[str, tuple[float, ...]] = OrderedDict()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.hits = 0
         self.misses = 0
 
@@ -231,26 +237,42 @@ class CachedEmbedder:
         straight to ``inner``: its texts will not come again as queries, and caching them would
         evict the queries (and cost ~20 ms per 1,500 vectors in copies)."""
         if len(texts) > BULK_TEXTS:
-            fresh = await self.inner.embed(texts)
-            if len(fresh) != len(texts):
-                raise EmbeddingError(f"{self.name}: asked for {len(texts)} embeddings, got {len(fresh)}")
-            return fresh
+            return await self._inner_embed(texts)
+        return [row.tolist() for row in await self._rows(texts)]
+
+    async def embed_array(self, texts: list[str]) -> np.ndarray:
+        """:meth:`embed` as a ``len(texts) × dim`` float64 array (same values)."""
+        rows = await self._rows(texts)
+        return np.stack(rows) if rows else np.empty((0, self.dim), dtype=np.float64)
+
+    async def _rows(self, texts: list[str]) -> list[np.ndarray]:
         vectors = {t: self._cache[t] for t in texts if t in self._cache}
         hits = sum(1 for t in texts if t in vectors)
         self.hits += hits
         self.misses += len(texts) - hits
         missing = [t for t in dict.fromkeys(texts) if t not in vectors]
         if missing:
-            fresh = await self.inner.embed(missing)
-            if len(fresh) != len(missing):
-                raise EmbeddingError(f"{self.name}: asked for {len(missing)} embeddings, got {len(fresh)}")
-            vectors.update((t, tuple(v)) for t, v in zip(missing, fresh, strict=True))
+            fresh = await self._inner_embed(missing)
+            vectors.update((t, _row(v)) for t, v in zip(missing, fresh, strict=True))
         for t in dict.fromkeys(texts):
             self._put(t, vectors[t])
-        return [list(vectors[t]) for t in texts]
+        return [vectors[t] for t in texts]
 
-    def _put(self, text: str, vec: tuple[float, ...]) -> None:
+    async def _inner_embed(self, texts: list[str]) -> list[list[float]]:
+        fresh = await self.inner.embed(texts)
+        if len(fresh) != len(texts):
+            raise EmbeddingError(f"{self.name}: asked for {len(texts)} embeddings, got {len(fresh)}")
+        return fresh
+
+    def _put(self, text: str, vec: np.ndarray) -> None:
         self._cache[text] = vec
         self._cache.move_to_end(text)
         while len(self._cache) > self.max_entries:
             self._cache.popitem(last=False)
+
+
+def _row(vector: list[float]) -> np.ndarray:
+    """A cached vector: float64 (every Python float exactly), read-only (rows are shared)."""
+    row = np.array(vector, dtype=np.float64)
+    row.flags.writeable = False
+    return row

@@ -31,6 +31,8 @@ class Candidate:
 
     Read-only by convention, not ``frozen``: a compile builds ~500 of them, and a frozen
     dataclass's ``__init__`` (one ``object.__setattr__`` per field) costs three times as much.
+    The one exception: an event's ``cosine`` is set by the compile that read it (events have no
+    stored vector), before anything else looks at it.
     """
 
     kind: str  # "memory" | "event" | "knowledge"
@@ -126,7 +128,7 @@ def _memory(r: Any, space: str | None = None) -> Candidate:
         recall_count=r["recall_count"] or 0,
         cosine=r["cosine"],
         fts_rank=r["fts_rank"],
-        provenance=tuple(r["provenance"] or ()),
+        provenance=(),  # read for served items only (.provenance)
         time_start=r["time_start"],
         time_end=r["time_end"],
         session_id=r["session_id"],
@@ -148,7 +150,7 @@ def _knowledge(r: Any) -> Candidate:
         recall_count=0,
         cosine=r["cosine"],
         fts_rank=r["fts_rank"],
-        provenance=tuple(r["provenance"] or ()),
+        provenance=(),  # read for served items only (.provenance)
         label=r["type"],
         topic=r["topic"],
     )
@@ -298,17 +300,17 @@ async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: S
 # the current item of that subject ("I moved from Tallinn to Porto") is the update, and is kept.
 # Memories without knowledge are kept. Ids are batched: one statement per compile.
 _SUPERSEDED_MEMORIES = text("""
-SELECT km.memory_id
-FROM knowledge_memories km JOIN knowledge k ON k.id = km.knowledge_id
-WHERE km.org_id = :org AND km.anima_id = :anima AND km.memory_id = ANY(:ids) AND k.deleted_at IS NULL
-GROUP BY km.memory_id
-HAVING bool_or(
-  (k.superseded_by IS NOT NULL OR k.valid_to IS NOT NULL) AND k.subject_key IS NOT NULL AND EXISTS (
-    SELECT 1 FROM knowledge n
-    WHERE n.org_id = :org AND n.anima_id = :anima AND n.subject_key = k.subject_key AND n.id <> k.id
-      AND n.deleted_at IS NULL AND n.valid_to IS NULL AND n.superseded_by IS NULL
-      AND NOT EXISTS (SELECT 1 FROM knowledge_memories own
-                      WHERE own.knowledge_id = n.id AND own.memory_id = km.memory_id)))
+SELECT ids.id AS memory_id FROM unnest(CAST(:ids AS uuid[])) AS ids(id)
+WHERE EXISTS (
+  SELECT 1 FROM knowledge_memories km JOIN knowledge k ON k.id = km.knowledge_id
+  WHERE km.memory_id = ids.id AND km.org_id = :org AND km.anima_id = :anima
+    AND k.org_id = :org AND k.anima_id = :anima AND k.deleted_at IS NULL
+    AND (k.superseded_by IS NOT NULL OR k.valid_to IS NOT NULL) AND k.subject_key IS NOT NULL AND EXISTS (
+      SELECT 1 FROM knowledge n
+      WHERE n.org_id = :org AND n.anima_id = :anima AND n.subject_key = k.subject_key AND n.id <> k.id
+        AND n.deleted_at IS NULL AND n.valid_to IS NULL AND n.superseded_by IS NULL
+        AND NOT EXISTS (SELECT 1 FROM knowledge_memories own
+                        WHERE own.knowledge_id = n.id AND own.memory_id = km.memory_id)))
 """)
 
 

@@ -9,14 +9,15 @@ fingerprint, so the same inputs give byte-identical content.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from operator import mul
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain import turn_vectors
+from elephantasm.domain.dots import sequential_dots
 from elephantasm.domain.fingerprint import pack_fingerprint
 from elephantasm.domain.fusion import rank_fusion
 from elephantasm.domain.lean import lean_text, wants_temporal
@@ -24,13 +25,15 @@ from elephantasm.domain.pack_trace import PackTrace
 from elephantasm.domain.packing import PackResult, pack
 from elephantasm.domain.presets import budget_limits, budget_shares, compile_weights
 from elephantasm.domain.render import RENDER_ORDER, Layer, header_line, item_line
-from elephantasm.domain.scoring import contextual_relevance
-from elephantasm.domain.temporal import temporal_context
+from elephantasm.domain.scoring import ScoringWeights, contextual_relevance
+from elephantasm.domain.temporal import TemporalContext, temporal_context
+from elephantasm.gcpause import paused_gc
 from elephantasm.schemas.packs import MemoryPackRead
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs.items import IdentityData, Scorer, identity_items, temporal_item
 from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
-from elephantasm.services.packs.reads import read_candidates
+from elephantasm.services.packs.provenance import fill_provenance
+from elephantasm.services.packs.reads import Gathered, read_candidates, snapshot_transaction
 from elephantasm.services.packs.wire import build_pack
 from elephantasm.tokens import get_token_counter
 
@@ -67,14 +70,20 @@ class CompiledPack:
 async def _event_cosines(
     runtime: Runtime, query_vec: list[float], items: list[cands.Candidate]
 ) -> list[cands.Candidate]:
-    """Events carry no stored embedding: embed the (bounded) candidate set now."""
+    """Events carry no stored embedding: embed the (bounded) candidate set now (the embedder's LRU
+    keeps them across compiles). Unit vectors: cosine is the dot product."""
     events = [c for c in items if c.kind == "event"]
     if not events:
         return items
-    vectors = await runtime.embedder.embed([lean_text(c.text) for c in events])
-    # Unit vectors: cosine is the dot product (map/mul is ~2x a generator over zip).
-    cos = {c.id: sum(map(mul, query_vec, v)) for c, v in zip(events, vectors, strict=True)}
-    return [replace(c, cosine=cos[c.id]) if c.id in cos else c for c in items]
+    texts = [lean_text(c.text) for c in events]
+    embed_array = getattr(runtime.embedder, "embed_array", None)
+    if embed_array is not None:
+        rows = await embed_array(texts)
+    else:
+        rows = np.array(await runtime.embedder.embed(texts), dtype=np.float64)
+    for c, cosine in zip(events, sequential_dots(query_vec, rows), strict=True):
+        c.cosine = cosine  # this compile's own candidate, read from its rows just now
+    return items
 
 
 def _turn_cosines(query_vec: list[float], items: list[cands.Candidate]) -> list[cands.Candidate]:
@@ -122,8 +131,6 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
 
     ``trace`` (optional) receives the packer's decisions (the inspector's composer shows them).
     """
-    cfg = req.config
-    weights = compile_weights(cfg, req.query)
     query_vec = (await runtime.embedder.embed([req.query]))[0] if req.query else None
     scope = cands.Scope(
         req.org_id,
@@ -131,15 +138,50 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         req.as_of,
         req.query,
         vector_literal(query_vec) if query_vec else None,
-        weights,
-        cfg,
+        compile_weights(req.config, req.query),
+        req.config,
         runtime.embedder.space.label(),
         len(query_vec) if query_vec else None,
     )
-    got = await read_candidates(runtime, req, scope)
+    # One snapshot from the first read to the provenance of the served items. The pending events'
+    # vectors come from the embedder's LRU (or, for new events, an in-process model); with a remote
+    # embedder this read-only transaction (no locks beyond ACCESS SHARE) stays open during its call.
+    async with snapshot_transaction(runtime) as conn:
+        got = await read_candidates(conn, req, scope)
+        if query_vec is not None:
+            for layer in (Layer.SESSION, Layer.LONG_TERM):
+                got.layers[layer] = await _event_cosines(runtime, query_vec, got.layers[layer])
+        # From scoring to the bytes, the compile's few thousand objects stay alive: no cyclic
+        # collection in between (elephantasm.gcpause); the one await is the short provenance read.
+        with paused_gc():
+            chosen = _choose(req, got, query_vec, scope.weights, trace)
+            await fill_provenance(conn, _needing_provenance(chosen.result, got, trace))
+            return _serialise(runtime, req, got, chosen)
+
+
+@dataclass(frozen=True, slots=True)
+class _Chosen:
+    """What packing decided, and what the wire needs from it."""
+
+    result: PackResult
+    scorer: Scorer
+    identity: IdentityData
+    temporal: TemporalContext
+    count: Callable[[str], int]
+
+
+def _choose(
+    req: PackRequest,
+    got: Gathered,
+    query_vec: list[float] | None,
+    weights: ScoringWeights,
+    trace: PackTrace | None,
+) -> _Chosen:
+    """Turn cosines, relevance, scores and packing, from the gathered candidates."""
+    cfg = req.config
     if query_vec is not None:
         for layer in (Layer.SESSION, Layer.LONG_TERM):
-            got.layers[layer] = _turn_cosines(query_vec, await _event_cosines(runtime, query_vec, got.layers[layer]))
+            got.layers[layer] = _turn_cosines(query_vec, got.layers[layer])
     relevances = None
     if req.query is not None:
         pool = [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
@@ -170,20 +212,33 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         min_score=cfg.min_score or None,
         trace=trace,
     )
+    return _Chosen(result, scorer, identity, temporal, count)
+
+
+def _needing_provenance(result: PackResult, got: Gathered, trace: PackTrace | None) -> list[cands.Candidate]:
+    """The served items' candidates; every candidate when traced (the inspector shows the cut too)."""
+    if trace is not None:
+        return [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
+    return [it.ref[0] for layer in (Layer.SESSION, Layer.LONG_TERM, Layer.KNOWLEDGE) for it in result.items(layer)]
+
+
+def _serialise(runtime: Runtime, req: PackRequest, got: Gathered, chosen: _Chosen) -> CompiledPack:
+    """The fingerprint, the wire pack and its bytes."""
+    cfg, result = req.config, chosen.result
     inputs = pack_key_inputs(req, got.head.state_version)
     fingerprint = pack_fingerprint(inputs, result.text)
     pack_id = uuid.uuid5(PACK_ID_NAMESPACE, fingerprint)
     wire = build_pack(
         req,
         result,
-        scorer,
+        chosen.scorer,
         pack_id=pack_id,
         fingerprint=fingerprint,
         state_version=got.head.state_version,
-        identity=identity if cfg.include_identity else None,
-        temporal=temporal if got.head.last_event_at is not None and cfg.include_temporal else None,
+        identity=chosen.identity if cfg.include_identity else None,
+        temporal=chosen.temporal if got.head.last_event_at is not None and cfg.include_temporal else None,
         session_id=got.session.session_id if got.session else None,
-        layer_tokens=layer_tokens(result, count),
+        layer_tokens=layer_tokens(result, chosen.count),
         compiled_at=runtime.clock(),
     )
     memory_ids = tuple(

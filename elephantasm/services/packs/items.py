@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from elephantasm.domain.fast_scoring import FactorInputs, FactorScorer
+from elephantasm.domain.fast_scoring import FactorInputs, Factors, FactorScorer
 from elephantasm.domain.lean import IdentityText, identity_lines, lean_text
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.render import Layer, PackItem
@@ -25,26 +25,26 @@ SIMILARITY_DIGITS = 6
 
 
 class LazyScored:
-    """A candidate's score, and its factor breakdown computed on first use.
+    """A candidate's score, and its rounded factor breakdown made on first use.
 
     Stands in for :class:`ScoredCandidate` in a pack item's ``ref``: every candidate needs its
-    score to be ranked, only the served (and inspected) ones need the breakdown.
+    score to be ranked, only the served (and inspected) ones need the breakdown. The unrounded
+    factors the score came from are kept, so the breakdown is never recomputed.
     """
 
-    __slots__ = ("_candidate", "_full", "_scorer", "score")
+    __slots__ = ("_breakdown", "_factors", "score")
 
-    def __init__(self, score: float, scorer: Scorer, candidate: Candidate) -> None:
+    def __init__(self, score: float, factors: Factors) -> None:
         self.score = score
-        self._scorer = scorer
-        self._candidate = candidate
-        self._full: ScoredCandidate | None = None
+        self._factors = factors
+        self._breakdown: ScoreBreakdown | None = None
 
     @property
     def breakdown(self) -> ScoreBreakdown:
-        """The factors of :meth:`Scorer.score` (same score, by construction of FactorScorer)."""
-        if self._full is None:
-            self._full = self._scorer.score(self._candidate)
-        return self._full.breakdown
+        """The factors behind :attr:`score`, rounded (as :meth:`Scorer.score` gives them)."""
+        if self._breakdown is None:
+            self._breakdown = FactorScorer.breakdown(self._factors)
+        return self._breakdown
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,34 +74,25 @@ class Scorer:
         """``c``'s relevance: its in-compile normalised value, else cosine and text rank fused."""
         if not self.has_query:
             return None
-        if self.relevances is not None and (c.kind, c.id) in self.relevances:
-            return self.relevances[(c.kind, c.id)]
+        if self.relevances is not None and (key := (c.kind, c.id)) in self.relevances:
+            return self.relevances[key]
         return fuse_relevance(c.cosine, c.fts_rank)
-
-    def score(self, c: Candidate) -> ScoredCandidate:
-        """The domain's five-factor score of ``c`` (relevance normalised within the compile), as
-        :func:`~elephantasm.domain.scoring.score_candidate` gives it."""
-        return self._fast.scored(self._inputs(c))
 
     def _inputs(self, c: Candidate) -> FactorInputs:
         return c.importance, c.confidence, c.happened_at, c.touched_at, c.created_at, c.recall_count, self.relevance(c)
 
     def item(self, c: Candidate) -> PackItem:
-        """A pack item carrying ``(candidate, scored)`` as its ``ref`` (``scored``: a :class:`LazyScored`)."""
-        score = self._fast.score(self._inputs(c))
-        scored = LazyScored(score, self, c)
+        """A pack item carrying ``(candidate, scored)`` as its ``ref`` (``scored``: a :class:`LazyScored`):
+        the domain's five-factor score of ``c`` (relevance normalised within the compile), as
+        :func:`~elephantasm.domain.scoring.score_candidate` gives it."""
+        factors = self._fast.factors(self._inputs(c))
+        scored = LazyScored(self._fast.combine(factors), factors)
         # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
         # With a query, a memory shows the turn that matched it (``snippet``) when there is one.
         text = c.text if c.kind == "knowledge" else lean_text(c.snippet or c.text)
-        return PackItem(
-            id=str(c.id),
-            text=text,
-            score=score,
-            time=c.happened_at,
-            provenance=tuple(str(p) for p in c.provenance),
-            label=c.label,
-            ref=(c, scored),
-        )
+        # Positional (a frozen dataclass's keyword call costs more); ``provenance`` stays empty:
+        # the packer never reads it, and the wire takes it from the candidate.
+        return PackItem(str(c.id), text, scored.score, c.happened_at, (), c.label, (c, scored))
 
     def strongest(self, scored: ScoredCandidate | LazyScored) -> str:
         """The factor contributing most to a score (decay contributes as freshness, 1 − decay)."""

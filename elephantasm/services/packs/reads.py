@@ -1,6 +1,7 @@
 """Everything a compile reads: a handful of statements in one REPEATABLE READ transaction.
 
-One snapshot means the ``state_version`` read first keys exactly the state the candidates come
+The compile holds the transaction until it has packed and read the served items' provenance
+(:mod:`.provenance`) from the same snapshot. One snapshot means the ``state_version`` read first keys exactly the state the candidates come
 from. (Splitting the reads over two connections sharing an exported snapshot was measured: on
 2 cores it saved ~3 ms of ~30, and holding one pooled connection while waiting for a second can
 deadlock a saturated pool, so it was not kept.)
@@ -67,7 +68,8 @@ def pool_size(limit: int) -> int:
 
 
 @asynccontextmanager
-async def _snapshot_transaction(runtime: Runtime) -> AsyncIterator[AsyncConnection]:
+async def snapshot_transaction(runtime: Runtime) -> AsyncIterator[AsyncConnection]:
+    """One read-only REPEATABLE READ transaction: every read of a compile sees the same snapshot."""
     async with runtime.engine.connect() as conn:
         conn = await conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
         async with conn.begin():
@@ -77,43 +79,44 @@ async def _snapshot_transaction(runtime: Runtime) -> AsyncIterator[AsyncConnecti
 _OWN_SESSION_EVENTS = 500
 
 
-async def read_candidates(runtime: Runtime, req: PackRequest, scope: cands.Scope) -> Gathered:
+async def read_candidates(conn: AsyncConnection, req: PackRequest, scope: cands.Scope) -> Gathered:
     """Anima, session, the session's candidates, long-term memories and pending events (minus the
-    session's), and knowledge. NotFoundError for a missing or foreign anima."""
+    session's), and knowledge, on ``conn`` (a :func:`snapshot_transaction`, the compile's first
+    reads). Provenance is read later, for the items served (:mod:`.provenance`). NotFoundError for
+    a missing or foreign anima."""
     cfg = req.config
     limits = candidate_limits(cfg, req.max_tokens, req.query is not None)
     ef = str(min(1000, max(64, 2 * pool_size(max(limits.long_term, limits.knowledge)))))
-    async with _snapshot_transaction(runtime) as conn:
-        head = (await conn.execute(_HEAD_SQL, {"ef": ef, "anima": req.anima_id, "org": req.org_id})).one_or_none()
-        if head is None:
-            raise NotFoundError(f"anima {req.anima_id} not found")
-        session = await resolve_session(
-            conn,
-            req.org_id,
-            req.anima_id,
-            explicit=req.session_id,
-            latest_session=head.latest_session,
-            last_event_at=head.last_event_at,
-            as_of=req.as_of,
-            config=cfg,
-        )
-        layers: dict[Layer, list[cands.Candidate]] = {Layer.SESSION: [], Layer.LONG_TERM: [], Layer.KNOWLEDGE: []}
-        if session is not None and cfg.include_session:
-            layers[Layer.SESSION] += await cands.session_memories(conn, scope, session, pool_size(limits.session))
-            if limits.recent_turns > 0:
-                layers[Layer.SESSION] += await cands.recent_turns(conn, scope, session, limits.recent_turns)
-        in_session = [c.id for c in layers[Layer.SESSION]]
-        if session is not None and req.session_id and not cfg.include_session:
-            # A caller that names its session and leaves the layer out holds that session itself (a
-            # chat's own turns): its pending events must not come back as long-term items either.
-            in_session += [c.id for c in await cands.recent_turns(conn, scope, session, _OWN_SESSION_EVENTS)]
-        if cfg.include_long_term and (k := pool_size(limits.long_term)):
-            layers[Layer.LONG_TERM] += await cands.long_term_memories(conn, scope, k, in_session)
-            layers[Layer.LONG_TERM] += await cands.pending_events(conn, scope, k, in_session)
-        memory_ids = [c.id for layer in (Layer.SESSION, Layer.LONG_TERM) for c in layers[layer] if c.kind == "memory"]
-        if stale := await cands.superseded_memories(conn, scope, memory_ids):
-            for layer in (Layer.SESSION, Layer.LONG_TERM):
-                layers[layer] = [c for c in layers[layer] if not (c.kind == "memory" and c.id in stale)]
-        if cfg.include_knowledge and (k := pool_size(limits.knowledge)):
-            layers[Layer.KNOWLEDGE] = await cands.knowledge(conn, scope, k)
+    head = (await conn.execute(_HEAD_SQL, {"ef": ef, "anima": req.anima_id, "org": req.org_id})).one_or_none()
+    if head is None:
+        raise NotFoundError(f"anima {req.anima_id} not found")
+    session = await resolve_session(
+        conn,
+        req.org_id,
+        req.anima_id,
+        explicit=req.session_id,
+        latest_session=head.latest_session,
+        last_event_at=head.last_event_at,
+        as_of=req.as_of,
+        config=cfg,
+    )
+    layers: dict[Layer, list[cands.Candidate]] = {Layer.SESSION: [], Layer.LONG_TERM: [], Layer.KNOWLEDGE: []}
+    if session is not None and cfg.include_session:
+        layers[Layer.SESSION] += await cands.session_memories(conn, scope, session, pool_size(limits.session))
+        if limits.recent_turns > 0:
+            layers[Layer.SESSION] += await cands.recent_turns(conn, scope, session, limits.recent_turns)
+    in_session = [c.id for c in layers[Layer.SESSION]]
+    if session is not None and req.session_id and not cfg.include_session:
+        # A caller that names its session and leaves the layer out holds that session itself (a
+        # chat's own turns): its pending events must not come back as long-term items either.
+        in_session += [c.id for c in await cands.recent_turns(conn, scope, session, _OWN_SESSION_EVENTS)]
+    if cfg.include_long_term and (k := pool_size(limits.long_term)):
+        layers[Layer.LONG_TERM] += await cands.long_term_memories(conn, scope, k, in_session)
+        layers[Layer.LONG_TERM] += await cands.pending_events(conn, scope, k, in_session)
+    memory_ids = [c.id for layer in (Layer.SESSION, Layer.LONG_TERM) for c in layers[layer] if c.kind == "memory"]
+    if stale := await cands.superseded_memories(conn, scope, memory_ids):
+        for layer in (Layer.SESSION, Layer.LONG_TERM):
+            layers[layer] = [c for c in layers[layer] if not (c.kind == "memory" and c.id in stale)]
+    if cfg.include_knowledge and (k := pool_size(limits.knowledge)):
+        layers[Layer.KNOWLEDGE] = await cands.knowledge(conn, scope, k)
     return Gathered(head, session, layers)

@@ -45,11 +45,23 @@ def freshness_expr(touched_at: str, recalls: str) -> str:
 
 
 def factor_score(importance: str, confidence: str, happened_at: str, touched_at: str, recalls: str) -> str:
-    """Σ wᵢ·factorᵢ over the four query-independent factors (weights bound as :w_*)."""
+    """Σ wᵢ·factorᵢ over the four query-independent factors (weights bound as :w_*).
+
+    A zero weight's term is 0.0 without evaluating its factor: query presets weigh recency and
+    decay 0, and their exp()/power() were most of the cost of scoring a row. (0.0 · factor is
+    0.0 for every factor value, so the score is the same float either way.)
+    """
     return (
         f"(:w_imp * {clamp01(importance)} + :w_conf * {clamp01(confidence)}"
-        f" + :w_rec * {recency_expr(happened_at)} + :w_fresh * {freshness_expr(touched_at, recalls)})"
+        f" + {_unless_zero(':w_rec', recency_expr(happened_at))}"
+        f" + {_unless_zero(':w_fresh', freshness_expr(touched_at, recalls))})"
     )
+
+
+def _unless_zero(weight: str, factor: str) -> str:
+    # A custom plan folds the CASE away (the weight is a constant there); a generic one tests it per row.
+    # The cast types the parameter: "= 0" alone would make Postgres infer an integer and truncate it.
+    return f"(CASE WHEN CAST({weight} AS float8) = 0.0 THEN 0.0::float8 ELSE {weight} * {factor} END)"
 
 
 # Query lexemes (english stemming, stop words dropped; at most 8 of them). The speaker labels the
@@ -113,16 +125,13 @@ def match_columns(alias: str, has_query: bool) -> str:
     )
 
 
+# No provenance here: it is read for the items a pack serves only (services/packs/provenance.py).
 MEMORY_COLUMNS = (
     "m.id, m.summary, m.content, m.importance, m.confidence, m.session_id, m.time_start, m.time_end, "
-    "m.created_at, m.last_recalled_at, m.recall_count, m.turn_vectors, m.embedding_space, "
-    "ARRAY(SELECT me.event_id FROM memory_events me WHERE me.memory_id = m.id ORDER BY me.event_id) AS provenance"
+    "m.created_at, m.last_recalled_at, m.recall_count, m.turn_vectors, m.embedding_space"
 )
 KNOWLEDGE_COLUMNS = (
-    "k.id, k.type, k.topic, k.content, k.summary, k.importance, k.confidence, k.valid_from, k.created_at, "
-    "ARRAY(SELECT DISTINCT me.event_id FROM knowledge_memories km "
-    "JOIN memory_events me ON me.memory_id = km.memory_id WHERE km.knowledge_id = k.id "
-    "ORDER BY me.event_id) AS provenance"
+    "k.id, k.type, k.topic, k.content, k.summary, k.importance, k.confidence, k.valid_from, k.created_at"
 )
 EVENT_COLUMNS = (
     f"e.id, e.event_type, e.role, e.author, e.summary, left(e.content, {EVENT_TEXT_CHARS}) AS content, "

@@ -108,10 +108,13 @@ def top_k_union(
         )
         arms.append(f"SELECT id FROM {a}t")
     ctes.append(f"ids AS ({' UNION '.join(arms)})")
-    from_tsq = " CROSS JOIN tsq" if has_query else ""
+    from_tsq = ", tsq" if has_query else ""
+    # The union's rows are read by primary key: "= ANY(ARRAY(...))" is one index scan over the few
+    # hundred ids. (A join on ``ids`` let the planner hash-join a sequential scan of the anima's
+    # whole table: 4 ms of the long-term statement and 6.7 ms of the pending one at 10k rows.)
     return (
         f"WITH {', '.join(ctes)} SELECT {columns}, {match_columns(a, has_query)} "
-        f"FROM ids JOIN {table} {a} ON {a}.id = ids.id{from_tsq}"
+        f"FROM {table} {a}{from_tsq} WHERE {a}.id = ANY(ARRAY(SELECT id FROM ids))"
     )
 
 

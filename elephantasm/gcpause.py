@@ -1,0 +1,46 @@
+"""Hold the cyclic garbage collector off during a short, allocation-heavy section of a compile.
+
+A pack compile builds a few thousand short-lived objects (candidates, items, lines, wire dicts).
+With the default thresholds the collector runs several young collections in the middle of it,
+finds nearly everything still alive, walks it and promotes it; the promoted objects are freed by
+reference counting moments later, but the older generations they reached are walked again by the
+next full collection. Measured on the 10k-memory benchmark anima (``benchmarks/RESULTS.md``,
+"issue 14 compile"): ~9 young collections per compile, and one whole-set walk whenever a section
+boundary fell while the compile's objects were still alive.
+
+Pausing the collector for the section lets those objects die by reference counting first; the
+allocation count is kept, so the collector runs as usual right after. Nothing is leaked: cycles
+created meanwhile are collected by that next run. A section may await a short database read:
+tasks that run meanwhile also run without the cyclic collector for that time (reference counting
+still frees their objects). Sections of several tasks may overlap; the collector comes back when
+the last one ends, and only if it was on when the first began.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_lock = threading.Lock()
+_depth = 0
+_restore = False
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Disable the cyclic collector for the ``with`` block (re-entrant, overlapping-safe)."""
+    global _depth, _restore
+    with _lock:
+        if _depth == 0:
+            _restore = gc.isenabled()
+            gc.disable()
+        _depth += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _restore:
+                gc.enable()
