@@ -10,10 +10,11 @@ boundary fell while the compile's objects were still alive.
 
 Pausing the collector for the section lets those objects die by reference counting first; the
 allocation count is kept, so the collector runs as usual right after. Nothing is leaked: cycles
-created meanwhile are collected by that next run. A section may await a short database read:
-tasks that run meanwhile also run without the cyclic collector for that time (reference counting
-still frees their objects). Sections of several tasks may overlap; the collector comes back when
-the last one ends, and only if it was on when the first began.
+created meanwhile are collected by that next run. Keep a section synchronous (no ``await``
+inside): a pause held across an await also holds the collector off for every task that runs
+meanwhile, and under steady concurrent load the sections could overlap without end. Sections of
+several threads may still overlap; the collector comes back when the last one ends, and only if it
+was on when the first began.
 """
 
 from __future__ import annotations

@@ -151,11 +151,14 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         if query_vec is not None:
             for layer in (Layer.SESSION, Layer.LONG_TERM):
                 got.layers[layer] = await _event_cosines(runtime, query_vec, got.layers[layer])
-        # From scoring to the bytes, the compile's few thousand objects stay alive: no cyclic
-        # collection in between (elephantasm.gcpause); the one await is the short provenance read.
+        # Scoring/packing and serialising each build a few thousand short-lived objects: no cyclic
+        # collection in the middle of either (elephantasm.gcpause). Each pause covers synchronous
+        # code only: a pause held across an await would also hold the collector off for every
+        # task that runs meanwhile, and under steady concurrent compiles it might never resume.
         with paused_gc():
             chosen = _choose(req, got, query_vec, scope.weights, trace)
-            await fill_provenance(conn, _needing_provenance(chosen.result, got, trace))
+        await fill_provenance(conn, _needing_provenance(chosen.result, got, trace))
+        with paused_gc():
             return _serialise(runtime, req, got, chosen)
 
 
