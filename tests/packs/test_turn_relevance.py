@@ -32,7 +32,8 @@ NOISY_EXCHANGE = [
 QUESTION = "Does the user have a dog?"
 
 
-async def _record(client: httpx.AsyncClient, tenant: Tenant, anima: str) -> None:
+async def _record_and_dream(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: str) -> None:
+    """The noisy exchange and one unrelated turn, distilled by one completed dream run."""
     start = FROZEN_NOW - timedelta(days=3)
     for i, (role, content) in enumerate(NOISY_EXCHANGE):
         await extract(client, tenant, anima, content, role=role, session_id="s1",
@@ -40,15 +41,15 @@ async def _record(client: httpx.AsyncClient, tenant: Tenant, anima: str) -> None
                       occurred_at=(start + timedelta(minutes=i)).isoformat())
     await extract(client, tenant, anima, "My neighbour plays loud music every evening, I can't sleep.",
                   session_id="s2", occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat())
+    run = await run_dream(runtime, tenant.org_id, uuid.UUID(anima))
+    assert run.status == "completed", run.error
 
 
 async def test_a_fact_inside_a_long_noisy_exchange_outranks_an_unrelated_memory(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
     anima = panima["id"]
-    await _record(pclient, tenant, anima)
-    run = await run_dream(pack_runtime, tenant.org_id, uuid.UUID(anima))
-    assert run.status == "completed", run.error
+    await _record_and_dream(pclient, pack_runtime, tenant, anima)
 
     async with pack_runtime.engine.connect() as conn:
         rows = (await conn.execute(text(
@@ -84,9 +85,7 @@ async def test_editing_a_memorys_content_drops_its_turn_vectors(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
     anima = panima["id"]
-    await _record(pclient, tenant, anima)
-    run = await run_dream(pack_runtime, tenant.org_id, uuid.UUID(anima))
-    assert run.status == "completed", run.error
+    await _record_and_dream(pclient, pack_runtime, tenant, anima)
     sql = text("SELECT id, turn_vectors IS NOT NULL AS has FROM memories WHERE anima_id = :a ORDER BY time_end")
     async with pack_runtime.engine.connect() as conn:
         first = (await conn.execute(sql, {"a": uuid.UUID(anima)})).first()
