@@ -32,15 +32,14 @@ from operator import attrgetter, itemgetter
 from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.pack_trace import Decision, PackTrace
 from elephantasm.domain.render import (
-    LAYER_RANK,
     LAYER_SEPARATOR,
     RENDER_ORDER,
     Layer,
     PackItem,
     display_key,
+    global_rank_key,
     header_line,
     item_line,
-    rank_key,
     render_lines,
 )
 
@@ -98,8 +97,8 @@ def _prepare(
     """Filter, de-duplicate by id (best rank wins), sort and cost every candidate once."""
     prepared: dict[Layer, list[_Cand]] = {}
     for layer in RENDER_ORDER:
-        order = LAYER_RANK[layer]
-        ranked = sorted(((rank_key(it), it) for it in candidates.get(layer, ())), key=itemgetter(0))
+        # The layer's rank is the same for all, so this is rank_key's order within the layer.
+        ranked = sorted(((global_rank_key(layer, it), it) for it in candidates.get(layer, ())), key=itemgetter(0))
         seen: set[str] = set()
         out: list[_Cand] = []
         for key, it in ranked:
@@ -113,7 +112,7 @@ def _prepare(
                 continue
             seen.add(it.id)
             line = item_line(layer, it)
-            out.append(_Cand(layer, it, line, count(line), (*key, order)))
+            out.append(_Cand(layer, it, line, count(line), key))
         prepared[layer] = out
     return prepared
 

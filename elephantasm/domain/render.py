@@ -46,8 +46,7 @@ HEADERS: Mapping[Layer, str] = {
 # Blank line between layer blocks (each block already ends with a newline).
 LAYER_SEPARATOR = "\n"
 
-LAYER_RANK: Mapping[Layer, int] = {layer: i for i, layer in enumerate(RENDER_ORDER)}
-"""Each layer's position in :data:`RENDER_ORDER` (the last element of :func:`global_rank_key`)."""
+_LAYER_RANK = {layer: i for i, layer in enumerate(RENDER_ORDER)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +91,7 @@ def display_key(layer: Layer) -> Callable[[PackItem], tuple[Any, ...]]:
 
 def global_rank_key(layer: Layer, item: PackItem) -> tuple[float, float, str, int]:
     """Order across layers consistent with :func:`rank_key` inside each layer."""
-    return (*rank_key(item), LAYER_RANK[layer])
+    return (*rank_key(item), _LAYER_RANK[layer])
 
 
 def clean_text(text: str) -> str:
