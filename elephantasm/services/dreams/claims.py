@@ -193,18 +193,19 @@ async def mark_distilled(
     return rowcount(moved) == 1
 
 
-async def count_pending(
-    session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, until_seq: int | None = None
-) -> int:
-    """Events of the anima not yet distilled (claimed or not), optionally none above ``until_seq``."""
+async def count_pending(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, until_seq: int) -> int:
+    """Events of the anima not yet distilled (claimed or not), none above ``until_seq``."""
     after = select(_ANIMAS.c.distilled_seq).where(_ANIMAS.c.id == anima_id).scalar_subquery()
     stmt = (
         select(func.count())
         .select_from(_EVENTS)
-        .where(_EVENTS.c.anima_id == anima_id, org_scoped(_EVENTS, org_id), _EVENTS.c.seq > after)
+        .where(
+            _EVENTS.c.anima_id == anima_id,
+            org_scoped(_EVENTS, org_id),
+            _EVENTS.c.seq > after,
+            _EVENTS.c.seq <= until_seq,
+        )
     )
-    if until_seq is not None:
-        stmt = stmt.where(_EVENTS.c.seq <= until_seq)
     return int((await session.execute(stmt)).scalar_one())
 
 
