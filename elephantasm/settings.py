@@ -66,6 +66,11 @@ class Settings(BaseSettings):
     session_gap_minutes: int = 30
     pack_cache_bytes: int = 64 * 1024 * 1024
     pack_retention_per_anima: int = 50
+    compress_packs: bool = Field(
+        default=True,
+        description="Send packs gzipped to clients whose Accept-Encoding allows it (each pack compressed once); "
+        "turn off behind a proxy that compresses.",
+    )
 
     # --- embeddings ----------------------------------------------------------------------
     embedder: str = Field(

@@ -11,6 +11,7 @@ from litestar.status_codes import HTTP_200_OK
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, parse_uuid
 from api.scopes import READ_ONLY
+from elephantasm.domain.content_coding import accepts_gzip
 from elephantasm.domain.presets import PRESET_NAMES
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.packs import (
@@ -43,12 +44,18 @@ Encoding = Annotated[
 ]
 SessionId = Annotated[str | None, QueryParameter(max_length=200, description="Treat this session as the current one.")]
 IfNoneMatch = Annotated[str | None, HeaderParameter(name="If-None-Match", required=False)]
+AcceptEncoding = Annotated[str | None, HeaderParameter(name="Accept-Encoding", required=False)]
 
 
 def _respond(served: svc.Served) -> Response[bytes]:
     """Pre-serialised bytes straight out (a cache hit is never re-encoded); a fresh compile is
     recorded after the response is sent."""
-    headers = {"ETag": served.etag} if served.etag else {}
+    # The body depends on Accept-Encoding (gzip or not), so shared caches must key on it.
+    headers = {"Vary": "Accept-Encoding"}
+    if served.etag:
+        headers["ETag"] = served.etag
+    if served.content_encoding:
+        headers["Content-Encoding"] = served.content_encoding
     background = BackgroundTask(served.followup) if served.followup else None
     return Response(
         served.body, status_code=served.status, media_type=MediaType.JSON, headers=headers, background=background
@@ -73,6 +80,7 @@ class AnimaPackController(Controller):
         encoding: Encoding = None,
         session_id: SessionId = None,
         if_none_match: IfNoneMatch = None,
+        accept_encoding: AcceptEncoding = None,
     ) -> Response[MemoryPackRead | None]:
         """The pack to inject now; JSON null for an anima with nothing recorded; 304 if the ETag matches."""
         req = svc.build_request(
@@ -85,7 +93,8 @@ class AnimaPackController(Controller):
             encoding=encoding,
             session_id=session_id,
         )
-        return _respond(await svc.latest(runtime, req, if_none_match))  # type: ignore[return-value]
+        served = await svc.latest(runtime, req, if_none_match, accept_gzip=accepts_gzip(accept_encoding))
+        return _respond(served)  # type: ignore[return-value]
 
     @get("/")
     async def history(
@@ -112,6 +121,7 @@ class PackController(Controller):
         caller: CallerDep,
         runtime: RuntimeDep,
         if_none_match: IfNoneMatch = None,
+        accept_encoding: AcceptEncoding = None,
     ) -> Response[MemoryPackRead]:
         """Compile with an explicit configuration (a preset plus overrides); always returns a pack."""
         req = svc.build_request(
@@ -126,7 +136,8 @@ class PackController(Controller):
             session_id=data.session_id,
             as_of=data.as_of,
         )
-        return _respond(await svc.compile_now(runtime, req, if_none_match))  # type: ignore[return-value]
+        served = await svc.compile_now(runtime, req, if_none_match, accept_gzip=accepts_gzip(accept_encoding))
+        return _respond(served)  # type: ignore[return-value]
 
     @get("/memory-packs/{pack_id:str}")
     async def get_pack(self, pack_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> MemoryPackRead:

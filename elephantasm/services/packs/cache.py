@@ -11,8 +11,10 @@ from __future__ import annotations
 import statistics
 import uuid
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from elephantasm.domain.content_coding import gzip_bytes
 
 # Bookkeeping bytes charged per entry on top of its body (key, ids, object headers).
 _ENTRY_OVERHEAD = 512
@@ -27,11 +29,14 @@ class CachedPack:
     fingerprint: str
     pack_id: uuid.UUID
     memory_ids: tuple[uuid.UUID, ...]
+    gzipped: bytes | None = None
+    """``body`` gzipped, made on the first hit from a gzip-accepting client (see :meth:`SnapshotLRU.gzip_body`)."""
 
     @property
     def size(self) -> int:
         """Approximate bytes this entry holds."""
-        return len(self.body) + len(self.key) + 16 * len(self.memory_ids) + _ENTRY_OVERHEAD
+        extra = len(self.gzipped) if self.gzipped is not None else 0
+        return len(self.body) + extra + len(self.key) + 16 * len(self.memory_ids) + _ENTRY_OVERHEAD
 
     def payload(self) -> dict[str, Any]:
         """The shared tier's JSON: the body kept as a string, so every replica serves the same bytes."""
@@ -86,6 +91,15 @@ class SnapshotLRU:
             _, evicted = self._entries.popitem(last=False)
             self.bytes -= evicted.size
             self.evictions += 1
+
+    def gzip_body(self, entry: CachedPack) -> bytes:
+        """``entry``'s body gzipped, compressed once: the entry with its copy replaces the cached one."""
+        if entry.gzipped is not None:
+            return entry.gzipped
+        body = gzip_bytes(entry.body)
+        if self._entries.get(entry.key) is entry:
+            self.put(replace(entry, gzipped=body))
+        return body
 
     def discard_mentioning(self, needles: list[bytes]) -> int:
         """Drop every entry whose body contains any of ``needles`` (forgotten ids); returns how many."""

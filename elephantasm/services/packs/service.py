@@ -61,10 +61,17 @@ class Served:
     body: bytes
     etag: str | None = None
     followup: Followup | None = None
+    content_encoding: str | None = None
+    """``"gzip"`` when ``body`` is the pack gzipped (the caller asked for it and it is enabled)."""
 
 
 def etag_for(fingerprint: str) -> str:
-    """The ETag header value of a pack (a strong validator: the fingerprint, quoted)."""
+    """The ETag header value of a pack (the fingerprint, quoted).
+
+    The same for the JSON and its gzip coding: the documented "ETag = fingerprint" stays true
+    for every client, and ``Vary: Accept-Encoding`` keeps shared caches' copies apart. (A strong
+    tag per coding matters for range requests, which packs do not serve.)
+    """
     return f'"{fingerprint}"'
 
 
@@ -202,7 +209,11 @@ async def _load_or_compile(runtime: Runtime, key: str, req: PackRequest) -> tupl
 
 
 def _serve(
-    runtime: Runtime, req: PackRequest, found: tuple[CachedPack, Followup | None], if_none_match: str | None
+    runtime: Runtime,
+    req: PackRequest,
+    found: tuple[CachedPack, Followup | None],
+    if_none_match: str | None,
+    accept_gzip: bool,
 ) -> Served:
     state = runtime.packs
     entry, followup = found
@@ -211,25 +222,32 @@ def _serve(
     if etag_matches(if_none_match, entry.fingerprint):
         state.metrics.not_modified += 1
         return Served(304, b"", etag, followup)
+    if accept_gzip and runtime.settings.compress_packs:
+        return Served(200, state.lru.gzip_body(entry), etag, followup, content_encoding="gzip")
     return Served(200, entry.body, etag, followup)
 
 
-async def latest(runtime: Runtime, req: PackRequest, if_none_match: str | None = None) -> Served:
+async def latest(
+    runtime: Runtime, req: PackRequest, if_none_match: str | None = None, *, accept_gzip: bool = False
+) -> Served:
     """``GET …/memory-packs/latest``: the pack, 304 if unchanged, JSON null if nothing is recorded.
 
-    The caller must run ``Served.followup`` when it is set.
+    ``accept_gzip``: the client accepts gzip (its ``Accept-Encoding``). The caller must run
+    ``Served.followup`` when it is set.
     """
     state_version = await _head(runtime, req, allow_null=True)
     if state_version is None:
         return Served(200, NULL_BODY)
-    return _serve(runtime, req, await _entry(runtime, req, state_version), if_none_match)
+    return _serve(runtime, req, await _entry(runtime, req, state_version), if_none_match, accept_gzip)
 
 
-async def compile_now(runtime: Runtime, req: PackRequest, if_none_match: str | None = None) -> Served:
+async def compile_now(
+    runtime: Runtime, req: PackRequest, if_none_match: str | None = None, *, accept_gzip: bool = False
+) -> Served:
     """``POST /api/packs/compile``: always a pack (possibly empty), served from the cache when identical.
 
-    The caller must run ``Served.followup`` when it is set.
+    ``accept_gzip`` as for :func:`latest`. The caller must run ``Served.followup`` when it is set.
     """
     state_version = await _head(runtime, req, allow_null=False)
     assert state_version is not None
-    return _serve(runtime, req, await _entry(runtime, req, state_version), if_none_match)
+    return _serve(runtime, req, await _entry(runtime, req, state_version), if_none_match, accept_gzip)
