@@ -7,9 +7,12 @@ import uuid
 from datetime import datetime, timedelta
 
 import httpx
+import pytest
 from sqlalchemy import text
 
+from elephantasm.domain.presets import PRESET_NAMES, compile_weights, get_preset
 from elephantasm.runtime import Runtime
+from elephantasm.services.packs import candidates as cands
 from elephantasm.services.purge import purge_anima
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
@@ -112,3 +115,18 @@ async def test_removing_a_memory_removes_its_recall_row(
     assert len(await _recall_rows(pack_runtime, second)) == 1
     await purge_anima(pack_runtime, tenant.org_id, uuid.UUID(panima["id"]))  # erasure: every row of the anima
     assert await _recall_rows(pack_runtime, second) == []
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_query_compiles_score_without_reading_recall_state(preset: str) -> None:
+    """With a query every preset weighs decay 0, so the long-term statement's scoring arms are built
+    without memory_recalls: it is read only for the union's rows (the final read by primary key)."""
+    config = get_preset(preset)
+    query = "what does the user cook"
+    scope = cands.Scope(uuid.uuid4(), uuid.uuid4(), FROZEN_NOW, query, None, compile_weights(config, query), config)
+    assert not scope.uses_decay
+    assert cands._long_term(True, 256, scope.uses_decay).text.count("memory_recalls") == 1
+    # Without a query decay counts, and the four-factor arms join it to score.
+    plain = cands.Scope(uuid.uuid4(), uuid.uuid4(), FROZEN_NOW, None, None, compile_weights(config, None), config)
+    assert plain.uses_decay
+    assert cands._long_term(False, None, plain.uses_decay).text.count("memory_recalls") > 1
