@@ -39,6 +39,8 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 40
 """Build parameters of every HNSW index (migration 0010): ef_construction 40, not 64, made an insert
 17–30 % cheaper for the same recall (benchmarks/RESULTS.md, issue 14 vectors)."""
+MEMORY_RECALLS_FILLFACTOR = 70
+"""Room on each ``memory_recalls`` page for the new versions of its rows' recall updates (HOT)."""
 
 
 def _uuid_pk() -> Any:
@@ -274,8 +276,7 @@ class Memory(SQLModel, table=True):
     session_id: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
     time_start: datetime | None = _ts()
     time_end: datetime | None = _ts()
-    recall_count: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
-    last_recalled_at: datetime | None = _ts()
+    # Recall state (how often and when last served) lives in ``memory_recalls`` (migration 0014).
     merged_into: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
     meta: dict[str, Any] = _jsonb()
     embedding: Any = _vector()
@@ -298,10 +299,33 @@ class Memory(SQLModel, table=True):
         *_pack_candidate_indexes(
             "memories",
             "coalesce(time_end, time_start)",
-            ["confidence", "time_start", "time_end", "last_recalled_at", "created_at", "recall_count", "id"],
+            ["confidence", "time_start", "time_end", "created_at", "id"],
             "deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'",
         ),
     )
+
+
+class MemoryRecall(SQLModel, table=True):
+    """A memory's recall state: how often it was served in a pack, and when last (migration 0014).
+
+    Kept out of ``memories`` because recording a recall rewrote a ~2.5 kB memory row whose every
+    index (HNSW and GIN included) got a new entry: the covering pack indexes carried both columns,
+    so no update could be HOT. Here no index holds the updated columns, and free space
+    (``fillfactor``) lets the batcher's upserts stay HOT. No row: never recalled. ``org_id`` and
+    ``anima_id`` copy the memory's (every table can be distributed by them); they carry no foreign
+    key of their own: the memory's, which cascades, already ties the row to both.
+    """
+
+    __tablename__ = "memory_recalls"
+    memory_id: uuid.UUID = Field(
+        sa_column=Column(UUID(as_uuid=True), ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True)
+    )
+    org_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), nullable=False))
+    anima_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), nullable=False))
+    recall_count: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    last_recalled_at: datetime | None = _ts()
+
+    __table_args__ = {"postgresql_with": {"fillfactor": MEMORY_RECALLS_FILLFACTOR}}
 
 
 class MemoryEvent(SQLModel, table=True):

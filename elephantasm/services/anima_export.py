@@ -21,6 +21,7 @@ from elephantasm.db.models import (
     KnowledgeMemory,
     Memory,
     MemoryEvent,
+    MemoryRecall,
 )
 from elephantasm.db.scopes import org_scoped, visible
 from elephantasm.schemas.transfer import (
@@ -54,6 +55,18 @@ async def _links(
     return out
 
 
+async def _recalls(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> dict[uuid.UUID, dict[str, Any]]:
+    """memory id → its recall state, for the anima's recalled memories (the rest: never recalled)."""
+    r = MemoryRecall  # reached through the anima's memories: memory_recalls has no anima index
+    stmt = (
+        select(col(r.memory_id), col(r.recall_count), col(r.last_recalled_at))
+        .join(Memory, col(Memory.id) == col(r.memory_id))
+        .where(col(Memory.anima_id) == anima_id, org_scoped(Memory, org_id))
+    )
+    rows = (await session.execute(stmt)).all()
+    return {m: {"recall_count": n, "last_recalled_at": at} for m, n, at in rows}
+
+
 async def _rows(session: AsyncSession, stmt: Any) -> AsyncIterator[Any]:
     """ORM rows of ``stmt``, fetched ``_BATCH`` at a time (an anima may hold millions of events)."""
     async for row in await session.stream_scalars(stmt.execution_options(yield_per=_BATCH)):
@@ -77,10 +90,11 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
         .where(col(Memory.anima_id) == anima_id, *visible(Memory, org_id))
         .order_by(col(Memory.created_at), col(Memory.time_start), col(Memory.id))
     )
+    recalls = await _recalls(session, org_id, anima_id)
     exported: set[uuid.UUID] = set()
     async for row in _rows(session, memories):
         exported.add(row.id)
-        yield MemoryRecord(**_fields(row, MemoryRecord), event_ids=sources.get(row.id, []))
+        yield MemoryRecord(**_fields(row, MemoryRecord), **recalls.get(row.id, {}), event_ids=sources.get(row.id, []))
     learnt = await _links(
         session, KnowledgeMemory, KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id, org_id, anima_id
     )

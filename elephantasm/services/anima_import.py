@@ -29,6 +29,7 @@ from elephantasm.db.models import (
     KnowledgeMemory,
     Memory,
     MemoryEvent,
+    MemoryRecall,
 )
 from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.event_seq import number_events
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
 
 _CHUNK = 1000
+# A memory record's recall state goes to memory_recalls (migration 0014), not to the memory row.
+_RECALL_FIELDS = ("recall_count", "last_recalled_at")
 _EMBED_BATCH = 256
 
 
@@ -215,7 +218,7 @@ async def write_import(
         Memory,
         [
             {
-                **_plain(m, "event_ids"),
+                **_plain(m, "event_ids", *_RECALL_FIELDS),
                 "id": ids[m.id],
                 "merged_into": ref(m.merged_into),
                 "embedding": v,
@@ -224,6 +227,15 @@ async def write_import(
                 **at,
             }
             for m, v, turns in zip(p.memories, vectors[0], vectors[2], strict=True)
+        ],
+    )
+    await _insert(
+        session,
+        MemoryRecall,
+        [
+            {"memory_id": ids[m.id], "recall_count": m.recall_count, "last_recalled_at": m.last_recalled_at, **at}
+            for m in p.memories
+            if m.recall_count or m.last_recalled_at is not None
         ],
     )
     await _insert(

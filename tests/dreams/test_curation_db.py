@@ -7,17 +7,20 @@ from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import select, text, update
 
 from elephantasm.db.models import DreamAction, KnowledgeMemory, Memory, MemoryEvent
 from elephantasm.db.migrate import upgrade
 from elephantasm.runtime import Runtime, build_runtime
-from elephantasm.services.dreams import run_dream
+from elephantasm.domain.dreaming.curation import MergeGroup
+from elephantasm.services.dreams import curation, run_dream
+from elephantasm.services.dreams.journal import WriteContext
 from elephantasm.services.keys import create_key
 from elephantasm.settings import Settings
 from tests.conftest import Tenant
 from tests.support.databases import create_database, drop_database
 from tests.dreams.helpers import T0, add_events, new_anima, turns, variant
+from tests.packs.helpers import add_memory
 
 SAME = ["My favorite color is teal and I like long walks.", "Teal and long walks, noted."]
 
@@ -91,8 +94,9 @@ async def test_decay_archive_and_reactivation(runtime: Runtime, tenant: Tenant) 
     # recalled (e.g. served in a pack) after it was archived -> active again
     recalled = later + timedelta(hours=1)
     async with runtime.unit_of_work() as session:
-        await session.execute(update(Memory).where(Memory.id == memory_id)
-                              .values(last_recalled_at=recalled, recall_count=Memory.recall_count + 1))
+        await session.execute(text(
+            "INSERT INTO memory_recalls (memory_id, org_id, anima_id, recall_count, last_recalled_at) "
+            "VALUES (:m, :o, :a, 1, :at)"), {"m": memory_id, "o": tenant.org_id, "a": anima_id, "at": recalled})
     rt.clock = lambda: recalled + timedelta(hours=1)
     run = await run_dream(rt, tenant.org_id, anima_id)
     assert run.counts["reactivated"] == 1 and (await _memories(runtime, anima_id))[memory_id].state == "active"
@@ -143,3 +147,25 @@ async def test_strong_match_reactivates_archived_memory(lone_runtime: tuple[Runt
     run = await run_dream(runtime, tenant.org_id, anima_id)
     assert run.counts["reactivated"] == 1
     assert (await _memories(runtime, anima_id))[memory_id].state == "active"
+
+
+async def test_merge_sums_recall_counts_into_the_survivor(runtime: Runtime, tenant: Tenant) -> None:
+    """Recall state is in memory_recalls (migration 0014): a survivor gains its members' recalls and keeps
+    its own last recall time; a member without recalls adds nothing; the members' rows stay as they were."""
+    anima_id = await new_anima(runtime, tenant.org_id)
+    ids = {name: await add_memory(runtime, tenant, anima_id, f"{name} copy", time_end=T0)
+           for name in ("kept", "recalled", "never", "alone", "gives")}
+    seen = T0 + timedelta(days=2)
+    async with runtime.unit_of_work() as session:
+        for name, count, at in (("kept", 2, seen), ("recalled", 3, T0), ("gives", 4, None)):
+            await session.execute(text(
+                "INSERT INTO memory_recalls (memory_id, org_id, anima_id, recall_count, last_recalled_at) "
+                "VALUES (:m, :o, :a, :n, :at)"), {"m": ids[name], "o": tenant.org_id, "a": anima_id, "n": count, "at": at})
+        ctx = WriteContext(tenant.org_id, anima_id, uuid.uuid4(), T0 + timedelta(days=3))
+        groups = [MergeGroup(ids["kept"], (ids["recalled"], ids["never"]), 0.99), MergeGroup(ids["alone"], (ids["gives"],), 0.99)]
+        await curation._merge(session, ctx, groups, [])
+    async with runtime.read_session() as session:
+        rows = {r[0]: r[1:] for r in (await session.execute(text(
+            "SELECT memory_id, recall_count, last_recalled_at FROM memory_recalls WHERE anima_id = :a"),
+            {"a": anima_id})).all()}
+    assert rows == {ids["kept"]: (5, seen), ids["recalled"]: (3, T0), ids["alone"]: (4, None), ids["gives"]: (4, None)}

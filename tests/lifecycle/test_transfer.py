@@ -42,14 +42,15 @@ async def test_round_trip_into_another_org(
     kinds = [json.loads(line)["kind"] for line in first]
     assert kinds[0] == "anima" and {"event", "memory", "knowledge", "identity", "identity_version"} <= set(kinds)
     assert any(json.loads(x).get("superseded_by") for x in first)  # history travels too
+    assert any(json.loads(x).get("recall_count") for x in first)  # so does recall state (memory_recalls)
 
     copy = str(await import_anima(runtime, other_tenant.org_id, first))
     second = await export(runtime, other_tenant.org_id, copy)
     assert normalised(second) == normalised(first)
     assert source not in "".join(second) and copy in second[0]
     counts, copied = await rows_of(runtime, source), await rows_of(runtime, copy)
-    for table in ("events", "memories", "memory_events", "knowledge", "knowledge_memories", "identities",
-                  "identity_history"):
+    for table in ("events", "memories", "memory_events", "memory_recalls", "knowledge", "knowledge_memories",
+                  "identities", "identity_history"):
         assert copied[table] == counts[table], table
 
     # The copy serves the same pack text as the original (same state, query, as_of).

@@ -12,7 +12,7 @@ import httpx
 from sqlalchemy import insert, select
 
 from elephantasm.domain.lean import lean_text
-from elephantasm.db.models import Identity, Knowledge, KnowledgeMemory, Memory, MemoryEvent
+from elephantasm.db.models import Identity, Knowledge, KnowledgeMemory, Memory, MemoryEvent, MemoryRecall
 from elephantasm.runtime import Runtime
 from elephantasm.services.animas import bump_state_version
 from tests.conftest import Tenant
@@ -115,8 +115,9 @@ async def set_identity(runtime: Runtime, tenant: Tenant, anima_id: str | uuid.UU
 
 
 async def recall_state(runtime: Runtime, memory_id: uuid.UUID) -> tuple[int, datetime | None]:
-    """(recall_count, last_recalled_at) of a memory."""
+    """(recall_count, last_recalled_at) of a memory, as stored (memory_recalls; no row: (0, None))."""
     async with runtime.read_session() as session:
         row = (await session.execute(
-            select(Memory.recall_count, Memory.last_recalled_at).where(Memory.id == memory_id))).one()
-    return row[0], row[1]
+            select(MemoryRecall.recall_count, MemoryRecall.last_recalled_at)
+            .where(MemoryRecall.memory_id == memory_id))).one_or_none()
+    return (0, None) if row is None else (row[0], row[1])

@@ -80,7 +80,8 @@ async def test_compile_body_overrides_and_as_of(
 
 async def _importance_cut(runtime: Runtime, scope: cands.Scope, k: int) -> float:
     """The importance bound the pruned arm computes (to check that it really prunes)."""
-    arms = topk.factor_arms("memories", "m", cands.sql.MEMORY_ALIVE, cands.sql.MEMORY_FACTORS, cands.sql.MEMORY_HAPPENED)
+    arms = topk.factor_arms("memories", "m", cands.sql.MEMORY_ALIVE, cands.sql.MEMORY_FACTORS, cands.sql.MEMORY_HAPPENED,
+                            cands.sql.MEMORY_RECALLS)
     ctes = ", ".join(f"{name} AS MATERIALIZED ({sql})" for name, sql in arms[:2])
     params = scope.params(**cands._pruning(scope, k))
     async with runtime.engine.connect() as conn:
@@ -105,8 +106,10 @@ async def test_pruned_top_k_equals_brute_force(
     async with pack_runtime.engine.begin() as conn:
         await conn.execute(text(
             "INSERT INTO memories (id, org_id, anima_id, summary, importance, confidence, state, time_start, time_end, "
-            "recall_count, last_recalled_at, created_at, updated_at) VALUES (:id, :org, :anima, :s, :imp, :conf, "
-            "'active', :t, :t, :rc, :lr, :c, :c)"), rows)
+            "created_at, updated_at) VALUES (:id, :org, :anima, :s, :imp, :conf, 'active', :t, :t, :c, :c)"), rows)
+        await conn.execute(text(
+            "INSERT INTO memory_recalls (memory_id, org_id, anima_id, recall_count, last_recalled_at) "
+            "VALUES (:id, :org, :anima, :rc, :lr)"), [r for r in rows if r["rc"] or r["lr"]])
         await conn.execute(text("ANALYZE memories"))
     for preset in ("conversational", "recent", "important"):
         config = get_preset(preset)

@@ -63,9 +63,10 @@ _HNSW_ONLY = (
     "enable_sort = off",
 )
 _STATS_SQL = text("""
-SELECT id, state, importance, recall_count, created_at, last_recalled_at, summary, time_start,
-       meta->>'state_since' AS since
-FROM memories WHERE anima_id = :anima AND deleted_at IS NULL AND merged_into IS NULL
+SELECT m.id, m.state, m.importance, coalesce(r.recall_count, 0) AS recall_count, m.created_at, r.last_recalled_at,
+       m.summary, m.time_start, m.meta->>'state_since' AS since
+FROM memories m LEFT JOIN memory_recalls r ON r.memory_id = m.id
+WHERE m.anima_id = :anima AND m.deleted_at IS NULL AND m.merged_into IS NULL
 """)
 # Every merge group of the pass at once, as (survivor, merged member) pairs: groups are disjoint
 # (``plan_merges`` takes each memory at most once), so set-based statements do what one pass per
@@ -80,13 +81,19 @@ _MERGE_SQL = [
             JOIN {_PAIRS} ON km.memory_id = g.m
             ON CONFLICT DO NOTHING"""),
     text("DELETE FROM knowledge_memories WHERE memory_id = ANY(CAST(:ms AS uuid[]))"),
+    # A survivor inherits its members' recalls (their sum; its own last recall time stays).
+    text(f"""INSERT INTO memory_recalls AS mr (memory_id, org_id, anima_id, recall_count)
+            SELECT g.s, sv.org_id, sv.anima_id, sum(x.recall_count) FROM {_PAIRS}
+            JOIN memory_recalls x ON x.memory_id = g.m JOIN memories sv ON sv.id = g.s
+            GROUP BY g.s, sv.org_id, sv.anima_id HAVING sum(x.recall_count) <> 0
+            ON CONFLICT (memory_id) DO UPDATE SET recall_count = mr.recall_count + excluded.recall_count"""),
     text(f"UPDATE memories x SET merged_into = g.s FROM {_PAIRS} WHERE x.merged_into = g.m"),
     text(f"""UPDATE memories m SET time_start = LEAST(m.time_start, a.ts), time_end = GREATEST(m.time_end, a.te),
                 importance = GREATEST(m.importance, a.imp), confidence = LEAST(0.95, GREATEST(m.confidence, a.conf) + 0.05),
-                recall_count = m.recall_count + a.recalls, updated_at = :now,
+                updated_at = :now,
                 session_id = CASE WHEN a.same_session THEN m.session_id END
             FROM (SELECT g.s, min(x.time_start) ts, max(x.time_end) te, max(x.importance) imp, max(x.confidence) conf,
-                         sum(x.recall_count) recalls, bool_and(x.session_id IS NOT DISTINCT FROM sv.session_id) AS same_session
+                         bool_and(x.session_id IS NOT DISTINCT FROM sv.session_id) AS same_session
                   FROM {_PAIRS} JOIN memories x ON x.id = g.m JOIN memories sv ON sv.id = g.s GROUP BY g.s) a
             WHERE m.id = a.s"""),
     text(f"""UPDATE memories x SET state = 'archived', merged_into = g.s, updated_at = :now,

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
-from elephantasm.db.models import Event, Memory, MemoryEvent
+from elephantasm.db.models import Event, Memory, MemoryEvent, MemoryRecall
 from elephantasm.db.scopes import org_scoped, visible
 from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import indexed_vector
@@ -28,7 +28,14 @@ from elephantasm.services.dreams.paging import (
 )
 
 _M = table_of(Memory)
-_COLS = readable_columns(_M)
+_R = table_of(MemoryRecall)
+# A memory as read: its columns and its recall state (migration 0014; no row: never recalled).
+_COLS = [
+    *readable_columns(_M),
+    func.coalesce(_R.c.recall_count, 0).label("recall_count"),
+    _R.c.last_recalled_at.label("last_recalled_at"),
+]
+_FROM = _M.outerjoin(_R, _R.c.memory_id == _M.c.id)
 _PAGE_AT = func.coalesce(_M.c.time_end, _M.c.created_at)
 
 
@@ -41,7 +48,7 @@ async def list_memories(
     cursor: str | None,
 ) -> tuple[list[Any], str | None]:
     """Memories, most recent experience first, optionally of one anima and state."""
-    stmt = select(*_COLS, _PAGE_AT.label("page_at")).where(*visible(_M, org_id))
+    stmt = select(*_COLS, _PAGE_AT.label("page_at")).select_from(_FROM).where(*visible(_M, org_id))
     if anima_id is not None:
         await check_anima(session, org_id, anima_id)
         stmt = stmt.where(_M.c.anima_id == anima_id)
@@ -54,7 +61,8 @@ async def list_memories(
 
 async def get_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID) -> Any:
     """One live memory of the org, or NotFoundError."""
-    row = (await session.execute(select(*_COLS).where(_M.c.id == memory_id, *visible(_M, org_id)))).one_or_none()
+    stmt = select(*_COLS).select_from(_FROM).where(_M.c.id == memory_id, *visible(_M, org_id))
+    row = (await session.execute(stmt)).one_or_none()
     if row is None:
         raise NotFoundError(f"memory {memory_id} not found")
     return row
@@ -140,6 +148,7 @@ async def search_memories(
     distance = key.cosine_distance(list(vector))
     stmt = (
         select(*_COLS, (1 - distance).label("similarity"))
+        .select_from(_FROM)
         .where(*visible(_M, org_id), _M.c.anima_id == anima_id, same_width, _M.c.embedding_space == space)
         .order_by(distance, _M.c.id)
         .limit(limit)

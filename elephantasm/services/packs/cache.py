@@ -38,18 +38,10 @@ class CachedPack:
         extra = len(self.gzipped) if self.gzipped is not None else 0
         return len(self.body) + extra + len(self.key) + 16 * len(self.memory_ids) + _ENTRY_OVERHEAD
 
-    def payload(self) -> dict[str, Any]:
-        """The shared tier's JSON: the body kept as a string, so every replica serves the same bytes."""
-        return {
-            "body": self.body.decode(),
-            "fingerprint": self.fingerprint,
-            "pack_id": str(self.pack_id),
-            "memory_ids": [str(m) for m in self.memory_ids],
-        }
-
     @classmethod
     def from_payload(cls, key: str, payload: dict[str, Any]) -> CachedPack:
-        """Inverse of :meth:`payload`."""
+        """From the shared tier's JSON (written by ``store._PERSIST``): ``body`` (the pack's JSON as a
+        string, so every replica serves the same bytes), ``fingerprint``, ``pack_id``, ``memory_ids``."""
         return cls(
             key,
             payload["body"].encode(),

@@ -78,6 +78,11 @@ class Scope:
         """Whether relevance takes part."""
         return self.query is not None
 
+    @property
+    def uses_decay(self) -> bool:
+        """Whether decay weighs anything (query presets weigh it 0): only then is recall state scored."""
+        return self.weights.normalised(self.has_query).decay != 0.0
+
     def params(self, **extra: Any) -> dict[str, Any]:
         """Bind parameters of the shared fragments plus ``extra``."""
         w = self.weights.normalised(self.has_query)
@@ -186,18 +191,26 @@ def _by_width(build: Any) -> Any:
     return functools.cache(lambda has_query, dim: text(build(has_query, dim)))
 
 
-_LONG_TERM = _by_width(
-    lambda q, dim: topk.top_k_union(
-        "memories",
-        "m",
-        f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)",
-        sql.MEMORY_FACTORS,
-        sql.MEMORY_COLUMNS,
-        q,
-        happened=sql.MEMORY_HAPPENED,
-        dim=dim,
+@functools.cache
+def _long_term(has_query: bool, dim: int | None, decay: bool) -> Any:
+    """The long-term memories statement; without ``decay`` its four-factor arms never read recall
+    state (memory_recalls is joined only for the few hundred rows read in the end)."""
+    return text(
+        topk.top_k_union(
+            "memories",
+            "m",
+            f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)",
+            sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY,
+            sql.MEMORY_COLUMNS,
+            has_query,
+            happened=sql.MEMORY_HAPPENED,
+            dim=dim,
+            score_join=sql.MEMORY_RECALLS if decay else "",
+            row_join=sql.MEMORY_RECALLS,
+        )
     )
-)
+
+
 _KNOWLEDGE = _by_width(
     lambda q, dim: topk.top_k_union(
         "knowledge",
@@ -230,7 +243,9 @@ _SESSION_MEMORY_WHERE = {
 }
 _SESSION_MEMORIES = {
     (named, q): text(
-        topk.scoped_select("memories", "m", where, sql.MEMORY_COLUMNS, "m.time_end DESC NULLS LAST, m.id", q)
+        topk.scoped_select(
+            "memories", "m", where, sql.MEMORY_COLUMNS, "m.time_end DESC NULLS LAST, m.id", q, sql.MEMORY_RECALLS
+        )
     )
     for named, where in _SESSION_MEMORY_WHERE.items()
     for q in (False, True)
@@ -276,7 +291,7 @@ async def long_term_memories(
 ) -> list[Candidate]:
     """Top-``k`` per arm over all the anima's live memories, minus ``exclude`` (the session's)."""
     params = scope.params(exclude=list(exclude), **_pruning(scope, k))
-    rows = await fetch(conn, _LONG_TERM(scope.has_query, scope.dim), params)
+    rows = await fetch(conn, _long_term(scope.has_query, scope.dim, scope.uses_decay), params)
     return [_memory(r, scope.space if scope.has_query else None) for r in rows]
 
 

@@ -2,7 +2,7 @@
 
 Serving only notes memory ids in memory; a background task writes them about once a second in
 one statement per ``as_of`` bucket. A memory counts at most one recall per bucket (here and, for
-other replicas, in the UPDATE's condition), so an agent polling ``inject`` in a loop does not
+other replicas, in the upsert's condition), so an agent polling ``inject`` in a loop does not
 inflate its spaced-repetition strength.
 
 Recalls deliberately do not bump ``state_version``: they only move time-based factors, which
@@ -26,12 +26,19 @@ from elephantasm.logsafe import safe_traceback
 
 log = logging.getLogger(__name__)
 
+# Recall state lives in ``memory_recalls`` (migration 0014), not in the memory row: an upsert of a
+# narrow row whose updated columns no index holds stays HOT, where the memory row's update wrote
+# a new ~2.5 kB version and a new entry in every index of memories. Rows are read through the
+# memories they belong to: a memory deleted since it was served is skipped, and org/anima are its.
 _RECORD_SQL = text("""
-UPDATE memories AS m
-SET recall_count = m.recall_count + 1,
-    last_recalled_at = greatest(coalesce(m.last_recalled_at, r.at), r.at)
-FROM unnest(CAST(:ids AS uuid[]), CAST(:ats AS timestamptz[])) AS r(id, at)
-WHERE m.id = r.id AND (m.last_recalled_at IS NULL OR m.last_recalled_at < :bucket)
+INSERT INTO memory_recalls AS mr (memory_id, org_id, anima_id, recall_count, last_recalled_at)
+SELECT m.id, m.org_id, m.anima_id, 1, r.at
+FROM unnest(CAST(:ids AS uuid[]), CAST(:ats AS timestamptz[])) AS r(id, at) JOIN memories m ON m.id = r.id
+ORDER BY m.id
+ON CONFLICT (memory_id) DO UPDATE
+SET recall_count = mr.recall_count + 1,
+    last_recalled_at = greatest(coalesce(mr.last_recalled_at, excluded.last_recalled_at), excluded.last_recalled_at)
+WHERE mr.last_recalled_at IS NULL OR mr.last_recalled_at < :bucket
 """)
 
 

@@ -44,17 +44,21 @@ def freshness_expr(touched_at: str, recalls: str) -> str:
     )
 
 
-def factor_score(importance: str, confidence: str, happened_at: str, touched_at: str, recalls: str) -> str:
+def factor_score(
+    importance: str, confidence: str, happened_at: str, touched_at: str, recalls: str, *, decay: bool = True
+) -> str:
     """Σ wᵢ·factorᵢ over the four query-independent factors (weights bound as :w_*).
 
     A zero weight's term is 0.0 without evaluating its factor: query presets weigh recency and
     decay 0, and their exp()/power() were most of the cost of scoring a row. (0.0 · factor is
-    0.0 for every factor value, so the score is the same float either way.)
+    0.0 for every factor value, so the score is the same float either way.) ``decay=False``
+    leaves the decay term out of the text altogether, for statements run only when its weight is
+    0 (the same float again: x + 0.0 = x): then nothing in them reads ``touched_at``/``recalls``.
     """
+    fresh = f" + {_unless_zero(':w_fresh', freshness_expr(touched_at, recalls))}" if decay else ""
     return (
         f"(:w_imp * {clamp01(importance)} + :w_conf * {clamp01(confidence)}"
-        f" + {_unless_zero(':w_rec', recency_expr(happened_at))}"
-        f" + {_unless_zero(':w_fresh', freshness_expr(touched_at, recalls))})"
+        f" + {_unless_zero(':w_rec', recency_expr(happened_at))}{fresh})"
     )
 
 
@@ -96,8 +100,16 @@ EVENT_PENDING = f"e.org_id = :org AND e.anima_id = :anima AND {event_state.pendi
 # "When it happened" per table; the pack-candidate indexes of migration 0002 are keyed on these.
 MEMORY_HAPPENED = "coalesce(m.time_end, m.time_start)"
 KNOWLEDGE_HAPPENED = "coalesce(k.valid_from, k.created_at)"
-MEMORY_TOUCHED = "coalesce(m.last_recalled_at, m.created_at)"
-MEMORY_FACTORS = factor_score("m.importance", "m.confidence", MEMORY_HAPPENED, MEMORY_TOUCHED, "m.recall_count")
+# A memory's recall state is in memory_recalls (migration 0014), joined as ``mr`` where it is read:
+# no row means never recalled. Statements that only score with a zero decay weight leave it out
+# (``MEMORY_FACTORS_NO_DECAY``), and so do not touch the table at all.
+MEMORY_RECALLS = " LEFT JOIN memory_recalls mr ON mr.memory_id = m.id"
+MEMORY_TOUCHED = "coalesce(mr.last_recalled_at, m.created_at)"
+MEMORY_RECALL_COUNT = "coalesce(mr.recall_count, 0)"
+MEMORY_FACTORS = factor_score("m.importance", "m.confidence", MEMORY_HAPPENED, MEMORY_TOUCHED, MEMORY_RECALL_COUNT)
+MEMORY_FACTORS_NO_DECAY = factor_score(
+    "m.importance", "m.confidence", MEMORY_HAPPENED, MEMORY_TOUCHED, MEMORY_RECALL_COUNT, decay=False
+)
 # Knowledge records no recalls: decay stays neutral (NULL → 0.5) and recency runs from valid_from.
 KNOWLEDGE_FACTORS = factor_score("k.importance", "k.confidence", KNOWLEDGE_HAPPENED, "NULL::timestamptz", "0")
 EVENT_FACTORS = factor_score("e.importance_score", "NULL::float8", "e.occurred_at", "e.created_at", "0")
@@ -126,9 +138,10 @@ def match_columns(alias: str, has_query: bool) -> str:
 
 
 # No provenance here: it is read for the items a pack serves only (services/packs/provenance.py).
+# The recall pair needs ``MEMORY_RECALLS`` in the FROM clause.
 MEMORY_COLUMNS = (
     "m.id, m.summary, m.content, m.importance, m.confidence, m.session_id, m.time_start, m.time_end, "
-    "m.created_at, m.last_recalled_at, m.recall_count, m.turn_vectors, m.embedding_space"
+    f"m.created_at, mr.last_recalled_at, {MEMORY_RECALL_COUNT} AS recall_count, m.turn_vectors, m.embedding_space"
 )
 KNOWLEDGE_COLUMNS = (
     "k.id, k.type, k.topic, k.content, k.summary, k.importance, k.confidence, k.valid_from, k.created_at"

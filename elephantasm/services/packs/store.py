@@ -7,7 +7,6 @@ the WAL flush (``synchronous_commit = off``): a crash can lose only the last few
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from elephantasm.db.driver_fetch import fetch
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import MemoryPackRow
 from elephantasm.db.scopes import org_scoped
@@ -28,22 +28,26 @@ if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
     from elephantasm.services.packs.compiler import CompiledPack
 
-_ASYNC_COMMIT = text("SELECT set_config('synchronous_commit', 'off', true)")
-# One round trip: record the pack, trim the anima's history to ``keep`` (the new row is not
-# visible to the trim's subquery, hence ``keep - 1`` older ones), store the snapshot, and drop
-# the anima's snapshots that can never be asked for again (older state) or are long past.
+# One round trip, its own transaction: record the pack, trim the anima's history to ``keep`` (the
+# new row is not visible to the trim's subquery, hence ``keep - 1`` older ones), store the snapshot,
+# and drop the anima's snapshots that can never be asked for again (older state) or are long past.
+# ``set_config(…, true)`` lasts until the end of the statement's own (implicit) transaction, whose
+# commit then does not wait for the WAL flush: one round trip where BEGIN, SET, the statement and
+# COMMIT through SQLAlchemy took four. The pack's JSON is sent once: the snapshot's payload
+# (``CachedPack.payload``) is built here around the same text, not escaped into a second copy.
 # A pack compiled from a state older than the anima's latest deletion (``forgotten_version``) may
 # hold what was deleted: it was served to its requester but is recorded nowhere (services/forget.py).
 # The key-share lock waits for a deletion in progress (it locks the anima row FOR UPDATE), then rechecks.
 _PERSIST = text("""
 WITH allowed AS (
-    SELECT 1 FROM animas WHERE id = :anima AND forgotten_version <= :sv FOR KEY SHARE
+    SELECT 1 FROM animas, (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
+    WHERE id = :anima AND forgotten_version <= :sv FOR KEY SHARE OF animas
 ), new_pack AS (
     INSERT INTO memory_packs (id, org_id, anima_id, query, preset_name, session_memory_count, knowledge_count,
         long_term_memory_count, has_identity, token_count, max_tokens, encoding, fingerprint, state_version,
         content, compiled_at, created_at)
     SELECT :id, :org, :anima, :query, :preset, :n_session, :n_knowledge, :n_long, :has_identity, :tokens,
-        :max_tokens, :encoding, :fingerprint, :sv, CAST(:content AS jsonb), :compiled_at, now() FROM allowed
+        :max_tokens, :encoding, :fingerprint, :sv, CAST(CAST(:content AS text) AS jsonb), :compiled_at, now() FROM allowed
     ON CONFLICT (id) DO NOTHING RETURNING id
 ), trimmed AS (
     DELETE FROM memory_packs WHERE id IN (
@@ -51,7 +55,9 @@ WITH allowed AS (
         ORDER BY created_at DESC, id DESC OFFSET :keep_older) AND EXISTS (SELECT 1 FROM new_pack)
 ), snapshot AS (
     INSERT INTO pack_snapshots (cache_key, org_id, anima_id, state_version, payload, created_at)
-    SELECT :key, :org, :anima, :sv, CAST(:payload AS jsonb), now() FROM allowed
+    SELECT :key, :org, :anima, :sv, jsonb_build_object('body', CAST(:content AS text), 'fingerprint',
+        CAST(:fingerprint AS text), 'pack_id', CAST(:id AS text), 'memory_ids', CAST(:memory_ids AS text[])), now()
+    FROM allowed
     ON CONFLICT (cache_key) DO NOTHING
 ), pruned AS (
     DELETE FROM pack_snapshots WHERE anima_id = :anima AND (state_version < :sv OR created_at < :stale_before)
@@ -80,16 +86,15 @@ async def persist(runtime: Runtime, org_id: uuid.UUID, compiled: CompiledPack, e
         "encoding": p.encoding,
         "fingerprint": p.fingerprint,
         "sv": p.state_version,
-        "content": compiled.body.decode(),
+        "content": entry.body.decode(),
         "compiled_at": p.compiled_at,
         "keep_older": keep - 1,
         "key": entry.key,
-        "payload": json.dumps(entry.payload()),
+        "memory_ids": [str(m) for m in entry.memory_ids],
         "stale_before": stale_before,
     }
-    async with runtime.engine.begin() as conn:
-        await conn.execute(_ASYNC_COMMIT)
-        await conn.execute(_PERSIST, params)
+    async with runtime.engine.connect() as conn:  # no transaction of SQLAlchemy's: the statement is its own
+        await fetch(conn, _PERSIST, params)
 
 
 def _read(row: MemoryPackRow) -> MemoryPackRead:

@@ -32,17 +32,20 @@ def recency_cut_seconds(half_life_seconds: float) -> float:
     return min(half_life_seconds * RECENCY_SPLIT, 3e10)
 
 
-def factor_arms(table: str, a: str, where: str, score: str, happened: str) -> list[tuple[str, str]]:
-    """CTEs ``(name, sql)`` whose final ``{a}f`` holds ids containing the exact four-factor top ``:k``."""
+def factor_arms(table: str, a: str, where: str, score: str, happened: str, join: str = "") -> list[tuple[str, str]]:
+    """CTEs ``(name, sql)`` whose final ``{a}f`` holds ids containing the exact four-factor top ``:k``.
+
+    ``join``: what ``score`` reads besides ``{table} {a}`` (a LEFT JOIN on a unique key)."""
+    src = f"{table} {a}{join}"
     # NULLIF: with a zero importance weight the bound is NULL and the cut becomes -Infinity.
     imp_bound = f"(cut.s - :w_conf - :w_fresh - :w_rec * {RECENCY_EPS!r}) / NULLIF(:w_imp, 0)"
     return [
         (
             f"{a}seed",
             (
-                f"(SELECT {a}.id, {score} AS s FROM {table} {a} WHERE {where} "
+                f"(SELECT {a}.id, {score} AS s FROM {src} WHERE {where} "
                 f"ORDER BY {happened} DESC NULLS FIRST LIMIT :seed) UNION "
-                f"(SELECT {a}.id, {score} AS s FROM {table} {a} WHERE {where} ORDER BY {a}.importance DESC LIMIT :seed)"
+                f"(SELECT {a}.id, {score} AS s FROM {src} WHERE {where} ORDER BY {a}.importance DESC LIMIT :seed)"
             ),
         ),
         (
@@ -55,13 +58,13 @@ def factor_arms(table: str, a: str, where: str, score: str, happened: str) -> li
         (
             f"{a}f",
             (
-                f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} >= :t_cut "
+                f"(SELECT {a}.id FROM {src} WHERE {where} AND {happened} >= :t_cut "
                 f"ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
                 # "+ interval '0'" keeps the planner on the importance index for this arm: the
                 # time condition only filters, the importance cut is the range actually read.
-                f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} + interval '0' < :t_cut "
+                f"(SELECT {a}.id FROM {src} WHERE {where} AND {happened} + interval '0' < :t_cut "
                 f"AND {a}.importance >= (SELECT imp FROM {a}cut) ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
-                f"(SELECT {a}.id FROM {table} {a} WHERE {where} AND {happened} IS NULL "
+                f"(SELECT {a}.id FROM {src} WHERE {where} AND {happened} IS NULL "
                 f"ORDER BY {score} DESC, {a}.id LIMIT :k)"
             ),
         ),
@@ -79,20 +82,28 @@ def top_k_union(
     happened: str | None = None,
     vector: bool = True,
     dim: int | None = None,
+    score_join: str = "",
+    row_join: str = "",
 ) -> str:
     """One statement: four-factor top ``:k`` ∪ cosine top ``:k`` (HNSW) ∪ full-text top ``:k`` (GIN).
 
     With ``happened`` the factor arm is pruned (module doc); without it, it scores every row
     (pending events: few, and without a covering index). The union's rows are then read once,
     with both match signals. ``dim`` is the query vector's width: the cosine arm is written for
-    that width's HNSW index (``elephantasm.db.vectors``).
+    that width's HNSW index (``elephantasm.db.vectors``). ``score_join`` is what ``score`` reads
+    besides the table (the four-factor arms only), ``row_join`` what ``columns`` read (the final
+    read of the union's rows, a few hundred by primary key); both LEFT JOINs on a unique key.
     """
     ctes = [TSQUERY_CTE] if has_query else []
     if happened is not None:
         # MATERIALIZED: the seed and the cut are computed once, not once per reference.
-        ctes += [f"{name} AS MATERIALIZED ({sql})" for name, sql in factor_arms(table, a, where, score, happened)]
+        ctes += [
+            f"{name} AS MATERIALIZED ({sql})" for name, sql in factor_arms(table, a, where, score, happened, score_join)
+        ]
     else:
-        ctes.append(f"{a}f AS (SELECT {a}.id FROM {table} {a} WHERE {where} ORDER BY {score} DESC, {a}.id LIMIT :k)")
+        ctes.append(
+            f"{a}f AS (SELECT {a}.id FROM {table} {a}{score_join} WHERE {where} ORDER BY {score} DESC, {a}.id LIMIT :k)"
+        )
     arms = [f"SELECT id FROM {a}f"]
     if has_query and vector and dim:
         ctes.append(
@@ -114,15 +125,15 @@ def top_k_union(
     # whole table: 4 ms of the long-term statement and 6.7 ms of the pending one at 10k rows.)
     return (
         f"WITH {', '.join(ctes)} SELECT {columns}, {match_columns(a, has_query)} "
-        f"FROM {table} {a}{from_tsq} WHERE {a}.id = ANY(ARRAY(SELECT id FROM ids))"
+        f"FROM {table} {a}{row_join}{from_tsq} WHERE {a}.id = ANY(ARRAY(SELECT id FROM ids))"
     )
 
 
-def scoped_select(table: str, a: str, where: str, columns: str, order: str, has_query: bool) -> str:
-    """A plain filtered, ordered, limited (``:k``) select with the match columns."""
+def scoped_select(table: str, a: str, where: str, columns: str, order: str, has_query: bool, join: str = "") -> str:
+    """A plain filtered, ordered, limited (``:k``) select with the match columns (``join``: what ``columns`` read)."""
     with_tsq = f"WITH {TSQUERY_CTE} " if has_query else ""
     from_tsq = " CROSS JOIN tsq" if has_query else ""
     return (
-        f"{with_tsq}SELECT {columns}, {match_columns(a, has_query)} FROM {table} {a}{from_tsq} "
+        f"{with_tsq}SELECT {columns}, {match_columns(a, has_query)} FROM {table} {a}{join}{from_tsq} "
         f"WHERE {where} ORDER BY {order} LIMIT :k"
     )
