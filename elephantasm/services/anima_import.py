@@ -28,7 +28,6 @@ from elephantasm.db.models import (
     Knowledge,
     KnowledgeMemory,
     Memory,
-    MemoryEvent,
 )
 from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.event_seq import number_events
@@ -221,15 +220,11 @@ async def write_import(
                 "embedding": v,
                 "embedding_space": space,
                 "turn_vectors": turns,
+                "event_ids": sorted({ids[e] for e in m.event_ids}),
                 **at,
             }
             for m, v, turns in zip(p.memories, vectors[0], vectors[2], strict=True)
         ],
-    )
-    await _insert(
-        session,
-        MemoryEvent,
-        [{"memory_id": ids[m.id], "event_id": ids[e], **at} for m in p.memories for e in dict.fromkeys(m.event_ids)],
     )
     await _insert(
         session,

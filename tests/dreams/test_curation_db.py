@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from elephantasm.db.models import DreamAction, KnowledgeMemory, Memory, MemoryEvent
+from elephantasm.db.models import DreamAction, KnowledgeMemory, Memory
 from elephantasm.db.migrate import upgrade
 from elephantasm.runtime import Runtime, build_runtime
 from elephantasm.services.dreams import run_dream
@@ -30,13 +30,13 @@ async def _memories(runtime: Runtime, anima_id: uuid.UUID) -> dict[uuid.UUID, Me
 
 async def _links(runtime: Runtime, anima_id: uuid.UUID) -> tuple[dict, list]:
     async with runtime.read_session() as session:
-        mem = (await session.execute(select(MemoryEvent.memory_id, MemoryEvent.event_id)
-                                     .where(MemoryEvent.anima_id == anima_id))).all()
+        mem = (await session.execute(select(Memory.id, Memory.event_ids).where(Memory.anima_id == anima_id))).all()
         know = (await session.execute(select(KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id)
                                       .where(KnowledgeMemory.anima_id == anima_id))).all()
     out: dict[uuid.UUID, set[uuid.UUID]] = {}
-    for m, e in mem:
-        out.setdefault(m, set()).add(e)
+    for m, events in mem:
+        if events:
+            out[m] = set(events)
     return out, list(know)
 
 

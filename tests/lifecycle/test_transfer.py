@@ -48,7 +48,7 @@ async def test_round_trip_into_another_org(
     assert normalised(second) == normalised(first)
     assert source not in "".join(second) and copy in second[0]
     counts, copied = await rows_of(runtime, source), await rows_of(runtime, copy)
-    for table in ("events", "memories", "memory_events", "knowledge", "knowledge_memories", "identities",
+    for table in ("events", "memories", "knowledge", "knowledge_memories", "identities",
                   "identity_history"):
         assert copied[table] == counts[table], table
 
