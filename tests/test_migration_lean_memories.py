@@ -1,5 +1,6 @@
 """Migration 0013: provenance links become each memory's ascending ``event_ids`` (and links again on
-downgrade), and the memories' full-text vectors lose their positions (and get them back)."""
+downgrade), the memories' full-text vectors lose their positions (and get them back), and memory
+rows are kept out of TOAST (and not, after downgrade)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,11 @@ async def _fetch(url: str, sql: str) -> list:
         await conn.close()
 
 
+async def _options(url: str) -> list[str] | None:
+    (row,) = await _fetch(url, "SELECT reloptions FROM pg_class WHERE relname = 'memories'")
+    return row["reloptions"]
+
+
 async def test_links_and_text_vectors_convert_both_ways(db: str) -> None:
     await asyncio.to_thread(upgrade, db, "0011")
     memories, events = await _seed(db)
@@ -70,6 +76,7 @@ async def test_links_and_text_vectors_convert_both_ways(db: str) -> None:
     assert rows[memories["none"]]["event_ids"] == []
     assert await _fetch(db, "SELECT 1 FROM pg_tables WHERE tablename = 'memory_events'") == []
     assert rows[memories["two"]]["fts"] == "'jam' 'printer' 'user'"  # lexemes, no positions
+    assert await _options(db) == ["toast_tuple_target=8160"]  # rows stay out of TOAST
 
     await asyncio.to_thread(downgrade, db, "0011")
     links = await _fetch(db, "SELECT memory_id, event_id FROM memory_events ORDER BY event_id")
@@ -78,3 +85,4 @@ async def test_links_and_text_vectors_convert_both_ways(db: str) -> None:
     )
     (back,) = await _fetch(db, f"SELECT fts::text AS fts FROM memories WHERE id = '{memories['two']}'")
     assert back["fts"] == "'jam':3,8 'printer':2,7,11 'user':5"  # positions are back
+    assert await _options(db) is None

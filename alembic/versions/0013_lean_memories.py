@@ -1,4 +1,4 @@
-"""lean memories: provenance as an array on the row, position-free full-text vectors
+"""lean memories: provenance as an array on the row, position-free full-text vectors, rows kept out of TOAST
 
 Measured by ``python -m benchmarks storage`` (``benchmarks/RESULTS.md``, "issue 15 memories storage"):
 
@@ -9,6 +9,12 @@ Measured by ``python -m benchmarks storage`` (``benchmarks/RESULTS.md``, "issue 
   the event's anima's memories (``ix_memories_org_anima_state``) and tests the array.
 - ``memories.fts`` is ``strip()``-ped: the lexemes without their positions (~40 % of the vector).
   Nothing matches phrases; ``ts_rank`` then counts each matched lexeme once.
+- ``memories`` gets ``toast_tuple_target = 8160``: a memory row is ~2.2 kB (two 256-d vectors, its
+  text and tsvector), just over the default 2,032-byte target, so more than half the rows had their
+  turn vectors or content moved to TOAST: ~100 bytes more per moved value (chunk header, TOAST index)
+  and one TOAST index probe per such row each time a compile reads its candidates. Kept in the row,
+  the table is smaller and a compile reads no TOAST. Rows written before keep their layout until
+  rewritten.
 
 Revision ID: 0013
 Revises: 0011
@@ -49,9 +55,11 @@ def upgrade() -> None:
     op.drop_index("ix_memory_events_event", table_name="memory_events")
     op.drop_table("memory_events")
     op.execute(f"ALTER TABLE memories ALTER COLUMN fts SET EXPRESSION AS (strip({_MEMORY_TEXT}))")
+    op.execute("ALTER TABLE memories SET (toast_tuple_target = 8160)")
 
 
 def downgrade() -> None:
+    op.execute("ALTER TABLE memories RESET (toast_tuple_target)")
     op.execute(f"ALTER TABLE memories ALTER COLUMN fts SET EXPRESSION AS ({_MEMORY_TEXT})")
     op.create_table(
         "memory_events",

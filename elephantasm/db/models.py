@@ -263,6 +263,8 @@ class Memory(SQLModel, table=True):
     """A distilled experience: a few related events, summarised and scored."""
 
     __tablename__ = "memories"
+    # Storage parameter set by migration 0013 (not modelled here): toast_tuple_target = 8160, so
+    # a ~2.2 kB row keeps its vectors and text inline instead of in TOAST.
     id: uuid.UUID = _uuid_pk()
     org_id: uuid.UUID = _fk("orgs.id")
     anima_id: uuid.UUID = _fk("animas.id")

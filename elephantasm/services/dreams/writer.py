@@ -114,7 +114,8 @@ def _memory_rows(
                 "session_id": draft.session_id,
                 "time_start": draft.time_start,
                 "time_end": draft.time_end,
-                "meta": {**dict(draft.meta), "run_id": str(ctx.run_id)},
+                # The run that wrote it is the journal's "created" entry (dream_actions), not a copy here.
+                "meta": dict(draft.meta),
                 "embedding": list(vector),
                 "embedding_space": ctx.space,
                 "turn_vectors": blob,
