@@ -53,6 +53,7 @@ async def test_merge_keeps_union_of_provenance_and_no_dangling_reference(runtime
     assert merged.merged_into == survivor.id and merged.state == "archived"
     links, knowledge_links = await _links(runtime, anima_id)
     assert links[survivor.id] == {e.id for e in first + second}  # the union
+    assert survivor.event_ids == sorted({e.id for e in first + second})  # stored once each, ascending
     assert links[merged.id] == {e.id for e in second} or links[merged.id] == {e.id for e in first}  # kept
     assert knowledge_links and all(m == survivor.id for _, m in knowledge_links)
     assert survivor.time_start == T0 and survivor.time_end == second[-1].occurred_at
