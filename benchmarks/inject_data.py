@@ -121,8 +121,8 @@ def create_sql(index: Any) -> str:
 def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, list[list[object]]]:
     """Every table's rows for one anima (deterministic for a seed)."""
     rng = random.Random(seed)
-    out: dict[str, list[list[object]]] = {"events": [], "memories": [], "memory_events": [], "memory_recalls": [],
-                                          "knowledge": [], "knowledge_memories": []}
+    out: dict[str, list[list[object]]] = {"events": [], "memories": [], "memory_recalls": [], "knowledge": [],
+                                          "knowledge_memories": []}
     memory_ids = []
     for i in range(n):
         mid, eid = str(uuid.uuid4()), str(uuid.uuid4())
@@ -133,10 +133,9 @@ def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, l
                               round(rng.random(), 3), when, when, i + 1])
         out["memories"].append([mid, org, anima, summary, round(rng.uniform(0.05, 0.95), 3),
                                 round(rng.uniform(0.3, 0.95), 3), "active", f"s{i // 20}", when, when,
-                                None, when, when])
+                                None, when, when, "{" + eid + "}"])
         if recalled:
             out["memory_recalls"].append([mid, org, anima, rng.randint(0, 5), recalled])
-        out["memory_events"].append([mid, eid, org, anima])
         memory_ids.append(mid)
     for _ in range(max(1, n // 10)):
         kid, content = str(uuid.uuid4()), knowledge_text(rng)
@@ -168,8 +167,8 @@ _COLUMNS = {
     "events": ["id", "org_id", "anima_id", "event_type", "role", "content", "occurred_at", "session_id",
                "importance_score", "created_at", "updated_at", "seq"],
     "memories": ["id", "org_id", "anima_id", "summary", "importance", "confidence", "state", "session_id",
-                 "time_start", "time_end", "embedding", "created_at", "updated_at", "embedding_space"],
-    "memory_events": ["memory_id", "event_id", "org_id", "anima_id"],
+                 "time_start", "time_end", "embedding", "created_at", "updated_at", "event_ids",
+                 "embedding_space"],
     "memory_recalls": ["memory_id", "org_id", "anima_id", "recall_count", "last_recalled_at"],
     "knowledge": ["id", "org_id", "anima_id", "type", "topic", "content", "content_hash", "confidence", "importance",
                   "valid_from", "embedding", "created_at", "updated_at", "embedding_space"],
@@ -192,7 +191,7 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
             for index in bulk_indexes():
                 await conn.execute(text(f"DROP INDEX IF EXISTS {index.name}"))
             raw = (await conn.get_raw_connection()).driver_connection
-            for table in ("events", "memories", "memory_events", "memory_recalls", "knowledge", "knowledge_memories"):
+            for table in ("events", "memories", "memory_recalls", "knowledge", "knowledge_memories"):
                 await raw.copy_to_table(table, source=io.BytesIO(_csv(rows[table])), columns=_COLUMNS[table],
                                         format="csv", null="")
             # Events 1..n were distilled (one chunk), the 220 after them are pending.
@@ -209,8 +208,7 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
                 await conn.execute(text(create_sql(index)))
             await conn.commit()
             raw = (await conn.get_raw_connection()).driver_connection
-            await raw.execute("VACUUM ANALYZE events, memories, memory_events, memory_recalls, knowledge, "
-                              "knowledge_memories")
+            await raw.execute("VACUUM ANALYZE events, memories, memory_recalls, knowledge, knowledge_memories")
     finally:
         await engine.dispose()
     end = asyncio.get_running_loop().time()

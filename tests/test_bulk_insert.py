@@ -11,14 +11,14 @@ from typing import Any
 from sqlalchemy import insert, select, text
 
 from elephantasm.db.bulk import insert_rows
-from elephantasm.db.models import DreamAction, Memory, MemoryEvent
+from elephantasm.db.models import DreamAction, KnowledgeMemory, Memory
 from elephantasm.db.tables import table_of
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.services.animas import create_anima
 from tests.conftest import Tenant
 
-_MEMORIES, _ACTIONS, _LINKS = table_of(Memory), table_of(DreamAction), table_of(MemoryEvent)
+_MEMORIES, _ACTIONS, _LINKS = table_of(Memory), table_of(DreamAction), table_of(KnowledgeMemory)
 
 
 async def _anima(runtime: Runtime, tenant: Tenant) -> uuid.UUID:
@@ -75,18 +75,32 @@ async def test_rows_are_stored_as_a_per_row_insert_stores_them(runtime: Runtime,
 
 async def test_skip_conflicts_skips_existing_and_repeated_rows(runtime: Runtime, tenant: Tenant) -> None:
     anima = await _anima(runtime, tenant)
-    memory = _memory(tenant, anima, 1, runtime)
-    events = [uuid.uuid4() for _ in range(3)]
+    memories = [_memory(tenant, anima, i, runtime) for i in range(3)]
+    knowledge = uuid.uuid4()
     async with runtime.unit_of_work() as session:
-        await insert_rows(session, _MEMORIES, [memory])
+        await insert_rows(session, _MEMORIES, memories)
         await session.execute(text(
-            "INSERT INTO events (id, org_id, anima_id, event_type, content, occurred_at, seq) "
-            "SELECT e, :o, :a, 'message.in', 'x', now(), n FROM unnest(CAST(:ids AS uuid[])) WITH ORDINALITY AS t(e, n)"),
-            {"o": tenant.org_id, "a": anima, "ids": events})
-        link = {"memory_id": memory["id"], "org_id": tenant.org_id, "anima_id": anima}
-        await insert_rows(session, _LINKS, [dict(link, event_id=events[0])])
-        await insert_rows(session, _LINKS, [dict(link, event_id=e) for e in (events[0], events[1], events[1], events[2])],
+            "INSERT INTO knowledge (id, org_id, anima_id, type, content, content_hash) VALUES (:k, :o, :a, 'FACT', 'x', 'h')"),
+            {"k": knowledge, "o": tenant.org_id, "a": anima})
+        link = {"knowledge_id": knowledge, "org_id": tenant.org_id, "anima_id": anima}
+        ids = [m["id"] for m in memories]
+        await insert_rows(session, _LINKS, [dict(link, memory_id=ids[0])])
+        await insert_rows(session, _LINKS, [dict(link, memory_id=m) for m in (ids[0], ids[1], ids[1], ids[2])],
                           skip_conflicts=True)
     async with runtime.read_session() as session:
-        stored = (await session.execute(select(_LINKS.c.event_id).where(_LINKS.c.memory_id == memory["id"]))).scalars()
-        assert sorted(stored) == sorted(events)
+        stored = (await session.execute(select(_LINKS.c.memory_id).where(_LINKS.c.knowledge_id == knowledge))).scalars()
+        assert sorted(stored) == sorted(ids)
+
+
+async def test_array_columns_keep_each_rows_own_array(runtime: Runtime, tenant: Tenant) -> None:
+    """A uuid[] column (a memory's event_ids) travels as one text literal per row: each row gets its
+    own array, empty and one-element arrays included, in order."""
+    anima = await _anima(runtime, tenant)
+    events = [[], [uuid.uuid4()], sorted(uuid.uuid4() for _ in range(3))]
+    rows = [dict(_memory(tenant, anima, i, runtime), event_ids=e) for i, e in enumerate(events)]
+    async with runtime.unit_of_work() as session:
+        await insert_rows(session, _MEMORIES, rows)
+    async with runtime.read_session() as session:
+        got = dict((await session.execute(select(_MEMORIES.c.id, _MEMORIES.c.event_ids)
+                                          .where(_MEMORIES.c.anima_id == anima))).all())
+    assert [got[r["id"]] for r in rows] == events

@@ -22,9 +22,10 @@ from elephantasm.db.models import HNSW_EF_CONSTRUCTION, HNSW_M
 from elephantasm.db.vectors import INDEXED_DIMS
 from tests.support.databases import connect, create_database, drop_database
 
-# docs/design.md §4, with the provenance and history tables the models split out.
+# docs/design.md §4, with the provenance and history tables the models split out. A memory's
+# provenance (design: memory_events) is its ``event_ids`` array since migration 0013.
 DESIGN_TABLES = {
-    "orgs", "api_keys", "animas", "events", "memories", "memory_events", "knowledge",
+    "orgs", "api_keys", "animas", "events", "memories", "knowledge",
     "knowledge_memories", "identities", "identity_history", "memory_packs", "pack_snapshots",
     "dream_runs", "dream_actions",
 }

@@ -37,10 +37,10 @@ def fetch(database_url: str, sql: str, **params: Any) -> list[tuple]:
 
 DISTILLED_SQL = """
 SELECT e.dedupe_key, bool_or(m.state = 'active' AND m.deleted_at IS NULL AND m.merged_into IS NULL)
-FROM memory_events me
-JOIN events e ON e.id = me.event_id
-JOIN memories m ON m.id = me.memory_id
-WHERE me.anima_id = CAST(:anima AS uuid)
+FROM memories m
+CROSS JOIN LATERAL unnest(m.event_ids) AS x(event_id)
+JOIN events e ON e.id = x.event_id
+WHERE m.anima_id = CAST(:anima AS uuid)
 GROUP BY e.dedupe_key
 """
 

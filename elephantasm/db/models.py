@@ -28,7 +28,7 @@ from sqlalchemy import (
     select,
     text,
 )
-from sqlalchemy.dialects.postgresql import JSONB, TSVECTOR, UUID
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import column_property
 from sqlmodel import Field, SQLModel
 
@@ -265,6 +265,8 @@ class Memory(SQLModel, table=True):
     """A distilled experience: a few related events, summarised and scored."""
 
     __tablename__ = "memories"
+    # Storage parameter set by migration 0013 (not modelled here): toast_tuple_target = 8160, so
+    # a ~2.2 kB row keeps its vectors and text inline instead of in TOAST.
     id: uuid.UUID = _uuid_pk()
     org_id: uuid.UUID = _fk("orgs.id")
     anima_id: uuid.UUID = _fk("animas.id")
@@ -284,7 +286,15 @@ class Memory(SQLModel, table=True):
     # The fact-bearing turns' vectors, int8 rows in ``embedding_space`` (domain/turn_vectors.py;
     # migration 0008); NULL: none (older rows, merges, imports) and relevance uses the summary alone.
     turn_vectors: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
-    fts: Any = _fts("to_tsvector('english', summary || ' ' || coalesce(content, ''))")
+    # Provenance: the ids of the events the memory was distilled from (after merges, the union),
+    # ascending. An array on the row instead of a link table (migration 0013): 16 bytes a link
+    # instead of a ~200-byte row with its primary key and event index.
+    event_ids: list[uuid.UUID] = Field(
+        default_factory=list,
+        sa_column=Column(ARRAY(UUID(as_uuid=True)), nullable=False, server_default=text("'{}'::uuid[]")),
+    )
+    # Lexemes without positions (migration 0013): ts_rank then counts each matched lexeme once.
+    fts: Any = _fts("strip(to_tsvector('english', summary || ' ' || coalesce(content, '')))")
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
     deleted_at: datetime | None = _ts()
@@ -326,21 +336,6 @@ class MemoryRecall(SQLModel, table=True):
     last_recalled_at: datetime | None = _ts()
 
     __table_args__ = {"postgresql_with": {"fillfactor": MEMORY_RECALLS_FILLFACTOR}}
-
-
-class MemoryEvent(SQLModel, table=True):
-    """Provenance: which events a memory was distilled from (kept as a union through merges)."""
-
-    __tablename__ = "memory_events"
-    memory_id: uuid.UUID = _fk("memories.id")
-    event_id: uuid.UUID = _fk("events.id")
-    org_id: uuid.UUID = _fk("orgs.id")
-    anima_id: uuid.UUID = _fk("animas.id")
-
-    __table_args__ = (
-        PrimaryKeyConstraint("memory_id", "event_id", name="pk_memory_events"),
-        Index("ix_memory_events_event", "event_id"),
-    )
 
 
 KNOWLEDGE_TYPES = values(KnowledgeType)

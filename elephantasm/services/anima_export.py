@@ -20,7 +20,6 @@ from elephantasm.db.models import (
     Knowledge,
     KnowledgeMemory,
     Memory,
-    MemoryEvent,
     MemoryRecall,
 )
 from elephantasm.db.scopes import org_scoped, visible
@@ -84,7 +83,6 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     )
     async for row in _rows(session, events):
         yield EventRecord(**_fields(row, EventRecord))
-    sources = await _links(session, MemoryEvent, MemoryEvent.memory_id, MemoryEvent.event_id, org_id, anima_id)
     memories = (
         select(Memory)
         .where(col(Memory.anima_id) == anima_id, *visible(Memory, org_id))
@@ -94,7 +92,7 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     exported: set[uuid.UUID] = set()
     async for row in _rows(session, memories):
         exported.add(row.id)
-        yield MemoryRecord(**_fields(row, MemoryRecord), **recalls.get(row.id, {}), event_ids=sources.get(row.id, []))
+        yield MemoryRecord(**_fields(row, MemoryRecord), **recalls.get(row.id, {}))  # event_ids stored ascending
     learnt = await _links(
         session, KnowledgeMemory, KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id, org_id, anima_id
     )

@@ -28,7 +28,6 @@ from elephantasm.db.models import (
     Knowledge,
     KnowledgeMemory,
     Memory,
-    MemoryEvent,
     MemoryRecall,
 )
 from elephantasm.domain.errors import ValidationError
@@ -224,6 +223,7 @@ async def write_import(
                 "embedding": v,
                 "embedding_space": space,
                 "turn_vectors": turns,
+                "event_ids": sorted({ids[e] for e in m.event_ids}),
                 **at,
             }
             for m, v, turns in zip(p.memories, vectors[0], vectors[2], strict=True)
@@ -237,11 +237,6 @@ async def write_import(
             for m in p.memories
             if m.recall_count or m.last_recalled_at is not None
         ],
-    )
-    await _insert(
-        session,
-        MemoryEvent,
-        [{"memory_id": ids[m.id], "event_id": ids[e], **at} for m in p.memories for e in dict.fromkeys(m.event_ids)],
     )
     await _insert(
         session,

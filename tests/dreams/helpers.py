@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 
-from elephantasm.db.models import Anima, DreamChunk, Event, Memory, MemoryEvent
+from elephantasm.db.models import Anima, DreamChunk, Event, Memory
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.schemas.events import EventCreate
@@ -59,16 +59,11 @@ def variant(runtime: Runtime, engine: Any = None, **settings: Any) -> Runtime:
 
 async def live_provenance(runtime: Runtime, anima_id: uuid.UUID) -> dict[uuid.UUID, set[uuid.UUID]]:
     """memory id → its event ids, for the anima's live memories (not deleted, not merged away)."""
-    stmt = (
-        select(MemoryEvent.memory_id, MemoryEvent.event_id)
-        .join(Memory, Memory.id == MemoryEvent.memory_id)
-        .where(Memory.anima_id == anima_id, Memory.deleted_at.is_(None), Memory.merged_into.is_(None))
+    stmt = select(Memory.id, Memory.event_ids).where(
+        Memory.anima_id == anima_id, Memory.deleted_at.is_(None), Memory.merged_into.is_(None)
     )
-    out: dict[uuid.UUID, set[uuid.UUID]] = {}
     async with runtime.read_session() as session:
-        for memory_id, event_id in (await session.execute(stmt)).all():
-            out.setdefault(memory_id, set()).add(event_id)
-    return out
+        return {memory_id: set(event_ids) for memory_id, event_ids in (await session.execute(stmt)).all() if event_ids}
 
 
 async def pending_ids(runtime: Runtime, anima_id: uuid.UUID) -> set[uuid.UUID]:

@@ -71,6 +71,14 @@ async def test_trigger_is_202_then_409_while_running(gated, tenant: Tenant) -> N
     assert done["action_count"] == len(done["actions"]) > 0
     assert {a["action"] for a in done["actions"]} >= {"created"}
     assert all("embedding" not in a.get("after", {}) for a in done["actions"] if a["after"])
+    # Each new memory's journal entry names it (the run is the entry's) and copies none of its text.
+    created = {a["target_id"]: a["after"] for a in done["actions"]
+               if (a["action"], a["target_type"]) == ("created", "memory")}
+    assert len(created) == done["memories_created"]
+    for memory_id, after in created.items():
+        memory = (await client.get(f"/api/memories/{memory_id}", headers=tenant.headers)).json()
+        assert after == {"events": len(memory["event_ids"]), "importance": memory["importance"]}
+        assert "run_id" not in memory["meta"]
     third = await client.post("/api/dreams/trigger", json={"anima_id": str(anima_id)}, headers=tenant.headers)
     assert third.status_code == 202  # the lease is free again
     await wait_finished(client, tenant.headers, third.json()["id"])

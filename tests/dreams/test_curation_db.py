@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, text, update
 
-from elephantasm.db.models import DreamAction, KnowledgeMemory, Memory, MemoryEvent
+from elephantasm.db.models import DreamAction, KnowledgeMemory, Memory
 from elephantasm.db.migrate import upgrade
 from elephantasm.runtime import Runtime, build_runtime
 from elephantasm.domain.dreaming.curation import MergeGroup
@@ -33,13 +33,13 @@ async def _memories(runtime: Runtime, anima_id: uuid.UUID) -> dict[uuid.UUID, Me
 
 async def _links(runtime: Runtime, anima_id: uuid.UUID) -> tuple[dict, list]:
     async with runtime.read_session() as session:
-        mem = (await session.execute(select(MemoryEvent.memory_id, MemoryEvent.event_id)
-                                     .where(MemoryEvent.anima_id == anima_id))).all()
+        mem = (await session.execute(select(Memory.id, Memory.event_ids).where(Memory.anima_id == anima_id))).all()
         know = (await session.execute(select(KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id)
                                       .where(KnowledgeMemory.anima_id == anima_id))).all()
     out: dict[uuid.UUID, set[uuid.UUID]] = {}
-    for m, e in mem:
-        out.setdefault(m, set()).add(e)
+    for m, events in mem:
+        if events:
+            out[m] = set(events)
     return out, list(know)
 
 
@@ -56,6 +56,7 @@ async def test_merge_keeps_union_of_provenance_and_no_dangling_reference(runtime
     assert merged.merged_into == survivor.id and merged.state == "archived"
     links, knowledge_links = await _links(runtime, anima_id)
     assert links[survivor.id] == {e.id for e in first + second}  # the union
+    assert survivor.event_ids == sorted({e.id for e in first + second})  # stored once each, ascending
     assert links[merged.id] == {e.id for e in second} or links[merged.id] == {e.id for e in first}  # kept
     assert knowledge_links and all(m == survivor.id for _, m in knowledge_links)
     assert survivor.time_start == T0 and survivor.time_end == second[-1].occurred_at

@@ -23,7 +23,7 @@ async def test_purge_removes_every_row_and_snapshot_of_the_anima(
     anima_id = await populated_anima(client, runtime, tenant)
     keep = await populated_anima(client, runtime, tenant, name="bystander")
     before = await rows_of(runtime, anima_id)
-    for table in ("events", "memories", "memory_events", "knowledge", "knowledge_memories", "identities",
+    for table in ("events", "memories", "knowledge", "knowledge_memories", "identities",
                   "identity_history", "memory_packs", "pack_snapshots", "dream_runs", "dream_actions"):
         assert before[table] > 0, (table, before)
     called: list[tuple[uuid.UUID, uuid.UUID, int]] = []

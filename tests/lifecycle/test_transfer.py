@@ -49,8 +49,8 @@ async def test_round_trip_into_another_org(
     assert normalised(second) == normalised(first)
     assert source not in "".join(second) and copy in second[0]
     counts, copied = await rows_of(runtime, source), await rows_of(runtime, copy)
-    for table in ("events", "memories", "memory_events", "memory_recalls", "knowledge", "knowledge_memories",
-                  "identities", "identity_history"):
+    for table in ("events", "memories", "memory_recalls", "knowledge", "knowledge_memories", "identities",
+                  "identity_history"):
         assert copied[table] == counts[table], table
 
     # The copy serves the same pack text as the original (same state, query, as_of).

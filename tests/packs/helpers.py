@@ -12,7 +12,7 @@ import httpx
 from sqlalchemy import insert, select
 
 from elephantasm.domain.lean import lean_text
-from elephantasm.db.models import Identity, Knowledge, KnowledgeMemory, Memory, MemoryEvent, MemoryRecall
+from elephantasm.db.models import Identity, Knowledge, KnowledgeMemory, Memory, MemoryRecall
 from elephantasm.runtime import Runtime
 from elephantasm.services.animas import bump_state_version
 from tests.conftest import Tenant
@@ -67,11 +67,8 @@ async def add_memory(
             id=memory_id, org_id=tenant.org_id, anima_id=anima, summary=summary, importance=importance,
             confidence=confidence, state=state, session_id=session_id, time_start=time_end, time_end=time_end,
             embedding=embedding, embedding_space=runtime.embedder.space.label(), created_at=time_end,
-            updated_at=time_end,
+            updated_at=time_end, event_ids=sorted({uuid.UUID(str(e)) for e in event_ids}),
         ))
-        for event_id in event_ids:
-            await session.execute(insert(MemoryEvent).values(
-                memory_id=memory_id, event_id=uuid.UUID(str(event_id)), org_id=tenant.org_id, anima_id=anima))
         await bump_state_version(session, [anima])
     return memory_id
 

@@ -6,8 +6,10 @@ import uuid
 from datetime import timedelta
 
 import httpx
+from sqlalchemy import text
 
 from elephantasm.runtime import Runtime
+from elephantasm.services.inspector.links import memories_of_event
 from elephantasm.services.inspector.composer import compose
 from elephantasm.services.packs import build_request
 from tests.conftest import Tenant
@@ -56,3 +58,33 @@ async def test_a_traced_compile_gives_cut_candidates_their_sources_too(
     cut = [c for c in composition.cut() if c["kind"] == "memory"]
     assert cut, "a 200-token pack must leave some of 30 memories out"
     assert all(len(c["provenance"]) == 1 and c["provenance"][0] in events for c in cut)
+
+
+async def test_an_events_memories_and_a_memorys_events_read_the_array_both_ways(
+    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, other_tenant: Tenant, panima: dict
+) -> None:
+    """Provenance is each memory's ``event_ids`` (migration 0013): the API lists a memory's events in
+    time order, the inspector finds the memories of an event (not another org's), and the array is
+    stored ascending whatever order the sources came in."""
+    a = panima["id"]
+    # Recorded in one order, happened in the other: e[2] first.
+    e = [(await extract(pclient, tenant, a, f"turn {i}", occurred_at=(WHEN - timedelta(hours=i)).isoformat()))["id"]
+         for i in range(3)]
+    cites = await add_memory(pack_runtime, tenant, a, "The harbour opens at six.", time_end=WHEN,
+                             event_ids=[e[0], e[2]])
+    await add_memory(pack_runtime, tenant, a, "The harbour master is called Ines.", time_end=WHEN,
+                     event_ids=[e[1]])
+    r = await pclient.get(f"/api/memories/{cites}", headers=tenant.headers)
+    assert r.status_code == 200 and r.json()["event_ids"] == [e[2], e[0]]  # when they happened
+    r = await pclient.get(f"/api/memories/{cites}/events", headers=tenant.headers)
+    assert [x["id"] for x in r.json()] == [e[2], e[0]]
+    async with pack_runtime.read_session() as session:
+        stored = (await session.execute(text("SELECT event_ids FROM memories WHERE id = :m"), {"m": cites})).scalar()
+        of_first = await memories_of_event(session, tenant.org_id, uuid.UUID(e[0]))
+        of_second = await memories_of_event(session, tenant.org_id, uuid.UUID(e[1]))
+        foreign = await memories_of_event(session, other_tenant.org_id, uuid.UUID(e[0]))
+    assert stored == sorted(uuid.UUID(x) for x in (e[2], e[0]))
+    assert [m.id for m in of_first] == [cites] and len(of_second) == 1 and of_second[0].id != cites
+    assert foreign == []
+    r = await pclient.get(f"/api/memories/{cites}/events", headers=other_tenant.headers)
+    assert r.status_code == 404

@@ -73,9 +73,6 @@ WHERE m.anima_id = :anima AND m.deleted_at IS NULL AND m.merged_into IS NULL
 # group did, in a fixed number of round trips.
 _PAIRS = "unnest(CAST(:ss AS uuid[]), CAST(:ms AS uuid[])) AS g(s, m)"
 _MERGE_SQL = [
-    text(f"""INSERT INTO memory_events (memory_id, event_id, org_id, anima_id)
-            SELECT g.s, me.event_id, me.org_id, me.anima_id FROM memory_events me JOIN {_PAIRS} ON me.memory_id = g.m
-            ON CONFLICT DO NOTHING"""),
     text(f"""INSERT INTO knowledge_memories (knowledge_id, memory_id, org_id, anima_id)
             SELECT km.knowledge_id, g.s, km.org_id, km.anima_id FROM knowledge_memories km
             JOIN {_PAIRS} ON km.memory_id = g.m
@@ -91,16 +88,18 @@ _MERGE_SQL = [
     text(f"""UPDATE memories m SET time_start = LEAST(m.time_start, a.ts), time_end = GREATEST(m.time_end, a.te),
                 importance = GREATEST(m.importance, a.imp), confidence = LEAST(0.95, GREATEST(m.confidence, a.conf) + 0.05),
                 updated_at = :now,
-                session_id = CASE WHEN a.same_session THEN m.session_id END
-            FROM (SELECT g.s, min(x.time_start) ts, max(x.time_end) te, max(x.importance) imp, max(x.confidence) conf,
-                         bool_and(x.session_id IS NOT DISTINCT FROM sv.session_id) AS same_session
+                session_id = CASE WHEN a.same_session THEN m.session_id END,
+                event_ids = ARRAY(SELECT DISTINCT e FROM memories y CROSS JOIN LATERAL unnest(y.event_ids) AS e
+                                  WHERE y.id = m.id OR y.id = ANY(a.ms) ORDER BY e)
+            FROM (SELECT g.s, array_agg(g.m) ms, min(x.time_start) ts, max(x.time_end) te, max(x.importance) imp,
+                         max(x.confidence) conf, bool_and(x.session_id IS NOT DISTINCT FROM sv.session_id) AS same_session
                   FROM {_PAIRS} JOIN memories x ON x.id = g.m JOIN memories sv ON sv.id = g.s GROUP BY g.s) a
             WHERE m.id = a.s"""),
     text(f"""UPDATE memories x SET state = 'archived', merged_into = g.s, updated_at = :now,
                 meta = x.meta || jsonb_build_object('state_since', CAST(:since AS text)) FROM {_PAIRS} WHERE x.id = g.m"""),
 ]
 _EVENT_COUNTS_SQL = text(
-    "SELECT memory_id, count(*) AS n FROM memory_events WHERE memory_id = ANY(CAST(:ss AS uuid[])) GROUP BY memory_id"
+    "SELECT id AS memory_id, cardinality(event_ids) AS n FROM memories WHERE id = ANY(CAST(:ss AS uuid[]))"
 )
 _TRANSITION_SQL = text("""UPDATE memories SET state = :to, updated_at = :now,
     meta = meta || jsonb_build_object('state_since', CAST(:since AS text)) WHERE id = ANY(:ids)""")

@@ -244,7 +244,7 @@ class _Placer:
             "valid_from": vf,
             "valid_to": superseded_by.valid_from if superseded_by else None,
             "superseded_by": superseded_by.id if superseded_by else None,
-            "meta": {"value": draft.value, "run_id": str(ctx.run_id)},
+            "meta": {"value": draft.value},  # its run: the journal's "created" entry
             "embedding": list(vector),
             "embedding_space": ctx.space,
             "created_at": ctx.now,

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
-from elephantasm.db.models import Event, Memory, MemoryEvent, MemoryRecall
+from elephantasm.db.models import Event, Memory, MemoryRecall
 from elephantasm.db.scopes import org_scoped, visible
 from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import indexed_vector
@@ -28,6 +28,12 @@ from elephantasm.services.dreams.paging import (
 )
 
 _M = table_of(Memory)
+# Each memory's source events (its ``event_ids``) in the order they happened.
+_PROVENANCE = text("""
+SELECT m.id, e.id FROM memories m CROSS JOIN LATERAL unnest(m.event_ids) AS x(id) JOIN events e ON e.id = x.id
+WHERE m.id = ANY(:ids) AND m.org_id = :org AND e.org_id = :org
+ORDER BY m.id, e.occurred_at, e.id
+""")
 _R = table_of(MemoryRecall)
 # A memory as read: its columns and its recall state (migration 0014; no row: never recalled).
 _COLS = [
@@ -74,25 +80,18 @@ async def provenance(
     """Each memory's source event ids, in the order the events happened (none for another org's)."""
     if not memory_ids:
         return {}
-    stmt = (
-        select(col(MemoryEvent.memory_id), col(MemoryEvent.event_id))
-        .join(Event, col(Event.id) == col(MemoryEvent.event_id))
-        .where(col(MemoryEvent.memory_id).in_(list(memory_ids)), org_scoped(MemoryEvent, org_id))
-        .order_by(col(MemoryEvent.memory_id), col(Event.occurred_at), col(Event.id))
-    )
     out: dict[uuid.UUID, list[uuid.UUID]] = {m: [] for m in memory_ids}
-    for memory_id, event_id in (await session.execute(stmt)).all():
+    for memory_id, event_id in (await session.execute(_PROVENANCE, {"ids": list(memory_ids), "org": org_id})).all():
         out[memory_id].append(event_id)
     return out
 
 
 async def memory_events(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID) -> list[Event]:
     """The events a memory was distilled from (after merges: the union), in time order."""
-    await get_memory(session, org_id, memory_id)
+    row = await get_memory(session, org_id, memory_id)
     stmt = (
         select(Event)
-        .join(MemoryEvent, col(MemoryEvent.event_id) == col(Event.id))
-        .where(col(MemoryEvent.memory_id) == memory_id, org_scoped(Event, org_id))
+        .where(col(Event.id).in_(list(row.event_ids)), org_scoped(Event, org_id))
         .order_by(col(Event.occurred_at), col(Event.id))
     )
     return list((await session.execute(stmt)).scalars())

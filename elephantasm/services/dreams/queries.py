@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
-from elephantasm.db.models import DreamAction, DreamRun, Knowledge, KnowledgeMemory, MemoryEvent
+from elephantasm.db.models import DreamAction, DreamRun, Knowledge, KnowledgeMemory, Memory
 from elephantasm.db.scopes import live_anima, org_scoped, visible
 from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import indexed_vector
@@ -105,12 +105,12 @@ async def knowledge_provenance(
         memories_of.setdefault(mid, [])
     if memories_of:
         rows = await session.execute(
-            select(col(MemoryEvent.memory_id), col(MemoryEvent.event_id)).where(
-                col(MemoryEvent.memory_id).in_(list(memories_of)), org_scoped(MemoryEvent, org_id)
+            select(col(Memory.id), col(Memory.event_ids)).where(
+                col(Memory.id).in_(list(memories_of)), org_scoped(Memory, org_id)
             )
         )
-        for mid, eid in rows.all():
-            memories_of[mid].append(eid)
+        for mid, eids in rows.all():
+            memories_of[mid].extend(eids)
     for _kid, (mids, eids) in out.items():
         eids.extend(sorted({e for m in mids for e in memories_of.get(m, [])}))
     return out

@@ -1,6 +1,6 @@
 """Write one distilled chunk in one short transaction: all of it, or nothing.
 
-Memories + provenance, knowledge (dedupe / supersede), an identity version, the chunk recorded
+Memories (with their provenance), knowledge (dedupe / supersede), an identity version, the chunk recorded
 distilled (the anima's watermark moved past it; no event row is written), the journal, the run's counters and the anima's ``state_version`` all commit together
 (one :func:`~elephantasm.services.dreams.journal.journaled_write`).
 Embeddings are computed before the transaction opens (the embedder may be a remote service),
@@ -19,7 +19,7 @@ from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.bulk import insert_rows
-from elephantasm.db.models import Memory, MemoryEvent
+from elephantasm.db.models import Memory
 from elephantasm.db.tables import table_of
 from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput, group_events, memory_from_group
 from elephantasm.domain.fact_turns import fact_turns
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from elephantasm.schemas.transfer import EventRecord
 
 _MEMORIES = table_of(Memory)
-_MEMORY_EVENTS = table_of(MemoryEvent)
 
 
 def to_inputs(rows: Sequence[Row | EventRecord]) -> list[EventInput]:
@@ -115,10 +114,12 @@ def _memory_rows(
                 "session_id": draft.session_id,
                 "time_start": draft.time_start,
                 "time_end": draft.time_end,
-                "meta": {**dict(draft.meta), "run_id": str(ctx.run_id)},
+                # The run that wrote it is the journal's "created" entry (dream_actions), not a copy here.
+                "meta": dict(draft.meta),
                 "embedding": list(vector),
                 "embedding_space": ctx.space,
                 "turn_vectors": blob,
+                "event_ids": sorted(set(draft.event_ids)),
                 "created_at": ctx.now,
                 "updated_at": ctx.now,
             }
@@ -138,14 +139,10 @@ async def _insert_memories(
     if not rows:
         return []
     await insert_rows(session, _MEMORIES, rows)
-    links = [
-        {"memory_id": row["id"], "event_id": event_id, "org_id": ctx.org_id, "anima_id": ctx.anima_id}
-        for row, draft in zip(rows, result.memories, strict=True)
-        for event_id in dict.fromkeys(draft.event_ids)
-    ]
-    await insert_rows(session, _MEMORY_EVENTS, links)
     for row, draft in zip(rows, result.memories, strict=True):
-        after = {"summary": draft.summary[:200], "events": len(draft.event_ids), "importance": draft.importance}
+        # No copy of the text: the target is the memory itself (a journal row per memory was ~40 %
+        # summary; migration 0013's storage pass).
+        after = {"events": len(set(draft.event_ids)), "importance": draft.importance}
         actions.append(ctx.action("created", "memory", row["id"], None, after))
     return [row["id"] for row in rows]
 

@@ -1,8 +1,10 @@
 """Reverse provenance for the inspector: which memories an event fed, which knowledge a memory fed.
 
 The API lists provenance forwards (memory → events, knowledge → memories); the inspector also
-walks it backwards so every page links both ways. Scoped to the org; index-backed
-(``ix_memory_events_event``, ``ix_knowledge_memories_memory``).
+walks it backwards so every page links both ways. Scoped to the org. A memory keeps its events as an
+array (``memories.event_ids``, migration 0013) with no index by event: the event's anima's memories
+are read (``ix_memories_org_anima_state``) and their arrays tested, a scan of one anima that only
+this page pays. Knowledge of a memory is index-backed (``ix_knowledge_memories_memory``).
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 _MEMORIES_OF_EVENT = text("""
 SELECT m.id, m.summary, m.state, m.merged_into
-FROM memory_events me JOIN memories m ON m.id = me.memory_id
-WHERE me.event_id = :id AND m.org_id = :org AND m.deleted_at IS NULL
+FROM events e JOIN memories m ON m.org_id = e.org_id AND m.anima_id = e.anima_id
+WHERE e.id = :id AND e.org_id = :org AND m.deleted_at IS NULL AND m.event_ids @> ARRAY[e.id]
 ORDER BY m.created_at DESC, m.id
 """)
 _KNOWLEDGE_OF_MEMORY = text("""

@@ -21,12 +21,13 @@ from elephantasm.services.packs.candidates import Candidate
 
 # Same sets and order as the sub-selects it replaces: a memory's events, a knowledge item's
 # events through its memories (each once); ordered by event id. No row: no provenance.
+# A memory's ``event_ids`` are stored ascending (migration 0013), so they are read as they are.
 _PROVENANCE = text("""
-SELECT me.memory_id AS id, false AS knowledge, array_agg(me.event_id ORDER BY me.event_id) AS events
-FROM memory_events me WHERE me.memory_id = ANY(:memories) GROUP BY me.memory_id
+SELECT m.id, false AS knowledge, m.event_ids AS events
+FROM memories m WHERE m.id = ANY(:memories) AND cardinality(m.event_ids) > 0
 UNION ALL
-SELECT km.knowledge_id, true, array_agg(DISTINCT me.event_id ORDER BY me.event_id)
-FROM knowledge_memories km JOIN memory_events me ON me.memory_id = km.memory_id
+SELECT km.knowledge_id, true, array_agg(DISTINCT x.event_id ORDER BY x.event_id)
+FROM knowledge_memories km JOIN memories m ON m.id = km.memory_id CROSS JOIN LATERAL unnest(m.event_ids) AS x(event_id)
 WHERE km.knowledge_id = ANY(:knowledge) GROUP BY km.knowledge_id
 """)
 
