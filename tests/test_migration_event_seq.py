@@ -65,7 +65,7 @@ async def test_upgrade_numbers_distilled_events_first_and_downgrade_restores_the
 ) -> None:
     url, before = old_db
     ids = await _seed(url)
-    await asyncio.to_thread(upgrade, url, "0011")
+    await asyncio.to_thread(upgrade, url, "0011")  # not head: 0012 drops the fts column checked here
     conn = await connect(url)
     try:
         rows = await conn.fetch(f"SELECT e.id, e.seq, {event_state.distilled_at('e')} AS at, "

@@ -23,11 +23,12 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.db.driver_fetch import fetch
+from elephantasm.db.models import DEDUPE_KEYED
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import event_state
 
-# The columns an insert returns: never ``RETURNING *``, which would ship each event's ``fts`` back too.
+# The columns an insert returns (the wire's, never ``RETURNING *``).
 RETURNED = (
     "id, anima_id, event_type, role, author, summary, content, occurred_at, session_id, meta, "
     "source_uri, dedupe_key, importance_score, created_at, updated_at"
@@ -84,7 +85,7 @@ WITH ins AS (
            s.session_id, s.meta, s.source_uri, s.dedupe_key, s.importance_score, :now, :now,
            a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord)
     FROM event_staging s JOIN animas a ON a.id = s.anima_id ORDER BY s.ord
-    ON CONFLICT (anima_id, dedupe_key) DO NOTHING
+    ON CONFLICT (anima_id, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
     RETURNING {RETURNED}, seq
 ), bump AS (
     UPDATE animas a SET state_version = a.state_version + 1, event_seq = x.top,

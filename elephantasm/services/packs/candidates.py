@@ -21,7 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
-from elephantasm.services.packs import sql, topk
+from elephantasm.services.packs import event_match, sql, topk
+from elephantasm.services.packs.event_match import TERMS
 from elephantasm.services.packs.session import SessionScope
 
 
@@ -156,7 +157,7 @@ def _knowledge(r: Any) -> Candidate:
     )
 
 
-def _event(r: Any) -> Candidate:
+def _event(r: Any, fts_rank: float | None = None) -> Candidate:
     return Candidate(
         kind="event",
         id=r["id"],
@@ -168,17 +169,12 @@ def _event(r: Any) -> Candidate:
         created_at=r["created_at"],
         recall_count=0,
         cosine=None,
-        fts_rank=r["fts_rank"],
+        fts_rank=fts_rank,
         provenance=(r["id"],),
         time_start=r["occurred_at"],
         time_end=r["occurred_at"],
         session_id=r["session_id"],
     )
-
-
-def _variants(build: Any) -> dict[bool, Any]:
-    """Statements are built once per process, with and without a query."""
-    return {has_query: text(build(has_query)) for has_query in (False, True)}
 
 
 def _by_width(build: Any) -> Any:
@@ -210,17 +206,11 @@ _KNOWLEDGE = _by_width(
         dim=dim,
     )
 )
-_PENDING = _variants(
-    lambda q: topk.top_k_union(
-        "events",
-        "e",
-        f"{sql.EVENT_PENDING} AND e.id <> ALL(:exclude)",
-        sql.EVENT_FACTORS,
-        sql.EVENT_COLUMNS,
-        q,
-        vector=False,
-    )
-)
+_PENDING_WHERE = f"{sql.EVENT_PENDING} AND e.id <> ALL(:exclude)"
+_PENDING = text(topk.top_k_union("events", "e", _PENDING_WHERE, sql.EVENT_FACTORS, sql.EVENT_COLUMNS, False))
+# With a query, the text match is computed here (events store no tsvector: .event_match).
+_PENDING_Q = event_match.pending_statement(_PENDING_WHERE, sql.EVENT_FACTORS)
+_PENDING_REST = event_match.rest_statement(_PENDING_WHERE)
 
 _SESSION_MEMORY_WHERE = {
     True: f"{sql.MEMORY_ALIVE} AND m.session_id = :sid",
@@ -239,11 +229,12 @@ _TURN_WHERE = {
     True: f"{sql.EVENT_PENDING} AND e.session_id = :sid",
     False: f"{sql.EVENT_PENDING} AND e.session_id IS NULL AND e.occurred_at >= :start",
 }
+_TURN_ORDER = "e.occurred_at DESC, e.id DESC"
 _RECENT_TURNS = {
-    (named, q): text(topk.scoped_select("events", "e", where, sql.EVENT_COLUMNS, "e.occurred_at DESC, e.id DESC", q))
+    named: text(topk.scoped_select("events", "e", where, sql.EVENT_COLUMNS, _TURN_ORDER, False))
     for named, where in _TURN_WHERE.items()
-    for q in (False, True)
 }
+_RECENT_TURNS_Q = {named: event_match.recent_statement(where, _TURN_ORDER) for named, where in _TURN_WHERE.items()}
 
 
 def _session_params(scope: Scope, session: SessionScope, k: int) -> dict[str, Any]:
@@ -267,8 +258,14 @@ async def session_memories(conn: AsyncConnection, scope: Scope, session: Session
 
 async def recent_turns(conn: AsyncConnection, scope: Scope, session: SessionScope, n: int) -> list[Candidate]:
     """The newest ``n`` not-yet-distilled events of the current session."""
-    stmt = _RECENT_TURNS[(session.session_id is not None, scope.has_query)]
-    return [_event(r) for r in await fetch(conn, stmt, _session_params(scope, session, n))]
+    named = session.session_id is not None
+    if not scope.has_query:
+        return [_event(r) for r in await fetch(conn, _RECENT_TURNS[named], _session_params(scope, session, n))]
+    params = _session_params(scope, session, n) | {"upto": TERMS.upto(scope.anima_id)}
+    rows = await fetch(conn, _RECENT_TURNS_Q[named], params)
+    counts = await TERMS.counts(conn, params, rows)
+    ranks = event_match.ranks(counts, rows[0]["q_lex"] if rows else None)
+    return [_event(r, f) for r, f in zip(rows, ranks, strict=True)]
 
 
 async def long_term_memories(
@@ -289,7 +286,40 @@ async def knowledge(conn: AsyncConnection, scope: Scope, k: int) -> list[Candida
 async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: Sequence[uuid.UUID]) -> list[Candidate]:
     """Top-``k`` per arm over undistilled events, minus ``exclude`` (the recent turns)."""
     params = scope.params(k=k, exclude=list(exclude))
-    return [_event(r) for r in await fetch(conn, _PENDING[scope.has_query], params)]
+    if not scope.has_query:
+        return [_event(r) for r in await fetch(conn, _PENDING, params)]
+    params["upto"] = TERMS.upto(scope.anima_id)
+    rows = await fetch(conn, _PENDING_Q, params)
+    counts = await TERMS.counts(conn, params, rows)
+    lexemes = rows[0]["q_lex"] if rows else None
+    seen = [r["id"] for r in rows]
+    complete = not rows or rows[0]["n_pending"] <= len(rows)  # every pending event is in ``rows``
+    if not complete and lexemes:
+        # More pending events than the factor arm's k: the text arm's top k may hold others.
+        rows, counts, seen = await _with_text_arm(conn, params, rows, counts, lexemes, k)
+        complete = True
+    if complete:
+        TERMS.settle(scope.anima_id, [*exclude, *seen])
+    ranks = event_match.ranks(counts, lexemes)
+    return [_event(r, f) for r, f in zip(rows, ranks, strict=True)]
+
+
+async def _with_text_arm(
+    conn: AsyncConnection, params: dict[str, Any], rows: list[Any], counts: list[Any], lexemes: list[str], k: int
+) -> tuple[list[Any], list[Any], list[uuid.UUID]]:
+    """The factor arm's ``rows`` ∪ the full-text arm's top ``k`` over every pending event, by id
+    (the order the SQL union's primary-key read gave), with their lexeme counts; and every
+    pending event's id (all are held now)."""
+    fetched = [r["id"] for r in rows]
+    rest = await fetch(conn, _PENDING_REST, params | {"exclude": [*params["exclude"], *fetched]})
+    rest_counts = await TERMS.counts(conn, params, rest)
+    ids = fetched + [r["id"] for r in rest]
+    have = set(fetched)
+    extra_ids = [i for i in event_match.text_arm(ids, counts + rest_counts, lexemes, k) if i not in have]
+    extra = await fetch(conn, event_match.ROWS_BY_ID, params | {"ids": extra_ids}) if extra_ids else []
+    extra_counts = await TERMS.counts(conn, params, extra)
+    merged = sorted(zip(rows + extra, counts + extra_counts, strict=True), key=lambda rc: rc[0]["id"])
+    return [r for r, _ in merged], [c for _, c in merged], ids
 
 
 # A memory linked to a knowledge item that was superseded (or expired) while a current item on
