@@ -19,6 +19,7 @@ memories, bit for bit:
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from collections.abc import Mapping, Sequence
@@ -78,6 +79,33 @@ def rank(counts: Counts, ordered: Sequence[str]) -> float:
             matched = True
             res = _f32(res + _CONTRIBUTION[min(n, _MAX_POSITIONS)])
     return _f32(res / len(ordered)) if matched else 0.0
+
+
+def ranked(texts: Sequence[Counts], lexemes: Sequence[str]) -> list[tuple[float, bool]]:
+    """``(rank, matches_arm)`` of each text: :func:`rank` and :func:`matches_arm` in one pass.
+
+    A compile ranks every pending event of an anima; most match no query lexeme, and those that
+    do share few patterns, so each distinct pattern (the counts of the query's lexemes, in order)
+    is computed once.
+    """
+    if not lexemes:
+        return [(0.0, False)] * len(texts)
+    ordered = query_order(lexemes)
+    need = 2 if len(lexemes) >= 3 else 1
+    miss = (0.0, False)
+    return [
+        miss if counts.keys().isdisjoint(ordered) else _scored(tuple(map(counts.get, ordered)), need)
+        for counts in texts
+    ]
+
+
+@functools.lru_cache(maxsize=4096)
+def _scored(pattern: tuple[int | None, ...], need: int) -> tuple[float, bool]:
+    res = 0.0
+    for n in pattern:
+        if n:
+            res = _f32(res + _CONTRIBUTION[min(n, _MAX_POSITIONS)])
+    return _f32(res / len(pattern)), sum(1 for n in pattern if n) >= need
 
 
 # tsvector's text form: 'lexeme':1,4 'other':2 — quotes and backslashes inside a lexeme doubled.

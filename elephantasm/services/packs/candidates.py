@@ -19,10 +19,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.db.driver_fetch import fetch
+from elephantasm.domain import text_rank
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
 from elephantasm.services.packs import event_match, sql, topk
-from elephantasm.services.packs.event_match import TERMS
+from elephantasm.services.packs.event_match import PENDING
 from elephantasm.services.packs.session import SessionScope
 
 
@@ -210,7 +211,6 @@ _PENDING_WHERE = f"{sql.EVENT_PENDING} AND e.id <> ALL(:exclude)"
 _PENDING = text(topk.top_k_union("events", "e", _PENDING_WHERE, sql.EVENT_FACTORS, sql.EVENT_COLUMNS, False))
 # With a query, the text match is computed here (events store no tsvector: .event_match).
 _PENDING_Q = event_match.pending_statement(_PENDING_WHERE, sql.EVENT_FACTORS)
-_PENDING_REST = event_match.rest_statement(_PENDING_WHERE)
 
 _SESSION_MEMORY_WHERE = {
     True: f"{sql.MEMORY_ALIVE} AND m.session_id = :sid",
@@ -261,11 +261,11 @@ async def recent_turns(conn: AsyncConnection, scope: Scope, session: SessionScop
     named = session.session_id is not None
     if not scope.has_query:
         return [_event(r) for r in await fetch(conn, _RECENT_TURNS[named], _session_params(scope, session, n))]
-    params = _session_params(scope, session, n) | {"upto": TERMS.upto(scope.anima_id)}
+    params = _session_params(scope, session, n) | {"upto": PENDING.upto(scope.anima_id)}
     rows = await fetch(conn, _RECENT_TURNS_Q[named], params)
-    counts = await TERMS.counts(conn, params, rows)
-    ranks = event_match.ranks(counts, rows[0]["q_lex"] if rows else None)
-    return [_event(r, f) for r, f in zip(rows, ranks, strict=True)]
+    held = await PENDING.resolve(conn, params, rows)
+    ranked = text_rank.ranked([c for _, c in held], rows[0]["q_lex"] if rows else ())
+    return [_event(r, f) for (r, _), (f, _) in zip(held, ranked, strict=True)]
 
 
 async def long_term_memories(
@@ -288,38 +288,19 @@ async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: S
     params = scope.params(k=k, exclude=list(exclude))
     if not scope.has_query:
         return [_event(r) for r in await fetch(conn, _PENDING, params)]
-    params["upto"] = TERMS.upto(scope.anima_id)
+    params["upto"] = PENDING.upto(scope.anima_id)
     rows = await fetch(conn, _PENDING_Q, params)
-    counts = await TERMS.counts(conn, params, rows)
-    lexemes = rows[0]["q_lex"] if rows else None
-    seen = [r["id"] for r in rows]
-    complete = not rows or rows[0]["n_pending"] <= len(rows)  # every pending event is in ``rows``
-    if not complete and lexemes:
-        # More pending events than the factor arm's k: the text arm's top k may hold others.
-        rows, counts, seen = await _with_text_arm(conn, params, rows, counts, lexemes, k)
-        complete = True
-    if complete:
-        TERMS.settle(scope.anima_id, [*exclude, *seen])
-    ranks = event_match.ranks(counts, lexemes)
-    return [_event(r, f) for r, f in zip(rows, ranks, strict=True)]
-
-
-async def _with_text_arm(
-    conn: AsyncConnection, params: dict[str, Any], rows: list[Any], counts: list[Any], lexemes: list[str], k: int
-) -> tuple[list[Any], list[Any], list[uuid.UUID]]:
-    """The factor arm's ``rows`` ∪ the full-text arm's top ``k`` over every pending event, by id
-    (the order the SQL union's primary-key read gave), with their lexeme counts; and every
-    pending event's id (all are held now)."""
-    fetched = [r["id"] for r in rows]
-    rest = await fetch(conn, _PENDING_REST, params | {"exclude": [*params["exclude"], *fetched]})
-    rest_counts = await TERMS.counts(conn, params, rest)
-    ids = fetched + [r["id"] for r in rest]
-    have = set(fetched)
-    extra_ids = [i for i in event_match.text_arm(ids, counts + rest_counts, lexemes, k) if i not in have]
-    extra = await fetch(conn, event_match.ROWS_BY_ID, params | {"ids": extra_ids}) if extra_ids else []
-    extra_counts = await TERMS.counts(conn, params, extra)
-    merged = sorted(zip(rows + extra, counts + extra_counts, strict=True), key=lambda rc: rc[0]["id"])
-    return [r for r, _ in merged], [c for _, c in merged], ids
+    held = await PENDING.resolve(conn, params, rows)
+    PENDING.settle(scope.anima_id, rows, exclude)
+    ranked = text_rank.ranked([c for _, c in held], rows[0]["q_lex"] if rows else ())
+    factor = [r["in_factor"] for r in rows]
+    # The text arm can add events only when k did not cover them all.
+    arm = event_match.text_arm([r["id"] for r in rows], ranked, k) if not all(factor) else set()
+    return [
+        _event(h, f)
+        for r, in_factor, (h, _), (f, _) in zip(rows, factor, held, ranked, strict=True)
+        if in_factor or r["id"] in arm
+    ]
 
 
 # A memory linked to a knowledge item that was superseded (or expired) while a current item on

@@ -5,20 +5,22 @@ Postgres's work per inserted event, for a reader that only ever looks at an anim
 events). A compile with a query still text-matches those events exactly as before: Postgres
 makes each event's lexemes (``to_tsvector``, as the stored column did) the first time this process
 sees the event, and :mod:`elephantasm.domain.text_rank` gives the same match and the same
-``ts_rank`` float as the SQL did. Events never change, so their lexeme counts are kept
-(:class:`EventTerms`): a compile that follows an extract makes lexemes for the new event only.
+``ts_rank`` float as the SQL did.
 
-Which events need lexemes is decided by seq: for each anima the cache knows ``upto``, a seq up to
-which every pending event is held, so a statement asks Postgres only for ``seq > upto``. A row
-that still comes back without lexemes and is not held (an older snapshot than the one that set
-``upto``, an evicted anima) is looked up by id: correctness never rests on the hint.
+Events never change, so what a compile read of a pending event (its candidate columns and its
+lexeme counts) is kept (:class:`PendingEvents`): the next compile of the anima reads only the ids,
+seqs and four-factor membership of the events it already holds, and everything for the new ones
+(a compile that follows an extract: one). Which events are new is decided by seq: for each anima
+the cache knows ``upto``, a seq up to which every pending event is held, and a statement returns
+columns only for ``seq > upto``. A row that comes back bare and is not held (a snapshot older than
+the one that set ``upto``, an evicted anima) is read again by id: correctness never rests on the hint.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,120 +33,139 @@ from elephantasm.services.packs import sql
 
 # The expression the stored column had (migrations 0001–0011): ranks are unchanged.
 EVENT_TSVECTOR = "to_tsvector('english', coalesce(e.summary, '') || ' ' || e.content)"
-_TERMS = f"CASE WHEN e.seq > :upto THEN {EVENT_TSVECTOR}::text END AS terms"
-_QUERY_LEXEMES = "(SELECT array_agg(l ORDER BY i) FROM lex) AS q_lex"
+_NEW = "e.seq > :upto"
+_FULL = f"{sql.EVENT_COLUMNS}, e.seq, {EVENT_TSVECTOR}::text AS terms"
+_FULL_NEW = f"{sql.EVENT_COLUMNS}, e.seq, CASE WHEN {_NEW} THEN {EVENT_TSVECTOR}::text END AS terms"
+# The candidate columns and lexemes of new events only; NULL for those held (terms NULL = held).
+_NEW_ONLY = ", ".join(
+    f"CASE WHEN {_NEW} THEN {expr} END AS {name}"
+    for expr, name in (
+        *((f"e.{c}", c) for c in ("event_type", "role", "author", "summary")),
+        (f"left(e.content, {sql.EVENT_TEXT_CHARS})", "content"),
+        *((f"e.{c}", c) for c in ("occurred_at", "session_id", "importance_score", "created_at")),
+        (f"{EVENT_TSVECTOR}::text", "terms"),
+    )
+)
+
+
+def _query_lexemes(order: str) -> str:
+    # The query's lexemes (those the SQL arms use), on the first row only: an array on every row cost
+    # more to decode than the rest of the row.
+    lexemes = "(SELECT array_agg(l ORDER BY i) FROM lex)"
+    return f"CASE WHEN row_number() OVER (ORDER BY {order}) = 1 THEN {lexemes} END AS q_lex"
 
 
 def recent_statement(where: str, order: str) -> Any:
-    """The newest ``:k`` events matching ``where`` (a query's compile), with lexemes as needed."""
+    """The newest ``:k`` events matching ``where`` (a query's compile): all columns, lexemes of new ones."""
     return text(
-        f"WITH {sql.TSQUERY_CTE} SELECT {sql.EVENT_COLUMNS}, e.seq, {_TERMS}, {_QUERY_LEXEMES} "
+        f"WITH {sql.TSQUERY_CTE} SELECT {_FULL_NEW}, {_query_lexemes(order)} "
         f"FROM events e WHERE {where} ORDER BY {order} LIMIT :k"
     )
 
 
 def pending_statement(where: str, score: str) -> Any:
-    """The four-factor top ``:k`` of the events matching ``where``, and how many match in all
-    (``n_pending``): more than ``:k`` means the full-text arm has to look at the others too."""
+    """Every event matching ``where`` (an anima's pending events: few) with ``in_factor``, whether
+    it is in the four-factor top ``:k``, and columns and lexemes for new ones only. The full-text
+    arm is chosen in Python (:func:`text_arm`) from the same rows: the union is one round trip."""
     return text(
-        f"WITH {sql.TSQUERY_CTE}, ef AS (SELECT e.id, count(*) OVER () AS n FROM events e WHERE {where} "
+        f"WITH {sql.TSQUERY_CTE}, ef AS (SELECT e.id FROM events e WHERE {where} "
         f"ORDER BY {score} DESC, e.id LIMIT :k) "
-        f"SELECT {sql.EVENT_COLUMNS}, e.seq, {_TERMS}, {_QUERY_LEXEMES}, (SELECT max(n) FROM ef) AS n_pending "
-        "FROM events e WHERE e.id = ANY(ARRAY(SELECT id FROM ef))"
+        f"SELECT e.id, e.seq, e.id = ANY(ARRAY(SELECT id FROM ef)) AS in_factor, {_query_lexemes('e.id')}, "
+        f"{_NEW_ONLY} FROM events e WHERE {where} ORDER BY e.id"
     )
 
 
-def rest_statement(where: str) -> Any:
-    """Ids, seqs and (as needed) lexemes of every event matching ``where``: the text arm's pool."""
-    return text(f"SELECT e.id, e.seq, {_TERMS} FROM events e WHERE {where}")
+# Held events the cache lost (see the module doc): everything again, by id.
+_BY_ID = text(
+    f"SELECT {_FULL} FROM events e WHERE e.org_id = :org AND e.anima_id = :anima AND e.id = ANY(CAST(:ids AS uuid[]))"
+)
 
-
-_BY_ID = "e.org_id = :org AND e.anima_id = :anima AND e.id = ANY(CAST(:ids AS uuid[]))"
-ROWS_BY_ID = text(f"SELECT {sql.EVENT_COLUMNS}, e.seq, NULL::text AS terms FROM events e WHERE {_BY_ID}")
-"""Candidate rows by id (the text arm's that the factor arm did not bring; their lexemes are held)."""
-# Lexemes by id, for rows whose lexemes the cache does not hold although their seq said it would.
-_LEXEMES_BY_ID = text(f"SELECT e.id, e.seq, {EVENT_TSVECTOR}::text AS terms FROM events e WHERE {_BY_ID}")
+Held = tuple[Any, text_rank.Counts]
+"""A pending event as a compile needs it: its row (the candidate columns and ``seq``), its lexeme counts."""
 
 
 @dataclass(slots=True)
-class _Held:
+class _Anima:
     upto: int = 0
-    terms: dict[uuid.UUID, tuple[int, text_rank.Counts]] = field(default_factory=dict)
+    events: dict[uuid.UUID, Held] = field(default_factory=dict)
 
 
-class EventTerms:
-    """Lexeme counts of the pending events of recently compiled animas (a bounded LRU of animas).
+class PendingEvents:
+    """The pending events of recently compiled animas: rows and lexeme counts, by event id.
 
-    Shared by the process's compiles: an event's lexemes depend on its text only, which never
-    changes, so a held entry is never stale. Each anima holds its pending events of the last
-    compile (``settle``), so the memory is bounded by pending events, not by history.
+    Shared by the process's compiles: an event never changes, so a held entry is never stale.
+    Each anima keeps the pending events of its last compile (:meth:`settle`); the animas are an
+    LRU bounded by the number of events held in all.
     """
 
-    def __init__(self, animas: int = 2048) -> None:
-        self._animas: OrderedDict[uuid.UUID, _Held] = OrderedDict()
-        self._max = animas
-
-    def _held(self, anima: uuid.UUID) -> _Held:
-        held = self._animas.get(anima)
-        if held is None:
-            held = self._animas[anima] = _Held()
-            if len(self._animas) > self._max:
-                self._animas.popitem(last=False)
-        else:
-            self._animas.move_to_end(anima)
-        return held
+    def __init__(self, max_events: int = 50_000) -> None:
+        self._animas: OrderedDict[uuid.UUID, _Anima] = OrderedDict()
+        self._max = max_events
+        self._count = 0
 
     def upto(self, anima: uuid.UUID) -> int:
         """The seq up to which every pending event of ``anima`` is held (0: none known)."""
         held = self._animas.get(anima)
         return held.upto if held is not None else 0
 
-    async def counts(
-        self, conn: AsyncConnection, params: dict[str, Any], rows: Sequence[Any]
-    ) -> list[text_rank.Counts]:
-        """Lexeme counts for ``rows`` (with ``id``, ``seq``, ``terms``) in row order, held from now on;
-        ``params`` name the anima (``org``, ``anima``)."""
-        held = self._held(params["anima"]).terms
+    def _anima(self, anima: uuid.UUID) -> _Anima:
+        held = self._animas.get(anima)
+        if held is None:
+            held = self._animas[anima] = _Anima()
+        else:
+            self._animas.move_to_end(anima)
+        return held
+
+    async def resolve(self, conn: AsyncConnection, params: dict[str, Any], rows: Sequence[Any]) -> list[Held]:
+        """Each of ``rows`` (``id`` and ``terms``: NULL when held) as held, in row order; ``params``
+        name the anima (``org``, ``anima``). New ones are held from now on."""
+        events = self._anima(params["anima"]).events
+        out: list[Held | None] = []
         missing = []
         for r in rows:
             if r["terms"] is not None:
-                held[r["id"]] = (r["seq"], text_rank.parse_tsvector(r["terms"]))
-            elif r["id"] not in held:
+                self._count += r["id"] not in events
+                held = events[r["id"]] = (r, text_rank.parse_tsvector(r["terms"]))
+                out.append(held)
+            elif (found := events.get(r["id"])) is not None:
+                out.append(found)
+            else:
                 missing.append(r["id"])
-        if missing:  # usually none: see the module doc
-            for r in await fetch(conn, _LEXEMES_BY_ID, params | {"ids": missing}):
-                held[r["id"]] = (r["seq"], text_rank.parse_tsvector(r["terms"]))
-        return [held[r["id"]][1] for r in rows]
+                out.append(None)
+        if not missing:
+            return out  # type: ignore[return-value]  # no None left
+        for r in await fetch(conn, _BY_ID, params | {"ids": missing}):
+            self._count += 1
+            events[r["id"]] = (r, text_rank.parse_tsvector(r["terms"]))
+        return [h if h is not None else events[r["id"]] for r, h in zip(rows, out, strict=True)]
 
-    def settle(self, anima: uuid.UUID, pending: Iterable[uuid.UUID]) -> None:
-        """Keep only ``pending`` (every pending event a compile saw, all held) and move ``upto``
-        to the highest of their seqs: every pending event at or below it is held."""
-        held = self._held(anima)
-        kept = {i: held.terms[i] for i in pending if i in held.terms}
-        held.terms = kept
-        held.upto = max((seq for seq, _ in kept.values()), default=held.upto)
+    def settle(self, anima: uuid.UUID, rows: Sequence[Any], exclude: Sequence[uuid.UUID]) -> None:
+        """After a compile resolved every pending event of ``anima`` in its snapshot (``rows`` of the
+        pending statement and the held ones among ``exclude``, the recent turns): move ``upto`` to the
+        highest of their seqs, so every pending event at or below it is held. Distilled events are
+        dropped once they outnumber the pending ones."""
+        held = self._anima(anima)
+        events = held.events
+        top = max((r["seq"] for r in rows), default=0)
+        for i in exclude:
+            if (h := events.get(i)) is not None:
+                top = max(top, h[0]["seq"])
+        held.upto = max(held.upto, top)
+        if len(events) > 2 * (len(rows) + len(exclude)) + 64:
+            keep = {r["id"] for r in rows}.union(exclude)
+            held.events = {i: h for i, h in events.items() if i in keep}
+            self._count -= len(events) - len(held.events)
+        while self._count > self._max and len(self._animas) > 1:
+            _, evicted = self._animas.popitem(last=False)
+            self._count -= len(evicted.events)
 
 
-TERMS = EventTerms()
+PENDING = PendingEvents()
 """The process's cache (compiles of every runtime in the process share it: entries are exact)."""
 
 
-def ranks(counts: Sequence[text_rank.Counts], query_lexemes: Sequence[str] | None) -> list[float]:
-    """``fts_rank`` of each event as the candidate SQL computes it for memories (0.0: no match)."""
-    if not query_lexemes:
-        return [0.0] * len(counts)
-    ordered = text_rank.query_order(query_lexemes)
-    return [text_rank.rank(c, ordered) for c in counts]
-
-
-def text_arm(
-    ids: Sequence[uuid.UUID], counts: Sequence[text_rank.Counts], query_lexemes: Sequence[str], k: int
-) -> list[uuid.UUID]:
-    """The full-text arm: up to ``k`` ids matching ``q_arm``, by ``ts_rank`` descending then id."""
-    ordered = text_rank.query_order(query_lexemes)
-    hits = [
-        (-text_rank.rank(c, ordered), i)
-        for i, c in zip(ids, counts, strict=True)
-        if text_rank.matches_arm(c, query_lexemes)
-    ]
-    return [i for _, i in sorted(hits)[:k]]
+def text_arm(ids: Sequence[uuid.UUID], ranked: Sequence[tuple[float, bool]], k: int) -> set[uuid.UUID]:
+    """The full-text arm: up to ``k`` ids matching ``q_arm``, by ``ts_rank`` descending then id
+    (``ranked``: :func:`elephantasm.domain.text_rank.ranked` of each id's text)."""
+    hits = sorted((-r, i) for i, (r, arm) in zip(ids, ranked, strict=True) if arm)
+    return {i for _, i in hits[:k]}
