@@ -264,7 +264,7 @@ async def recent_turns(conn: AsyncConnection, scope: Scope, session: SessionScop
     params = _session_params(scope, session, n) | {"upto": PENDING.upto(scope.anima_id)}
     rows = await fetch(conn, _RECENT_TURNS_Q[named], params)
     held = await PENDING.resolve(conn, params, rows)
-    ranked = text_rank.ranked([c for _, c in held], rows[0]["q_lex"] if rows else ())
+    ranked = text_rank.ranked([c for _, c in held], _lexemes(rows))
     return [_event(r, f) for (r, _), (f, _) in zip(held, ranked, strict=True)]
 
 
@@ -290,17 +290,23 @@ async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: S
         return [_event(r) for r in await fetch(conn, _PENDING, params)]
     params["upto"] = PENDING.upto(scope.anima_id)
     rows = await fetch(conn, _PENDING_Q, params)
-    held = await PENDING.resolve(conn, params, rows)
-    PENDING.settle(scope.anima_id, rows, exclude)
-    ranked = text_rank.ranked([c for _, c in held], rows[0]["q_lex"] if rows else ())
-    factor = [r["in_factor"] for r in rows]
+    others = (rows[0]["others"] or []) if rows else []
+    held = await PENDING.resolve(conn, params, rows, others)
+    PENDING.settle(scope.anima_id, held, exclude)
+    ranked = text_rank.ranked([c for _, c in held], _lexemes(rows))
+    factor = [r["in_factor"] for r in rows] + [False] * len(others)
     # The text arm can add events only when k did not cover them all.
-    arm = event_match.text_arm([r["id"] for r in rows], ranked, k) if not all(factor) else set()
-    return [
-        _event(h, f)
-        for r, in_factor, (h, _), (f, _) in zip(rows, factor, held, ranked, strict=True)
-        if in_factor or r["id"] in arm
+    arm = event_match.text_arm([h["id"] for h, _ in held], ranked, k) if not all(factor) else set()
+    kept = [
+        (h, f) for in_factor, (h, _), (f, _) in zip(factor, held, ranked, strict=True) if in_factor or h["id"] in arm
     ]
+    if others:  # in id order, as the rows are (and as the SQL union's primary-key read gave them)
+        kept.sort(key=lambda hf: hf[0]["id"])
+    return [_event(h, f) for h, f in kept]
+
+
+def _lexemes(rows: Sequence[Any]) -> Sequence[str]:
+    return (rows[0]["q_lex"] or ()) if rows else ()
 
 
 # A memory linked to a knowledge item that was superseded (or expired) while a current item on

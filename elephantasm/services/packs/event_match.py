@@ -34,6 +34,7 @@ from elephantasm.services.packs import sql
 # The expression the stored column had (migrations 0001–0011): ranks are unchanged.
 EVENT_TSVECTOR = "to_tsvector('english', coalesce(e.summary, '') || ' ' || e.content)"
 _NEW = "e.seq > :upto"
+_NEW_P = "p.seq > :upto"
 _FULL = f"{sql.EVENT_COLUMNS}, e.seq, {EVENT_TSVECTOR}::text AS terms"
 _FULL_NEW = f"{sql.EVENT_COLUMNS}, e.seq, CASE WHEN {_NEW} THEN {EVENT_TSVECTOR}::text END AS terms"
 # The candidate columns and lexemes of new events only; NULL for those held (terms NULL = held).
@@ -64,14 +65,18 @@ def recent_statement(where: str, order: str) -> Any:
 
 
 def pending_statement(where: str, score: str) -> Any:
-    """Every event matching ``where`` (an anima's pending events: few) with ``in_factor``, whether
-    it is in the four-factor top ``:k``, and columns and lexemes for new ones only. The full-text
-    arm is chosen in Python (:func:`text_arm`) from the same rows: the union is one round trip."""
+    """An anima's pending events matching ``where`` for a query's compile, in one round trip: a row
+    for each event in the four-factor top ``:k`` (``in_factor``) or new to this process (columns and
+    lexemes for new ones only), and on the first row ``others``, the ids of the rest (held here:
+    the full-text arm is chosen among all of them in Python, :func:`text_arm`)."""
     return text(
-        f"WITH {sql.TSQUERY_CTE}, ef AS (SELECT e.id FROM events e WHERE {where} "
-        f"ORDER BY {score} DESC, e.id LIMIT :k) "
+        f"WITH {sql.TSQUERY_CTE}, p AS MATERIALIZED (SELECT e.id, e.seq, {score} AS s FROM events e WHERE {where}), "
+        "ef AS (SELECT id FROM p ORDER BY s DESC, id LIMIT :k), "
+        f"rest AS (SELECT array_agg(id) AS ids FROM p WHERE NOT {_NEW_P} AND id <> ALL(ARRAY(SELECT id FROM ef))) "
         f"SELECT e.id, e.seq, e.id = ANY(ARRAY(SELECT id FROM ef)) AS in_factor, {_query_lexemes('e.id')}, "
-        f"{_NEW_ONLY} FROM events e WHERE {where} ORDER BY e.id"
+        f"CASE WHEN row_number() OVER (ORDER BY e.id) = 1 THEN (SELECT ids FROM rest) END AS others, {_NEW_ONLY} "
+        f"FROM events e WHERE e.id = ANY(ARRAY(SELECT id FROM ef UNION SELECT id FROM p WHERE {_NEW_P})) "
+        "ORDER BY e.id"
     )
 
 
@@ -116,9 +121,11 @@ class PendingEvents:
             self._animas.move_to_end(anima)
         return held
 
-    async def resolve(self, conn: AsyncConnection, params: dict[str, Any], rows: Sequence[Any]) -> list[Held]:
-        """Each of ``rows`` (``id`` and ``terms``: NULL when held) as held, in row order; ``params``
-        name the anima (``org``, ``anima``). New ones are held from now on."""
+    async def resolve(
+        self, conn: AsyncConnection, params: dict[str, Any], rows: Sequence[Any], ids: Sequence[uuid.UUID] = ()
+    ) -> list[Held]:
+        """Each of ``rows`` (``id`` and ``terms``: NULL when held), then each of ``ids`` (held), as
+        held, in that order; ``params`` name the anima (``org``, ``anima``). New ones are held from now on."""
         events = self._anima(params["anima"]).events
         out: list[Held | None] = []
         missing = []
@@ -132,27 +139,32 @@ class PendingEvents:
             else:
                 missing.append(r["id"])
                 out.append(None)
+        for i in ids:
+            if (found := events.get(i)) is None:
+                missing.append(i)
+            out.append(found)
         if not missing:
             return out  # type: ignore[return-value]  # no None left
         for r in await fetch(conn, _BY_ID, params | {"ids": missing}):
             self._count += 1
             events[r["id"]] = (r, text_rank.parse_tsvector(r["terms"]))
-        return [h if h is not None else events[r["id"]] for r, h in zip(rows, out, strict=True)]
+        keys = [*(r["id"] for r in rows), *ids]
+        return [h if h is not None else events[i] for i, h in zip(keys, out, strict=True)]
 
-    def settle(self, anima: uuid.UUID, rows: Sequence[Any], exclude: Sequence[uuid.UUID]) -> None:
-        """After a compile resolved every pending event of ``anima`` in its snapshot (``rows`` of the
-        pending statement and the held ones among ``exclude``, the recent turns): move ``upto`` to the
-        highest of their seqs, so every pending event at or below it is held. Distilled events are
-        dropped once they outnumber the pending ones."""
+    def settle(self, anima: uuid.UUID, pending: Sequence[Held], exclude: Sequence[uuid.UUID]) -> None:
+        """After a compile resolved every pending event of ``anima`` in its snapshot (``pending``, and
+        the held ones among ``exclude``, the recent turns): move ``upto`` to the highest of their
+        seqs, so every pending event at or below it is held. Distilled events are dropped once they
+        outnumber the pending ones."""
         held = self._anima(anima)
         events = held.events
-        top = max((r["seq"] for r in rows), default=0)
+        top = max((h[0]["seq"] for h in pending), default=0)
         for i in exclude:
             if (h := events.get(i)) is not None:
                 top = max(top, h[0]["seq"])
         held.upto = max(held.upto, top)
-        if len(events) > 2 * (len(rows) + len(exclude)) + 64:
-            keep = {r["id"] for r in rows}.union(exclude)
+        if len(events) > 2 * (len(pending) + len(exclude)) + 64:
+            keep = {h[0]["id"] for h in pending}.union(exclude)
             held.events = {i: h for i, h in events.items() if i in keep}
             self._count -= len(events) - len(held.events)
         while self._count > self._max and len(self._animas) > 1:
