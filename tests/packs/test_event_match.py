@@ -130,3 +130,22 @@ async def test_a_lost_cache_entry_is_read_again_not_misranked(runtime: Runtime, 
     assert event_match.PENDING.upto(anima) >= 12
     after, _ = await _both(runtime, tenant, anima, "kettle boiled", 4)
     assert after == before
+
+
+async def test_the_held_events_are_bounded_by_events_and_by_animas() -> None:
+    def rows(*seqs: int) -> list[dict]:
+        return [{"id": uuid.uuid4(), "seq": s, "terms": f"'w{s}':1"} for s in seqs]
+
+    cache = event_match.PendingEvents(max_events=5, max_animas=3)
+    params = {"org": uuid.uuid4()}
+    a, b, c, d = (uuid.uuid4() for _ in range(4))
+    for anima, seqs in ((a, (1, 2)), (b, (1, 2)), (c, (7,))):
+        got = rows(*seqs)
+        held = await cache.resolve(None, params | {"anima": anima}, got)  # type: ignore[arg-type]  # never reads
+        assert [h[1] for h in held] == [{f"w{s}": 1} for s in seqs]
+        cache.settle(anima, held, [])
+    assert [cache.upto(x) for x in (a, b, c)] == [2, 2, 7]
+    cache.settle(d, await cache.resolve(None, params | {"anima": d}, rows(3)), [])  # type: ignore[arg-type]
+    assert cache.upto(a) == 0  # a fourth anima evicts the least recently compiled one
+    cache.settle(c, await cache.resolve(None, params | {"anima": c}, rows(8, 9)), [])  # type: ignore[arg-type]
+    assert cache.upto(b) == 0 and cache.upto(c) == 9  # more than 5 events held: b goes too

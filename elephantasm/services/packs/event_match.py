@@ -100,12 +100,13 @@ class PendingEvents:
 
     Shared by the process's compiles: an event never changes, so a held entry is never stale.
     Each anima keeps the pending events of its last compile (:meth:`settle`); the animas are an
-    LRU bounded by the number of events held in all.
+    LRU bounded by the number of events held in all, and by their own number.
     """
 
-    def __init__(self, max_events: int = 50_000) -> None:
+    def __init__(self, max_events: int = 50_000, max_animas: int = 10_000) -> None:
         self._animas: OrderedDict[uuid.UUID, _Anima] = OrderedDict()
         self._max = max_events
+        self._max_animas = max_animas
         self._count = 0
 
     def upto(self, anima: uuid.UUID) -> int:
@@ -117,6 +118,8 @@ class PendingEvents:
         held = self._animas.get(anima)
         if held is None:
             held = self._animas[anima] = _Anima()
+            if len(self._animas) > self._max_animas:
+                self._count -= len(self._animas.popitem(last=False)[1].events)
         else:
             self._animas.move_to_end(anima)
         return held
