@@ -8,10 +8,9 @@ from collections.abc import Iterator
 
 import asyncpg
 import pytest
-from alembic.script import ScriptDirectory
 
-from elephantasm.db.migrate import alembic_config, downgrade, upgrade
-from tests.support.databases import connect, create_database, drop_database
+from elephantasm.db.migrate import downgrade, upgrade
+from tests.support.databases import connect, database_before
 
 ORG, ANIMA = uuid.uuid4(), uuid.uuid4()
 _INSERT = (
@@ -23,12 +22,8 @@ _INSERT = (
 @pytest.fixture
 def old_db(pg_url: str) -> Iterator[tuple[str, str]]:
     """A database at the revision before 0012, and that revision."""
-    url = create_database(pg_url, "lean")
-    before = ScriptDirectory.from_config(alembic_config(url)).get_revision("0012").down_revision
-    assert isinstance(before, str)
-    upgrade(url, before)
-    yield url, before
-    drop_database(url)
+    with database_before(pg_url, "0012", "lean") as db:
+        yield db
 
 
 async def _dedupe_index(conn: asyncpg.Connection) -> tuple[str | None, int]:
