@@ -26,7 +26,11 @@ class Settings(BaseSettings):
         description="postgresql+asyncpg://… URL; unset means the embedded Postgres in data_dir.",
     )
     data_dir: Path = Field(default_factory=default_data_dir)
-    db_pool_size: int = 10
+    # Connections kept open. Overflow connections are closed when returned to a full pool, so a load
+    # that needs more than this opens a new Postgres backend (fork, catalog caches, statements prepared
+    # again) per request: at 16 concurrent extracts that was about half of Postgres's CPU per event
+    # (benchmarks/RESULTS.md, issue 15). 20 covers the benchmarks' and a busy replica's concurrency.
+    db_pool_size: int = 20
     db_max_overflow: int = 10
 
     # --- security ------------------------------------------------------------------------

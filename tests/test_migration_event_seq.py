@@ -8,11 +8,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from alembic.script import ScriptDirectory
 
-from elephantasm.db.migrate import alembic_config, downgrade, upgrade
+from elephantasm.db.migrate import downgrade, upgrade
 from elephantasm.services import event_state
-from tests.support.databases import connect, create_database, drop_database
+from tests.support.databases import connect, database_before
 
 T = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 ORG, ANIMA, EMPTY, DONE_RUN, LIVE_RUN = (uuid.uuid4() for _ in range(5))
@@ -29,12 +28,8 @@ EVENTS = {
 @pytest.fixture
 def old_db(pg_url: str) -> Iterator[tuple[str, str]]:
     """A database at the revision before 0011, and that revision."""
-    url = create_database(pg_url, "seq")
-    before = ScriptDirectory.from_config(alembic_config(url)).get_revision("0011").down_revision
-    assert isinstance(before, str)
-    upgrade(url, before)
-    yield url, before
-    drop_database(url)
+    with database_before(pg_url, "0011", "seq") as db:
+        yield db
 
 
 async def _seed(url: str) -> dict[str, uuid.UUID]:
@@ -65,7 +60,7 @@ async def test_upgrade_numbers_distilled_events_first_and_downgrade_restores_the
 ) -> None:
     url, before = old_db
     ids = await _seed(url)
-    await asyncio.to_thread(upgrade, url, "0011")
+    await asyncio.to_thread(upgrade, url, "0011")  # not head: 0012 drops the fts column checked here
     conn = await connect(url)
     try:
         rows = await conn.fetch(f"SELECT e.id, e.seq, {event_state.distilled_at('e')} AS at, "

@@ -33,8 +33,8 @@ DESIGN_TABLES = {
 ANIMA_SCOPED = DESIGN_TABLES - {"orgs", "api_keys", "animas"}
 
 HNSW_TABLES = ("memories", "knowledge")
-# events.fts has no GIN index since 0009: only an anima's pending events are text-matched, through
-# ix_events_pending, and a distilled event keeps no tsvector (benchmarks/RESULTS.md, storage).
+# events have no tsvector since 0012: a compile text-matches an anima's pending events from lexemes
+# it asks Postgres for once (services/packs/event_match.py; benchmarks/RESULTS.md, issue 15).
 GIN_INDEXED = {("memories", "fts"), ("knowledge", "fts")}
 
 

@@ -50,16 +50,29 @@ def _compiled(stmt: TextClause, dialect: Dialect) -> tuple[str, tuple[str, ...]]
 async def fetch(conn: AsyncConnection, stmt: TextClause, params: Mapping[str, Any]) -> list[Any]:
     """All rows of ``stmt`` with ``params``, as asyncpg records, inside ``conn``'s open transaction."""
     sql, names = _compiled(stmt, conn.dialect)
+    try:
+        return await _fetch(conn, sql, [params[name] for name in names])
+    except asyncpg.exceptions.IntegrityConstraintViolationError as exc:
+        raise IntegrityError(sql, None, _DriverError(exc)) from exc
+    except (asyncpg.exceptions.DataError, asyncpg.exceptions._base.DataError) as exc:
+        raise DataError(sql, None, _DriverError(exc)) from exc
+
+
+async def _fetch(conn: AsyncConnection, sql: str, args: list[Any]) -> list[Any]:
     driver = (await conn.get_raw_connection()).driver_connection
     assert driver is not None  # a checked-out connection always has one
     if conn.in_transaction() and not driver.is_in_transaction():
         await conn.execute(_BEGIN)  # SQLAlchemy's BEGIN (isolation, read only) goes out with it
     try:
-        return await driver.fetch(sql, *[params[name] for name in names])
-    except asyncpg.exceptions.IntegrityConstraintViolationError as exc:
-        raise IntegrityError(sql, None, _DriverError(exc)) from exc
-    except (asyncpg.exceptions.DataError, asyncpg.exceptions._base.DataError) as exc:
-        raise DataError(sql, None, _DriverError(exc)) from exc
+        return await driver.fetch(sql, *args)
+    except Exception:
+        if not conn.in_transaction():
+            # Outside a transaction of ours a failed statement can leave the server inside a block
+            # that neither the driver nor the pool knows of (seen after a cast of a bound value
+            # failed): the pool would hand the connection on, and its next ``BEGIN ... ISOLATION
+            # LEVEL`` would fail. One plain statement ends it.
+            await driver.execute("SELECT 1")
+        raise
 
 
 class _DriverError(Exception):

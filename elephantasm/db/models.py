@@ -222,6 +222,10 @@ class Anima(SQLModel, table=True):
 EVENT_TYPES = values(EventType)
 
 
+DEDUPE_KEYED = "dedupe_key IS NOT NULL"
+"""The predicate of ``uq_events_anima_dedupe``: inserts name it in their ``ON CONFLICT``."""
+
+
 class Event(SQLModel, table=True):
     """One thing that happened to an anima. Immutable once written: the dreamer keeps its progress on
     the anima (``distilled_seq``) and in :class:`DreamChunk`, never in the event row."""
@@ -246,7 +250,8 @@ class Event(SQLModel, table=True):
     # Position in the anima's event sequence (see ``Anima.event_seq``): pending = seq > distilled_seq.
     seq: int = Field(sa_column=Column(BigInteger, nullable=False))
     __table_args__ = (
-        UniqueConstraint("anima_id", "dedupe_key", name="uq_events_anima_dedupe"),
+        # Partial (migration 0012): NULL keys never conflict, so they need no entry.
+        Index("uq_events_anima_dedupe", "anima_id", "dedupe_key", unique=True, postgresql_where=text(DEDUPE_KEYED)),
         # The pending range of an anima (seq > its watermark) and the dreamer's chunks come from here.
         UniqueConstraint("anima_id", "seq", name="uq_events_anima_seq"),
         Index("ix_events_org_anima_occurred", "org_id", "anima_id", "occurred_at", "id"),
@@ -592,21 +597,6 @@ def _event_distilled_at() -> Any:
 
 # Read-only, derived on load (``EventRead.distilled_at`` keeps its meaning on the wire).
 Event.distilled_at = _event_distilled_at()  # type: ignore[attr-defined]
-
-# Stored for every event (migration 0011): pending events are text-matched by every compile with a
-# query, and a virtual column was recomputed there on every read (≈ 5 ms per compile with 200
-# pending events, benchmarks/RESULTS.md "issue 14 events"). No index: pending events are few and
-# reached through uq_events_anima_seq. Part of the table but not of the mapping: an entity load
-# (listings, export) never needs it.
-Event.__table__.append_column(  # type: ignore[attr-defined]
-    Column(
-        "fts",
-        TSVECTOR,
-        Computed("to_tsvector('english', coalesce(summary, '') || ' ' || content)", persisted=True),
-        nullable=True,
-    )
-)
-
 
 # ----------------------------------------------------------------------------------------------
 # Model-level memory (local models): KV snapshots of packs and recorded generations (migration 0004)

@@ -12,6 +12,7 @@ statements are the same for every batch size, so Postgres and asyncpg keep them 
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,15 +20,17 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
+from asyncpg.pgproto.pgproto import UUID as DriverUUID
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.db.driver_fetch import fetch
+from elephantasm.db.models import DEDUPE_KEYED
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import event_state
 
-# The columns an insert returns: never ``RETURNING *``, which would ship each event's ``fts`` back too.
+# The columns an insert returns (the wire's, never ``RETURNING *``).
 RETURNED = (
     "id, anima_id, event_type, role, author, summary, content, occurred_at, session_id, meta, "
     "source_uri, dedupe_key, importance_score, created_at, updated_at"
@@ -84,7 +87,7 @@ WITH ins AS (
            s.session_id, s.meta, s.source_uri, s.dedupe_key, s.importance_score, :now, :now,
            a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord)
     FROM event_staging s JOIN animas a ON a.id = s.anima_id ORDER BY s.ord
-    ON CONFLICT (anima_id, dedupe_key) DO NOTHING
+    ON CONFLICT (anima_id, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
     RETURNING {RETURNED}, seq
 ), bump AS (
     UPDATE animas a SET state_version = a.state_version + 1, event_seq = x.top,
@@ -138,8 +141,14 @@ def event_values(data: EventCreate, now: datetime) -> tuple[Any, ...]:
     )
 
 
-def _record(ord_: int, data: EventCreate, now: datetime) -> tuple[Any, ...]:
-    return (ord_, uuid.uuid4(), *event_values(data, now))
+def new_ids(n: int) -> list[uuid.UUID]:
+    """``n`` random (version 4) UUIDs from one ``os.urandom`` call, as the driver's own UUID type (a
+    ``uuid.UUID``): ``uuid.uuid4()`` per event was ~5 % of the API's CPU on a 1,000-event batch."""
+    raw = bytearray(os.urandom(16 * n))
+    raw[6::16] = bytes(b & 0x0F | 0x40 for b in raw[6::16])  # version 4
+    raw[8::16] = bytes(b & 0x3F | 0x80 for b in raw[8::16])  # RFC 4122 variant
+    packed = bytes(raw)
+    return [DriverUUID(packed[i : i + 16]) for i in range(0, 16 * n, 16)]
 
 
 async def _lock_animas(conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate]) -> None:
@@ -166,7 +175,9 @@ async def copy_events(
     await conn.execute(_CLEAR)  # an earlier batch in the same transaction (it is emptied at commit)
     driver = (await conn.get_raw_connection()).driver_connection
     assert driver is not None
-    records = [_record(i, e, now) for i, e in enumerate(events)]
+    records = [
+        (i, id_, *event_values(e, now)) for i, (id_, e) in enumerate(zip(new_ids(len(events)), events, strict=True))
+    ]
     await driver.copy_records_to_table("event_staging", records=records, columns=_STAGED)
     # Rows straight from the driver (asyncpg records): no SQLAlchemy row per event.
     created = {r["id"]: r for r in await fetch(conn, _INSERT, {"org": org_id, "now": now})}

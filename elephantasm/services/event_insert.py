@@ -12,6 +12,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from elephantasm.db.models import DEDUPE_KEYED
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services.event_copy import NEW_ROW_COLUMNS, RETURNED, ROW_COLUMNS, event_values
 
@@ -34,7 +35,7 @@ WITH anima AS (
                         session_id, meta, source_uri, dedupe_key, importance_score, created_at, updated_at, seq)
     SELECT $1, $2, a.id, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $15, a.event_seq
     FROM anima a
-    ON CONFLICT (anima_id, dedupe_key) DO NOTHING
+    ON CONFLICT (anima_id, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
     RETURNING {RETURNED}, seq
 )
 SELECT {NEW_ROW_COLUMNS} FROM ins

@@ -7,6 +7,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
+import msgspec
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
@@ -21,6 +22,8 @@ from elephantasm.schemas.events import EventCreate
 from elephantasm.services.event_copy import copy_events
 from elephantasm.settings import Settings
 
+_encode = msgspec.json.Encoder().encode
+
 
 @dataclass(frozen=True)
 class StoredEvent:
@@ -31,12 +34,12 @@ class StoredEvent:
 
 
 def event_size(data: EventCreate) -> int:
-    """Bytes an event occupies on the wire-relevant fields (content, summary, meta)."""
+    """UTF-8 bytes of an event's content, summary and meta (as the compact JSON stored)."""
     size = len(data.content.encode("utf-8"))
     if data.summary:
         size += len(data.summary.encode("utf-8"))
     if data.meta:
-        size += len(json.dumps(data.meta, separators=(",", ":")).encode("utf-8"))
+        size += len(_encode(data.meta))  # the compact UTF-8 JSON that is stored (event_copy.meta_json)
     return size
 
 

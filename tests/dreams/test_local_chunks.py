@@ -62,16 +62,6 @@ async def test_distilling_never_writes_an_event_row(runtime: Runtime, tenant: Te
     )
 
 
-async def test_a_pending_event_keeps_its_tsvector_for_full_text_matching(runtime: Runtime, tenant: Tenant) -> None:
-    anima_id = await new_anima(runtime, tenant.org_id)
-    (event,) = await add_events(runtime, tenant.org_id, anima_id, _chat(1))
-    async with runtime.read_session() as session:
-        matched = (await session.execute(
-            text("SELECT fts @@ to_tsquery('english', 'diary') FROM events WHERE id = :id"), {"id": event.id}
-        )).scalar_one()
-    assert matched is True
-
-
 async def test_a_chunk_that_fails_to_write_leaves_its_events_pending_and_unclaimed(
     runtime: Runtime, tenant: Tenant, monkeypatch: pytest.MonkeyPatch
 ) -> None:

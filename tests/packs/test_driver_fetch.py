@@ -67,3 +67,21 @@ async def test_fetch_errors_map_to_the_same_4xx_as_through_sqlalchemy(pack_runti
             await fetch(conn, text("SELECT 1 / CAST(:n AS int) AS q"), {"n": 0})  # division by zero: class 22
         with pytest.raises(ValidationError), domain_errors():
             await fetch(conn, text("SELECT CAST(:n AS int) AS q"), {"n": "not a number"})  # cannot be encoded
+
+
+async def test_a_failed_statement_outside_a_transaction_leaves_the_connection_clean(pg_url: str) -> None:
+    """The pool hands the same connection on: its next REPEATABLE READ transaction must start."""
+    from elephantasm.db.engine import create_engine
+
+    engine = create_engine(pg_url, pool_size=1, max_overflow=0)
+    try:
+        async with engine.connect() as conn:
+            with pytest.raises(ValidationError), domain_errors():
+                await fetch(conn, text("SELECT CAST(:n AS int) AS q"), {"n": "not a number"})
+        async with engine.connect() as conn:
+            conn = await conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
+            async with conn.begin():
+                (row,) = await fetch(conn, _SETTINGS, {})
+        assert (row["iso"], row["ro"]) == ("repeatable read", "on")
+    finally:
+        await engine.dispose()

@@ -125,11 +125,8 @@ def match_columns(alias: str, has_query: bool) -> str:
         return "NULL::float8 AS cosine, NULL::float8 AS fts_rank"
     # A vector of another embedding space is never compared: its cosine is unknown (NULL), and
     # relevance falls back to full text for that row until it is re-embedded.
-    cosine = (
-        "NULL::float8"
-        if alias == "e"
-        else f"CASE WHEN {alias}.embedding_space = :space THEN 1 - ({alias}.embedding <=> {QVEC}) END"
-    )
+    # Events store neither a vector nor a tsvector: their match is computed by the compile (event_match).
+    cosine = f"CASE WHEN {alias}.embedding_space = :space THEN 1 - ({alias}.embedding <=> {QVEC}) END"
     return (
         f"{cosine} AS cosine, "
         # No text match is a rank of 0 (not missing): relevance then fuses cosine with 0.
