@@ -17,7 +17,7 @@ Measured by ``python -m benchmarks storage`` (``benchmarks/RESULTS.md``, "issue 
   rewritten.
 
 Revision ID: 0013
-Revises: 0011
+Revises: 0012
 """
 
 from typing import Sequence, Union
@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0013"
-down_revision: Union[str, None] = "0011"
+down_revision: Union[str, None] = "0012"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

@@ -17,7 +17,7 @@ Existing values move to the new table (rows with a count or a time only); the do
 them back.
 
 Revision ID: 0014
-Revises: 0011
+Revises: 0013
 """
 
 from typing import Sequence, Union
@@ -26,7 +26,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0014"
-down_revision: Union[str, None] = "0011"
+down_revision: Union[str, None] = "0013"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
