@@ -57,32 +57,9 @@ def query_order(lexemes: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(set(lexemes), key=lambda s: s.encode()))
 
 
-def matches_any(counts: Counts, lexemes: Sequence[str]) -> bool:
-    """``fts @@ q_any``: some query lexeme occurs in the text."""
-    return any(lex in counts for lex in lexemes)
-
-
-def matches_arm(counts: Counts, lexemes: Sequence[str]) -> bool:
-    """``fts @@ q_arm``: at least two of the query's lexemes when it has three or more, else one."""
-    need = 2 if len(lexemes) >= 3 else 1
-    return sum(1 for lex in lexemes if lex in counts) >= need if lexemes else False
-
-
-def rank(counts: Counts, ordered: Sequence[str]) -> float:
-    """``CASE WHEN fts @@ q_any THEN ts_rank(fts, q_any) ELSE 0 END`` for lexemes in
-    :func:`query_order` (0.0 without lexemes or without a match)."""
-    res = 0.0
-    matched = False
-    for lex in ordered:
-        n = counts.get(lex)
-        if n:
-            matched = True
-            res = _f32(res + _CONTRIBUTION[min(n, _MAX_POSITIONS)])
-    return _f32(res / len(ordered)) if matched else 0.0
-
-
 def ranked(texts: Sequence[Counts], lexemes: Sequence[str]) -> list[tuple[float, bool]]:
-    """``(rank, matches_arm)`` of each text: :func:`rank` and :func:`matches_arm` in one pass.
+    """``(ts_rank, fts @@ q_arm)`` of each text, both as the module doc defines them; the rank is
+    ``CASE WHEN fts @@ q_any THEN ts_rank(fts, q_any) ELSE 0 END`` (0.0 without lexemes or a match).
 
     A compile ranks every pending event of an anima; most match no query lexeme, and those that
     do share few patterns, so each distinct pattern (the counts of the query's lexemes, in order)
