@@ -30,16 +30,15 @@ from elephantasm.domain.errors import NotFoundError
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import event_state
 
-# The columns an insert returns (the wire's, never ``RETURNING *``).
-RETURNED = (
-    "id, anima_id, event_type, role, author, summary, content, occurred_at, session_id, meta, "
-    "source_uri, dedupe_key, importance_score, created_at, updated_at"
-)
-# The wire columns of an event in EventRead's order; meta comes back as jsonb text (see wire.py).
-_COLUMNS = (
-    "id, anima_id, event_type, role, author, summary, content, occurred_at, session_id, meta::text AS meta, "
-    "source_uri, dedupe_key, importance_score, created_at, updated_at"
-)
+# The wire columns of an event, in EventRead's order.
+_WIRE = (
+    "id", "anima_id", "event_type", "role", "author", "summary", "content", "occurred_at", "session_id", "meta",
+    "source_uri", "dedupe_key", "importance_score", "created_at", "updated_at",
+)  # fmt: skip
+RETURNED = ", ".join(_WIRE)
+"""What an insert returns (the wire's columns, never ``RETURNING *``)."""
+# As selected for the response: meta comes back as jsonb text (see wire.py).
+_COLUMNS = ", ".join("meta::text AS meta" if c == "meta" else c for c in _WIRE)
 NEW_ROW_COLUMNS = f"{_COLUMNS}, NULL::timestamptz AS distilled_at"
 """Of a row just inserted (``FROM ins``): not distilled yet."""
 ROW_COLUMNS = f"{_COLUMNS}, {event_state.distilled_at('e')} AS distilled_at"
