@@ -7,6 +7,12 @@ candidates) triggers collections: measured in-process on batched extract, GC too
 CPU per event (about a quarter of it). :func:`gc.freeze` moves what exists now into the permanent
 generation, which collections skip; objects created later are collected as before. Used only by
 serving processes (``serve`` and its workers), after start-up and before the first request.
+
+The young generation's threshold is raised too (700 → :data:`YOUNG_THRESHOLD` allocations): a cold
+pack compile keeps ~5,000 container objects alive until it answers (records, candidates, items), and
+at 700 the collector ran ~4 young collections in the middle of each, walking and promoting what was
+still alive (measured in-process on the 10k-memory ``inject`` anima: 0.72 ms of GC per compile →
+0.03 ms). Garbage cycles are still collected, after a few thousand allocations instead of 700.
 """
 
 from __future__ import annotations
@@ -16,13 +22,18 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+YOUNG_THRESHOLD = 5000
+
 
 @asynccontextmanager
 async def frozen_startup_heap(_runtime: Any) -> AsyncIterator[None]:
     """A background factory for ``create_app``: collect once, then freeze what survives."""
     gc.collect()
     gc.freeze()
+    thresholds = gc.get_threshold()
+    gc.set_threshold(max(YOUNG_THRESHOLD, thresholds[0]), *thresholds[1:])
     try:
         yield
     finally:
+        gc.set_threshold(*thresholds)
         gc.unfreeze()  # let the shutdown's collections see everything again
