@@ -121,45 +121,37 @@ def event_text(event_type: str, role: str | None, content: str) -> str:
     return f"{role or _EVENT_SPEAKERS.get(event_type, event_type)}: {content}"
 
 
-def _memory(r: Any, space: str | None = None) -> Candidate:
-    turns = r["turn_vectors"] if space is not None and r["embedding_space"] == space else None
+def _memory(r: Any) -> Candidate:
+    # sql.memory_columns, in order (unpacking a record is cheaper than a lookup per name)
+    mid, text_, importance, confidence, session_id, start, end, created, recalled, recalls, turns, body, cos, fts = r
     return Candidate(
-        kind="memory",
-        id=r["id"],
-        text=r["summary"] or r["content"] or "",
-        importance=r["importance"],
-        confidence=r["confidence"],
-        happened_at=r["time_end"] or r["time_start"],
-        touched_at=r["last_recalled_at"],
-        created_at=r["created_at"],
-        recall_count=r["recall_count"] or 0,
-        cosine=r["cosine"],
-        fts_rank=r["fts_rank"],
-        provenance=(),  # read for served items only (.provenance)
-        time_start=r["time_start"],
-        time_end=r["time_end"],
-        session_id=r["session_id"],
-        turn_vectors=turns,
-        body=r["content"] if turns else None,
+        "memory",
+        mid,
+        text_,
+        importance,
+        confidence,
+        end or start,
+        recalled,
+        created,
+        recalls or 0,
+        cos,
+        fts,
+        (),  # provenance: read for served items only (.provenance)
+        start,
+        end,
+        session_id,
+        None,
+        None,
+        turns,
+        body,
     )
 
 
 def _knowledge(r: Any) -> Candidate:
+    # sql.KNOWLEDGE_COLUMNS, then cosine and fts_rank
+    kid, type_, topic, content, importance, confidence, happened, cos, fts = r
     return Candidate(
-        kind="knowledge",
-        id=r["id"],
-        text=r["content"],
-        importance=r["importance"],
-        confidence=r["confidence"],
-        happened_at=r["valid_from"] or r["created_at"],
-        touched_at=None,
-        created_at=None,
-        recall_count=0,
-        cosine=r["cosine"],
-        fts_rank=r["fts_rank"],
-        provenance=(),  # read for served items only (.provenance)
-        label=r["type"],
-        topic=r["topic"],
+        "knowledge", kid, content, importance, confidence, happened, None, None, 0, cos, fts, (), label=type_, topic=topic
     )
 
 
@@ -198,7 +190,7 @@ def _long_term(has_query: bool, dim: int | None, decay: bool) -> Any:
             "m",
             f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)",
             sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY,
-            sql.MEMORY_COLUMNS,
+            sql.memory_columns(has_query),
             has_query,
             happened=sql.MEMORY_HAPPENED,
             dim=dim,
@@ -234,7 +226,7 @@ _SESSION_MEMORY_WHERE = {
 _SESSION_MEMORIES = {
     (named, q): text(
         topk.scoped_select(
-            "memories", "m", where, sql.MEMORY_COLUMNS, "m.time_end DESC NULLS LAST, m.id", q, sql.MEMORY_RECALLS
+            "memories", "m", where, sql.memory_columns(q), "m.time_end DESC NULLS LAST, m.id", q, sql.MEMORY_RECALLS
         )
     )
     for named, where in _SESSION_MEMORY_WHERE.items()
@@ -268,7 +260,7 @@ async def session_memories(conn: AsyncConnection, scope: Scope, session: Session
     """The newest ``k`` live memories of the current session."""
     stmt = _SESSION_MEMORIES[(session.session_id is not None, scope.has_query)]
     rows = await fetch(conn, stmt, _session_params(scope, session, k))
-    return [_memory(r, scope.space if scope.has_query else None) for r in rows]
+    return [_memory(r) for r in rows]
 
 
 async def recent_turns(conn: AsyncConnection, scope: Scope, session: SessionScope, n: int) -> list[Candidate]:
@@ -289,7 +281,7 @@ async def long_term_memories(
     """Top-``k`` per arm over all the anima's live memories, minus ``exclude`` (the session's)."""
     params = scope.params(exclude=list(exclude), **_pruning(scope, k))
     rows = await fetch(conn, _long_term(scope.has_query, scope.dim, scope.uses_decay), params)
-    return [_memory(r, scope.space if scope.has_query else None) for r in rows]
+    return [_memory(r) for r in rows]
 
 
 async def knowledge(conn: AsyncConnection, scope: Scope, k: int) -> list[Candidate]:

@@ -135,14 +135,30 @@ def match_columns(alias: str, has_query: bool) -> str:
 
 
 # No provenance here: it is read for the items a pack serves only (services/packs/provenance.py).
-# The recall pair needs ``MEMORY_RECALLS`` in the FROM clause.
-MEMORY_COLUMNS = (
-    "m.id, m.summary, m.content, m.importance, m.confidence, m.session_id, m.time_start, m.time_end, "
-    f"m.created_at, mr.last_recalled_at, {MEMORY_RECALL_COUNT} AS recall_count, m.turn_vectors, m.embedding_space"
-)
-KNOWLEDGE_COLUMNS = (
-    "k.id, k.type, k.topic, k.content, k.summary, k.importance, k.confidence, k.valid_from, k.created_at"
-)
+# The recall pair needs ``MEMORY_RECALLS`` in the FROM clause. Each row carries what the compile
+# reads and no more: ``text`` is the summary, else the content (what the prompt line and the wire
+# show); the content again as ``body`` and the turn vectors only when they are in the query's
+# embedding space (the turn snippets need both); no space label (a long string decoded per row).
+# A memory's content (the exchange, often kilobytes) is therefore not sent for the hundreds of
+# candidates whose summary is their text. Positional: ``candidates._memory`` unpacks them in order.
+def memory_columns(has_query: bool) -> str:
+    """The long-term/session memory select list (see above), ``cosine`` and ``fts_rank`` last."""
+    in_space = "m.embedding_space = :space"
+    turns = (
+        f"CASE WHEN {in_space} THEN m.turn_vectors END AS turn_vectors, "
+        f"CASE WHEN {in_space} AND octet_length(m.turn_vectors) > 0 THEN m.content END AS body"
+        if has_query
+        else "NULL::bytea AS turn_vectors, NULL::text AS body"
+    )
+    return (
+        "m.id, coalesce(nullif(m.summary, ''), m.content, '') AS text, m.importance, m.confidence, m.session_id, "
+        f"m.time_start, m.time_end, m.created_at, mr.last_recalled_at, {MEMORY_RECALL_COUNT} AS recall_count, "
+        f"{turns}"
+    )
+
+
+# Positional as well (``candidates._knowledge``): when it happened is computed here.
+KNOWLEDGE_COLUMNS = f"k.id, k.type, k.topic, k.content, k.importance, k.confidence, {KNOWLEDGE_HAPPENED} AS happened"
 EVENT_COLUMNS = (
     f"e.id, e.event_type, e.role, e.author, e.summary, left(e.content, {EVENT_TEXT_CHARS}) AS content, "
     "e.occurred_at, e.session_id, e.importance_score, e.created_at"
