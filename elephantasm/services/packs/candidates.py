@@ -151,7 +151,20 @@ def _knowledge(r: Any) -> Candidate:
     # sql.KNOWLEDGE_COLUMNS, then cosine and fts_rank
     kid, type_, topic, content, importance, confidence, happened, cos, fts = r
     return Candidate(
-        "knowledge", kid, content, importance, confidence, happened, None, None, 0, cos, fts, (), label=type_, topic=topic
+        "knowledge",
+        kid,
+        content,
+        importance,
+        confidence,
+        happened,
+        None,
+        None,
+        0,
+        cos,
+        fts,
+        (),
+        label=type_,
+        topic=topic,
     )
 
 
