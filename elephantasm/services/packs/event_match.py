@@ -41,7 +41,7 @@ _FULL_NEW = f"{sql.EVENT_COLUMNS}, e.seq, CASE WHEN {_NEW} THEN {EVENT_TSVECTOR}
 _NEW_ONLY = ", ".join(
     f"CASE WHEN {_NEW} THEN {expr} END AS {name}"
     for expr, name in (
-        *((f"e.{c}", c) for c in ("event_type", "role", "author", "summary")),
+        *((f"e.{c}", c) for c in ("event_type", "role")),
         (f"left(e.content, {sql.EVENT_TEXT_CHARS})", "content"),
         *((f"e.{c}", c) for c in ("occurred_at", "session_id", "importance_score", "created_at")),
         (f"{EVENT_TSVECTOR}::text", "terms"),

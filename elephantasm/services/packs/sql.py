@@ -159,7 +159,8 @@ def memory_columns(has_query: bool) -> str:
 
 # Positional as well (``candidates._knowledge``): when it happened is computed here.
 KNOWLEDGE_COLUMNS = f"k.id, k.type, k.topic, k.content, k.importance, k.confidence, {KNOWLEDGE_HAPPENED} AS happened"
+# An event's author and summary are not read here (the summary feeds only the lexemes, made in SQL).
 EVENT_COLUMNS = (
-    f"e.id, e.event_type, e.role, e.author, e.summary, left(e.content, {EVENT_TEXT_CHARS}) AS content, "
+    f"e.id, e.event_type, e.role, left(e.content, {EVENT_TEXT_CHARS}) AS content, "
     "e.occurred_at, e.session_id, e.importance_score, e.created_at"
 )
