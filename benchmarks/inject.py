@@ -92,7 +92,7 @@ def _phase(d: Deployment, path: str, requests: int, body: str | None = None, war
                  expect_status=200, warmup=warmup)
 
 
-def _measure(d: Deployment, memories: int, label: str, phase: Phase, round_: int) -> Measured:
+def _measure(d: Deployment, memories: int, label: str, phase: Phase, round_: int = 0) -> Measured:
     before = d.cpu()
     result = run_load(phase)
     after = d.cpu()
