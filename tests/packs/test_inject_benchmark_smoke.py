@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +27,11 @@ def test_inject_benchmark_writes_its_table(tmp_path: Path) -> None:
     assert "<!-- section:inject -->" in text and "| memories | phase |" in text
     for phase in ("GET /api/health", "latest, cache hit, no query", "cold compile, with query", "cold compile, no query"):
         assert f"| {phase} |" in text, phase
-    assert "hit ÷ health p50" in text
+    assert "hit ÷ health p50, median [range] of 2 rounds" in text
+    # Every cold request of every round compiled (the round number keeps later rounds off the cache):
+    # 2 rounds × 2 cold phases × (10 + 3 warm-up) requests, plus the two hit phases' first requests.
+    compiles = int(re.search(r"over ([\d,]+) compiles", text).group(1).replace(",", ""))
+    assert compiles >= 2 * 2 * 13, text
 
 
 def test_compile_cpu_benchmark_writes_its_table(tmp_path: Path) -> None:
