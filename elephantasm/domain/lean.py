@@ -146,3 +146,18 @@ def wants_temporal(query: str | None) -> bool:
     if query is None:
         return True
     return bool(set(_WORD.findall(query.lower())) & TEMPORAL_QUERY_WORDS)
+
+
+# Words that make the order of statements matter: the current value of something that changed.
+CURRENT_STATE_WORDS = frozenset("now currently current still anymore latest newest first order".split())
+
+
+def wants_dates(query: str | None) -> bool:
+    """Whether memory lines carry their dates: without a query, or when the query asks about time or
+    about the current state of something (which of two statements is newer). A date prefix costs
+    about as many tokens as a short statement (``(2026-10-30) `` is 9 o200k tokens), so a factual
+    query's small pack holds nearly twice the memories without them."""
+    if query is None:
+        return True
+    words = set(_WORD.findall(query.lower()))
+    return bool(words & TEMPORAL_QUERY_WORDS or words & CURRENT_STATE_WORDS)

@@ -20,7 +20,7 @@ class Decision(StrEnum):
     RESERVED = "reserved"  # taken inside its layer's own share (round 1)
     OVERFLOW = "overflow"  # taken from the pool of unused shares (round 2)
     EMPTY = "empty"  # no text to render
-    DUPLICATE = "duplicate"  # same id as a better-ranked candidate of the layer
+    DUPLICATE = "duplicate"  # same id as, or restating, a better-ranked candidate of the layer
     BELOW_MIN_SCORE = "below_min_score"
     LAYER_LIMIT = "layer_limit"  # the layer already holds its maximum number of items
     NO_ROOM = "no_room"  # its line cost more tokens than were left when its turn came

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 
+from elephantasm.domain.distinct import line_key
 from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.pack_trace import Decision, PackTrace
 from elephantasm.domain.render import (
@@ -74,7 +75,8 @@ class _Cand:
     item: PackItem
     line: str
     cost: int
-    key: tuple[float, float, str, int]  # global_rank_key(layer, item), computed once
+    # (restates a better-ranked line: 0/1, *global_rank_key(layer, item)), computed once
+    key: tuple[int, float, float, str, int]
 
 
 def normalise_shares(shares: Mapping[Layer, float] | Mapping[str, float] | None) -> dict[Layer, float]:
@@ -93,13 +95,20 @@ def _prepare(
     count: TokenCount,
     min_score: float | None,
     trace: PackTrace | None = None,
+    distinct: bool = False,
 ) -> dict[Layer, list[_Cand]]:
-    """Filter, de-duplicate by id (best rank wins), sort and cost every candidate once."""
+    """Filter, de-duplicate by id (best rank wins), sort and cost every candidate once.
+
+    ``distinct``: a scored layer's line that restates a better-ranked line of the layer
+    (:func:`~elephantasm.domain.distinct.line_key`) ranks after every line that says something new:
+    a small pack is filled with distinct statements first, a large one still takes the rest.
+    """
     prepared: dict[Layer, list[_Cand]] = {}
     for layer in RENDER_ORDER:
         # The layer's rank is the same for all, so this is rank_key's order within the layer.
         ranked = sorted(((global_rank_key(layer, it), it) for it in candidates.get(layer, ())), key=itemgetter(0))
         seen: set[str] = set()
+        said: set[str] | None = set() if distinct and layer in SCORED_LAYERS else None
         out: list[_Cand] = []
         for key, it in ranked:
             if it.id in seen or not it.text or it.text.isspace():
@@ -111,8 +120,15 @@ def _prepare(
                     trace.note(layer, it, Decision.BELOW_MIN_SCORE)
                 continue
             seen.add(it.id)
+            restated = 0
+            if said is not None:
+                said_key = line_key(it.text)
+                restated = int(said_key in said)
+                said.add(said_key)
             line = item_line(layer, it)
-            out.append(_Cand(layer, it, line, count(line), key))
+            out.append(_Cand(layer, it, line, count(line), (restated, *key)))
+        if said is not None:
+            out.sort(key=attrgetter("key"))  # stable: restatements move after the rest, in rank order
         prepared[layer] = out
     return prepared
 
@@ -175,18 +191,20 @@ def pack(
     limits: Mapping[Layer, int] | Mapping[str, int] | None = None,
     min_score: float | None = None,
     trace: PackTrace | None = None,
+    distinct: bool = False,
 ) -> PackResult:
     """Choose and render items so that ``count(result.text) <= max_tokens`` always holds.
 
     ``count`` must be the exact counter of the pack's encoding; ``limits`` caps items per layer;
-    ``min_score`` drops scored-layer candidates below it. Same inputs → same bytes. ``trace``, when
+    ``min_score`` drops scored-layer candidates below it; ``distinct`` drops a scored-layer line
+    restating a better-ranked one of its layer. Same inputs → same bytes. ``trace``, when
     given, records every decision (see :mod:`elephantasm.domain.pack_trace`); it changes nothing.
     """
     if max_tokens < 0:
         raise ValidationError("max_tokens must be >= 0")
     share_map = normalise_shares(shares)
     limit_map = {Layer(k): max(0, int(v)) for k, v in (limits or {}).items()}
-    prepared = _prepare(candidates, count, min_score, trace)
+    prepared = _prepare(candidates, count, min_score, trace, distinct)
     sep = count(LAYER_SEPARATOR)
     opening = {layer: count(header_line(layer)) + sep for layer in RENDER_ORDER}
     # Every block is charged a separator, but n blocks only have n-1 of them: credit one back.

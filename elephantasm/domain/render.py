@@ -54,8 +54,9 @@ class PackItem:
     """One candidate line of a pack.
 
     ``label`` is a short tag rendered as ``[label]`` (e.g. a knowledge type); ``time`` is when it
-    happened (rendered for memory layers, and the secondary sort key); ``ref`` carries the
-    caller's own object through packing and takes no part in equality or output.
+    happened (rendered for memory layers unless ``dated`` is False, and the secondary sort key
+    either way); ``ref`` carries the caller's own object through packing and takes no part in
+    equality or output.
     """
 
     id: str
@@ -65,6 +66,7 @@ class PackItem:
     provenance: tuple[str, ...] = ()
     label: str | None = None
     ref: Any = field(default=None, compare=False, repr=False)
+    dated: bool = True
 
 
 def _epoch(t: datetime | None) -> float:
@@ -118,7 +120,7 @@ def _prefix(layer: Layer, label: str | None, time: datetime | None) -> str:
 
 def item_line(layer: Layer, item: PackItem) -> str:
     """The exact line (with trailing newline) an item renders to in ``layer``."""
-    return _line(layer, item.label, item.time, item.text)
+    return _line(layer, item.label, item.time if item.dated else None, item.text)
 
 
 @lru_cache(maxsize=16384, typed=True)  # pure; typed: a plain "session" is not Layer.SESSION

@@ -89,10 +89,10 @@ PROPS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthC
 
 
 @PROPS
-@given(candidate_sets(), budgets, share_maps, limit_maps, st.sampled_from(sorted(COUNTERS)))
-def test_never_over_budget(cands, max_tokens, shares, limits, counter_name) -> None:  # type: ignore[no-untyped-def]
+@given(candidate_sets(), budgets, share_maps, limit_maps, st.sampled_from(sorted(COUNTERS)), st.booleans())
+def test_never_over_budget(cands, max_tokens, shares, limits, counter_name, distinct) -> None:  # type: ignore[no-untyped-def]
     count = COUNTERS[counter_name]
-    res = pack(cands, max_tokens=max_tokens, count=count, shares=shares, limits=limits)
+    res = pack(cands, max_tokens=max_tokens, count=count, shares=shares, limits=limits, distinct=distinct)
     assert count(res.text) == res.token_count <= max_tokens
     assert render_pack(res.layers) == res.text
     for layer, chosen in res.layers.items():
@@ -106,11 +106,11 @@ def test_never_over_budget(cands, max_tokens, shares, limits, counter_name) -> N
 
 
 @PROPS
-@given(candidate_sets(), budgets, share_maps, st.randoms(use_true_random=False))
-def test_same_inputs_same_bytes(cands, max_tokens, shares, rnd) -> None:  # type: ignore[no-untyped-def]
-    a = pack(cands, max_tokens=max_tokens, count=O200K, shares=shares)
+@given(candidate_sets(), budgets, share_maps, st.randoms(use_true_random=False), st.booleans())
+def test_same_inputs_same_bytes(cands, max_tokens, shares, rnd, distinct) -> None:  # type: ignore[no-untyped-def]
+    a = pack(cands, max_tokens=max_tokens, count=O200K, shares=shares, distinct=distinct)
     shuffled = {layer: rnd.sample(v, len(v)) for layer, v in reversed(list(cands.items()))}
-    b = pack(shuffled, max_tokens=max_tokens, count=O200K, shares=shares)
+    b = pack(shuffled, max_tokens=max_tokens, count=O200K, shares=shares, distinct=distinct)
     assert a.text.encode() == b.text.encode()
     assert a.layers == b.layers and a.token_count == b.token_count
 

@@ -20,7 +20,7 @@ from elephantasm.domain import turn_vectors
 from elephantasm.domain.dots import sequential_dots
 from elephantasm.domain.fingerprint import pack_fingerprint
 from elephantasm.domain.fusion import rank_fusion
-from elephantasm.domain.lean import lean_text, wants_temporal
+from elephantasm.domain.lean import lean_text, wants_dates, wants_temporal
 from elephantasm.domain.pack_trace import PackTrace
 from elephantasm.domain.packing import PackResult, pack
 from elephantasm.domain.presets import budget_limits, budget_shares, compile_weights
@@ -194,7 +194,7 @@ def _choose(
         got.layers[Layer.KNOWLEDGE] = [
             c for c in got.layers.get(Layer.KNOWLEDGE, []) if (relevances[(c.kind, c.id)] or 0.0) >= KNOWLEDGE_FLOOR
         ]
-    scorer = Scorer(cfg, weights, req.query is not None, req.as_of, relevances)
+    scorer = Scorer(cfg, weights, req.query is not None, req.as_of, relevances, wants_dates(req.query))
     identity = _identity(got.head)
     temporal = temporal_context(got.head.last_event_at, req.as_of)
     items = {layer: [scorer.item(c) for c in got.layers.get(layer, [])] for layer in RENDER_ORDER}
@@ -214,6 +214,7 @@ def _choose(
         limits=budget_limits(cfg, req.max_tokens, req.query is not None).as_mapping(),
         min_score=cfg.min_score or None,
         trace=trace,
+        distinct=True,
     )
     return _Chosen(result, scorer, identity, temporal, count)
 

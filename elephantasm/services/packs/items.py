@@ -57,6 +57,8 @@ class Scorer:
     as_of: datetime
     # Relevance per (kind, id), fused within this compile's candidates (PackConfig.relevance_fusion).
     relevances: Mapping[tuple[str, uuid.UUID], float | None] | None = None
+    # Whether memory lines show their dates (domain.lean.wants_dates of the query).
+    dated: bool = True
     _fast: FactorScorer = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -92,7 +94,7 @@ class Scorer:
         text = c.text if c.kind == "knowledge" else lean_text(c.snippet or c.text)
         # Positional (a frozen dataclass's keyword call costs more); ``provenance`` stays empty:
         # the packer never reads it, and the wire takes it from the candidate.
-        return PackItem(str(c.id), text, scored.score, c.happened_at, (), c.label, (c, scored))
+        return PackItem(str(c.id), text, scored.score, c.happened_at, (), c.label, (c, scored), self.dated)
 
     def strongest(self, scored: ScoredCandidate | LazyScored) -> str:
         """The factor contributing most to a score (decay contributes as freshness, 1 − decay)."""

@@ -1,0 +1,37 @@
+"""Near-duplicate lines: a line that restates a better-ranked line of its layer adds no information.
+
+People repeat themselves ("do you have tips for remembering names?" asked in five sessions), and
+one exchange is often distilled into memories whose best-matching turns read the same. Served
+twice, such a line spends a small pack's tokens on nothing new, and the evidence that ranked just
+below is cut. :func:`line_key` maps a line to what it says, ignoring what does not change meaning:
+case, punctuation and apostrophes ("it's", "its"), short interjections and particles ("lol", "tbh", "ok", "a"), and the commonest
+typing slips (swapped and doubled letters: "honetsly", "gaame"). Numbers are kept exactly, so
+"the gig is on April 2" and "the gig is on April 5" stay distinct. Pure and deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_TOKEN = re.compile(r"[^\W_]+")
+_APOSTROPHES = str.maketrans("", "", "'\u2019")
+_DOUBLED = re.compile(r"(.)\1+")
+# Words shorter than this carry no subject of their own (particles, pronouns, interjections).
+MIN_WORD_CHARS = 4
+
+
+def _canonical(word: str) -> str:
+    """A word's letters, runs collapsed and sorted: swapped and doubled letters map together."""
+    if any(ch.isdigit() for ch in word):
+        return word
+    return "".join(sorted(_DOUBLED.sub(r"\1", word)))
+
+
+@lru_cache(maxsize=16384)  # pure; the same memory lines come back compile after compile
+def line_key(text: str) -> str:
+    """What ``text`` says, for spotting restatements: its content words (and numbers) in order,
+    canonicalised (see the module doc). A text of short words only keys on all its words."""
+    words = _TOKEN.findall(text.casefold().translate(_APOSTROPHES))
+    kept = [w for w in words if len(w) >= MIN_WORD_CHARS or any(ch.isdigit() for ch in w)] or words
+    return " ".join(_canonical(w) for w in kept)

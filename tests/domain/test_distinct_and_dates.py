@@ -1,0 +1,88 @@
+"""Denser small packs: restated lines rank after new ones, and dates show only when time matters."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from elephantasm.domain.distinct import line_key
+from elephantasm.domain.lean import wants_dates
+from elephantasm.domain.pack_trace import Decision, PackTrace
+from elephantasm.domain.packing import pack
+from elephantasm.domain.render import Layer, PackItem, item_line, render_pack
+from elephantasm.tokens import TokenCounter
+
+O200K = TokenCounter("o200k_base")
+WHEN = datetime(2026, 10, 30, 9, tzinfo=UTC)
+
+
+def test_restatements_share_a_key() -> None:
+    assert line_key("User: Do you have tips for remembering people's names?") == line_key(
+        "user: do you have tips for remembering peoples names"
+    )
+    # case, punctuation, short interjections, swapped and doubled letters
+    assert line_key("I should call my best friend more often, honestly.") == line_key(
+        "i should call my best friend more often, honetsly lol"
+    )
+    assert line_key("my friends and i argued about the best board game") == line_key(
+        "my friends and i argueed about the best board gaame"
+    )
+
+
+def test_different_statements_keep_different_keys() -> None:
+    assert line_key("The gig is on April 2.") != line_key("The gig is on April 5.")
+    assert line_key("My favourite game is Catan.") != line_key("My favourite game is Azul.")
+    assert line_key("My sister lives in Paris.") != line_key("My brother lives in Paris.")
+    assert line_key("ok") != line_key("no")  # only short words: all of them count
+
+
+@given(st.text(max_size=80))
+def test_key_is_deterministic_and_case_blind(text: str) -> None:
+    assert line_key(text) == line_key(text) == line_key(text.upper().lower())
+
+
+def test_a_restatement_ranks_after_every_new_line_but_still_fills_a_large_budget() -> None:
+    lines = {
+        Layer.LONG_TERM: [
+            PackItem("a", "User: Do you have tips for remembering names?", score=0.9),
+            PackItem("b", "user: do you have tips for remembering names", score=0.8),
+            PackItem("c", "User: I text Ignatius first when something goes wrong.", score=0.7),
+        ]
+    }
+    one_line = O200K(render_pack({Layer.LONG_TERM: [lines[Layer.LONG_TERM][0], lines[Layer.LONG_TERM][2]]}))
+    small = pack(lines, max_tokens=one_line + 1, count=O200K, distinct=True)
+    assert [it.id for it in small.items(Layer.LONG_TERM)] == ["a", "c"]
+    assert [it.id for it in pack(lines, max_tokens=one_line + 1, count=O200K).items(Layer.LONG_TERM)] == ["a", "b"]
+    large = pack(lines, max_tokens=1000, count=O200K, distinct=True)
+    assert [it.id for it in large.items(Layer.LONG_TERM)] == ["a", "b", "c"]
+
+
+def test_structural_layers_are_never_treated_as_restatements() -> None:
+    trace = PackTrace()
+    items = {Layer.IDENTITY: [PackItem("n", "Name: Ada"), PackItem("s", "name: ada", score=0.5)]}
+    res = pack(items, max_tokens=1000, count=O200K, distinct=True, trace=trace)
+    assert [it.id for it in res.items(Layer.IDENTITY)] == ["n", "s"]
+    assert all(t.decision is not Decision.DUPLICATE for t in trace.items)
+
+
+def test_undated_lines_drop_the_date_but_keep_their_rank() -> None:
+    dated = PackItem("m", "User: I do curling three evenings a week.", time=WHEN)
+    undated = PackItem("m", dated.text, time=WHEN, dated=False)
+    assert item_line(Layer.LONG_TERM, dated) == "- (2026-10-30) User: I do curling three evenings a week.\n"
+    assert item_line(Layer.LONG_TERM, undated) == "- User: I do curling three evenings a week.\n"
+    assert O200K(item_line(Layer.LONG_TERM, undated)) < O200K(item_line(Layer.LONG_TERM, dated))
+
+
+def test_dates_are_wanted_without_a_query_or_when_time_or_order_matters() -> None:
+    assert wants_dates(None)
+    for query in (
+        "When is the thesis defense?",
+        "What is the user's favourite game now?",
+        "Where does the user currently live?",
+        "What happened last week?",
+    ):
+        assert wants_dates(query), query
+    for query in ("Who is the user's boss?", "What sport does the user play?"):
+        assert not wants_dates(query), query
