@@ -6,9 +6,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from elephantasm.domain.presets import (
+    QUERY_CANDIDATE_FAST_UNTIL_TOKENS,
+    QUERY_CANDIDATE_TOKENS_PER_ITEM,
     QUERY_TOKENS_PER_ITEM,
     TOKENS_PER_ITEM,
-    QUERY_CANDIDATE_TOKENS_PER_ITEM,
     budget_limits,
     candidate_limits,
     compile_weights,
@@ -85,6 +86,17 @@ def test_with_a_query_limits_grow_one_item_per_short_line_so_big_budgets_fill() 
     assert fetch.long_term == 4000 // QUERY_CANDIDATE_TOKENS_PER_ITEM < with_query.long_term
     assert (fetch.knowledge, fetch.session) == (budget_limits(cfg, 4000).knowledge, budget_limits(cfg, 4000).session)
     assert candidate_limits(cfg, 4000) == budget_limits(cfg, 4000)
+
+
+def test_small_queried_budgets_fetch_deeper_arms_and_large_ones_what_they_did() -> None:
+    cfg = get_preset("conversational")
+    arms = {n: candidate_limits(cfg, n, has_query=True).long_term for n in (250, 500, 1000, 2000, 4000)}
+    assert arms[500] == 1000 // QUERY_CANDIDATE_TOKENS_PER_ITEM  # twice as deep as one per 32 tokens
+    assert arms[1000] == arms[2000] == QUERY_CANDIDATE_FAST_UNTIL_TOKENS // QUERY_CANDIDATE_TOKENS_PER_ITEM
+    assert arms[4000] == 4000 // QUERY_CANDIDATE_TOKENS_PER_ITEM
+    assert arms[250] == cfg.limits.long_term  # the preset's floor
+    explicit = resolve_config("conversational", {"limits": {"long_term": 7}})
+    assert candidate_limits(explicit, 500, has_query=True).long_term == 7  # explicit caps stay hard
 
 
 @given(
