@@ -110,6 +110,7 @@ def _prepare(
         seen: set[str] = set()
         said: set[str] | None = set() if distinct and layer in SCORED_LAYERS else None
         out: list[_Cand] = []
+        moved = False
         for key, it in ranked:
             if it.id in seen or not it.text or it.text.isspace():
                 if trace is not None:
@@ -124,10 +125,11 @@ def _prepare(
             if said is not None:
                 said_key = line_key(it.text)
                 restated = int(said_key in said)
+                moved |= bool(restated)
                 said.add(said_key)
             line = item_line(layer, it)
             out.append(_Cand(layer, it, line, count(line), (restated, *key)))
-        if said is not None:
+        if moved:
             out.sort(key=attrgetter("key"))  # stable: restatements move after the rest, in rank order
         prepared[layer] = out
     return prepared
