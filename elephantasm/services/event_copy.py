@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.db.models import DEDUPE_KEYED
 from elephantasm.domain.errors import NotFoundError
+from elephantasm.schemas.event_batch import EventIn
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import event_state
 
@@ -121,9 +122,10 @@ class StoredRow:
     created: bool
 
 
-def event_values(data: EventCreate, now: datetime) -> tuple[Any, ...]:
+def event_values(data: EventCreate | EventIn, now: datetime, meta: str | None = None) -> tuple[Any, ...]:
     """An event's own columns, ``anima_id`` to ``importance_score`` in table order (``meta`` as JSON
-    text): the part the batch COPY and the single-event insert share."""
+    text, ``meta`` when the caller has encoded it already): the part the batch COPY and the
+    single-event insert share."""
     return (
         data.anima_id,
         data.event_type,
@@ -133,7 +135,7 @@ def event_values(data: EventCreate, now: datetime) -> tuple[Any, ...]:
         data.content,
         data.occurred_at or now,
         data.session_id,
-        meta_json(data.meta),
+        meta_json(data.meta) if meta is None else meta,
         data.source_uri,
         data.dedupe_key,
         data.importance_score,
@@ -150,7 +152,7 @@ def new_ids(n: int) -> list[uuid.UUID]:
     return [DriverUUID(packed[i : i + 16]) for i in range(0, 16 * n, 16)]
 
 
-async def _lock_animas(conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate]) -> None:
+async def _lock_animas(conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate | EventIn]) -> None:
     wanted = {e.anima_id for e in events}
     found = set((await conn.execute(_LOCK_ANIMAS, {"ids": list(wanted), "org": org_id})).scalars())
     missing = sorted(str(a) for a in wanted - found)
@@ -159,11 +161,15 @@ async def _lock_animas(conn: AsyncConnection, org_id: uuid.UUID, events: Sequenc
 
 
 async def copy_events(
-    conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate], now: datetime
+    conn: AsyncConnection,
+    org_id: uuid.UUID,
+    events: Sequence[EventCreate | EventIn],
+    now: datetime,
+    metas: Sequence[str] | None = None,
 ) -> list[StoredRow]:
     """Insert a batch inside the caller's transaction; the stored events in request order.
 
-    An event whose ``dedupe_key`` already exists for its anima (or earlier in the batch) is not
+    ``metas``, when given, are the events' ``meta`` already encoded (:func:`meta_json`'s form). An event whose ``dedupe_key`` already exists for its anima (or earlier in the batch) is not
     inserted: the stored one is returned with ``created=False``. A missing or foreign anima is a
     NotFoundError before anything is written; the caller's rollback undoes everything on error.
     """
@@ -174,9 +180,11 @@ async def copy_events(
     await conn.execute(_CLEAR)  # an earlier batch in the same transaction (it is emptied at commit)
     driver = (await conn.get_raw_connection()).driver_connection
     assert driver is not None
-    records = [
-        (i, id_, *event_values(e, now)) for i, (id_, e) in enumerate(zip(new_ids(len(events)), events, strict=True))
-    ]
+    ids = new_ids(len(events))
+    if metas is None:
+        records = [(i, ids[i], *event_values(e, now)) for i, e in enumerate(events)]
+    else:
+        records = [(i, ids[i], *event_values(e, now, m)) for i, (e, m) in enumerate(zip(events, metas, strict=True))]
     await driver.copy_records_to_table("event_staging", records=records, columns=_STAGED)
     # Rows straight from the driver (asyncpg records): no SQLAlchemy row per event.
     created = {r["id"]: r for r in await fetch(conn, _INSERT, {"org": org_id, "now": now})}
@@ -196,7 +204,7 @@ async def copy_events(
 async def _fill_existing(
     conn: AsyncConnection,
     org_id: uuid.UUID,
-    events: Sequence[EventCreate],
+    events: Sequence[EventCreate | EventIn],
     dupes: list[int],
     out: list[StoredRow | None],
 ) -> None:
