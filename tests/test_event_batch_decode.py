@@ -33,11 +33,28 @@ _json = st.recursive(
     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_text, kids, max_size=3),
     max_leaves=8,
 )
-_instants = st.sampled_from([
-    "2026-01-01T00:00:00Z", "2026-01-01T00:00:00", "2026-01-01T00:00:00+05:30", "2026-01-01T00:00:00.1234567Z",
-    "2026-01-01 00:00:00z", "1899-12-31T23:59:59Z", "2999-12-31T23:59:59Z", "garbage", "2026-13-01T00:00:00Z",
-    "2026-01-01", "2026-01-01T00:00:00.5-01:00", "",
-]) | st.integers(-10**12, 10**12) | st.floats(allow_nan=False, allow_infinity=False) | st.none() | st.booleans()
+_instants = (
+    st.sampled_from(
+        [
+            "2026-01-01T00:00:00Z",
+            "2026-01-01T00:00:00",
+            "2026-01-01T00:00:00+05:30",
+            "2026-01-01T00:00:00.1234567Z",
+            "2026-01-01 00:00:00z",
+            "1899-12-31T23:59:59Z",
+            "2999-12-31T23:59:59Z",
+            "garbage",
+            "2026-13-01T00:00:00Z",
+            "2026-01-01",
+            "2026-01-01T00:00:00.5-01:00",
+            "",
+        ]
+    )
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.none()
+    | st.booleans()
+)
 _values: dict[str, Any] = {
     "anima_id": st.sampled_from([ANIMA, ANIMA.replace("-", ""), ANIMA.upper(), "{" + ANIMA + "}", "nope", 5]),
     "event_type": st.sampled_from(["message.in", "tool.call", "system", "nope", "", 1]) | st.none(),
@@ -121,10 +138,30 @@ def test_batch_checks_raise_what_the_model_checks_raise(settings, changes: list[
         assert check_batch(fast.events, tight, now) == [meta_json(e.meta) for e in model.events]
 
 
-async def test_a_batch_only_the_model_accepts_is_stored(
-    client: httpx.AsyncClient, tenant: Tenant, anima: dict
-) -> None:
+async def test_a_batch_only_the_model_accepts_is_stored(client: httpx.AsyncClient, tenant: Tenant, anima: dict) -> None:
     lax = {"anima_id": anima["id"], "event_type": "system", "content": "x", "importance_score": "0.5"}
     r = await client.post("/api/events/batch", json={"events": [lax]}, headers=tenant.headers)
     assert r.status_code == 201, r.text
     assert r.json()["items"][0]["importance_score"] == 0.5
+
+
+async def test_new_rows_in_the_response_are_what_was_stored(
+    client: httpx.AsyncClient, tenant: Tenant, anima: dict
+) -> None:
+    def event(**extra: Any) -> dict:
+        return {"anima_id": anima["id"], "event_type": "tool.call", "content": "c"} | extra
+
+    events = [
+        event(
+            occurred_at="2026-01-01T00:00:00.123456-07:00", importance_score=1, meta={"b": 1, "a": [1e-7, 1e20, "ü"]}
+        ),
+        event(dedupe_key="d", role="r", author="a", summary="s", session_id="x", source_uri="u"),
+        event(dedupe_key="d", content="second"),
+        event(occurred_at=1700000000, importance_score="0.25"),  # only the model takes these: its path, same rows
+    ]
+    for batch in (events[:3], events[3:]):
+        r = await client.post("/api/events/batch", json={"events": batch}, headers=tenant.headers)
+        assert r.status_code == 201, r.text
+        for item in r.json()["items"]:
+            stored = await client.get(f"/api/events/{item['id']}", headers=tenant.headers)
+            assert stored.json() == item

@@ -16,7 +16,7 @@ import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -88,14 +88,14 @@ WITH ins AS (
            a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord)
     FROM event_staging s JOIN animas a ON a.id = s.anima_id ORDER BY s.ord
     ON CONFLICT (anima_id, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
-    RETURNING {RETURNED}, seq
+    RETURNING id, anima_id, occurred_at, meta, seq
 ), bump AS (
     UPDATE animas a SET state_version = a.state_version + 1, event_seq = x.top,
            last_event_at = greatest(coalesce(a.last_event_at, x.at), x.at)
     FROM (SELECT anima_id, max(occurred_at) AS at, max(seq) AS top FROM ins GROUP BY anima_id) x
     WHERE a.id = x.anima_id
 )
-SELECT {NEW_ROW_COLUMNS} FROM ins
+SELECT id, meta::text AS meta FROM ins
 """)
 
 # A new statement sees rows committed meanwhile and this batch's own inserts (READ COMMITTED).
@@ -152,6 +152,19 @@ def new_ids(n: int) -> list[uuid.UUID]:
     return [DriverUUID(packed[i : i + 16]) for i in range(0, 16 * n, 16)]
 
 
+_NEW_ROW_KEYS = (*_WIRE, "distilled_at")
+
+
+def _new_row(record: tuple[Any, ...], meta: str, stamps: tuple[datetime, datetime]) -> dict[str, Any]:
+    """A row just inserted, as the database would return it (``ROW_COLUMNS``), built from its COPY
+    record (``ord`` then the wire's columns up to ``importance_score``): timestamps in UTC, ``meta``
+    as Postgres's jsonb text, not distilled."""
+    row = dict(zip(_NEW_ROW_KEYS, (*record[1:], *stamps, None), strict=True))
+    row["occurred_at"] = row["occurred_at"].astimezone(UTC)
+    row["meta"] = meta
+    return row
+
+
 async def _lock_animas(conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate | EventIn]) -> None:
     wanted = {e.anima_id for e in events}
     found = set((await conn.execute(_LOCK_ANIMAS, {"ids": list(wanted), "org": org_id})).scalars())
@@ -187,13 +200,16 @@ async def copy_events(
         records = [(i, ids[i], *event_values(e, now, m)) for i, (e, m) in enumerate(zip(events, metas, strict=True))]
     await driver.copy_records_to_table("event_staging", records=records, columns=_STAGED)
     # Rows straight from the driver (asyncpg records): no SQLAlchemy row per event.
-    created = {r["id"]: r for r in await fetch(conn, _INSERT, {"org": org_id, "now": now})}
+    # Only the ids (and the stored meta text) of the inserted rows come back: the rest of a new
+    # row is what was just sent (see _new_row).
+    created = {r[0]: r[1] for r in await fetch(conn, _INSERT, {"org": org_id, "now": now})}
     out: list[StoredRow | None] = [None] * len(records)
     dupes: list[int] = []
+    stamps = (now.astimezone(UTC),) * 2
     for i, rec in enumerate(records):
-        row = created.get(rec[1])
-        if row is not None:
-            out[i] = StoredRow(dict(row), True)
+        meta = created.get(rec[1])
+        if meta is not None:
+            out[i] = StoredRow(_new_row(rec, meta, stamps), True)
         else:
             dupes.append(i)
     if dupes:
