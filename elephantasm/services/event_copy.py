@@ -152,16 +152,19 @@ def new_ids(n: int) -> list[uuid.UUID]:
     return [DriverUUID(packed[i : i + 16]) for i in range(0, 16 * n, 16)]
 
 
-_NEW_ROW_KEYS = (*_WIRE, "distilled_at")
+_RECORDED = _WIRE[: len(_STAGED) - 1]  # the wire's columns a COPY record holds (after ord)
 
 
 def _new_row(record: tuple[Any, ...], meta: str, stamps: tuple[datetime, datetime]) -> dict[str, Any]:
     """A row just inserted, as the database would return it (``ROW_COLUMNS``), built from its COPY
     record (``ord`` then the wire's columns up to ``importance_score``): timestamps in UTC, ``meta``
     as Postgres's jsonb text, not distilled."""
-    row = dict(zip(_NEW_ROW_KEYS, (*record[1:], *stamps, None), strict=True))
-    row["occurred_at"] = row["occurred_at"].astimezone(UTC)
+    row = dict(zip(_RECORDED, record[1:], strict=True))
+    row["created_at"], row["updated_at"] = stamps
+    row["distilled_at"] = None
     row["meta"] = meta
+    if row["occurred_at"].utcoffset():  # a client's offset; the database answers in UTC
+        row["occurred_at"] = row["occurred_at"].astimezone(UTC)
     return row
 
 
