@@ -185,9 +185,10 @@ async def copy_events(
 ) -> list[StoredRow]:
     """Insert a batch inside the caller's transaction; the stored events in request order.
 
-    ``metas``, when given, are the events' ``meta`` already encoded (:func:`meta_json`'s form). An event whose ``dedupe_key`` already exists for its anima (or earlier in the batch) is not
+    An event whose ``dedupe_key`` already exists for its anima (or earlier in the batch) is not
     inserted: the stored one is returned with ``created=False``. A missing or foreign anima is a
     NotFoundError before anything is written; the caller's rollback undoes everything on error.
+    ``metas``, when given, are the events' ``meta`` already encoded (:func:`meta_json`'s form).
     """
     if not events:
         return []
@@ -202,9 +203,8 @@ async def copy_events(
     else:
         records = [(i, ids[i], *event_values(e, now, m)) for i, (e, m) in enumerate(zip(events, metas, strict=True))]
     await driver.copy_records_to_table("event_staging", records=records, columns=_STAGED)
-    # Rows straight from the driver (asyncpg records): no SQLAlchemy row per event.
-    # Only the ids (and the stored meta text) of the inserted rows come back: the rest of a new
-    # row is what was just sent (see _new_row).
+    # Only the ids and stored meta text of the inserted rows come back, straight from the driver:
+    # the rest of a new row is what was just sent (_new_row).
     created = {r[0]: r[1] for r in await fetch(conn, _INSERT, {"org": org_id, "now": now})}
     out: list[StoredRow | None] = [None] * len(records)
     dupes: list[int] = []
