@@ -5,6 +5,8 @@ of letting it reach the database (where it would be a 500)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl
@@ -19,20 +21,27 @@ from elephantasm.runtime import Runtime
 from elephantasm.schemas.common import check_json_fields
 
 
+@contextmanager
+def json_decode_errors() -> Iterator[None]:
+    """A JSON body that is not UTF-8, or nested past what the decoder can take, is a 422 like any
+    other malformed JSON, not a ``UnicodeDecodeError``/``RecursionError`` (500)."""
+    try:
+        yield
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            f"malformed JSON body: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at position {exc.start})"
+        ) from None
+    except RecursionError:
+        raise ValidationError("malformed JSON body: nested too deeply to decode") from None
+
+
 class GuardedRequest(Request):
-    """A request whose JSON body that is not UTF-8, or nested past what the decoder can take, is a
-    422 like any other malformed JSON, not a ``UnicodeDecodeError``/``RecursionError`` (500)."""
+    """A request whose JSON body is decoded under :func:`json_decode_errors`."""
 
     async def json(self) -> Any:
         """The decoded body."""
-        try:
+        with json_decode_errors():
             return await super().json()
-        except UnicodeDecodeError as exc:
-            raise ValidationError(
-                f"malformed JSON body: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at position {exc.start})"
-            ) from None
-        except RecursionError:
-            raise ValidationError("malformed JSON body: nested too deeply to decode") from None
 
 
 def _query_problem(scope: Scope) -> str | None:

@@ -10,6 +10,7 @@ from litestar import Controller, MediaType, Response, get, post
 from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
+from api.batch_body import EventBatchBody
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_enum, parse_uuid
 from api.event_json import encode_batch, encode_event
 from api.guards import check_instant
@@ -17,6 +18,7 @@ from elephantasm.db.raw import driver_connection
 from elephantasm.domain.enums import EventType
 from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError
 from elephantasm.schemas.common import Page
+from elephantasm.schemas.event_batch import BatchIn
 from elephantasm.schemas.events import EventBatchCreate, EventBatchRead, EventCreate, EventRead
 from elephantasm.services import events as svc
 from elephantasm.services.event_copy import copy_events
@@ -49,17 +51,22 @@ class EventController(Controller):
             media_type=MediaType.JSON,
         )
 
-    @post("/batch", status_code=HTTP_201_CREATED)
+    @post("/batch", status_code=HTTP_201_CREATED, dto=EventBatchBody, return_dto=None)
     async def extract_batch(
-        self, data: JSONBody[EventBatchCreate], caller: CallerDep, runtime: RuntimeDep
+        self, data: JSONBody[BatchIn | EventBatchCreate], caller: CallerDep, runtime: RuntimeDep
     ) -> Response[EventBatchRead]:
         """Record up to ``max_batch_events`` events in one transaction; one bad event writes none."""
         limit = runtime.settings.max_batch_events
         if len(data.events) > limit:
             raise PayloadTooLargeError(f"events: {len(data.events)} events in one batch; the limit is {limit}")
-        svc.check_events(data.events, runtime.settings, runtime.clock())
+        now = runtime.clock()
+        metas: list[str] | None = None
+        if isinstance(data, BatchIn):  # decoded by msgspec: meta is encoded once, here
+            metas = svc.check_batch(data.events, runtime.settings, now)
+        else:
+            svc.check_events(data.events, runtime.settings, now)
         async with runtime.engine.begin() as conn:  # committed before the response: acknowledged = durable
-            stored = await copy_events(conn, caller.org_id, data.events, runtime.clock())
+            stored = await copy_events(conn, caller.org_id, data.events, runtime.clock(), metas)
         return Response(encode_batch(stored), status_code=HTTP_201_CREATED, media_type=MediaType.JSON)  # type: ignore[arg-type]
 
     @get("/")

@@ -16,7 +16,7 @@ import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.db.models import DEDUPE_KEYED
 from elephantasm.domain.errors import NotFoundError
+from elephantasm.schemas.event_batch import EventIn
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import event_state
 
@@ -87,14 +88,14 @@ WITH ins AS (
            a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord)
     FROM event_staging s JOIN animas a ON a.id = s.anima_id ORDER BY s.ord
     ON CONFLICT (anima_id, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
-    RETURNING {RETURNED}, seq
+    RETURNING id, anima_id, occurred_at, meta, seq
 ), bump AS (
     UPDATE animas a SET state_version = a.state_version + 1, event_seq = x.top,
            last_event_at = greatest(coalesce(a.last_event_at, x.at), x.at)
     FROM (SELECT anima_id, max(occurred_at) AS at, max(seq) AS top FROM ins GROUP BY anima_id) x
     WHERE a.id = x.anima_id
 )
-SELECT {NEW_ROW_COLUMNS} FROM ins
+SELECT id, meta::text AS meta FROM ins
 """)
 
 # A new statement sees rows committed meanwhile and this batch's own inserts (READ COMMITTED).
@@ -121,9 +122,10 @@ class StoredRow:
     created: bool
 
 
-def event_values(data: EventCreate, now: datetime) -> tuple[Any, ...]:
+def event_values(data: EventCreate | EventIn, now: datetime, meta: str | None = None) -> tuple[Any, ...]:
     """An event's own columns, ``anima_id`` to ``importance_score`` in table order (``meta`` as JSON
-    text): the part the batch COPY and the single-event insert share."""
+    text, ``meta`` when the caller has encoded it already): the part the batch COPY and the
+    single-event insert share."""
     return (
         data.anima_id,
         data.event_type,
@@ -133,7 +135,7 @@ def event_values(data: EventCreate, now: datetime) -> tuple[Any, ...]:
         data.content,
         data.occurred_at or now,
         data.session_id,
-        meta_json(data.meta),
+        meta_json(data.meta) if meta is None else meta,
         data.source_uri,
         data.dedupe_key,
         data.importance_score,
@@ -150,7 +152,23 @@ def new_ids(n: int) -> list[uuid.UUID]:
     return [DriverUUID(packed[i : i + 16]) for i in range(0, 16 * n, 16)]
 
 
-async def _lock_animas(conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate]) -> None:
+_RECORDED = _WIRE[: len(_STAGED) - 1]  # the wire's columns a COPY record holds (after ord)
+
+
+def _new_row(record: tuple[Any, ...], meta: str, stamps: tuple[datetime, datetime]) -> dict[str, Any]:
+    """A row just inserted, as the database would return it (``ROW_COLUMNS``), built from its COPY
+    record (``ord`` then the wire's columns up to ``importance_score``): timestamps in UTC, ``meta``
+    as Postgres's jsonb text, not distilled."""
+    row = dict(zip(_RECORDED, record[1:], strict=True))
+    row["created_at"], row["updated_at"] = stamps
+    row["distilled_at"] = None
+    row["meta"] = meta
+    if row["occurred_at"].utcoffset():  # a client's offset; the database answers in UTC
+        row["occurred_at"] = row["occurred_at"].astimezone(UTC)
+    return row
+
+
+async def _lock_animas(conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate | EventIn]) -> None:
     wanted = {e.anima_id for e in events}
     found = set((await conn.execute(_LOCK_ANIMAS, {"ids": list(wanted), "org": org_id})).scalars())
     missing = sorted(str(a) for a in wanted - found)
@@ -159,13 +177,18 @@ async def _lock_animas(conn: AsyncConnection, org_id: uuid.UUID, events: Sequenc
 
 
 async def copy_events(
-    conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate], now: datetime
+    conn: AsyncConnection,
+    org_id: uuid.UUID,
+    events: Sequence[EventCreate | EventIn],
+    now: datetime,
+    metas: Sequence[str] | None = None,
 ) -> list[StoredRow]:
     """Insert a batch inside the caller's transaction; the stored events in request order.
 
     An event whose ``dedupe_key`` already exists for its anima (or earlier in the batch) is not
     inserted: the stored one is returned with ``created=False``. A missing or foreign anima is a
     NotFoundError before anything is written; the caller's rollback undoes everything on error.
+    ``metas``, when given, are the events' ``meta`` already encoded (:func:`meta_json`'s form).
     """
     if not events:
         return []
@@ -174,18 +197,22 @@ async def copy_events(
     await conn.execute(_CLEAR)  # an earlier batch in the same transaction (it is emptied at commit)
     driver = (await conn.get_raw_connection()).driver_connection
     assert driver is not None
-    records = [
-        (i, id_, *event_values(e, now)) for i, (id_, e) in enumerate(zip(new_ids(len(events)), events, strict=True))
-    ]
+    ids = new_ids(len(events))
+    if metas is None:
+        records = [(i, ids[i], *event_values(e, now)) for i, e in enumerate(events)]
+    else:
+        records = [(i, ids[i], *event_values(e, now, m)) for i, (e, m) in enumerate(zip(events, metas, strict=True))]
     await driver.copy_records_to_table("event_staging", records=records, columns=_STAGED)
-    # Rows straight from the driver (asyncpg records): no SQLAlchemy row per event.
-    created = {r["id"]: r for r in await fetch(conn, _INSERT, {"org": org_id, "now": now})}
+    # Only the ids and stored meta text of the inserted rows come back, straight from the driver:
+    # the rest of a new row is what was just sent (_new_row).
+    created = {r[0]: r[1] for r in await fetch(conn, _INSERT, {"org": org_id, "now": now})}
     out: list[StoredRow | None] = [None] * len(records)
     dupes: list[int] = []
+    stamps = (now.astimezone(UTC),) * 2
     for i, rec in enumerate(records):
-        row = created.get(rec[1])
-        if row is not None:
-            out[i] = StoredRow(dict(row), True)
+        meta = created.get(rec[1])
+        if meta is not None:
+            out[i] = StoredRow(_new_row(rec, meta, stamps), True)
         else:
             dupes.append(i)
     if dupes:
@@ -196,7 +223,7 @@ async def copy_events(
 async def _fill_existing(
     conn: AsyncConnection,
     org_id: uuid.UUID,
-    events: Sequence[EventCreate],
+    events: Sequence[EventCreate | EventIn],
     dupes: list[int],
     out: list[StoredRow | None],
 ) -> None:

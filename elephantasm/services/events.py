@@ -17,8 +17,9 @@ from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima, Event
 from elephantasm.db.scopes import live_anima_row, org_scoped
 from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError, ValidationError
-from elephantasm.domain.inputs import occurred_at_problem
+from elephantasm.domain.inputs import json_problem, occurred_at_problem
 from elephantasm.schemas.common import check_json_fields
+from elephantasm.schemas.event_batch import EventIn
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services.event_copy import copy_events
 from elephantasm.settings import Settings
@@ -44,15 +45,18 @@ def event_size(data: EventCreate) -> int:
     return size
 
 
+def _check_size(position: int, count: int, size: int, max_bytes: int) -> None:
+    if size > max_bytes:
+        where = f"events[{position}]" if count > 1 else "event"
+        raise PayloadTooLargeError(
+            f"{where} is {size} bytes (content + summary + meta); the limit is {max_bytes} bytes"
+        )
+
+
 def check_sizes(events: list[EventCreate], max_bytes: int) -> None:
     """Reject the whole request if any event is over the limit (nothing is written)."""
     for position, data in enumerate(events):
-        size = event_size(data)
-        if size > max_bytes:
-            where = f"events[{position}]" if len(events) > 1 else "event"
-            raise PayloadTooLargeError(
-                f"{where} is {size} bytes (content + summary + meta); the limit is {max_bytes} bytes"
-            )
+        _check_size(position, len(events), event_size(data), max_bytes)
 
 
 def check_events(events: list[EventCreate], settings: Settings, now: datetime) -> None:
@@ -65,6 +69,31 @@ def check_events(events: list[EventCreate], settings: Settings, now: datetime) -
         if problem:
             raise ValidationError(f"{where + '.' if where else ''}occurred_at: {problem}")
     check_sizes(events, settings.max_event_bytes)  # after the depth check: sizing encodes meta
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def check_batch(events: list[EventIn], settings: Settings, now: datetime) -> list[str]:
+    """:func:`check_events` for a batch decoded by :func:`~elephantasm.schemas.event_batch.decode_batch`:
+    the same checks, order and messages, with each ``meta`` encoded once. Returns the events' ``meta``
+    as the JSON text to store (what :func:`~elephantasm.services.event_copy.meta_json` would give)."""
+    metas = [_encode(e.meta) for e in events]
+    for position, (data, meta) in enumerate(zip(events, metas, strict=True)):
+        where = f"events[{position}]" if len(events) > 1 else ""
+        # A value nests no deeper than it has brackets; only a value that might break a limit is walked.
+        if len(meta) > settings.max_json_bytes or meta.count(b"{") + meta.count(b"[") > settings.max_json_depth:
+            problem = json_problem(data.meta, settings.max_json_depth, settings.max_json_bytes)
+            if problem:
+                raise ValidationError(f"{where + '.' if where else ''}meta: {problem}")
+        problem = occurred_at_problem(data.occurred_at, now) if data.occurred_at else None
+        if problem:
+            raise ValidationError(f"{where + '.' if where else ''}occurred_at: {problem}")
+    for position, (data, meta) in enumerate(zip(events, metas, strict=True)):
+        size = _utf8_len(data.content) + (_utf8_len(data.summary) if data.summary else 0)
+        _check_size(position, len(events), size + (len(meta) if data.meta else 0), settings.max_event_bytes)
+    return [m.decode() for m in metas]
 
 
 async def _check_animas(session: AsyncSession, org_id: uuid.UUID, anima_ids: set[uuid.UUID]) -> None:
