@@ -1,9 +1,9 @@
-"""A session-filtered event listing reads the session's own index entries (migration 0015).
+"""A session-filtered event listing reads the session's own index range, in time order.
 
-``ix_events_anima_session`` has no time column, so the planner could serve ``ORDER BY occurred_at``
-by walking the anima's time index and filtering on the session, reading every event before the
-session's first. The listing orders a session's events by an expression no index gives, so it
-takes the session's entries and sorts them.
+``ix_events_anima_session`` is (anima_id, session_id, occurred_at): a page of a late session of a
+long-lived anima reads that session's entries only, never the anima's whole timeline before it, and
+sorts nothing however long the session is (migration 0015 measured dropping ``occurred_at`` from
+this index and kept it: without it, every page sorted the whole session).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Migration 0015: narrower session and time indexes and a virtual events.updated_at, and back."""
+"""Migration 0015: a narrower time index and a virtual events.updated_at, and back."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ async def _state(conn: asyncpg.Connection) -> tuple[tuple[str, str], str, list[t
     return index, generated, [tuple(r) for r in rows]
 
 
-async def test_upgrade_narrows_the_session_and_time_indexes_and_computes_updated_at(old_db: tuple[str, str]) -> None:
+async def test_upgrade_narrows_the_time_index_and_computes_updated_at(old_db: tuple[str, str]) -> None:
     url, before = old_db
     conn = await connect(url)
     try:
@@ -54,7 +54,7 @@ async def test_upgrade_narrows_the_session_and_time_indexes_and_computes_updated
     conn = await connect(url)
     try:
         index, generated, rows = await _state(conn)
-        assert index[0].endswith("USING btree (anima_id, session_id)")
+        assert index[0].endswith("USING btree (anima_id, session_id, occurred_at)")  # unchanged
         assert index[1].endswith("USING btree (org_id, anima_id, occurred_at)")
         assert generated == "v"  # virtual: nothing stored
         assert rows == EVENTS

@@ -1,13 +1,7 @@
-"""events: narrower time and session indexes, and no stored ``updated_at``
+"""events: a narrower time index, and no stored ``updated_at``
 
 Measured in ``benchmarks/RESULTS.md`` ("issue 13 storage"):
 
-- ``ix_events_anima_session`` becomes ``(anima_id, session_id)``. With ``occurred_at`` in the key
-  every event had its own ~48-byte entry, and the per-anima appends left the pages about half
-  full. Without it, the events of one session share one key and B-tree deduplication stores them
-  as one posting list (6 bytes a heap pointer). Its readers only ever ask for one session (or
-  the session-less events) of one anima; the ordered reads by time go through
-  ``ix_events_org_anima_occurred`` or the pending seq range.
 - ``ix_events_org_anima_occurred`` loses its last key column, ``id`` (16 of ~64 bytes an entry).
   The readers that order by ``(occurred_at, id)`` (the API listing, the head read's latest
   session) still read it in ``occurred_at`` order and sort only the ties on ``id`` (an incremental
@@ -16,7 +10,10 @@ Measured in ``benchmarks/RESULTS.md`` ("issue 13 storage"):
   are immutable (migration 0011), so the two were always the same 8 bytes twice. The wire keeps
   the field.
 
-Downgrade restores both indexes as they were and the stored column (filled from ``created_at``).
+``ix_events_anima_session`` keeps ``occurred_at`` (measured without it: 33 KB less per conversation, but
+a page of a session's listing then sorts the whole session, 37–55 ms at 50,000 events in one session).
+
+Downgrade restores the index as it was and the stored column (filled from ``created_at``).
 
 Revision ID: 0015
 Revises: 0014
@@ -32,13 +29,10 @@ down_revision: Union[str, None] = "0014"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
-SESSION_INDEX = "ix_events_anima_session"
 TIME_INDEX = "ix_events_org_anima_occurred"
 
 
 def upgrade() -> None:
-    op.drop_index(SESSION_INDEX, table_name="events")
-    op.create_index(SESSION_INDEX, "events", ["anima_id", "session_id"])
     op.drop_index(TIME_INDEX, table_name="events")
     op.create_index(TIME_INDEX, "events", ["org_id", "anima_id", "occurred_at"])
     op.drop_column("events", "updated_at")
@@ -52,7 +46,5 @@ def downgrade() -> None:
     )
     op.execute("UPDATE events SET updated_at = created_at")
     op.alter_column("events", "updated_at", nullable=False)
-    op.drop_index(SESSION_INDEX, table_name="events")
-    op.create_index(SESSION_INDEX, "events", ["anima_id", "session_id", "occurred_at"])
     op.drop_index(TIME_INDEX, table_name="events")
     op.create_index(TIME_INDEX, "events", ["org_id", "anima_id", "occurred_at", "id"])

@@ -260,9 +260,9 @@ class Event(SQLModel, table=True):
         # Time order per anima. No ``id`` (migration 0015): readers ordered by (occurred_at, id) sort
         # only the ties on id (an incremental sort), and each entry is 16 bytes narrower.
         Index("ix_events_org_anima_occurred", "org_id", "anima_id", "occurred_at"),
-        # One session (or the session-less events) of an anima. No time in the key (migration 0015): a
-        # session's events then share one key, which B-tree deduplication stores as one posting list.
-        Index("ix_events_anima_session", "anima_id", "session_id"),
+        # One session (or the session-less events) of an anima, in time order: a page of a session's
+        # listing reads one index range however long the session is.
+        Index("ix_events_anima_session", "anima_id", "session_id", "occurred_at"),
     )
 
 
