@@ -130,7 +130,7 @@ def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, l
         when = now - timedelta(seconds=rng.uniform(3600, 365 * 86400))
         recalled = when + timedelta(days=rng.uniform(0, 30)) if rng.random() < 0.3 else None
         out["events"].append([eid, org, anima, "message.in", "user", summary, when, f"s{i // 20}",
-                              round(rng.random(), 3), when, when, i + 1])
+                              round(rng.random(), 3), when, i + 1])
         out["memories"].append([mid, org, anima, summary, round(rng.uniform(0.05, 0.95), 3),
                                 round(rng.uniform(0.3, 0.95), 3), "active", f"s{i // 20}", when, when,
                                 None, when, when, "{" + eid + "}"])
@@ -159,13 +159,13 @@ def pending_rows(org: str, anima: str, now: datetime, seed: int, after: int, liv
         text_ = memory_text(rng)
         rows.append([str(uuid.uuid4()), org, anima, "message.in" if i % 2 else "message.out",
                      "user" if i % 2 else "assistant", text_, when, "live" if i < live else f"old{i % 7}",
-                     round(rng.random(), 3), when, when, after + i + 1])
+                     round(rng.random(), 3), when, after + i + 1])
     return rows
 
 
 _COLUMNS = {
     "events": ["id", "org_id", "anima_id", "event_type", "role", "content", "occurred_at", "session_id",
-               "importance_score", "created_at", "updated_at", "seq"],
+               "importance_score", "created_at", "seq"],  # updated_at is computed (migration 0015)
     "memories": ["id", "org_id", "anima_id", "summary", "importance", "confidence", "state", "session_id",
                  "time_start", "time_end", "embedding", "created_at", "updated_at", "event_ids",
                  "embedding_space"],

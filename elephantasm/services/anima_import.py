@@ -198,8 +198,8 @@ async def write_import(
     await _insert(
         session,
         Event,
-        [
-            {**_plain(e, "distilled_at"), "id": ids[e.id], "seq": seq, **at}
+        [  # updated_at is not stored: it is created_at (migration 0015)
+            {**_plain(e, "distilled_at", "updated_at"), "id": ids[e.id], "seq": seq, **at}
             for e, seq in zip(p.events, numbering.seqs, strict=True)
         ],
     )

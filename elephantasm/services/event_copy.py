@@ -82,9 +82,9 @@ ORDER BY id FOR NO KEY UPDATE
 _INSERT = text(f"""
 WITH ins AS (
     INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
-                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, updated_at, seq)
+                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, seq)
     SELECT s.id, :org, s.anima_id, s.event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
-           s.session_id, s.meta, s.source_uri, s.dedupe_key, s.importance_score, :now, :now,
+           s.session_id, s.meta, s.source_uri, s.dedupe_key, s.importance_score, :now,
            a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord)
     FROM event_staging s JOIN animas a ON a.id = s.anima_id ORDER BY s.ord
     ON CONFLICT (anima_id, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING

@@ -32,8 +32,8 @@ WITH anima AS (
     RETURNING id, event_seq
 ), ins AS (
     INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
-                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, updated_at, seq)
-    SELECT $1, $2, a.id, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, $15, a.event_seq
+                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, seq)
+    SELECT $1, $2, a.id, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, a.event_seq
     FROM anima a
     ON CONFLICT (anima_id, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
     RETURNING {RETURNED}, seq
