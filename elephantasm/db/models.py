@@ -497,7 +497,8 @@ class MemoryPackRow(SQLModel, table=True):
     encoding: str = Field(sa_column=Column(String(32), nullable=False))
     fingerprint: str = Field(sa_column=Column(String(64), nullable=False))
     state_version: int = Field(sa_column=Column(BigInteger, nullable=False))
-    content: dict[str, Any] = _jsonb()
+    # The wire JSON as served, kept as text (migration 0016): returned whole, never queried inside.
+    content: str = Field(default="{}", sa_column=Column(Text, nullable=False, server_default=text("'{}'::text")))
     compiled_at: datetime = _ts(nullable=False, server_now=True)
     created_at: datetime = _ts(nullable=False, server_now=True)
 
