@@ -1,4 +1,5 @@
-"""The importance arm read through the score key (migration 0016) picks the rows it picked without it.
+"""The importance arm read through the score key (migration 0016) picks the rows it picked without it,
+and the packs are byte for byte the same.
 
 With a query the long-term statement's older-rows arm walks ``ix_memories_pack_score`` (importance
 + 0.4 × confidence) instead of every row above an importance bound that assumes confidence 1
@@ -10,6 +11,7 @@ importance weight, and a non-zero recency weight, and must return the same rows.
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -21,8 +23,10 @@ from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs import candidates as cands
+from elephantasm.services.packs import compiler
 from elephantasm.services.packs import sql, topk
 from elephantasm.services.packs.reads import snapshot_transaction
+from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
 
@@ -94,3 +98,46 @@ async def test_keyed_arm_reads_the_score_index(pack_runtime: Runtime, tenant: Te
     async with rt.engine.connect() as conn:
         plan = "\n".join(r[0] for r in (await conn.execute(explain, params)).all())
     assert plan.count("ix_memories_pack_score") == 2, plan  # the key's k rows, then its range
+
+
+def _plain_long_term(has_query: bool, dim: int | None, decay: bool) -> Any:
+    """``candidates._long_term`` as it was before the key: the importance arm over every row above the cut."""
+    return text(
+        topk.top_k_union(
+            "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)",
+            sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY, sql.memory_columns(has_query), has_query,
+            happened=sql.MEMORY_HAPPENED, dim=dim, score_join=sql.MEMORY_RECALLS if decay else "",
+            row_join=sql.MEMORY_RECALLS,
+        )
+    )
+
+
+async def _packs(rt: Runtime, tenant: Tenant, anima: uuid.UUID) -> list[tuple[str, str]]:
+    out = []
+    for query, preset, tokens in REQUESTS:
+        req = build_request(rt, tenant.org_id, anima, query=query, preset=preset, max_tokens=tokens, as_of=FROZEN_NOW)
+        pack = await compiler.compile_pack(rt, req)
+        body = {k: v for k, v in json.loads(pack.body).items() if k not in ("id", "compiled_at", "created_at")}
+        out.append((pack.fingerprint, json.dumps(body, sort_keys=True)))
+    return out
+
+
+REQUESTS = [
+    ("memory 42 and the budget", None, 4000),
+    ("memory 7", "important", 2000),
+    ("memory 1200 recently", None, 1000),
+    ("memory 3", "recent", 500),
+    (None, None, 4000),
+]
+
+
+async def test_packs_are_the_same_with_and_without_the_key(
+    pack_runtime: Runtime, tenant: Tenant, panima: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whole packs (fingerprint and wire bytes) compiled with the keyed statement and with the plain one."""
+    rt, anima = pack_runtime, uuid.UUID(panima["id"])
+    await _load(rt, tenant, anima)
+    keyed = await _packs(rt, tenant, anima)
+    monkeypatch.setattr(cands, "_long_term", _plain_long_term)
+    assert await _packs(rt, tenant, anima) == keyed
+    assert all(json.loads(body)["long_term_memory_count"] > 0 for _, body in keyed)
