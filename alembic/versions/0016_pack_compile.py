@@ -1,7 +1,7 @@
 """cheaper cold compiles: memories indexed in the query presets' score order; pack history as text
 
-1. ``ix_memories_pack_score``. A pack compile with a query scores long-term memories by importance and confidence only (recency
-and freshness step aside: ``domain/presets.query_weights``). Its pruned four-factor arm read, at
+1. ``ix_memories_pack_score``. A pack compile with a query scores long-term memories by importance
+and confidence only (recency and freshness step aside: ``domain/presets.query_weights``). Its pruned four-factor arm read, at
 100k memories, ~22.8k index tuples of ``ix_memories_pack_importance``: the importance bound must
 assume confidence 1 for every row. This index is keyed on importance + 0.4 × confidence (both
 clamped as the score clamps them; 0.4 is confidence's weight ÷ importance's in the
@@ -11,9 +11,9 @@ It covers what that arm's score reads (index-only scans). The score itself stays
 so the rows chosen are the same.
 
 2. ``memory_packs.content`` is ``text``, not ``jsonb``. Every cold compile records its pack (~110 kB
-of JSON at 4,000 tokens); parsing it into jsonb cost Postgres ~0.75 ms more per compile than
-storing the text (2.2 vs 1.5 ms, measured), and nothing queries inside it: the history API returns
-it whole, and forgetting matches ids in its text. The downgrade parses it back.
+of JSON at 4,000 tokens); parsing it into jsonb cost Postgres ~1.1 ms more per compile than
+storing the text (INSERT 2.5–2.9 vs 1.4–1.7 ms, measured), and nothing queries inside it: the
+history API returns it whole, and forgetting matches ids in its text. The downgrade parses it back.
 
 Revision ID: 0016
 Revises: 0014

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 # commit then does not wait for the WAL flush: one round trip where BEGIN, SET, the statement and
 # COMMIT through SQLAlchemy took four. The pack's JSON is sent once: the snapshot's payload
 # (``CachedPack.payload``) is built here around the same text, not escaped into a second copy;
-# the history row keeps it as text (parsing 110 kB into jsonb cost Postgres ~0.75 ms a compile).
+# the history row keeps it as text (parsing 110 kB into jsonb cost Postgres ~1.1 ms a compile).
 # A pack compiled from a state older than the anima's latest deletion (``forgotten_version``) may
 # hold what was deleted: it was served to its requester but is recorded nowhere (services/forget.py).
 # The key-share lock waits for a deletion in progress (it locks the anima row FOR UPDATE), then rechecks.
