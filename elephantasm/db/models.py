@@ -143,6 +143,23 @@ def _pack_candidate_indexes(table: str, happened: str, columns: list[str], live:
     )
 
 
+# The query presets' memory score without its time terms, up to the factor ``w_imp``: importance
+# plus SCORE_KEY_RATIO × confidence, each clamped to [0, 1] as the score clamps them
+# (``services/packs/sql.clamp01``). Migration 0016 indexes memories on it, so the pack's
+# importance arm reads about k index tuples instead of every row above a bound that must assume
+# confidence 1 (``services/packs/topk.py``). The text is the index's: a statement must use it as is.
+SCORE_KEY_RATIO = 0.4
+
+
+def memory_score_key(alias: str = "") -> str:
+    """The indexed score key over ``importance`` / ``confidence``, qualified by ``alias`` if given."""
+    a = f"{alias}." if alias else ""
+    return (
+        f"(greatest(0.0, least(1.0, coalesce({a}importance, 0.5))) + {SCORE_KEY_RATIO!r} * "
+        f"greatest(0.0, least(1.0, coalesce({a}confidence, 0.5))))"
+    )
+
+
 # ----------------------------------------------------------------------------------------------
 # Tenancy
 # ----------------------------------------------------------------------------------------------
@@ -324,6 +341,14 @@ class Memory(SQLModel, table=True):
             ["confidence", "time_start", "time_end", "created_at", "id"],
             "deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'",
         ),
+        Index(
+            "ix_memories_pack_score",
+            "org_id",
+            "anima_id",
+            text(memory_score_key()),
+            postgresql_include=["importance", "confidence", "time_start", "time_end", "id"],
+            postgresql_where=text("deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'"),
+        ),
     )
 
 
@@ -479,7 +504,8 @@ class MemoryPackRow(SQLModel, table=True):
     encoding: str = Field(sa_column=Column(String(32), nullable=False))
     fingerprint: str = Field(sa_column=Column(String(64), nullable=False))
     state_version: int = Field(sa_column=Column(BigInteger, nullable=False))
-    content: dict[str, Any] = _jsonb()
+    # The wire JSON as served, kept as text (migration 0016): returned whole, never queried inside.
+    content: str = Field(default="{}", sa_column=Column(Text, nullable=False, server_default=text("'{}'::text")))
     compiled_at: datetime = _ts(nullable=False, server_now=True)
     created_at: datetime = _ts(nullable=False, server_now=True)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+from elephantasm.db.models import memory_score_key
 from elephantasm.services import event_state
 
 _LN2 = repr(math.log(2.0))
@@ -110,6 +111,8 @@ MEMORY_FACTORS = factor_score("m.importance", "m.confidence", MEMORY_HAPPENED, M
 MEMORY_FACTORS_NO_DECAY = factor_score(
     "m.importance", "m.confidence", MEMORY_HAPPENED, MEMORY_TOUCHED, MEMORY_RECALL_COUNT, decay=False
 )
+# The expression migration 0016 indexes (text as the index's, columns qualified).
+MEMORY_SCORE_KEY = memory_score_key("m")
 # Knowledge records no recalls: decay stays neutral (NULL → 0.5) and recency runs from valid_from.
 KNOWLEDGE_FACTORS = factor_score("k.importance", "k.confidence", KNOWLEDGE_HAPPENED, "NULL::timestamptz", "0")
 EVENT_FACTORS = factor_score("e.importance_score", "NULL::float8", "e.occurred_at", "e.created_at", "0")

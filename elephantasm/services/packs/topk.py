@@ -14,10 +14,19 @@ the anima's rows at ``t_cut`` (``L`` recency half-lives before ``as_of``, so an 
    contains the exact top k; all reads are index-only scans of migration 0002's covering
    indexes. When the bound cannot prune (few rows, zero importance weight) it degrades to the
    plain full top-k, never to a wrong answer.
+4. *key* (memories, when decay weighs nothing: the query presets): the older rows above the cut
+   are many, since the cut must assume confidence 1. An index on ``e = imp + ρ·conf`` (ρ =
+   ``SCORE_KEY_RATIO``, migration 0016) orders them nearly like the score: the first ``:k`` of
+   them in ``e`` order are k rows of the arm, so the arm's k-th best score is at least their
+   lowest, ``c₂``. As ``w_imp·imp + w_conf·conf ≤ w_imp·(e + max(0, w_conf/w_imp − ρ))``, a row
+   scoring ``c₂`` or more has ``e ≥ (c₂ − w_rec·ε − w_fresh)/w_imp − max(0, w_conf/w_imp − ρ)``:
+   only that range of the key is read (~k rows when the weights' ratio is ρ), and the arm's top k
+   by score, ids breaking ties, is the same set it was over all the older rows above the cut.
 """
 
 from __future__ import annotations
 
+from elephantasm.db.models import SCORE_KEY_RATIO
 from elephantasm.db.vectors import hnsw_distance, width_is
 from elephantasm.services.packs.sql import TSQUERY_CTE, match_columns
 
@@ -25,6 +34,8 @@ from elephantasm.services.packs.sql import TSQUERY_CTE, match_columns
 RECENCY_SPLIT = 4
 RECENCY_EPS = 2.0**-RECENCY_SPLIT
 SEED_ROWS = 200
+# Float rounding between the score and the key (both ~1): widens the key range, never narrows it.
+KEY_SLACK = 1e-9
 
 
 def recency_cut_seconds(half_life_seconds: float) -> float:
@@ -32,13 +43,24 @@ def recency_cut_seconds(half_life_seconds: float) -> float:
     return min(half_life_seconds * RECENCY_SPLIT, 3e10)
 
 
-def factor_arms(table: str, a: str, where: str, score: str, happened: str, join: str = "") -> list[tuple[str, str]]:
+def factor_arms(
+    table: str, a: str, where: str, score: str, happened: str, join: str = "", key: str | None = None
+) -> list[tuple[str, str]]:
     """CTEs ``(name, sql)`` whose final ``{a}f`` holds ids containing the exact four-factor top ``:k``.
 
-    ``join``: what ``score`` reads besides ``{table} {a}`` (a LEFT JOIN on a unique key)."""
+    ``join``: what ``score`` reads besides ``{table} {a}`` (a LEFT JOIN on a unique key). ``key``:
+    an indexed expression, importance + ``SCORE_KEY_RATIO`` × confidence (module doc, 4.)."""
     src = f"{table} {a}{join}"
     # NULLIF: with a zero importance weight the bound is NULL and the cut becomes -Infinity.
     imp_bound = f"(cut.s - :w_conf - :w_fresh - :w_rec * {RECENCY_EPS!r}) / NULLIF(:w_imp, 0)"
+    # With a key, "+ 0.0" (the same value for every float) keeps the planner off the importance
+    # index: the key's range is the one to read.
+    importance = f"{a}.importance" if key is None else f"{a}.importance + 0.0"
+    older = f"{where} AND {happened} + interval '0' < :t_cut AND {importance} >= (SELECT imp FROM {a}cut)"
+    keyed: list[tuple[str, str]] = []
+    if key is not None:
+        keyed = [(f"{a}kcut", key_cut(src, older, score, key))]
+        older += f" AND {key} >= (SELECT e FROM {a}kcut)"
     return [
         (
             f"{a}seed",
@@ -55,20 +77,33 @@ def factor_arms(table: str, a: str, where: str, score: str, happened: str, join:
                 f"FROM (SELECT coalesce((SELECT s FROM {a}seed ORDER BY s DESC OFFSET :kth LIMIT 1), -1.0) AS s) cut) x"
             ),
         ),
+        *keyed,
         (
             f"{a}f",
             (
                 f"(SELECT {a}.id FROM {src} WHERE {where} AND {happened} >= :t_cut "
                 f"ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
-                # "+ interval '0'" keeps the planner on the importance index for this arm: the
-                # time condition only filters, the importance cut is the range actually read.
-                f"(SELECT {a}.id FROM {src} WHERE {where} AND {happened} + interval '0' < :t_cut "
-                f"AND {a}.importance >= (SELECT imp FROM {a}cut) ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
+                # "+ interval '0'" keeps the planner on the importance (or key) index for this arm:
+                # the time condition only filters, the importance cut is the range actually read.
+                f"(SELECT {a}.id FROM {src} WHERE {older} ORDER BY {score} DESC, {a}.id LIMIT :k) UNION ALL "
                 f"(SELECT {a}.id FROM {src} WHERE {where} AND {happened} IS NULL "
                 f"ORDER BY {score} DESC, {a}.id LIMIT :k)"
             ),
         ),
     ]
+
+
+def key_cut(src: str, older: str, score: str, key: str) -> str:
+    """The older arm's lower bound on ``key`` (module doc, 4.): from its first ``:k`` rows in key order."""
+    w_imp = "NULLIF(CAST(:w_imp AS float8), 0)"
+    kth = f"(SELECT s FROM (SELECT {score} AS s FROM {src} WHERE {older} ORDER BY {key} DESC LIMIT :k) top " + (
+        "ORDER BY s DESC OFFSET :kth LIMIT 1)"
+    )
+    bound = (
+        f"({kth} - CAST(:w_rec AS float8) * {RECENCY_EPS!r} - CAST(:w_fresh AS float8)) / {w_imp}"
+        f" - greatest(0.0, CAST(:w_conf AS float8) / {w_imp} - {SCORE_KEY_RATIO!r}) - {KEY_SLACK!r}"
+    )
+    return f"SELECT coalesce({bound}, '-Infinity'::float8) AS e"
 
 
 def top_k_union(
@@ -84,6 +119,7 @@ def top_k_union(
     dim: int | None = None,
     score_join: str = "",
     row_join: str = "",
+    key: str | None = None,
 ) -> str:
     """One statement: four-factor top ``:k`` ∪ cosine top ``:k`` (HNSW) ∪ full-text top ``:k`` (GIN).
 
@@ -93,12 +129,14 @@ def top_k_union(
     that width's HNSW index (``elephantasm.db.vectors``). ``score_join`` is what ``score`` reads
     besides the table (the four-factor arms only), ``row_join`` what ``columns`` read (the final
     read of the union's rows, a few hundred by primary key); both LEFT JOINs on a unique key.
+    ``key``: see :func:`factor_arms`.
     """
     ctes = [TSQUERY_CTE] if has_query else []
     if happened is not None:
         # MATERIALIZED: the seed and the cut are computed once, not once per reference.
         ctes += [
-            f"{name} AS MATERIALIZED ({sql})" for name, sql in factor_arms(table, a, where, score, happened, score_join)
+            f"{name} AS MATERIALIZED ({sql})"
+            for name, sql in factor_arms(table, a, where, score, happened, score_join, key)
         ]
     else:
         ctes.append(
