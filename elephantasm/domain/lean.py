@@ -150,6 +150,15 @@ def wants_temporal(query: str | None) -> bool:
 
 # Words that make the order of statements matter: the current value of something that changed.
 CURRENT_STATE_WORDS = frozenset("now currently current still anymore latest newest first order".split())
+# Calendar words: a question about a weekday, a month or a span ("what did I do on Monday?", "how
+# many weeks…") can only be answered from lines that carry their dates. ("may" is left out: as a
+# verb it is too common in questions that have nothing to do with time.)
+CALENDAR_WORDS = frozenset(
+    "tomorrow morning afternoon evening night hours days weeks weekends months years "
+    "monday tuesday wednesday thursday friday saturday sunday january february march april june july "
+    "august september october november december".split()
+)
+_DATED_QUERY_WORDS = TEMPORAL_QUERY_WORDS | CURRENT_STATE_WORDS | CALENDAR_WORDS
 
 
 def wants_dates(query: str | None) -> bool:
@@ -160,4 +169,4 @@ def wants_dates(query: str | None) -> bool:
     if query is None:
         return True
     words = set(_WORD.findall(query.lower()))
-    return bool(words & TEMPORAL_QUERY_WORDS or words & CURRENT_STATE_WORDS)
+    return bool(words & _DATED_QUERY_WORDS)

@@ -82,7 +82,10 @@ def test_dates_are_wanted_without_a_query_or_when_time_or_order_matters() -> Non
         "What is the user's favourite game now?",
         "Where does the user currently live?",
         "What happened last week?",
+        "What did the user do on Monday?",
+        "How many weeks has the user been training?",
+        "Where was the user in October?",
     ):
         assert wants_dates(query), query
-    for query in ("Who is the user's boss?", "What sport does the user play?"):
+    for query in ("Who is the user's boss?", "What sport does the user play?", "What may help the user sleep?"):
         assert not wants_dates(query), query
