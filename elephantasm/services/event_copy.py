@@ -197,11 +197,11 @@ async def copy_events(
     await conn.execute(_CLEAR)  # an earlier batch in the same transaction (it is emptied at commit)
     driver = (await conn.get_raw_connection()).driver_connection
     assert driver is not None
-    ids = new_ids(len(events))
-    if metas is None:
-        records = [(i, ids[i], *event_values(e, now)) for i, e in enumerate(events)]
-    else:
-        records = [(i, ids[i], *event_values(e, now, m)) for i, (e, m) in enumerate(zip(events, metas, strict=True))]
+    encoded: Sequence[str | None] = metas if metas is not None else [None] * len(events)
+    records = [
+        (i, id_, *event_values(e, now, m))
+        for i, (id_, e, m) in enumerate(zip(new_ids(len(events)), events, encoded, strict=True))
+    ]
     await driver.copy_records_to_table("event_staging", records=records, columns=_STAGED)
     # Only the ids and stored meta text of the inserted rows come back, straight from the driver:
     # the rest of a new row is what was just sent (_new_row).

@@ -34,13 +34,19 @@ class StoredEvent:
     created: bool
 
 
-def event_size(data: EventCreate) -> int:
-    """UTF-8 bytes of an event's content, summary and meta (as the compact JSON stored)."""
-    size = len(data.content.encode("utf-8"))
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def event_size(data: EventCreate | EventIn, meta: bytes | None = None) -> int:
+    """UTF-8 bytes of an event's content, summary and meta (as the compact JSON stored; ``meta`` when
+    the caller has encoded it already)."""
+    size = _utf8_len(data.content)
     if data.summary:
-        size += len(data.summary.encode("utf-8"))
+        size += _utf8_len(data.summary)
     if data.meta:
-        size += len(_encode(data.meta))  # the compact UTF-8 JSON that is stored (event_copy.meta_json)
+        # the compact UTF-8 JSON that is stored (event_copy.meta_json)
+        size += len(_encode(data.meta) if meta is None else meta)
     return size
 
 
@@ -58,20 +64,20 @@ def check_sizes(events: list[EventCreate], max_bytes: int) -> None:
         _check_size(position, len(events), event_size(data), max_bytes)
 
 
+def _check_occurred_at(data: EventCreate | EventIn, now: datetime, where: str) -> None:
+    problem = occurred_at_problem(data.occurred_at, now) if data.occurred_at else None
+    if problem:
+        raise ValidationError(f"{where + '.' if where else ''}occurred_at: {problem}")
+
+
 def check_events(events: list[EventCreate], settings: Settings, now: datetime) -> None:
     """Every check that needs the settings or the clock, before anything is written: sizes (413),
     JSON depth/size of ``meta`` and the ``occurred_at`` window, 1900 to now + 1 day (422)."""
     for position, data in enumerate(events):
         where = f"events[{position}]" if len(events) > 1 else ""
         check_json_fields(data, settings.max_json_depth, settings.max_json_bytes, where)
-        problem = occurred_at_problem(data.occurred_at, now) if data.occurred_at else None
-        if problem:
-            raise ValidationError(f"{where + '.' if where else ''}occurred_at: {problem}")
+        _check_occurred_at(data, now, where)
     check_sizes(events, settings.max_event_bytes)  # after the depth check: sizing encodes meta
-
-
-def _utf8_len(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def check_batch(events: list[EventIn], settings: Settings, now: datetime) -> list[str]:
@@ -86,12 +92,9 @@ def check_batch(events: list[EventIn], settings: Settings, now: datetime) -> lis
             problem = json_problem(data.meta, settings.max_json_depth, settings.max_json_bytes)
             if problem:
                 raise ValidationError(f"{where + '.' if where else ''}meta: {problem}")
-        problem = occurred_at_problem(data.occurred_at, now) if data.occurred_at else None
-        if problem:
-            raise ValidationError(f"{where + '.' if where else ''}occurred_at: {problem}")
+        _check_occurred_at(data, now, where)
     for position, (data, meta) in enumerate(zip(events, metas, strict=True)):
-        size = _utf8_len(data.content) + (_utf8_len(data.summary) if data.summary else 0)
-        _check_size(position, len(events), size + (len(meta) if data.meta else 0), settings.max_event_bytes)
+        _check_size(position, len(events), event_size(data, meta), settings.max_event_bytes)
     return [m.decode() for m in metas]
 
 
