@@ -143,6 +143,10 @@ def _pack_candidate_indexes(table: str, happened: str, columns: list[str], live:
     )
 
 
+# A memory a pack may serve (not deleted, merged away or archived): the pack indexes' predicate.
+MEMORY_LIVE = "deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'"
+
+
 # The query presets' memory score without its time terms, up to the factor ``w_imp``: importance
 # plus SCORE_KEY_RATIO × confidence, each clamped to [0, 1] as the score clamps them
 # (``services/packs/sql.clamp01``). Migration 0016 indexes memories on it, so the pack's
@@ -339,7 +343,7 @@ class Memory(SQLModel, table=True):
             "memories",
             "coalesce(time_end, time_start)",
             ["confidence", "time_start", "time_end", "created_at", "id"],
-            "deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'",
+            MEMORY_LIVE,
         ),
         Index(
             "ix_memories_pack_score",
@@ -347,7 +351,7 @@ class Memory(SQLModel, table=True):
             "anima_id",
             text(memory_score_key()),
             postgresql_include=["importance", "confidence", "time_start", "time_end", "id"],
-            postgresql_where=text("deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'"),
+            postgresql_where=text(MEMORY_LIVE),
         ),
     )
 

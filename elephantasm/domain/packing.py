@@ -198,9 +198,10 @@ def pack(
     """Choose and render items so that ``count(result.text) <= max_tokens`` always holds.
 
     ``count`` must be the exact counter of the pack's encoding; ``limits`` caps items per layer;
-    ``min_score`` drops scored-layer candidates below it; ``distinct`` drops a scored-layer line
-    restating a better-ranked one of its layer. Same inputs → same bytes. ``trace``, when
-    given, records every decision (see :mod:`elephantasm.domain.pack_trace`); it changes nothing.
+    ``min_score`` drops scored-layer candidates below it; ``distinct`` ranks a scored-layer line
+    restating a better-ranked one of its layer after every line that says something new. Same
+    inputs → same bytes. ``trace``, when given, records every decision (see
+    :mod:`elephantasm.domain.pack_trace`); it changes nothing.
     """
     if max_tokens < 0:
         raise ValidationError("max_tokens must be >= 0")
