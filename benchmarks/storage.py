@@ -55,13 +55,13 @@ INDEX_SQL = """
 SELECT t.relname, i.relname, pg_relation_size(i.oid)
 FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_class t ON t.oid = x.indrelid
 JOIN pg_namespace n ON n.oid = t.relnamespace
-WHERE n.nspname = 'public' AND t.relname IN ('memories', 'knowledge')
+WHERE n.nspname = 'public' AND t.relname IN ('events', 'memories', 'knowledge', 'dream_actions')
 ORDER BY t.relname, i.relname
 """
 
 
 def index_sizes(database_url: str) -> dict[str, int]:
-    """Bytes of each index of the vector-carrying tables (``table.index``)."""
+    """Bytes of each index of the wide tables and the dream journal (``table.index``)."""
     return {f"{t}.{i}": int(b) for t, i, b in fetch(database_url, INDEX_SQL)}
 
 
@@ -113,7 +113,7 @@ def run(size: str) -> Section:
         pg_version = d.pg_version
     section = _section(size, cfg, ds, empty, live, packed, widths, timings, pg_version)
     n = len(ds.conversations)
-    section.notes.insert(-1, "indexes of memories/knowledge as left, KB/conv: " + ", ".join(
+    section.notes.insert(-1, "indexes as left, KB/conv: " + ", ".join(
         f"{name} {_kb(b / n)}" for name, b in indexes.items() if b > 8192 * 2))
     return section
 
