@@ -21,7 +21,7 @@ from sqlalchemy import text
 
 from api.app import create_app
 from elephantasm.db.migrate import upgrade_async
-from elephantasm.db.vectors import nearest_ids, width_is
+from elephantasm.db.vectors import hnsw_distance, width_is
 from elephantasm.runtime import Runtime, build_runtime
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.schemas.events import EventCreate
@@ -163,8 +163,8 @@ async def test_the_space_filter_keeps_the_hnsw_index_usable(runtimes: tuple[Runt
         await conn.execute(text("SET enable_sort = off"))
         dim = b.embedder.dim  # the width's partial HNSW index (migration 0010)
         plan = "\n".join((await conn.execute(text(
-            "EXPLAIN " + nearest_ids("memories", "m", f"m.anima_id = :a AND {width_is('m.embedding', dim)} "
-                                     "AND m.embedding_space = :s", ":v", dim, "10")),
+            f"EXPLAIN SELECT id FROM memories WHERE anima_id = :a AND {width_is('embedding', dim)} "
+            f"AND embedding_space = :s ORDER BY {hnsw_distance('embedding', ':v', dim)} LIMIT 10"),
             {"a": uuid.uuid4(), "s": b.embedder.space.label(), "v": literal})).scalars())
     assert f"ix_memories_embedding_hnsw{dim}" in plan, plan
 

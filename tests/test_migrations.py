@@ -106,8 +106,8 @@ async def test_upgrade_from_empty_creates_the_design_schema(empty_db: str) -> No
 
 
 async def test_vector_and_fulltext_indexes_exist(empty_db: str) -> None:
-    """HNSW on every embedding column's binary quantisation (0017), one partial index per indexed
-    width (0010), and GIN on every tsvector column that is searched."""
+    """HNSW (cosine) on every embedding column, one partial index per indexed width (0010), and GIN
+    on every tsvector column that is searched."""
     await asyncio.to_thread(upgrade, empty_db)
     indexes = await _indexes(empty_db)
     hnsw = {(table, d) for table, _, d in indexes if "USING hnsw " in d}
@@ -116,7 +116,7 @@ async def test_vector_and_fulltext_indexes_exist(empty_db: str) -> None:
             # Alembic's compare skips expression indexes: the models' parameters are checked here.
             assert any(
                 t == table
-                and f"(binary_quantize(embedding))::bit({dim})" in d
+                and f"(embedding)::halfvec({dim})" in d
                 and f"WHERE (vector_dims(embedding) = {dim})" in d
                 and f"WITH (m='{HNSW_M}', ef_construction='{HNSW_EF_CONSTRUCTION}')" in d
                 for t, d in hnsw
@@ -124,7 +124,7 @@ async def test_vector_and_fulltext_indexes_exist(empty_db: str) -> None:
     assert GIN_INDEXED <= _indexed_with(indexes, "gin")
     for _, name, definition in indexes:
         if "USING hnsw" in definition:
-            assert "bit_hamming_ops" in definition, name  # one bit per dimension since 0017
+            assert "halfvec_cosine_ops" in definition, name  # half precision since 0003
 
 
 async def test_downgrade_to_base_leaves_nothing_and_upgrade_again_works(empty_db: str) -> None:

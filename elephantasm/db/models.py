@@ -103,15 +103,13 @@ def _space_index(table: str) -> Index:
 
 def _hnsw(table: str) -> tuple[Index, ...]:
     # One partial expression index per indexed width (elephantasm.db.vectors): HNSW needs a fixed
-    # width, and a query of one width only ever compares vectors of that width. It holds the
-    # vectors' binary quantisation (migration 0017): candidates by Hamming distance, re-ranked by
-    # the exact cosine on the stored halfvec.
+    # width, and a query of one width only ever compares vectors of that width.
     return tuple(
         Index(
             f"ix_{table}_embedding_hnsw{dim}",
             literal_column(stored_key("embedding", dim)).label(f"embedding_{dim}"),
             postgresql_using="hnsw",
-            postgresql_ops={f"embedding_{dim}": "bit_hamming_ops"},
+            postgresql_ops={f"embedding_{dim}": "halfvec_cosine_ops"},
             postgresql_with={"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
             postgresql_where=text(width_is("embedding", dim)),
         )

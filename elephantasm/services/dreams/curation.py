@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from elephantasm.db.vectors import nearest_ids, width_is
+from elephantasm.db.vectors import hnsw_distance, width_is
 from elephantasm.domain.dreaming import (
     CurationThresholds,
     MemoryStats,
@@ -42,15 +42,17 @@ NEIGHBOURS = 5
 @functools.cache
 def _neighbours_sql(dim: int) -> TextClause:
     """Nearest memories of each new one, among vectors of its space (width ``dim``: the width's
-    HNSW index answers, re-ranked by exact cosine, ``elephantasm.db.vectors.nearest_ids``)."""
-    where = (
-        "m.anima_id = n.anima_id AND m.id <> n.id AND m.deleted_at IS NULL AND m.merged_into IS NULL "
-        f"AND {width_is('m.embedding', dim)} AND m.embedding_space = n.embedding_space"
-    )
+    HNSW index answers, ``elephantasm.db.vectors``)."""
+    distance = hnsw_distance("m.embedding", "n.embedding", dim)
     return text(f"""
-SELECT n.id AS new_id, c.id AS other_id, c.state, 1 - c.distance AS sim
-FROM memories n CROSS JOIN LATERAL ({nearest_ids("memories", "m", where, "n.embedding", dim, ":k", ", m.state")}) c
-WHERE n.id = ANY(:ids) AND {width_is("n.embedding", dim)} AND n.merged_into IS NULL AND 1 - c.distance >= :min_sim
+SELECT n.id AS new_id, c.id AS other_id, c.state, c.sim
+FROM memories n CROSS JOIN LATERAL (
+    SELECT m.id, m.state, 1 - ({distance}) AS sim FROM memories m
+    WHERE m.anima_id = n.anima_id AND m.id <> n.id AND m.deleted_at IS NULL AND m.merged_into IS NULL
+      AND {width_is("m.embedding", dim)} AND m.embedding_space = n.embedding_space
+    ORDER BY {distance} LIMIT :k
+) c
+WHERE n.id = ANY(:ids) AND {width_is("n.embedding", dim)} AND n.merged_into IS NULL AND c.sim >= :min_sim
 """)
 
 

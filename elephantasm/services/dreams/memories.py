@@ -18,7 +18,7 @@ from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Event, Memory, MemoryRecall
 from elephantasm.db.scopes import org_scoped, visible
 from elephantasm.db.tables import table_of
-from elephantasm.db.vectors import nearest_filter
+from elephantasm.db.vectors import indexed_vector
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams.paging import (
@@ -143,19 +143,17 @@ async def search_memories(
     Only vectors of ``space`` (the query vector's) are compared; others are not candidates."""
     await check_anima(session, org_id, anima_id)
     await enable_filtered_vector_scan(session)
-
-    def rows(t: Any) -> list[Any]:
-        live = [] if include_archived else [t.c.state != "archived"]
-        return [*visible(t, org_id), t.c.anima_id == anima_id, t.c.embedding_space == space, *live]
-
-    distance = _M.c.embedding.cosine_distance(list(vector))  # exact, on the stored halfvec
+    key, same_width = indexed_vector(_M.c.embedding, len(vector))  # the width's HNSW index answers
+    distance = key.cosine_distance(list(vector))
     stmt = (
         select(*_COLS, (1 - distance).label("similarity"))
         .select_from(_FROM)
-        .where(*nearest_filter(_M, vector, limit, rows), *rows(_M))
+        .where(*visible(_M, org_id), _M.c.anima_id == anima_id, same_width, _M.c.embedding_space == space)
         .order_by(distance, _M.c.id)
         .limit(limit)
     )
+    if not include_archived:
+        stmt = stmt.where(_M.c.state != "archived")
     if min_similarity is not None:
         stmt = stmt.where(distance <= 1 - min_similarity)
     return [(row, float(row.similarity)) for row in (await session.execute(stmt)).all()]

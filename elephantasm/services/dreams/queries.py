@@ -14,7 +14,7 @@ from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import DreamAction, DreamRun, Knowledge, KnowledgeMemory, Memory
 from elephantasm.db.scopes import live_anima, org_scoped, visible
 from elephantasm.db.tables import table_of
-from elephantasm.db.vectors import nearest_filter
+from elephantasm.db.vectors import indexed_vector
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.dreams.paging import (
     check_anima,
@@ -131,18 +131,16 @@ async def search_knowledge(
     Only vectors of ``space`` (the query vector's) are compared."""
     await check_anima(session, org_id, anima_id)
     await enable_filtered_vector_scan(session)
-
-    def rows(t: Any) -> list[Any]:
-        live = [] if include_superseded else [t.c.valid_to.is_(None)]
-        return [*visible(t, org_id), t.c.anima_id == anima_id, t.c.embedding_space == space, *live]
-
-    distance = _K.c.embedding.cosine_distance(list(vector))  # exact, on the stored halfvec
+    key, same_width = indexed_vector(_K.c.embedding, len(vector))  # the width's HNSW index answers
+    distance = key.cosine_distance(list(vector))
     stmt = (
         select(*_K_COLS, (1 - distance).label("similarity"))
-        .where(*nearest_filter(_K, vector, limit, rows), *rows(_K))
+        .where(*visible(_K, org_id), _K.c.anima_id == anima_id, same_width, _K.c.embedding_space == space)
         .order_by(distance, _K.c.id)
         .limit(limit)
     )
+    if not include_superseded:
+        stmt = stmt.where(_K.c.valid_to.is_(None))
     if min_similarity is not None:
         stmt = stmt.where(distance <= 1 - min_similarity)
     return [(row, float(row.similarity)) for row in (await session.execute(stmt)).all()]

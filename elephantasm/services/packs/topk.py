@@ -27,7 +27,7 @@ the anima's rows at ``t_cut`` (``L`` recency half-lives before ``as_of``, so an 
 from __future__ import annotations
 
 from elephantasm.db.models import SCORE_KEY_RATIO
-from elephantasm.db.vectors import nearest_ids, width_is
+from elephantasm.db.vectors import hnsw_distance, width_is
 from elephantasm.services.packs.sql import TSQUERY_CTE, match_columns
 
 # Rows older than RECENCY_SPLIT half-lives have recency < 2^-RECENCY_SPLIT.
@@ -126,7 +126,7 @@ def top_k_union(
     With ``happened`` the factor arm is pruned (module doc); without it, it scores every row
     (pending events: few, and without a covering index). The union's rows are then read once,
     with both match signals. ``dim`` is the query vector's width: the cosine arm is written for
-    that width's HNSW index and re-ranked by exact cosine (``elephantasm.db.vectors.nearest_ids``). ``score_join`` is what ``score`` reads
+    that width's HNSW index (``elephantasm.db.vectors``). ``score_join`` is what ``score`` reads
     besides the table (the four-factor arms only), ``row_join`` what ``columns`` read (the final
     read of the union's rows, a few hundred by primary key); both LEFT JOINs on a unique key.
     ``key``: see :func:`factor_arms`.
@@ -144,8 +144,11 @@ def top_k_union(
         )
     arms = [f"SELECT id FROM {a}f"]
     if has_query and vector and dim:
-        near = f"{where} AND {width_is(f'{a}.embedding', dim)} AND {a}.embedding_space = :space"
-        ctes.append(f"{a}v AS ({nearest_ids(table, a, near, ':qv', dim, ':k')})")
+        ctes.append(
+            f"{a}v AS (SELECT {a}.id FROM {table} {a} WHERE {where} AND {width_is(f'{a}.embedding', dim)} "
+            f"AND {a}.embedding_space = :space "
+            f"ORDER BY {hnsw_distance(f'{a}.embedding', ':qv', dim)} LIMIT :k)"
+        )
         arms.append(f"SELECT id FROM {a}v")
     if has_query:
         ctes.append(
