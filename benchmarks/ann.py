@@ -2,9 +2,10 @@
 
 The quality benchmark cannot see an approximate index's losses: its animas hold ~100 memories, and
 a pack's cosine arm asks for 30–156 of them, so any re-ranked candidate set covers them all. This
-one loads N memory-like texts (``inject_data.memory_text``, embedded with the configured embedder,
-WordLlama 256-d by default) into a scratch table of a fresh Postgres, builds each index variant,
-and runs the compile's vector arm shape for ~45 queries (inject's and the quality dataset's
+one loads N memory-like texts (``inject_data.memory_text``), then up to 10,000 distinct chat turns of
+the quality generator, embedded with the configured embedder (WordLlama 256-d by default), into a
+scratch table of a fresh Postgres (``enable_seqscan`` off: the index is measured), builds each variant,
+and runs the compile's vector arm shape for 21 queries (inject's and the quality dataset's
 questions) at the compile's settings (``hnsw.ef_search`` = 2k clamped to 64–1,000, iterative scan
 ``relaxed_order``, no parallel workers), k = 30 (a 250-token pack) and 156 (2,000 tokens and up).
 
