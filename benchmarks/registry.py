@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, str] = {
     "ui": "benchmarks.ui",
     "kv": "benchmarks.kv",
     "spaces": "benchmarks.spaces",
+    "ann": "benchmarks.ann",
 }
 
 
