@@ -182,15 +182,7 @@ def contextual_relevance(
     cos = [None if c is None else round(0.0 if c <= 0.0 else 1.0 if c >= 1.0 else float(c), r) for c, _ in signals]
     fts = [None if f is None else round(f if f > 0.0 else 0.0, r) for _, f in signals]
 
-    def spread(values: list[float | None], min_width: float) -> list[float | None] | None:
-        present = [v for v in values if v is not None]
-        if not present or max(present) - min(present) <= 1e-9:
-            return None
-        hi = max(present)
-        width = max(hi - min(present), min_width)
-        return [None if v is None else 1.0 - (hi - v) / width for v in values]
-
-    n_cos, n_fts = spread(cos, MIN_COSINE_SPREAD), spread(fts, MIN_FTS_SPREAD)
+    n_cos, n_fts = _spread(cos, MIN_COSINE_SPREAD), _spread(fts, MIN_FTS_SPREAD)
     none = [None] * len(signals)
     out: list[float | None] = []
     for (c, f), a, b in zip(signals, n_cos or none, n_fts or none, strict=True):
@@ -206,6 +198,17 @@ def contextual_relevance(
             continue
         out.append(round(0.0 if x <= 0.0 else 1.0 if x >= 1.0 else x, r))
     return out
+
+
+def _spread(values: list[float | None], min_width: float) -> list[float | None] | None:
+    """Min–max normalised ``values`` (None kept), the width at least ``min_width``; None when
+    nothing is present or all present values are equal."""
+    present = [v for v in values if v is not None]
+    if not present or max(present) - min(present) <= 1e-9:
+        return None
+    hi = max(present)
+    width = max(hi - min(present), min_width)
+    return [None if v is None else 1.0 - (hi - v) / width for v in values]
 
 
 _W_COS = CONTEXT_COSINE_WEIGHT

@@ -38,20 +38,11 @@ def test_branches_through_contextual_relevance() -> None:
 
 def reference_relevance(signals: list[tuple[float | None, float | None]]) -> list[float | None]:
     """contextual_relevance as it was written before its clamps and pairs were written out."""
-    from elephantasm.domain.scoring import MIN_COSINE_SPREAD, MIN_FTS_SPREAD, _clamp01, fuse_relevance
+    from elephantasm.domain.scoring import MIN_COSINE_SPREAD, MIN_FTS_SPREAD, _clamp01, _spread, fuse_relevance
 
     cos = [None if c is None else round(_clamp01(c), SCORE_DIGITS) for c, _ in signals]
     fts = [None if f is None else round(max(0.0, f), SCORE_DIGITS) for _, f in signals]
-
-    def spread(values: list[float | None], min_width: float) -> list[float | None] | None:
-        present = [v for v in values if v is not None]
-        if not present or max(present) - min(present) <= 1e-9:
-            return None
-        hi = max(present)
-        width = max(hi - min(present), min_width)
-        return [None if v is None else 1.0 - (hi - v) / width for v in values]
-
-    n_cos, n_fts = spread(cos, MIN_COSINE_SPREAD), spread(fts, MIN_FTS_SPREAD)
+    n_cos, n_fts = _spread(cos, MIN_COSINE_SPREAD), _spread(fts, MIN_FTS_SPREAD)
     none = [None] * len(signals)
     return [
         _weighted_pair(a, b) if a is not None or b is not None else fuse_relevance(c, f)
