@@ -89,6 +89,29 @@ async def test_packs_are_the_same_on_one_or_two_connections(
     assert len(used) == len(_REQUESTS)  # and none when the pool has none to spare
 
 
+async def test_no_second_connection_while_another_compile_reads(
+    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rt, anima = pack_runtime, panima["id"]
+    await _fill(pclient, rt, tenant, anima)
+    forks = []
+    second = reads.snapshot_reader
+
+    @asynccontextmanager
+    async def counted(engine: AsyncEngine, snapshot: str, ef: str) -> AsyncIterator[AsyncConnection]:
+        forks.append(snapshot)
+        async with second(engine, snapshot, ef) as conn:
+            yield conn
+
+    monkeypatch.setattr(reads, "snapshot_reader", counted)
+    monkeypatch.setattr(reads._Reading, "active", 1)  # another compile of the process is reading
+    alone = await _packs(rt, tenant, anima)
+    assert forks == []
+    monkeypatch.setattr(reads._Reading, "active", 0)
+    assert await _packs(rt, tenant, anima) == alone
+    assert len(forks) == len(_REQUESTS)
+
+
 async def test_second_connection_reads_the_exported_snapshot(runtime: Runtime) -> None:
     """A row committed after the export is invisible to the importing connection, as to the exporter."""
     name = f"snapshot-{uuid.uuid4()}"

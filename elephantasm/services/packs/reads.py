@@ -8,9 +8,11 @@ Knowledge and the pending events do not depend on the long-term memories stateme
 one), so when the pool has an idle connection to spare they are read on a second connection that
 imports the compile's snapshot (``pg_export_snapshot``/``SET TRANSACTION SNAPSHOT``: the same
 rows, as if read on the first), while the first reads the long-term memories: the two statements'
-Postgres work overlaps instead of adding up. A second connection is only taken when the pool can
-hand one out without waiting (holding one connection while waiting for another could deadlock a
-saturated pool); otherwise everything is read on the first, in the same order, with the same result.
+Postgres work overlaps instead of adding up. A second connection is only taken when no other
+compile of the process is reading (under concurrent compiles there is no idle core to overlap on,
+and the second connection's set-up costs ~0.8 ms of Postgres CPU) and the pool can hand one out
+without waiting (holding one connection while waiting for another could deadlock a saturated
+pool); otherwise everything is read on the first, in the same order, with the same result.
 """
 
 from __future__ import annotations
@@ -136,14 +138,28 @@ async def snapshot_reader(engine: AsyncEngine, snapshot: str, ef: str) -> AsyncI
 _OWN_SESSION_EVENTS = 500
 
 
+class _Reading:
+    """How many compiles of this process are reading candidates now (one event loop: no lock)."""
+
+    active = 0
+
+
 async def read_candidates(
     conn: AsyncConnection, req: PackRequest, scope: cands.Scope, engine: AsyncEngine | None = None
 ) -> Gathered:
     """Anima, session, the session's candidates, long-term memories and pending events (minus the
     session's), and knowledge, on ``conn`` (a :func:`snapshot_transaction`, the compile's first
-    reads), and on a second connection of ``engine``'s pool sharing its snapshot when one is spare
-    (module doc). Provenance is read later, for the items served (:mod:`.provenance`).
-    NotFoundError for a missing or foreign anima."""
+    reads), and on a second connection of ``engine``'s pool sharing its snapshot when this is the
+    process's only compile reading and a connection is spare (module doc). Provenance is read
+    later, for the items served (:mod:`.provenance`). NotFoundError for a missing or foreign anima."""
+    _Reading.active += 1
+    try:
+        return await _read(conn, req, scope, engine if _Reading.active == 1 else None)
+    finally:
+        _Reading.active -= 1
+
+
+async def _read(conn: AsyncConnection, req: PackRequest, scope: cands.Scope, engine: AsyncEngine | None) -> Gathered:
     cfg = req.config
     limits = candidate_limits(cfg, req.max_tokens, req.query is not None)
     ef = str(min(1000, max(64, 2 * pool_size(max(limits.long_term, limits.knowledge)))))
