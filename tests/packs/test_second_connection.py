@@ -66,21 +66,27 @@ async def _packs(rt: Runtime, tenant: Tenant, anima: str) -> list[tuple[str, str
     return out
 
 
-async def test_packs_are_the_same_on_one_or_two_connections(
-    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    rt, anima = pack_runtime, panima["id"]
-    await _fill(pclient, rt, tenant, anima)
-    used = []
+def _count_second_connections(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The snapshot ids second connections are opened on, from now on."""
+    opened: list[str] = []
     second = reads.snapshot_reader
 
     @asynccontextmanager
     async def counted(engine: AsyncEngine, snapshot: str, ef: str) -> AsyncIterator[AsyncConnection]:
         async with second(engine, snapshot, ef) as conn:
-            used.append(snapshot)
+            opened.append(snapshot)
             yield conn
 
     monkeypatch.setattr(reads, "snapshot_reader", counted)
+    return opened
+
+
+async def test_packs_are_the_same_on_one_or_two_connections(
+    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rt, anima = pack_runtime, panima["id"]
+    await _fill(pclient, rt, tenant, anima)
+    used = _count_second_connections(monkeypatch)
     forked = await _packs(rt, tenant, anima)
     assert len(used) == len(_REQUESTS)  # every compile read on a second connection
     assert any("green tea" in body for _, body in forked)
@@ -94,16 +100,7 @@ async def test_no_second_connection_while_another_compile_reads(
 ) -> None:
     rt, anima = pack_runtime, panima["id"]
     await _fill(pclient, rt, tenant, anima)
-    forks = []
-    second = reads.snapshot_reader
-
-    @asynccontextmanager
-    async def counted(engine: AsyncEngine, snapshot: str, ef: str) -> AsyncIterator[AsyncConnection]:
-        forks.append(snapshot)
-        async with second(engine, snapshot, ef) as conn:
-            yield conn
-
-    monkeypatch.setattr(reads, "snapshot_reader", counted)
+    forks = _count_second_connections(monkeypatch)
     monkeypatch.setattr(reads._Reading, "active", 1)  # another compile of the process is reading
     alone = await _packs(rt, tenant, anima)
     assert forks == []
