@@ -38,20 +38,36 @@ _REQUESTS = [
 async def _fill(client: httpx.AsyncClient, rt: Runtime, tenant: Tenant, anima: str) -> None:
     """Memories, knowledge (linked to memories) and pending events in two sessions."""
     memories = []
-    for i, line in enumerate([
-        "Dana drinks green tea every morning.", "The Berlin offsite is planned for March with Omar.",
-        "We decided to cut the cloud budget by a tenth.", "Omar prefers short standups.",
-        "The database migration finished without downtime.", "Dana switched from coffee to green tea.",
-    ]):
+    for i, line in enumerate(
+        [
+            "Dana drinks green tea every morning.",
+            "The Berlin offsite is planned for March with Omar.",
+            "We decided to cut the cloud budget by a tenth.",
+            "Omar prefers short standups.",
+            "The database migration finished without downtime.",
+            "Dana switched from coffee to green tea.",
+        ]
+    ):
         when = FROZEN_NOW - timedelta(days=2 + i)
         memories.append(await add_memory(rt, tenant, anima, line, time_end=when, importance=0.3 + 0.1 * i))
     await add_knowledge(rt, tenant, anima, "Dana drinks green tea.", memory_ids=memories[:1])
     await add_knowledge(rt, tenant, anima, "The Berlin offsite is in March.", memory_ids=memories[1:2])
     await add_knowledge(rt, tenant, anima, "Dana used to drink coffee.", superseded=True)
-    for i, line in enumerate(["Budget review moved to Friday.", "Dana asked about the Berlin hotel.",
-                              "Green tea order placed for the office."]):
-        await extract(client, tenant, anima, line, session_id="s-old" if i < 2 else "s-now",
-                      occurred_at=(FROZEN_NOW - timedelta(hours=30 - 10 * i)).isoformat())
+    for i, line in enumerate(
+        [
+            "Budget review moved to Friday.",
+            "Dana asked about the Berlin hotel.",
+            "Green tea order placed for the office.",
+        ]
+    ):
+        await extract(
+            client,
+            tenant,
+            anima,
+            line,
+            session_id="s-old" if i < 2 else "s-now",
+            occurred_at=(FROZEN_NOW - timedelta(hours=30 - 10 * i)).isoformat(),
+        )
 
 
 async def _packs(rt: Runtime, tenant: Tenant, anima: str) -> list[tuple[str, str]]:
@@ -116,7 +132,9 @@ async def test_second_connection_reads_the_exported_snapshot(runtime: Runtime) -
     async with reads.snapshot_transaction(runtime) as first:
         snapshot = (await first.execute(text("SELECT pg_export_snapshot()"))).scalar_one()
         async with runtime.engine.begin() as writer:
-            await writer.execute(text("INSERT INTO orgs (id, name) VALUES (:id, :name)"), {"id": uuid.uuid4(), "name": name})
+            await writer.execute(
+                text("INSERT INTO orgs (id, name) VALUES (:id, :name)"), {"id": uuid.uuid4(), "name": name}
+            )
         async with reads.snapshot_reader(runtime.engine, snapshot, "100") as second:
             driver = (await second.get_raw_connection()).driver_connection
             assert driver is not None
