@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -190,6 +191,24 @@ async def _read(conn: AsyncConnection, req: PackRequest, scope: cands.Scope, eng
         # A caller that names its session and leaves the layer out holds that session itself (a
         # chat's own turns): its pending events must not come back as long-term items either.
         in_session += [c.id for c in await cands.recent_turns(conn, scope, session, _OWN_SESSION_EVENTS)]
+    snapshot = head.snapshot if fork else None
+    await _long_term_and_others(conn, engine, snapshot, scope, (ef, long_k, knowledge_k), in_session, layers)
+    return Gathered(head, session, layers)
+
+
+async def _long_term_and_others(
+    conn: AsyncConnection,
+    engine: AsyncEngine | None,
+    snapshot: str | None,
+    scope: cands.Scope,
+    sizes: tuple[str, int, int],
+    in_session: list[uuid.UUID],
+    layers: dict[Layer, list[cands.Candidate]],
+) -> None:
+    """Long-term memories (minus stale ones) on ``conn``; pending events and knowledge on a second
+    connection of ``engine`` reading ``snapshot`` meanwhile, else on ``conn`` after them (module doc).
+    ``sizes``: ``ef_search``, the long-term and the knowledge ``k``; ``layers`` is filled in place."""
+    ef, long_k, knowledge_k = sizes
 
     async def others(on: AsyncConnection) -> tuple[list[cands.Candidate], list[cands.Candidate]]:
         # Knowledge and pending events: nothing they read depends on the long-term memories.
@@ -197,12 +216,11 @@ async def _read(conn: AsyncConnection, req: PackRequest, scope: cands.Scope, eng
         known = await cands.knowledge(on, scope, knowledge_k) if knowledge_k else []
         return pending, known
 
-    async def on_second(snapshot: str) -> tuple[list[cands.Candidate], list[cands.Candidate]]:
-        assert engine is not None
+    async def on_second(engine: AsyncEngine, snapshot: str) -> tuple[list[cands.Candidate], list[cands.Candidate]]:
         async with snapshot_reader(engine, snapshot, ef) as second:
             return await others(second)
 
-    side = asyncio.ensure_future(on_second(head.snapshot)) if fork else None
+    side = asyncio.ensure_future(on_second(engine, snapshot)) if engine is not None and snapshot else None
     try:
         if long_k:
             layers[Layer.LONG_TERM] += await cands.long_term_memories(conn, scope, long_k, in_session)
@@ -222,4 +240,3 @@ async def _read(conn: AsyncConnection, req: PackRequest, scope: cands.Scope, eng
             layers[layer] = [c for c in layers[layer] if not (c.kind == "memory" and c.id in stale)]
     if knowledge_k:
         layers[Layer.KNOWLEDGE] = known
-    return Gathered(head, session, layers)
