@@ -111,8 +111,32 @@ class FactorScorer:
         return round(_clamp01(total), SCORE_DIGITS)
 
     def score(self, inputs: FactorInputs) -> float:
-        """The rounded score ``score_candidate`` gives for these inputs."""
-        return self.combine(self.factors(inputs))
+        """The rounded score ``score_candidate`` gives for these inputs (= ``combine(factors(inputs))``).
+
+        A factor whose weight is 0 is not computed: its term is 0.0 either way (0.0 times a factor
+        in [0, 1] is 0.0, and ``x + 0.0`` is ``x`` for the non-negative partial sums here), so the
+        float is the same. Query presets weigh recency and decay 0, and their ages and powers were
+        most of the cost of scoring a candidate; the breakdown (:meth:`factors`) still has them.
+        """
+        importance, confidence, happened_at, last_recalled_at, created_at, recall_count, relevance = inputs
+        w_imp, w_conf, w_rec, w_dec, w_rel = self._w
+        f_imp = DEFAULT_IMPORTANCE if importance is None else _clamp01(importance)
+        f_conf = DEFAULT_CONFIDENCE if confidence is None else _clamp01(confidence)
+        rec = 0.0
+        if w_rec != 0.0:
+            f_rec = DEFAULT_RECENCY if happened_at is None else _clamp01(2.0 ** (-self._age(happened_at) / self._rec_h))
+            rec = w_rec * f_rec
+        dec = 0.0
+        if w_dec != 0.0:
+            touched = last_recalled_at if last_recalled_at is not None else created_at
+            if touched is None:
+                f_dec = DEFAULT_DECAY
+            else:
+                f_dec = _clamp01(1.0 - 2.0 ** (-self._age(touched) / self._decay_half_life(recall_count)))
+            dec = w_dec * (1.0 - f_dec)
+        f_rel = (_clamp01(relevance) if relevance is not None else 0.0) if self._has_query else None
+        total = w_imp * f_imp + w_conf * f_conf + rec + dec + w_rel * (f_rel or 0.0)
+        return round(_clamp01(total), SCORE_DIGITS)
 
     @staticmethod
     def breakdown(factors: Factors) -> ScoreBreakdown:

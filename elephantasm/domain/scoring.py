@@ -176,23 +176,39 @@ def contextual_relevance(
     carries no information and is left out; if neither discriminates, the plain
     :func:`fuse_relevance` is used. Pure and order-independent: same set → same values.
     """
-    cos = [None if c is None else round(_clamp01(c), SCORE_DIGITS) for c, _ in signals]
-    fts = [None if f is None else round(max(0.0, f), SCORE_DIGITS) for _, f in signals]
+    # _clamp01(c) and max(0.0, f) written out (a compile calls this for ~800 candidates): the same
+    # values, NaN and -0.0 included.
+    r = SCORE_DIGITS
+    cos = [None if c is None else round(0.0 if c <= 0.0 else 1.0 if c >= 1.0 else float(c), r) for c, _ in signals]
+    fts = [None if f is None else round(f if f > 0.0 else 0.0, r) for _, f in signals]
 
-    def spread(values: list[float | None], min_width: float) -> list[float | None] | None:
-        present = [v for v in values if v is not None]
-        if not present or max(present) - min(present) <= 1e-9:
-            return None
-        hi = max(present)
-        width = max(hi - min(present), min_width)
-        return [None if v is None else 1.0 - (hi - v) / width for v in values]
-
-    n_cos, n_fts = spread(cos, MIN_COSINE_SPREAD), spread(fts, MIN_FTS_SPREAD)
+    n_cos, n_fts = _spread(cos, MIN_COSINE_SPREAD), _spread(fts, MIN_FTS_SPREAD)
     none = [None] * len(signals)
-    return [
-        _weighted_pair(a, b) if a is not None or b is not None else fuse_relevance(c, f)
-        for (c, f), a, b in zip(signals, n_cos or none, n_fts or none, strict=True)
-    ]
+    out: list[float | None] = []
+    for (c, f), a, b in zip(signals, n_cos or none, n_fts or none, strict=True):
+        # _weighted_pair, written out (see there).
+        if a is not None and b is not None:
+            x = (_W_COS * a + _W_FTS * b) / _W_BOTH
+        elif a is not None:
+            x = _W_COS * a / _W_COS
+        elif b is not None:
+            x = _W_FTS * b / _W_FTS
+        else:
+            out.append(fuse_relevance(c, f))
+            continue
+        out.append(round(0.0 if x <= 0.0 else 1.0 if x >= 1.0 else x, r))
+    return out
+
+
+def _spread(values: list[float | None], min_width: float) -> list[float | None] | None:
+    """Min–max normalised ``values`` (None kept), the width at least ``min_width``; None when
+    nothing is present or all present values are equal."""
+    present = [v for v in values if v is not None]
+    if not present or max(present) - min(present) <= 1e-9:
+        return None
+    hi = max(present)
+    width = max(hi - min(present), min_width)
+    return [None if v is None else 1.0 - (hi - v) / width for v in values]
 
 
 _W_COS = CONTEXT_COSINE_WEIGHT

@@ -34,3 +34,27 @@ def test_branches_through_contextual_relevance() -> None:
     assert only_cos == [generic_mean(1.0, None), generic_mean(0.0, None)]
     only_fts = contextual_relevance([(0.5, 0.4), (0.5, 0.0)])
     assert only_fts == [generic_mean(None, 1.0), generic_mean(None, 0.0)]
+
+
+def reference_relevance(signals: list[tuple[float | None, float | None]]) -> list[float | None]:
+    """contextual_relevance as it was written before its clamps and pairs were written out."""
+    from elephantasm.domain.scoring import MIN_COSINE_SPREAD, MIN_FTS_SPREAD, _clamp01, _spread, fuse_relevance
+
+    cos = [None if c is None else round(_clamp01(c), SCORE_DIGITS) for c, _ in signals]
+    fts = [None if f is None else round(max(0.0, f), SCORE_DIGITS) for _, f in signals]
+    n_cos, n_fts = _spread(cos, MIN_COSINE_SPREAD), _spread(fts, MIN_FTS_SPREAD)
+    none = [None] * len(signals)
+    return [
+        _weighted_pair(a, b) if a is not None or b is not None else fuse_relevance(c, f)
+        for (c, f), a, b in zip(signals, n_cos or none, n_fts or none, strict=True)
+    ]
+
+
+_wild = st.one_of(st.none(), st.floats(-0.5, 1.5), st.sampled_from([0.0, -0.0, 1.0, 0.3, float("nan")]))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(_wild, _wild), max_size=12))
+def test_same_floats_as_the_reference(signals: list[tuple[float | None, float | None]]) -> None:
+    got, want = contextual_relevance(signals), reference_relevance(signals)
+    assert [None if v is None else v.hex() for v in got] == [None if v is None else v.hex() for v in want]

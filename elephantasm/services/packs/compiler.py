@@ -147,7 +147,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
     # vectors come from the embedder's LRU (or, for new events, an in-process model); with a remote
     # embedder this read-only transaction (no locks beyond ACCESS SHARE) stays open during its call.
     async with snapshot_transaction(runtime) as conn:
-        got = await read_candidates(conn, req, scope)
+        got = await read_candidates(conn, req, scope, runtime.engine)
         if query_vec is not None:
             for layer in (Layer.SESSION, Layer.LONG_TERM):
                 got.layers[layer] = await _event_cosines(runtime, query_vec, got.layers[layer])

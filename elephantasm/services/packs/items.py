@@ -28,22 +28,28 @@ class LazyScored:
     """A candidate's score, and its rounded factor breakdown made on first use.
 
     Stands in for :class:`ScoredCandidate` in a pack item's ``ref``: every candidate needs its
-    score to be ranked, only the served (and inspected) ones need the breakdown. The unrounded
-    factors the score came from are kept, so the breakdown is never recomputed.
+    score to be ranked, only the served (and inspected) ones need the breakdown, so the factors
+    are computed for those only (from the same inputs, by the same scorer: the same floats).
     """
 
-    __slots__ = ("_breakdown", "_factors", "score")
+    __slots__ = ("_breakdown", "_inputs", "_scorer", "score")
 
-    def __init__(self, score: float, factors: Factors) -> None:
+    def __init__(self, score: float, scorer: FactorScorer, inputs: FactorInputs) -> None:
         self.score = score
-        self._factors = factors
+        self._scorer = scorer
+        self._inputs = inputs
         self._breakdown: ScoreBreakdown | None = None
+
+    @property
+    def factors(self) -> Factors:
+        """The unrounded factors behind :attr:`score`."""
+        return self._scorer.factors(self._inputs)
 
     @property
     def breakdown(self) -> ScoreBreakdown:
         """The factors behind :attr:`score`, rounded (as :meth:`Scorer.score` gives them)."""
         if self._breakdown is None:
-            self._breakdown = FactorScorer.breakdown(self._factors)
+            self._breakdown = FactorScorer.breakdown(self.factors)
         return self._breakdown
 
 
@@ -87,8 +93,8 @@ class Scorer:
         """A pack item carrying ``(candidate, scored)`` as its ``ref`` (``scored``: a :class:`LazyScored`):
         the domain's five-factor score of ``c`` (relevance normalised within the compile), as
         :func:`~elephantasm.domain.scoring.score_candidate` gives it."""
-        factors = self._fast.factors(self._inputs(c))
-        scored = LazyScored(self._fast.combine(factors), factors)
+        inputs = self._inputs(c)
+        scored = LazyScored(self._fast.score(inputs), self._fast, inputs)
         # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
         # With a query, a memory shows the turn that matched it (``snippet``) when there is one.
         text = c.text if c.kind == "knowledge" else lean_text(c.snippet or c.text)
