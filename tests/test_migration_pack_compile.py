@@ -12,7 +12,7 @@ import pytest
 
 from elephantasm.db.migrate import downgrade, upgrade
 from elephantasm.db.models import memory_score_key
-from tests.support.databases import connect, database_before, query
+from tests.support.databases import connect, database_before
 
 ORG, ANIMA = uuid.uuid4(), uuid.uuid4()
 # (importance, confidence) → the key as the score clamps them: importance + 0.4 × confidence
@@ -32,6 +32,14 @@ def old_db(pg_url: str) -> Iterator[tuple[str, str]]:
         yield db
 
 
+async def _query(url: str, sql: str, *args: object) -> list[tuple]:
+    conn = await connect(url)
+    try:
+        return [tuple(r) for r in await conn.fetch(sql, *args)]
+    finally:
+        await conn.close()
+
+
 async def test_upgrade_indexes_the_score_key_and_keeps_packs_as_text_and_back(old_db: tuple[str, str]) -> None:
     url, before = old_db
     conn = await connect(url)
@@ -46,17 +54,17 @@ async def test_upgrade_indexes_the_score_key_and_keeps_packs_as_text_and_back(ol
     finally:
         await conn.close()
     await asyncio.to_thread(upgrade, url, "0016")
-    (definition,) = await query(url, "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_memories_pack_score'")
+    (definition,) = await _query(url, "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_memories_pack_score'")
     assert "INCLUDE (importance, confidence, time_start, time_end, id)" in definition[0]
     assert "WHERE ((deleted_at IS NULL) AND (merged_into IS NULL)" in definition[0]
     # The key (the statements' text, the index's expression) is the clamped sum.
-    keys = await query(url, f"SELECT {memory_score_key('m')} FROM memories m WHERE m.anima_id = $1 "
+    keys = await _query(url, f"SELECT {memory_score_key('m')} FROM memories m WHERE m.anima_id = $1 "
                              "ORDER BY 1", ANIMA)
     assert [round(k, 12) for (k,) in keys] == sorted(MEMORIES.values())
-    (content,) = await query(url, "SELECT content FROM memory_packs")
+    (content,) = await _query(url, "SELECT content FROM memory_packs")
     assert isinstance(content[0], str) and json.loads(content[0]) == PACK
 
     await asyncio.to_thread(downgrade, url, before)
-    assert await query(url, "SELECT to_regclass('ix_memories_pack_score')") == [(None,)]
-    assert len(await query(url, "SELECT 1 FROM memories")) == len(MEMORIES)
-    assert await query(url, "SELECT content = CAST($1 AS text)::jsonb FROM memory_packs", json.dumps(PACK)) == [(True,)]
+    assert await _query(url, "SELECT to_regclass('ix_memories_pack_score')") == [(None,)]
+    assert len(await _query(url, "SELECT 1 FROM memories")) == len(MEMORIES)
+    assert await _query(url, "SELECT content = CAST($1 AS text)::jsonb FROM memory_packs", json.dumps(PACK)) == [(True,)]

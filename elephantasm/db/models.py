@@ -117,25 +117,21 @@ def _hnsw(table: str) -> tuple[Index, ...]:
     )
 
 
-def _pack_happened_index(table: str, happened: str, columns: list[str], live: str) -> Index:
-    """Covering partial index for inject's pruned four-factor top-k (migration 0002), keyed on when
-    the row happened; it carries every column the score needs, so the recent arm reads an index
-    range only (see ``elephantasm/services/packs/topk.py``)."""
-    return Index(
-        f"ix_{table}_pack_happened",
-        "org_id",
-        "anima_id",
-        text(happened),
-        postgresql_include=["importance", *columns],
-        postgresql_where=text(live),
-    )
-
-
 def _pack_candidate_indexes(table: str, happened: str, columns: list[str], live: str) -> tuple[Index, Index]:
-    """The when-it-happened index and one keyed on importance (the importance arm's range), both
-    covering. Knowledge only: memories read their importance arm through the score key (0017)."""
+    """Covering partial indexes for inject's pruned four-factor top-k (migration 0002).
+
+    One keyed on when the row happened, one on importance; each carries every column the score
+    needs, so the top-k reads index ranges only (see ``elephantasm/services/packs/topk.py``).
+    """
     return (
-        _pack_happened_index(table, happened, columns, live),
+        Index(
+            f"ix_{table}_pack_happened",
+            "org_id",
+            "anima_id",
+            text(happened),
+            postgresql_include=["importance", *columns],
+            postgresql_where=text(live),
+        ),
         Index(
             f"ix_{table}_pack_importance",
             "org_id",
@@ -151,16 +147,12 @@ def _pack_candidate_indexes(table: str, happened: str, columns: list[str], live:
 MEMORY_LIVE = "deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'"
 
 
-# The presets' memory score without its time terms, up to the factor ``w_imp``: importance
+# The query presets' memory score without its time terms, up to the factor ``w_imp``: importance
 # plus SCORE_KEY_RATIO × confidence, each clamped to [0, 1] as the score clamps them
 # (``services/packs/sql.clamp01``). Migration 0016 indexes memories on it, so the pack's
 # importance arm reads about k index tuples instead of every row above a bound that must assume
 # confidence 1 (``services/packs/topk.py``). The text is the index's: a statement must use it as is.
 SCORE_KEY_RATIO = 0.4
-
-
-MEMORY_SCORE_KEY_INCLUDE = ["importance", "confidence", "time_start", "time_end", "created_at", "id"]
-"""What ``ix_memories_pack_score`` covers: every column a memory's four-factor score reads."""
 
 
 def memory_score_key(alias: str = "") -> str:
@@ -347,24 +339,18 @@ class Memory(SQLModel, table=True):
         _gin("ix_memories_fts"),
         *_hnsw("memories"),
         _space_index("memories"),
-        _pack_happened_index(
+        *_pack_candidate_indexes(
             "memories",
             "coalesce(time_end, time_start)",
             ["confidence", "time_start", "time_end", "created_at", "id"],
             MEMORY_LIVE,
         ),
-        # The seed's most important rows only (migration 0017): ~200 heap reads per compile instead
-        # of covering columns in every entry. No org_id: an anima has one org, and the heap row,
-        # read anyway, is checked against it.
-        Index("ix_memories_pack_importance", "anima_id", "importance", postgresql_where=text(MEMORY_LIVE)),
-        # The importance arm's range for every preset (migration 0017): covering, ``created_at``
-        # included for the decay term of the no-query presets.
         Index(
             "ix_memories_pack_score",
             "org_id",
             "anima_id",
             text(memory_score_key()),
-            postgresql_include=MEMORY_SCORE_KEY_INCLUDE,
+            postgresql_include=["importance", "confidence", "time_start", "time_end", "id"],
             postgresql_where=text(MEMORY_LIVE),
         ),
     )

@@ -1,5 +1,5 @@
-"""The importance arm read through the score key (migrations 0016, 0017) picks the rows it picked
-without it, and the packs are byte for byte the same.
+"""The importance arm read through the score key (migration 0016) picks the rows it picked without it,
+and the packs are byte for byte the same.
 
 With a query the long-term statement's older-rows arm walks ``ix_memories_pack_score`` (importance
 + 0.4 × confidence) instead of every row above an importance bound that assumes confidence 1
@@ -51,39 +51,24 @@ WEIGHTS = {
     "confidence first": ScoringWeights(importance=0.2, confidence=0.3, recency=0.0, decay=0.0, relevance=1.0),
     "no importance": ScoringWeights(importance=0.0, confidence=0.3, recency=0.0, decay=0.0, relevance=1.0),
     "with recency": ScoringWeights(importance=0.25, confidence=0.10, recency=0.25, decay=0.0, relevance=1.4),
-    # The no-query presets weigh decay (migration 0017: their arm reads the key too).
-    "conversational, decay": ScoringWeights(importance=0.25, confidence=0.10, recency=0.25, decay=0.10),
-    "important, decay": ScoringWeights(importance=0.50, confidence=0.20, recency=0.05, decay=0.05),
-    "decay first": ScoringWeights(importance=0.10, confidence=0.10, recency=0.0, decay=0.8),
 }
 
 
-def _statement(key: str | None, decay: bool) -> Any:
+def _statement(key: str | None) -> Any:
     return text(
         topk.top_k_union(
-            "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)",
-            sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY, sql.memory_columns(False), False,
-            happened=sql.MEMORY_HAPPENED, score_join=sql.MEMORY_RECALLS if decay else "",
-            row_join=sql.MEMORY_RECALLS, key=key,
+            "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)", sql.MEMORY_FACTORS_NO_DECAY,
+            sql.memory_columns(False), False, happened=sql.MEMORY_HAPPENED, row_join=sql.MEMORY_RECALLS, key=key,
         )
     )
 
 
-STATEMENTS = {decay: (_statement(sql.MEMORY_SCORE_KEY, decay), _statement(None, decay)) for decay in (False, True)}
-KEYED = STATEMENTS[False][0]
-# Some memories recalled (fresh, a few times): the decay term then differs from row to row.
-_RECALLS = """
-INSERT INTO memory_recalls (memory_id, org_id, anima_id, recall_count, last_recalled_at)
-SELECT id, org_id, anima_id, greatest(0, (importance * 10)::int % 4), CAST(:now AS timestamptz) - make_interval(hours => (i % 200)::int)
-FROM (SELECT id, org_id, anima_id, importance, row_number() OVER (ORDER BY summary) AS i FROM memories
-      WHERE anima_id = :anima) x WHERE i % 3 = 0
-"""
+KEYED, PLAIN = _statement(sql.MEMORY_SCORE_KEY), _statement(None)
 
 
 async def _load(rt: Runtime, tenant: Tenant, anima: uuid.UUID) -> None:
     async with rt.engine.begin() as conn:
         await conn.execute(text(_ROWS), {"org": tenant.org_id, "anima": anima, "now": FROZEN_NOW, "n": N})
-        await conn.execute(text(_RECALLS), {"anima": anima, "now": FROZEN_NOW})
         await conn.execute(text("ANALYZE memories"))
 
 
@@ -94,12 +79,11 @@ async def test_keyed_arm_returns_the_rows_of_the_plain_arm(
     rt, anima = pack_runtime, uuid.UUID(panima["id"])
     await _load(rt, tenant, anima)
     scope = cands.Scope(tenant.org_id, anima, FROZEN_NOW, "q", None, WEIGHTS[name], PackConfig())
-    keyed_stmt, plain_stmt = STATEMENTS[scope.uses_decay]
     for k in (3, 40, 160):
         params = scope.params(exclude=[], **cands._pruning(scope, k))
         async with snapshot_transaction(rt) as conn:
-            keyed = [r["id"] for r in await fetch(conn, keyed_stmt, params)]
-            plain = [r["id"] for r in await fetch(conn, plain_stmt, params)]
+            keyed = [r["id"] for r in await fetch(conn, KEYED, params)]
+            plain = [r["id"] for r in await fetch(conn, PLAIN, params)]
         assert keyed == plain, (name, k)
         assert len(plain) >= min(k, N)
 
@@ -114,26 +98,6 @@ async def test_keyed_arm_reads_the_score_index(pack_runtime: Runtime, tenant: Te
     async with rt.engine.connect() as conn:
         plan = "\n".join(r[0] for r in (await conn.execute(explain, params)).all())
     assert plan.count("ix_memories_pack_score") == 2, plan  # the key's k rows, then its range
-
-
-async def test_no_query_arm_reads_the_score_index_only(pack_runtime: Runtime, tenant: Tenant, panima: dict) -> None:
-    """Without a query (decay weighed) the key's k rows and its range walk the score index, index-only:
-    it covers ``created_at``, which the decay term reads (migration 0017). The importance index is
-    read for the seed's most important rows only."""
-    rt, anima = pack_runtime, uuid.UUID(panima["id"])
-    await _load(rt, tenant, anima)
-    async with rt.engine.connect() as conn:
-        auto = await conn.execution_options(isolation_level="AUTOCOMMIT")
-        await auto.execute(text("VACUUM (ANALYZE) memories"))  # sets the visibility map
-    scope = cands.Scope(tenant.org_id, anima, FROZEN_NOW, None, None, WEIGHTS["conversational, decay"], PackConfig())
-    assert scope.uses_decay
-    params = scope.params(exclude=[], **cands._pruning(scope, 40))
-    explain = text(f"EXPLAIN {cands._long_term(False, None, True).text}")
-    async with rt.engine.connect() as conn:
-        plan = "\n".join(r[0] for r in (await conn.execute(explain, params)).all())
-    walks = [line for line in plan.splitlines() if "ix_memories_pack_score" in line]
-    assert len(walks) == 2 and all("Index Only Scan" in line for line in walks), plan
-    assert plan.count("ix_memories_pack_importance") == 1, plan
 
 
 def _plain_long_term(has_query: bool, dim: int | None, decay: bool) -> Any:

@@ -43,15 +43,6 @@ async def connect(url: str) -> asyncpg.Connection:
     return await asyncpg.connect(**_connect_args(url))
 
 
-async def query(url: str, sql: str, *args: object) -> list[tuple]:
-    """The rows of one statement on a fresh connection, as tuples."""
-    conn = await connect(url)
-    try:
-        return [tuple(r) for r in await conn.fetch(sql, *args)]
-    finally:
-        await conn.close()
-
-
 async def _admin(url: str, sql: str) -> None:
     conn = await connect(with_database(url, "postgres"))
     try:

@@ -209,8 +209,8 @@ def _long_term(has_query: bool, dim: int | None, decay: bool) -> Any:
             dim=dim,
             score_join=sql.MEMORY_RECALLS if decay else "",
             row_join=sql.MEMORY_RECALLS,
-            # The score is the key's order up to time (and decay) terms (topk's module doc, 4.).
-            key=sql.MEMORY_SCORE_KEY,
+            # Without decay the score is the key's order up to time terms (topk's module doc, 4.).
+            key=None if decay else sql.MEMORY_SCORE_KEY,
         )
     )
 

@@ -5,10 +5,8 @@
 the anima's rows at ``t_cut`` (``L`` recency half-lives before ``as_of``, so an older row has
 ``rec < ε = 2^−L``):
 
-1. *seed*: score the most recent and the most important ``:seed`` rows (two short index walks;
-   for memories the second reads the rows themselves, 4.); the k-th best distinct score ``c``
-   among them is a lower bound of the true k-th best score. Any rows would give a valid bound,
-   but the arms' rows beyond the top k, which the other signals may still pick, follow from ``c``.
+1. *seed*: score the most recent and the most important ``:seed`` rows (two short index walks);
+   the k-th best distinct score ``c`` among them is a lower bound of the true k-th best score.
 2. an older row scores at most ``w_imp·imp + w_conf + w_rec·ε + w_fresh``; if its importance
    is below ``(c − w_conf − w_rec·ε − w_fresh) / w_imp`` it scores below ``c`` and cannot be in
    the top k, so only ``importance ≥ cut`` is read, as a range of the importance index.
@@ -16,10 +14,9 @@ the anima's rows at ``t_cut`` (``L`` recency half-lives before ``as_of``, so an 
    contains the exact top k; all reads are index-only scans of migration 0002's covering
    indexes. When the bound cannot prune (few rows, zero importance weight) it degrades to the
    plain full top-k, never to a wrong answer.
-4. *key* (memories): the older rows above the cut are many, since the cut must assume
-   confidence 1. An index on ``e = imp + ρ·conf`` (ρ = ``SCORE_KEY_RATIO``, migration 0016)
-   orders them nearly like the score (decay's term, when weighed, is bounded by ``w_fresh`` as
-   in 2.; migration 0017 left the importance index only the seed's ids): the first ``:k`` of
+4. *key* (memories, when decay weighs nothing: the query presets): the older rows above the cut
+   are many, since the cut must assume confidence 1. An index on ``e = imp + ρ·conf`` (ρ =
+   ``SCORE_KEY_RATIO``, migration 0016) orders them nearly like the score: the first ``:k`` of
    them in ``e`` order are k rows of the arm, so the arm's k-th best score is at least their
    lowest, ``c₂``. As ``w_imp·imp + w_conf·conf ≤ w_imp·(e + max(0, w_conf/w_imp − ρ))``, a row
    scoring ``c₂`` or more has ``e ≥ (c₂ − w_rec·ε − w_fresh)/w_imp − max(0, w_conf/w_imp − ρ)``:
