@@ -334,7 +334,7 @@ class Memory(SQLModel, table=True):
 
     __table_args__ = (
         Index("ix_memories_org_anima_state", "org_id", "anima_id", "state"),
-        Index("ix_memories_anima_time_end", "anima_id", "time_end"),
+        # No (anima_id, time_end) index (dropped by migration 0017): no statement reads it.
         Index("ix_memories_anima_session", "anima_id", "session_id"),
         _gin("ix_memories_fts"),
         *_hnsw("memories"),
