@@ -1,5 +1,6 @@
-"""Migration 0017 drops ``ix_memories_anima_time_end`` (no statement reads it); the downgrade puts it
-back. Rows are untouched either way."""
+"""Migration 0017 keys the memories' pack indexes on the anima alone and drops
+``ix_memories_anima_time_end`` (no statement reads it); the downgrade puts both back as they were.
+Rows are untouched either way."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from tests.support.databases import connect, database_before
 
 ORG, ANIMA = uuid.uuid4(), uuid.uuid4()
 EXISTS = "SELECT to_regclass('ix_memories_anima_time_end') IS NOT NULL"
+# How each pack index's key begins, in name order.
+KEYS = r"""SELECT array_agg(substring(indexdef FROM '\((?:org_id, )?anima_id, ') ORDER BY indexname) FROM pg_indexes
+WHERE indexname IN ('ix_memories_pack_happened', 'ix_memories_pack_importance', 'ix_memories_pack_score')"""
 
 
 @pytest.fixture
@@ -31,7 +35,7 @@ async def _value(url: str, sql: str) -> object:
         await conn.close()
 
 
-async def test_upgrade_drops_the_time_end_index_and_back(old_db: tuple[str, str]) -> None:
+async def test_upgrade_keys_pack_indexes_on_the_anima_drops_time_end_and_back(old_db: tuple[str, str]) -> None:
     url, before = old_db
     conn = await connect(url)
     try:
@@ -43,9 +47,12 @@ async def test_upgrade_drops_the_time_end_index_and_back(old_db: tuple[str, str]
     finally:
         await conn.close()
     assert await _value(url, EXISTS) is True
+    assert await _value(url, KEYS) == ["(org_id, anima_id, "] * 3
     await asyncio.to_thread(upgrade, url, "0017")
     assert await _value(url, EXISTS) is False
+    assert await _value(url, KEYS) == ["(anima_id, "] * 3
     assert await _value(url, "SELECT count(*) FROM memories") == 1
     await asyncio.to_thread(downgrade, url, before)
     assert await _value(url, EXISTS) is True
+    assert await _value(url, KEYS) == ["(org_id, anima_id, "] * 3
     assert await _value(url, "SELECT count(*) FROM memories") == 1
