@@ -117,25 +117,26 @@ def _hnsw(table: str) -> tuple[Index, ...]:
     )
 
 
-def _pack_candidate_indexes(table: str, happened: str, columns: list[str], live: str) -> tuple[Index, Index]:
+def _pack_candidate_indexes(
+    table: str, happened: str, columns: list[str], live: str, owner: tuple[str, ...] = ("org_id", "anima_id")
+) -> tuple[Index, Index]:
     """Covering partial indexes for inject's pruned four-factor top-k (migration 0002).
 
     One keyed on when the row happened, one on importance; each carries every column the score
     needs, so the top-k reads index ranges only (see ``elephantasm/services/packs/topk.py``).
+    ``owner``: the leading key columns (memories: the anima alone, migration 0017).
     """
     return (
         Index(
             f"ix_{table}_pack_happened",
-            "org_id",
-            "anima_id",
+            *owner,
             text(happened),
             postgresql_include=["importance", *columns],
             postgresql_where=text(live),
         ),
         Index(
             f"ix_{table}_pack_importance",
-            "org_id",
-            "anima_id",
+            *owner,
             "importance",
             postgresql_include=columns,
             postgresql_where=text(live),
@@ -334,20 +335,22 @@ class Memory(SQLModel, table=True):
 
     __table_args__ = (
         Index("ix_memories_org_anima_state", "org_id", "anima_id", "state"),
-        Index("ix_memories_anima_time_end", "anima_id", "time_end"),
+        # No (anima_id, time_end) index (dropped by migration 0017): no statement reads it.
         Index("ix_memories_anima_session", "anima_id", "session_id"),
         _gin("ix_memories_fts"),
         *_hnsw("memories"),
         _space_index("memories"),
+        # Keyed on the anima without the org (migration 0017): 16 bytes less per entry; the pack
+        # statement tests the org on the rows it finally reads (services/packs/sql.MEMORY_OWNER).
         *_pack_candidate_indexes(
             "memories",
             "coalesce(time_end, time_start)",
             ["confidence", "time_start", "time_end", "created_at", "id"],
             MEMORY_LIVE,
+            owner=("anima_id",),
         ),
         Index(
             "ix_memories_pack_score",
-            "org_id",
             "anima_id",
             text(memory_score_key()),
             postgresql_include=["importance", "confidence", "time_start", "time_end", "id"],

@@ -1,11 +1,19 @@
-"""Another org's anima is a 404 on every pack route, and nothing of it leaks."""
+"""Another org's anima is a 404 on every pack route, and nothing of it leaks; another org's rows never
+reach a pack."""
 
 from __future__ import annotations
 
+import uuid
+
 import httpx
 import pytest
+from sqlalchemy import text
 
+from elephantasm.runtime import Runtime
+from elephantasm.services.packs import compiler
+from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant
+from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import extract, latest
 
 
@@ -47,3 +55,26 @@ async def test_bad_ids_are_422_and_missing_key_is_401(pclient: httpx.AsyncClient
     assert r.status_code == 422 and "pack_id" in r.text
     r = await pclient.get("/api/animas/00000000-0000-0000-0000-000000000000/memory-packs/latest")
     assert r.status_code == 401
+
+
+_ROW = """
+INSERT INTO memories (id, org_id, anima_id, summary, importance, confidence, state, time_start, time_end,
+                      created_at, updated_at)
+VALUES (gen_random_uuid(), :org, :anima, :summary, 0.99, 0.9, 'active', :at, :at, :at, :at)
+"""
+
+
+async def test_a_memory_row_of_another_org_never_reaches_a_pack(
+    pack_runtime: Runtime, tenant: Tenant, other_tenant: Tenant, panima: dict
+) -> None:
+    """The long-term statement's arms read the pack indexes keyed on the anima alone (migration 0017);
+    a row that names the anima under another org (never written by the service) is still not served."""
+    rt, anima = pack_runtime, uuid.UUID(panima["id"])
+    async with rt.engine.begin() as conn:
+        for org, summary in ((tenant.org_id, "the secret recipe is cardamom"),
+                             (other_tenant.org_id, "the secret recipe is saffron")):
+            await conn.execute(text(_ROW), {"org": org, "anima": anima, "summary": summary, "at": FROZEN_NOW})
+    for query in ("secret recipe", None):
+        req = build_request(rt, tenant.org_id, anima, query=query, as_of=FROZEN_NOW)
+        body = bytes((await compiler.compile_pack(rt, req)).body).decode()
+        assert "cardamom" in body and "saffron" not in body, query

@@ -201,7 +201,7 @@ def _long_term(has_query: bool, dim: int | None, decay: bool) -> Any:
         topk.top_k_union(
             "memories",
             "m",
-            f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)",
+            f"{sql.MEMORY_ALIVE_OF_ANIMA} AND m.id <> ALL(:exclude)",
             sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY,
             sql.memory_columns(has_query),
             has_query,
@@ -211,6 +211,7 @@ def _long_term(has_query: bool, dim: int | None, decay: bool) -> Any:
             row_join=sql.MEMORY_RECALLS,
             # Without decay the score is the key's order up to time terms (topk's module doc, 4.).
             key=None if decay else sql.MEMORY_SCORE_KEY,
+            owner=sql.MEMORY_OWNER,
         )
     )
 

@@ -88,10 +88,15 @@ TSQUERY_CTE = """lex AS (
 )"""
 QVEC = "CAST(:qv AS halfvec)"
 
-MEMORY_ALIVE = (
-    "m.org_id = :org AND m.anima_id = :anima AND m.deleted_at IS NULL "
-    "AND m.merged_into IS NULL AND m.state <> 'archived'"
+# The anima's live memories without the org test: what the long-term statement's arms read, as
+# the pack indexes (migration 0017) are keyed on the anima alone, so their index-only scans cannot
+# test the org. An anima belongs to one org; that statement tests ``MEMORY_OWNER`` on the rows it
+# finally reads (by primary key, from the heap), so no row of another org is ever returned.
+MEMORY_ALIVE_OF_ANIMA = (
+    "m.anima_id = :anima AND m.deleted_at IS NULL AND m.merged_into IS NULL AND m.state <> 'archived'"
 )
+MEMORY_OWNER = "m.org_id = :org"
+MEMORY_ALIVE = f"{MEMORY_OWNER} AND {MEMORY_ALIVE_OF_ANIMA}"
 KNOWLEDGE_CURRENT = (
     "k.org_id = :org AND k.anima_id = :anima AND k.deleted_at IS NULL "
     "AND k.valid_to IS NULL AND k.superseded_by IS NULL"

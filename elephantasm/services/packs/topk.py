@@ -12,7 +12,8 @@ the anima's rows at ``t_cut`` (``L`` recency half-lives before ``as_of``, so an 
    the top k, so only ``importance ≥ cut`` is read, as a range of the importance index.
 3. the top k of (recent rows) ∪ (older rows above the cut) ∪ (undated rows) therefore
    contains the exact top k; all reads are index-only scans of migration 0002's covering
-   indexes. When the bound cannot prune (few rows, zero importance weight) it degrades to the
+   indexes (for memories keyed on the anima alone since 0017: the org is tested on the rows read
+   in the end). When the bound cannot prune (few rows, zero importance weight) it degrades to the
    plain full top-k, never to a wrong answer.
 4. *key* (memories, when decay weighs nothing: the query presets): the older rows above the cut
    are many, since the cut must assume confidence 1. An index on ``e = imp + ρ·conf`` (ρ =
@@ -120,6 +121,7 @@ def top_k_union(
     score_join: str = "",
     row_join: str = "",
     key: str | None = None,
+    owner: str = "",
 ) -> str:
     """One statement: four-factor top ``:k`` ∪ cosine top ``:k`` (HNSW) ∪ full-text top ``:k`` (GIN).
 
@@ -129,7 +131,8 @@ def top_k_union(
     that width's HNSW index (``elephantasm.db.vectors``). ``score_join`` is what ``score`` reads
     besides the table (the four-factor arms only), ``row_join`` what ``columns`` read (the final
     read of the union's rows, a few hundred by primary key); both LEFT JOINs on a unique key.
-    ``key``: see :func:`factor_arms`.
+    ``key``: see :func:`factor_arms`. ``owner``: a condition the final read tests on every row (the
+    org, when ``where`` leaves it out for index-only arms).
     """
     ctes = [TSQUERY_CTE] if has_query else []
     if happened is not None:
@@ -164,6 +167,7 @@ def top_k_union(
     return (
         f"WITH {', '.join(ctes)} SELECT {columns}, {match_columns(a, has_query)} "
         f"FROM {table} {a}{row_join}{from_tsq} WHERE {a}.id = ANY(ARRAY(SELECT id FROM ids))"
+        + (f" AND {owner}" if owner else "")
     )
 
 
