@@ -41,7 +41,7 @@ _SETTINGS = (
 # (The settings take effect for the statements after it; this one needs none of them.)
 _HEAD_SQL = text(f"""
 SELECT a.name, a.description, a.state_version, a.last_event_at,
-       (SELECT e.session_id FROM events e WHERE e.org_id = a.org_id AND e.anima_id = a.id
+       (SELECT e.session_id FROM events e WHERE e.anima_key = a.key AND e.org_id = a.org_id AND e.anima_id = a.id
         ORDER BY e.occurred_at DESC, e.id DESC LIMIT 1) AS latest_session,
        i.id AS identity_id, i.personality_type, i.communication_style, i.self, i.prose
 FROM (SELECT {_SETTINGS}) settings, animas a LEFT JOIN identities i ON i.anima_id = a.id
