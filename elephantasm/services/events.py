@@ -152,11 +152,12 @@ async def list_events(
     session: AsyncSession, org_id: uuid.UUID, flt: EventFilter, limit: int, cursor: str | None
 ) -> tuple[list[Event], str | None]:
     """Events in chronological order (occurred_at, id), keyset-paginated."""
-    # Joined by key: the org-wide listing reads each live anima's events from the anima_key indexes.
+    # Joined by key, the org named on both sides: the org-wide listing reads each of the org's live
+    # animas' events from the anima_key indexes (no index of events leads with org_id).
     stmt = (
         select(Event)
         .join(Anima, (col(Anima.key) == col(Event.anima_key)) & (col(Anima.id) == col(Event.anima_id)))
-        .where(org_scoped(Event, org_id), live_anima_row())
+        .where(org_scoped(Event, org_id), org_scoped(Anima, org_id), live_anima_row())
     )
     if flt.anima_id:
         key = await _anima_key(session, org_id, flt.anima_id)  # another org's anima is a 404, not []
