@@ -290,6 +290,8 @@ class Event(SQLModel, table=True):
     # locks. The anima-keyed indexes lead with it: an anima's keys only grow while its range sits
     # mid-index, and with two int8-wide keys (seq, time) Postgres splits a full leaf where the run
     # of inserts goes instead of 50/50 (nbtsplitloc.c), so those pages stay full.
+    # Migration 0017 also creates ``st_events_anima``, functional-dependency statistics over
+    # (anima_key, anima_id, org_id), which SQLAlchemy does not model.
     anima_key: int = Field(sa_column=Column(BigInteger, nullable=False))
     __table_args__ = (
         # One check that the key, the anima and the org agree; an anima's (or an org's) cascade

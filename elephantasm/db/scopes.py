@@ -63,9 +63,12 @@ def anima_key(anima_id: uuid.UUID) -> Any:
 
 
 def of_anima(source: Any, anima_id: uuid.UUID, key: int | None = None) -> list[ColumnElement[bool]]:
-    """An ``events`` row of anima ``anima_id``: its ``anima_key`` (``key`` when the caller has read
-    the anima already, else looked up), which the events' indexes lead with, and its ``anima_id``."""
-    return [
-        _col(source, "anima_key") == (anima_key(anima_id) if key is None else key),
-        _col(source, "anima_id") == anima_id,
-    ]
+    """An ``events`` row of anima ``anima_id``, by its ``anima_key`` (the events' indexes lead with it).
+
+    ``key``: the anima's key as the caller read it from the anima row (checked against its org);
+    the foreign key ``fk_events_anima`` ties an event's key to its anima and org, so the key alone
+    selects the anima's events. Without it the key is looked up and ``anima_id`` is kept too.
+    """
+    if key is not None:
+        return [_col(source, "anima_key") == key]
+    return [_col(source, "anima_key") == anima_key(anima_id), _col(source, "anima_id") == anima_id]
