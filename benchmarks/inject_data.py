@@ -165,7 +165,7 @@ def pending_rows(org: str, anima: str, now: datetime, seed: int, after: int, liv
 
 _COLUMNS = {
     "events": ["id", "org_id", "anima_id", "event_type", "role", "content", "occurred_at", "session_id",
-               "importance_score", "created_at", "seq"],  # updated_at is computed (migration 0015)
+               "importance_score", "created_at", "seq", "anima_key"],  # updated_at is computed (migration 0015)
     "memories": ["id", "org_id", "anima_id", "summary", "importance", "confidence", "state", "session_id",
                  "time_start", "time_end", "embedding", "created_at", "updated_at", "event_ids",
                  "embedding_space"],
@@ -190,6 +190,8 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
         async with engine.begin() as conn:
             for index in bulk_indexes():
                 await conn.execute(text(f"DROP INDEX IF EXISTS {index.name}"))
+            key = (await conn.execute(text("SELECT key FROM animas WHERE id = :a"), {"a": anima_id})).scalar_one()
+            rows["events"] = [[*r, key] for r in rows["events"]]
             raw = (await conn.get_raw_connection()).driver_connection
             for table in ("events", "memories", "memory_recalls", "knowledge", "knowledge_memories"):
                 await raw.copy_to_table(table, source=io.BytesIO(_csv(rows[table])), columns=_COLUMNS[table],

@@ -1,6 +1,6 @@
 """A session-filtered event listing reads the session's own index range, in time order.
 
-``ix_events_anima_session`` is (anima_id, session_id, occurred_at): a page of a late session of a
+``ix_events_anima_session`` is (anima_key, session_id, occurred_at): a page of a late session of a
 long-lived anima reads that session's entries only, never the anima's whole timeline before it, and
 sorts nothing however long the session is (migration 0015 measured dropping ``occurred_at`` from
 this index and kept it: without it, every page sorted the whole session).
@@ -26,8 +26,8 @@ async def _big_anima(runtime: Runtime, tenant: Tenant) -> uuid.UUID:
         await session.execute(text("INSERT INTO animas (id, org_id, name, event_seq) VALUES (:a, :o, 'big', :n)"),
                               {"a": anima, "o": tenant.org_id, "n": EVENTS})
         await session.execute(text(
-            "INSERT INTO events (id, org_id, anima_id, event_type, content, occurred_at, session_id, seq) "
-            "SELECT gen_random_uuid(), :o, :a, 'message.in', 'turn ' || i, "
+            "INSERT INTO events (id, org_id, anima_id, anima_key, event_type, content, occurred_at, session_id, seq) "
+            "SELECT gen_random_uuid(), :o, :a, (SELECT key FROM animas WHERE id = :a), 'message.in', 'turn ' || i, "
             "timestamptz '2026-01-01' + i * interval '1 minute', 's' || (i / :len), i "
             "FROM generate_series(1, :n) i"), {"a": anima, "o": tenant.org_id, "n": EVENTS, "len": SESSION_LENGTH})
     async with runtime.engine.connect() as conn:

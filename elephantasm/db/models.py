@@ -16,6 +16,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    ForeignKeyConstraint,
     Index,
     Integer,
     LargeBinary,
@@ -27,6 +28,9 @@ from sqlalchemy import (
     literal_column,
     select,
     text,
+)
+from sqlalchemy import (
+    Identity as IdentityColumn,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import column_property
@@ -237,8 +241,16 @@ class Anima(SQLModel, table=True):
     # is never rewritten when it is distilled.
     event_seq: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
     distilled_seq: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
+    # A compact server-assigned key (migration 0017), never reused and never on the wire: events carry
+    # it (``Event.anima_key``) and their anima-keyed indexes lead with it instead of the 16-byte uuid.
+    key: int = Field(default=None, sa_column=Column(BigInteger, IdentityColumn(always=True), nullable=False))
 
-    __table_args__ = (Index("ix_animas_org_created", "org_id", "created_at", "id"),)
+    __table_args__ = (
+        Index("ix_animas_org_created", "org_id", "created_at", "id"),
+        UniqueConstraint("key", name="uq_animas_key"),
+        # The target of the events' foreign key (see ``Event``).
+        UniqueConstraint("key", "id", "org_id", name="uq_animas_key_id_org"),
+    )
 
 
 EVENT_TYPES = values(EventType)
@@ -254,8 +266,9 @@ class Event(SQLModel, table=True):
 
     __tablename__ = "events"
     id: uuid.UUID = _uuid_pk()
-    org_id: uuid.UUID = _fk("orgs.id")
-    anima_id: uuid.UUID = _fk("animas.id")
+    # org_id and anima_id are checked, with anima_key, by one foreign key (``fk_events_anima``).
+    org_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), nullable=False))
+    anima_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), nullable=False))
     event_type: str = Field(sa_column=Column(String(32), nullable=False))
     role: str | None = Field(default=None, sa_column=Column(String(64), nullable=True))
     author: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
@@ -274,17 +287,32 @@ class Event(SQLModel, table=True):
     )
     # Position in the anima's event sequence (see ``Anima.event_seq``): pending = seq > distilled_seq.
     seq: int = Field(sa_column=Column(BigInteger, nullable=False))
+    # The anima's ``Anima.key`` (migration 0017), set by every insert path from the anima row it
+    # locks. The anima-keyed indexes lead with it: an anima's keys only grow while its range sits
+    # mid-index, and with two int8-wide keys (seq, time) Postgres splits a full leaf where the run
+    # of inserts goes instead of 50/50 (nbtsplitloc.c), so those pages stay full.
+    # Migration 0017 also creates ``st_events_anima``, functional-dependency statistics over
+    # (anima_key, anima_id, org_id), which SQLAlchemy does not model.
+    anima_key: int = Field(sa_column=Column(BigInteger, nullable=False))
     __table_args__ = (
+        # One check that the key, the anima and the org agree; an anima's (or an org's) cascade
+        # delete finds the events through the anima_key indexes.
+        ForeignKeyConstraint(
+            ["anima_key", "anima_id", "org_id"],
+            ["animas.key", "animas.id", "animas.org_id"],
+            name="fk_events_anima",
+            ondelete="CASCADE",
+        ),
         # Partial (migration 0012): NULL keys never conflict, so they need no entry.
-        Index("uq_events_anima_dedupe", "anima_id", "dedupe_key", unique=True, postgresql_where=text(DEDUPE_KEYED)),
+        Index("uq_events_anima_dedupe", "anima_key", "dedupe_key", unique=True, postgresql_where=text(DEDUPE_KEYED)),
         # The pending range of an anima (seq > its watermark) and the dreamer's chunks come from here.
-        UniqueConstraint("anima_id", "seq", name="uq_events_anima_seq"),
+        UniqueConstraint("anima_key", "seq", name="uq_events_anima_seq"),
         # Time order per anima. No ``id`` (migration 0015): readers ordered by (occurred_at, id) sort
-        # only the ties on id (an incremental sort), and each entry is 16 bytes narrower.
-        Index("ix_events_org_anima_occurred", "org_id", "anima_id", "occurred_at"),
+        # only the ties on id (an incremental sort).
+        Index("ix_events_anima_occurred", "anima_key", "occurred_at"),
         # One session (or the session-less events) of an anima, in time order: a page of a session's
         # listing reads one index range however long the session is.
-        Index("ix_events_anima_session", "anima_id", "session_id", "occurred_at"),
+        Index("ix_events_anima_session", "anima_key", "session_id", "occurred_at"),
     )
 
 

@@ -5,7 +5,8 @@
 - :func:`live_anima_row` / :func:`live_anima`: the anima (itself, or the one a row belongs to) is
   not deleted;
 - :func:`live_memory` / :func:`live_knowledge`: the item is not deleted (forgotten);
-- :func:`visible`: all three for a memory or knowledge table.
+- :func:`visible`: all three for a memory or knowledge table;
+- :func:`of_anima`: an ``events`` row of one anima, by its key (the events' indexes lead with it).
 
 Each takes a table (``Model.__table__``) or an ORM entity class.
 """
@@ -53,3 +54,21 @@ def live_knowledge(source: Any = Knowledge) -> ColumnElement[bool]:
 def visible(source: Any, org_id: uuid.UUID) -> list[ColumnElement[bool]]:
     """A memory or knowledge row the org may read: its own, not deleted, of a live anima."""
     return [org_scoped(source, org_id), _col(source, "deleted_at").is_(None), live_anima(_col(source, "anima_id"))]
+
+
+def anima_key(anima_id: uuid.UUID) -> Any:
+    """The key (``animas.key``) of anima ``anima_id``, as a scalar subquery (one primary-key probe,
+    evaluated once per statement)."""
+    return select(col(Anima.key)).where(col(Anima.id) == anima_id).scalar_subquery()
+
+
+def of_anima(source: Any, anima_id: uuid.UUID, key: int | None = None) -> list[ColumnElement[bool]]:
+    """An ``events`` row of anima ``anima_id``, by its ``anima_key`` (the events' indexes lead with it).
+
+    ``key``: the anima's key as the caller read it from the anima row (checked against its org);
+    the foreign key ``fk_events_anima`` ties an event's key to its anima and org, so the key alone
+    selects the anima's events. Without it the key is looked up and ``anima_id`` is kept too.
+    """
+    if key is not None:
+        return [_col(source, "anima_key") == key]
+    return [_col(source, "anima_key") == anima_key(anima_id), _col(source, "anima_id") == anima_id]

@@ -22,7 +22,7 @@ from elephantasm.db.models import (
     Memory,
     MemoryRecall,
 )
-from elephantasm.db.scopes import org_scoped, visible
+from elephantasm.db.scopes import of_anima, org_scoped, visible
 from elephantasm.schemas.transfer import (
     AnimaRecord,
     EventRecord,
@@ -78,7 +78,7 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     yield AnimaRecord(**_fields(anima, AnimaRecord))
     events = (
         select(Event)
-        .where(col(Event.anima_id) == anima_id, org_scoped(Event, org_id))
+        .where(*of_anima(Event, anima_id, anima.key), org_scoped(Event, org_id))
         .order_by(col(Event.occurred_at), col(Event.created_at), col(Event.id))
     )
     async for row in _rows(session, events):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError as SchemaError
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlmodel import col
 
 from elephantasm.db.models import (
     Anima,
@@ -185,21 +186,25 @@ async def write_import(
     header = _plain(p.anima, "format") | ({"name": name} if name else {})
     # Distilled events first, chunk by chunk, so the watermark keeps them distilled (domain/event_seq.py).
     numbering = number_events([e.distilled_at for e in p.events])
-    await session.execute(
-        insert(Anima).values(
-            id=anima_id,
-            org_id=org_id,
-            state_version=1,
-            event_seq=numbering.event_seq,
-            distilled_seq=numbering.distilled_seq,
-            **header,
+    anima_key = (
+        await session.execute(
+            insert(Anima)
+            .values(
+                id=anima_id,
+                org_id=org_id,
+                state_version=1,
+                event_seq=numbering.event_seq,
+                distilled_seq=numbering.distilled_seq,
+                **header,
+            )
+            .returning(col(Anima.key))
         )
-    )
+    ).scalar_one()
     await _insert(
         session,
         Event,
-        [  # updated_at is not stored: it is created_at (migration 0015)
-            {**_plain(e, "distilled_at", "updated_at"), "id": ids[e.id], "seq": seq, **at}
+        [  # updated_at is not stored: it is created_at (migration 0015); the key is the new anima's
+            {**_plain(e, "distilled_at", "updated_at"), "id": ids[e.id], "seq": seq, "anima_key": anima_key, **at}
             for e, seq in zip(p.events, numbering.seqs, strict=True)
         ],
     )

@@ -82,12 +82,12 @@ ORDER BY id FOR NO KEY UPDATE
 _INSERT = text(f"""
 WITH ins AS (
     INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
-                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, seq)
+                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, seq, anima_key)
     SELECT s.id, :org, s.anima_id, s.event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
            s.session_id, s.meta, s.source_uri, s.dedupe_key, s.importance_score, :now,
-           a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord)
+           a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord), a.key
     FROM event_staging s JOIN animas a ON a.id = s.anima_id ORDER BY s.ord
-    ON CONFLICT (anima_id, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
+    ON CONFLICT (anima_key, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
     RETURNING id, anima_id, occurred_at, meta, seq
 ), bump AS (
     UPDATE animas a SET state_version = a.state_version + 1, event_seq = x.top,
@@ -98,11 +98,13 @@ WITH ins AS (
 SELECT id, meta::text AS meta FROM ins
 """)
 
-# A new statement sees rows committed meanwhile and this batch's own inserts (READ COMMITTED).
+# A new statement sees rows committed meanwhile and this batch's own inserts (READ COMMITTED). The
+# dedupe index is keyed by the anima's key, resolved here from the org's anima.
 _EXISTING = text(f"""
 SELECT {ROW_COLUMNS} FROM events e
-WHERE e.org_id = :org AND (e.anima_id, e.dedupe_key) IN (
-    SELECT * FROM unnest(CAST(:animas AS uuid[]), CAST(:keys AS text[])))
+WHERE e.org_id = :org AND (e.anima_key, e.anima_id, e.dedupe_key) IN (
+    SELECT a.key, a.id, w.k FROM unnest(CAST(:animas AS uuid[]), CAST(:keys AS text[])) AS w(id, k)
+    JOIN animas a ON a.id = w.id AND a.org_id = :org)
 """)
 
 

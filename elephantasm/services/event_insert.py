@@ -28,20 +28,23 @@ WITH anima AS (
     UPDATE animas SET state_version = state_version + 1, event_seq = event_seq + 1,
            last_event_at = greatest(coalesce(last_event_at, $9), $9)
     WHERE id = $3 AND org_id = $2 AND deleted_at IS NULL
-      AND NOT EXISTS (SELECT 1 FROM events d WHERE d.anima_id = $3 AND d.dedupe_key = $13)
-    RETURNING id, event_seq
+      AND NOT EXISTS (SELECT 1 FROM events d WHERE d.anima_key = animas.key AND d.dedupe_key = $13)
+    RETURNING id, event_seq, key
 ), ins AS (
     INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
-                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, seq)
-    SELECT $1, $2, a.id, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, a.event_seq
+                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, seq, anima_key)
+    SELECT $1, $2, a.id, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, a.event_seq, a.key
     FROM anima a
-    ON CONFLICT (anima_id, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
+    ON CONFLICT (anima_key, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
     RETURNING {RETURNED}, seq
 )
 SELECT {NEW_ROW_COLUMNS} FROM ins
 """
 
-_EXISTING = f"SELECT {ROW_COLUMNS} FROM events e WHERE e.anima_id = $1 AND e.dedupe_key = $2 AND e.org_id = $3"
+_EXISTING = (
+    f"SELECT {ROW_COLUMNS} FROM events e WHERE e.anima_key = (SELECT key FROM animas WHERE id = $1 AND org_id = $3) "
+    "AND e.dedupe_key = $2 AND e.anima_id = $1 AND e.org_id = $3"
+)
 
 
 async def insert_one(

@@ -14,7 +14,7 @@ from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima, Event
-from elephantasm.db.scopes import live_anima_row, org_scoped
+from elephantasm.db.scopes import live_anima_row, of_anima, org_scoped
 from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError, ValidationError
 from elephantasm.domain.inputs import json_problem, occurred_at_problem
 from elephantasm.schemas.common import check_json_fields
@@ -98,17 +98,16 @@ def check_batch(events: list[EventIn], settings: Settings, now: datetime) -> lis
     return [m.decode() for m in metas]
 
 
-async def _check_animas(session: AsyncSession, org_id: uuid.UUID, anima_ids: set[uuid.UUID]) -> None:
-    found = set(
-        (
-            await session.execute(
-                select(col(Anima.id)).where(col(Anima.id).in_(anima_ids), org_scoped(Anima, org_id), live_anima_row())
-            )
-        ).scalars()
-    )
-    missing = sorted(str(a) for a in anima_ids - found)
-    if missing:
-        raise NotFoundError(f"anima {missing[0]} not found")
+async def _anima_key(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> int:
+    """The key of the org's live anima (what its events are indexed by), or NotFoundError."""
+    key = (
+        await session.execute(
+            select(col(Anima.key)).where(col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row())
+        )
+    ).scalar_one_or_none()
+    if key is None:
+        raise NotFoundError(f"anima {anima_id} not found")
+    return int(key)
 
 
 async def record_events(
@@ -153,14 +152,16 @@ async def list_events(
     session: AsyncSession, org_id: uuid.UUID, flt: EventFilter, limit: int, cursor: str | None
 ) -> tuple[list[Event], str | None]:
     """Events in chronological order (occurred_at, id), keyset-paginated."""
+    # Joined by key, the org named on both sides: the org-wide listing reads each of the org's live
+    # animas' events from the anima_key indexes (no index of events leads with org_id).
     stmt = (
         select(Event)
-        .join(Anima, col(Anima.id) == col(Event.anima_id))
-        .where(org_scoped(Event, org_id), live_anima_row())
+        .join(Anima, (col(Anima.key) == col(Event.anima_key)) & (col(Anima.id) == col(Event.anima_id)))
+        .where(org_scoped(Event, org_id), org_scoped(Anima, org_id), live_anima_row())
     )
     if flt.anima_id:
-        await _check_animas(session, org_id, {flt.anima_id})  # another org's anima is a 404, not []
-        stmt = stmt.where(col(Event.anima_id) == flt.anima_id)
+        key = await _anima_key(session, org_id, flt.anima_id)  # another org's anima is a 404, not []
+        stmt = stmt.where(*of_anima(Event, flt.anima_id, key))
     if flt.session_id:
         stmt = stmt.where(col(Event.session_id) == flt.session_id)
     if flt.event_type:

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from elephantasm.db.models import Anima, Event, Knowledge, Memory
+from elephantasm.db.scopes import of_anima
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.dreams.claims import lock_anima
 from elephantasm.services.forget import drop_cached
@@ -42,7 +43,9 @@ class Purged:
 
 
 async def _count(session: AsyncSession, model: type, anima_id: uuid.UUID) -> int:
-    stmt = select(func.count()).select_from(model).where(model.anima_id == anima_id)  # type: ignore[attr-defined]
+    # Events are indexed by the anima's key, not its id (migration 0017).
+    where = of_anima(model, anima_id) if model is Event else [model.anima_id == anima_id]  # type: ignore[attr-defined]
+    stmt = select(func.count()).select_from(model).where(*where)
     return int((await session.execute(stmt)).scalar_one())
 
 

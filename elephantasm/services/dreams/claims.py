@@ -34,7 +34,7 @@ from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Anima, DreamChunk, DreamRun, Event
-from elephantasm.db.scopes import org_scoped
+from elephantasm.db.scopes import of_anima, org_scoped
 from elephantasm.db.tables import rowcount, table_of
 
 _EVENTS = table_of(Event)
@@ -110,7 +110,7 @@ async def _take(
     after, _ = await watermark(session, anima_id)
     stmt = (
         select(*CLAIM_COLUMNS, _EVENTS.c.seq)
-        .where(_EVENTS.c.anima_id == anima_id, _EVENTS.c.seq > after, _EVENTS.c.seq <= until_seq)
+        .where(*of_anima(_EVENTS, anima_id), _EVENTS.c.seq > after, _EVENTS.c.seq <= until_seq)
         .order_by(_EVENTS.c.seq)
         .limit(limit)
     )
@@ -200,7 +200,7 @@ async def count_pending(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid
         select(func.count())
         .select_from(_EVENTS)
         .where(
-            _EVENTS.c.anima_id == anima_id,
+            *of_anima(_EVENTS, anima_id),
             org_scoped(_EVENTS, org_id),
             _EVENTS.c.seq > after,
             _EVENTS.c.seq <= until_seq,

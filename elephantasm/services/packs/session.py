@@ -17,13 +17,15 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.domain.presets import PackConfig
+from elephantasm.services import event_state
 
 # Enough to walk back through any realistic gap-separated session; older turns of a longer
 # run simply start the session a little later (they remain long-term candidates).
 _GAP_SCAN_ROWS = 2000
 
 _GAP_SQL = text(
-    "SELECT occurred_at FROM events WHERE org_id = :org AND anima_id = :anima AND session_id IS NULL "
+    f"SELECT occurred_at FROM events e WHERE e.org_id = :org AND {event_state.of_anima('e', 'anima')} "
+    "AND session_id IS NULL "
     "AND occurred_at >= :since AND occurred_at <= :until ORDER BY occurred_at DESC LIMIT :n"
 )
 
