@@ -1,4 +1,4 @@
-"""Migration 0017: animas get a compact key, events carry it and their anima indexes lead with it; and back."""
+"""Migration 0018: animas get a compact key, events carry it and their anima indexes lead with it; and back."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ INDEXES = ("uq_events_anima_seq", "ix_events_anima_session", "uq_events_anima_de
 
 @pytest.fixture
 def old_db(pg_url: str) -> Iterator[tuple[str, str]]:
-    """A database at the revision before 0017, and that revision."""
-    with database_before(pg_url, "0017", "animakey") as db:
+    """A database at the revision before 0018, and that revision."""
+    with database_before(pg_url, "0018", "animakey") as db:
         yield db
 
 
@@ -52,7 +52,7 @@ async def test_upgrade_keys_events_by_anima_key_and_downgrade_restores(old_db: t
     finally:
         await conn.close()
 
-    await asyncio.to_thread(upgrade, url, "0017")
+    await asyncio.to_thread(upgrade, url, "0018")
     conn = await connect(url)
     try:
         keys = dict(await conn.fetch("SELECT id, key FROM animas"))

@@ -241,7 +241,7 @@ class Anima(SQLModel, table=True):
     # is never rewritten when it is distilled.
     event_seq: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
     distilled_seq: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
-    # A compact server-assigned key (migration 0017), never reused and never on the wire: events carry
+    # A compact server-assigned key (migration 0018), never reused and never on the wire: events carry
     # it (``Event.anima_key``) and their anima-keyed indexes lead with it instead of the 16-byte uuid.
     key: int = Field(default=None, sa_column=Column(BigInteger, IdentityColumn(always=True), nullable=False))
 
@@ -287,11 +287,11 @@ class Event(SQLModel, table=True):
     )
     # Position in the anima's event sequence (see ``Anima.event_seq``): pending = seq > distilled_seq.
     seq: int = Field(sa_column=Column(BigInteger, nullable=False))
-    # The anima's ``Anima.key`` (migration 0017), set by every insert path from the anima row it
+    # The anima's ``Anima.key`` (migration 0018), set by every insert path from the anima row it
     # locks. The anima-keyed indexes lead with it: an anima's keys only grow while its range sits
     # mid-index, and with two int8-wide keys (seq, time) Postgres splits a full leaf where the run
     # of inserts goes instead of 50/50 (nbtsplitloc.c), so those pages stay full.
-    # Migration 0017 also creates ``st_events_anima``, functional-dependency statistics over
+    # Migration 0018 also creates ``st_events_anima``, functional-dependency statistics over
     # (anima_key, anima_id, org_id), which SQLAlchemy does not model.
     anima_key: int = Field(sa_column=Column(BigInteger, nullable=False))
     __table_args__ = (

@@ -20,7 +20,7 @@ def pending(event: str = "e", anima: str = "a") -> str:
 
 def of_anima(event: str, anima_param: str) -> str:
     """An event of alias ``event`` belongs to the anima bound as ``:anima_param``: by its key (migration
-    0017; the events' indexes lead with ``anima_key``, looked up once per statement) and its id."""
+    0018; the events' indexes lead with ``anima_key``, looked up once per statement) and its id."""
     return (
         f"{event}.anima_key = (SELECT an.key FROM animas an WHERE an.id = :{anima_param}) "
         f"AND {event}.anima_id = :{anima_param}"

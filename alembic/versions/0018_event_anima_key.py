@@ -28,16 +28,16 @@ of the index; with the conversations' sessions interleaved across animas the ind
 
 Downgrade restores the uuid-keyed indexes and the two foreign keys and drops both columns.
 
-Revision ID: 0017
-Revises: 0016
+Revision ID: 0018
+Revises: 0017
 """
 
 from typing import Sequence, Union
 
 from alembic import op
 
-revision: str = "0017"
-down_revision: Union[str, None] = "0016"
+revision: str = "0018"
+down_revision: Union[str, None] = "0017"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
