@@ -55,6 +55,24 @@ INDEXED_DIMS = (256, 384)
 OpenAI-compatible default (384)."""
 
 
+INDEX_THRESHOLD = 2000
+"""Live memories at which an anima's memories enter the HNSW index (migration 0019). Below it a
+vector search scans the anima's rows exactly through an anima-keyed btree: at 2,000 rows that costs
+about what the HNSW arm does (benchmarks/RESULTS.md, issue 13 exact), is exact, and spares the
+~830 B of graph per memory that most animas (one per end user, ~100 memories) would pay."""
+
+VECTOR_INDEXED = "vector_indexed"
+"""The memories' column (and HNSW predicate term) saying a row is in the HNSW index."""
+
+
+def hnsw_filter(alias: str, indexed: bool) -> str:
+    """SQL to AND to a memories vector search of an anima: with ``indexed`` (the anima's
+    ``vectors_indexed``) the HNSW partial index's extra predicate, so that index applies; otherwise
+    nothing, and the statement (its distance written as :func:`hnsw_distance` writes it, or not)
+    cannot use the index and scans the anima's rows exactly."""
+    return f" AND {alias}.{VECTOR_INDEXED}" if indexed else ""
+
+
 def width_is(column: str, dim: int) -> str:
     """SQL: ``column`` holds a vector of ``dim`` dimensions (the partial HNSW index's predicate)."""
     return f"vector_dims({column}) = {int(dim)}"

@@ -30,6 +30,21 @@ async def check_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.U
         raise NotFoundError(f"anima {anima_id} not found")
 
 
+async def check_anima_vectors(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> bool:
+    """:func:`check_anima`, returning the anima's ``vectors_indexed``: whether its memories are in the
+    HNSW index (else a vector search of them scans its rows exactly; migration 0019)."""
+    found = (
+        await session.execute(
+            select(col(Anima.vectors_indexed)).where(
+                col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row()
+            )
+        )
+    ).scalar_one_or_none()
+    if found is None:
+        raise NotFoundError(f"anima {anima_id} not found")
+    return bool(found)
+
+
 async def enable_filtered_vector_scan(session: AsyncSession) -> None:
     """pgvector >= 0.8: keep scanning the HNSW graph until LIMIT rows pass the query's filters."""
     await session.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
