@@ -370,9 +370,7 @@ class Memory(SQLModel, table=True):
     deleted_at: datetime | None = _ts()
     # In the HNSW index (migration 0019): a copy of the anima's ``vectors_indexed``, set at insert
     # by the trigger ``trg_memories_vector_indexed`` and for all its rows when the anima is flipped.
-    vector_indexed: bool = Field(
-        default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false"))
-    )
+    vector_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
 
     __table_args__ = (
         Index("ix_memories_org_anima_state", "org_id", "anima_id", "state"),
