@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import text
 
-from elephantasm.db.vectors import INDEX_THRESHOLD
+from elephantasm.db import vectors
 
 # Counting stops at the threshold: at most INDEX_THRESHOLD entries of an anima-keyed index.
 _FLIP_ANIMA = text("""
@@ -31,12 +31,13 @@ _INDEX_MEMORIES = text(
 
 
 async def index_vectors_if_large(
-    session: Any, org_id: uuid.UUID, anima_id: uuid.UUID, threshold: int = INDEX_THRESHOLD
+    session: Any, org_id: uuid.UUID, anima_id: uuid.UUID, threshold: int | None = None
 ) -> bool:
-    """Flip the anima to the HNSW path if its live memories reached ``threshold`` (and it is not
-    there yet); returns whether it flipped now. ``session``: an AsyncSession or AsyncConnection,
-    inside the transaction that wrote the memories."""
-    params = {"anima": anima_id, "org": org_id, "threshold": threshold}
+    """Flip the anima to the HNSW path if its live memories reached ``threshold`` (default
+    ``INDEX_THRESHOLD``) and it is not there yet; returns whether it flipped now. ``session``: an
+    AsyncSession or AsyncConnection, inside the transaction that wrote the memories."""
+    limit = vectors.INDEX_THRESHOLD if threshold is None else threshold
+    params = {"anima": anima_id, "org": org_id, "threshold": limit}
     if (await session.execute(_FLIP_ANIMA, params)).first() is None:
         return False
     await session.execute(_INDEX_MEMORIES, params)
