@@ -190,6 +190,12 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
         async with engine.begin() as conn:
             for index in bulk_indexes():
                 await conn.execute(text(f"DROP INDEX IF EXISTS {index.name}"))
+            # As the dreamer leaves it (migration 0019): an anima of INDEX_THRESHOLD memories or more
+            # is on the HNSW path, so the COPY's rows are marked at insert by the trigger.
+            from elephantasm.db.vectors import INDEX_THRESHOLD
+
+            await conn.execute(text("UPDATE animas SET vectors_indexed = :on WHERE id = :a"),
+                               {"on": n >= INDEX_THRESHOLD, "a": anima_id})
             key = (await conn.execute(text("SELECT key FROM animas WHERE id = :a"), {"a": anima_id})).scalar_one()
             rows["events"] = [[*r, key] for r in rows["events"]]
             raw = (await conn.get_raw_connection()).driver_connection

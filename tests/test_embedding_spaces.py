@@ -164,7 +164,8 @@ async def test_the_space_filter_keeps_the_hnsw_index_usable(runtimes: tuple[Runt
         dim = b.embedder.dim  # the width's partial HNSW index (migration 0010)
         plan = "\n".join((await conn.execute(text(
             f"EXPLAIN SELECT id FROM memories WHERE anima_id = :a AND {width_is('embedding', dim)} "
-            f"AND embedding_space = :s ORDER BY {hnsw_distance('embedding', ':v', dim)} LIMIT 10"),
+            # A large anima's form (migration 0019: the index holds its rows only).
+            f"AND embedding_space = :s AND vector_indexed ORDER BY {hnsw_distance('embedding', ':v', dim)} LIMIT 10"),
             {"a": uuid.uuid4(), "s": b.embedder.space.label(), "v": literal})).scalars())
     assert f"ix_memories_embedding_hnsw{dim}" in plan, plan
 

@@ -134,7 +134,7 @@ async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, dim: int) -> str:
     scope = cands.Scope(tenant.org_id, anima, rt.clock(), FACT, "[" + ",".join(["0.1"] * dim) + "]",
                         cfg.weights, cfg, rt.embedder.space.label(), dim)
     params = scope.params(exclude=[], k=20, kth=19, seed=200, t_cut=rt.clock() - timedelta(days=30))
-    stmt = cands._long_term(True, dim, scope.uses_decay)
+    stmt = cands._long_term(True, dim, scope.uses_decay, True)
     async with rt.engine.connect() as conn:
         # Tiny tables: with sorts and heap scans priced out, a plan without the HNSW index means
         # the statement cannot use it (10k-row plans: benchmarks/RESULTS.md, "issue 14 vectors").

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     Column,
     Computed,
@@ -36,7 +37,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import column_property
 from sqlmodel import Field, SQLModel
 
-from elephantasm.db.vectors import INDEXED_DIMS, FastHalfVec, stored_key, width_is
+from elephantasm.db.vectors import INDEXED_DIMS, VECTOR_INDEXED, FastHalfVec, stored_key, width_is
 from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
 
 HNSW_M = 16
@@ -105,9 +106,10 @@ def _space_index(table: str) -> Index:
     return Index(f"ix_{table}_embedding_space", "embedding_space", postgresql_where=text("embedding IS NOT NULL"))
 
 
-def _hnsw(table: str) -> tuple[Index, ...]:
+def _hnsw(table: str, only: str = "") -> tuple[Index, ...]:
     # One partial expression index per indexed width (elephantasm.db.vectors): HNSW needs a fixed
-    # width, and a query of one width only ever compares vectors of that width.
+    # width, and a query of one width only ever compares vectors of that width. ``only``: a further
+    # condition on the rows indexed (memories: ``vector_indexed``, migration 0019).
     return tuple(
         Index(
             f"ix_{table}_embedding_hnsw{dim}",
@@ -115,7 +117,7 @@ def _hnsw(table: str) -> tuple[Index, ...]:
             postgresql_using="hnsw",
             postgresql_ops={f"embedding_{dim}": "halfvec_cosine_ops"},
             postgresql_with={"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
-            postgresql_where=text(width_is("embedding", dim)),
+            postgresql_where=text(width_is("embedding", dim) + (f" AND {only}" if only else "")),
         )
         for dim in INDEXED_DIMS
     )
@@ -244,6 +246,12 @@ class Anima(SQLModel, table=True):
     # A compact server-assigned key (migration 0018), never reused and never on the wire: events carry
     # it (``Event.anima_key``) and their anima-keyed indexes lead with it instead of the 16-byte uuid.
     key: int = Field(default=None, sa_column=Column(BigInteger, IdentityColumn(always=True), nullable=False))
+    # Whether the anima's memories are in the HNSW index (migration 0019): set by the dreamer once
+    # its live memories reach ``vectors.INDEX_THRESHOLD``, never reset. Until then its vector
+    # searches scan its few rows exactly (``vectors.hnsw_filter``).
+    vectors_indexed: bool = Field(
+        default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false"))
+    )
 
     __table_args__ = (
         Index("ix_animas_org_created", "org_id", "created_at", "id"),
@@ -360,13 +368,16 @@ class Memory(SQLModel, table=True):
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
     deleted_at: datetime | None = _ts()
+    # In the HNSW index (migration 0019): a copy of the anima's ``vectors_indexed``, set at insert
+    # by the trigger ``trg_memories_vector_indexed`` and for all its rows when the anima is flipped.
+    vector_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
 
     __table_args__ = (
         Index("ix_memories_org_anima_state", "org_id", "anima_id", "state"),
         # No (anima_id, time_end) index (dropped by migration 0017): no statement reads it.
         Index("ix_memories_anima_session", "anima_id", "session_id"),
         _gin("ix_memories_fts"),
-        *_hnsw("memories"),
+        *_hnsw("memories", VECTOR_INDEXED),
         _space_index("memories"),
         # Keyed on the anima without the org (migration 0017): 16 bytes less per entry; the pack
         # statement tests the org on the rows it finally reads (services/packs/sql.MEMORY_OWNER).

@@ -46,6 +46,7 @@ from elephantasm.schemas.transfer import (
     MemoryRecord,
     Record,
 )
+from elephantasm.services.dreams.vector_flag import index_vectors_if_large
 from elephantasm.services.dreams.writer import to_inputs
 from elephantasm.services.turn_blobs import embed_turns
 
@@ -234,6 +235,8 @@ async def write_import(
             for m, v, turns in zip(p.memories, vectors[0], vectors[2], strict=True)
         ],
     )
+    # A large export lands on the HNSW path at once, as the dreamer would have put it.
+    await index_vectors_if_large(session, org_id, anima_id)
     await _insert(
         session,
         MemoryRecall,

@@ -125,8 +125,8 @@ def test_query_compiles_score_without_reading_recall_state(preset: str) -> None:
     query = "what does the user cook"
     scope = cands.Scope(uuid.uuid4(), uuid.uuid4(), FROZEN_NOW, query, None, compile_weights(config, query), config)
     assert not scope.uses_decay
-    assert cands._long_term(True, 256, scope.uses_decay).text.count("memory_recalls") == 1
+    assert cands._long_term(True, 256, scope.uses_decay, True).text.count("memory_recalls") == 1
     # Without a query decay counts, and the four-factor arms join it to score.
     plain = cands.Scope(uuid.uuid4(), uuid.uuid4(), FROZEN_NOW, None, None, compile_weights(config, None), config)
     assert plain.uses_decay
-    assert cands._long_term(False, None, plain.uses_decay).text.count("memory_recalls") > 1
+    assert cands._long_term(False, None, plain.uses_decay, True).text.count("memory_recalls") > 1

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+from elephantasm.db.vectors import hnsw_filter
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
@@ -100,14 +101,14 @@ async def test_keyed_arm_reads_the_score_index(pack_runtime: Runtime, tenant: Te
     assert plan.count("ix_memories_pack_score") == 2, plan  # the key's k rows, then its range
 
 
-def _plain_long_term(has_query: bool, dim: int | None, decay: bool) -> Any:
+def _plain_long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> Any:
     """``candidates._long_term`` as it was before the key: the importance arm over every row above the cut."""
     return text(
         topk.top_k_union(
             "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)",
             sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY, sql.memory_columns(has_query), has_query,
             happened=sql.MEMORY_HAPPENED, dim=dim, score_join=sql.MEMORY_RECALLS if decay else "",
-            row_join=sql.MEMORY_RECALLS,
+            row_join=sql.MEMORY_RECALLS, vector_filter=hnsw_filter("m", indexed),
         )
     )
 

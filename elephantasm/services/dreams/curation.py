@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from elephantasm.db.vectors import hnsw_distance, width_is
+from elephantasm.db.vectors import hnsw_distance, hnsw_filter, width_is
 from elephantasm.domain.dreaming import (
     CurationThresholds,
     MemoryStats,
@@ -40,16 +40,17 @@ NEIGHBOURS = 5
 
 
 @functools.cache
-def _neighbours_sql(dim: int) -> TextClause:
+def _neighbours_sql(dim: int, indexed: bool) -> TextClause:
     """Nearest memories of each new one, among vectors of its space (width ``dim``: the width's
-    HNSW index answers, ``elephantasm.db.vectors``)."""
+    HNSW index answers when the anima's memories are ``indexed``, ``elephantasm.db.vectors``;
+    otherwise its rows are compared exactly)."""
     distance = hnsw_distance("m.embedding", "n.embedding", dim)
     return text(f"""
 SELECT n.id AS new_id, c.id AS other_id, c.state, c.sim
 FROM memories n CROSS JOIN LATERAL (
     SELECT m.id, m.state, 1 - ({distance}) AS sim FROM memories m
     WHERE m.anima_id = n.anima_id AND m.id <> n.id AND m.deleted_at IS NULL AND m.merged_into IS NULL
-      AND {width_is("m.embedding", dim)} AND m.embedding_space = n.embedding_space
+      AND {width_is("m.embedding", dim)} AND m.embedding_space = n.embedding_space{hnsw_filter("m", indexed)}
     ORDER BY {distance} LIMIT :k
 ) c
 WHERE n.id = ANY(:ids) AND {width_is("n.embedding", dim)} AND n.merged_into IS NULL AND c.sim >= :min_sim
@@ -118,9 +119,18 @@ def thresholds(settings: Settings) -> CurationThresholds:
     )
 
 
-async def _neighbours(session: AsyncSession, ids: list[uuid.UUID], min_sim: float, dim: int) -> list[Any]:
+_INDEXED_SQL = text("SELECT vectors_indexed FROM animas WHERE id = :anima")
+
+
+async def _neighbours(
+    session: AsyncSession, anima_id: uuid.UUID, ids: list[uuid.UUID], min_sim: float, dim: int
+) -> list[Any]:
     if not ids:
         return []
+    params = {"ids": ids, "k": NEIGHBOURS, "min_sim": min_sim}
+    if not (await session.execute(_INDEXED_SQL, {"anima": anima_id})).scalar_one():
+        # A small anima (below vectors.INDEX_THRESHOLD): its rows are compared exactly.
+        return list((await session.execute(_neighbours_sql(dim, False), params)).all())
     # Approximate neighbours through the HNSW index (pgvector >= 0.8 keeps scanning the graph until
     # enough rows pass the anima filter). Left alone, the planner prefers an exact scan of the anima's
     # memories per new memory, which costs ~20 ms each at 2,500 memories (measured), so the
@@ -128,8 +138,7 @@ async def _neighbours(session: AsyncSession, ids: list[uuid.UUID], min_sim: floa
     for setting in _HNSW_ONLY:
         await session.execute(text(f"SET LOCAL {setting}"))
     try:
-        params = {"ids": ids, "k": NEIGHBOURS, "min_sim": min_sim}
-        return list((await session.execute(_neighbours_sql(dim), params)).all())
+        return list((await session.execute(_neighbours_sql(dim, True), params)).all())
     finally:
         for setting in _HNSW_ONLY:
             await session.execute(text(f"SET LOCAL {setting.split(' = ')[0]} TO DEFAULT"))
@@ -218,7 +227,7 @@ async def _plan_and_apply(
     actions: list[dict],
     dim: int,
 ) -> tuple[int, list[Transition]]:
-    near = await _neighbours(session, new_ids, min(th.merge_similarity, th.reactivate_similarity), dim)
+    near = await _neighbours(session, ctx.anima_id, new_ids, min(th.merge_similarity, th.reactivate_similarity), dim)
     rows = list((await session.execute(_STATS_SQL, {"anima": ctx.anima_id})).all())
     by_id = {r.id: r for r in rows}
     best: dict[uuid.UUID, float] = {}

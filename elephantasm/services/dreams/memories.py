@@ -23,6 +23,7 @@ from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams.paging import (
     check_anima,
+    check_anima_vectors,
     enable_filtered_vector_scan,
     readable_columns,
 )
@@ -141,9 +142,11 @@ async def search_memories(
     """Nearest memories of one anima by cosine similarity of their summary embeddings, best first.
 
     Only vectors of ``space`` (the query vector's) are compared; others are not candidates."""
-    await check_anima(session, org_id, anima_id)
+    indexed = await check_anima_vectors(session, org_id, anima_id)
     await enable_filtered_vector_scan(session)
-    key, same_width = indexed_vector(_M.c.embedding, len(vector))  # the width's HNSW index answers
+    # A large anima: the width's HNSW index answers (its predicate names vector_indexed); a small
+    # one's rows are compared exactly.
+    key, same_width = indexed_vector(_M.c.embedding, len(vector))
     distance = key.cosine_distance(list(vector))
     stmt = (
         select(*_COLS, (1 - distance).label("similarity"))
@@ -152,6 +155,8 @@ async def search_memories(
         .order_by(distance, _M.c.id)
         .limit(limit)
     )
+    if indexed:
+        stmt = stmt.where(_M.c.vector_indexed)
     if not include_archived:
         stmt = stmt.where(_M.c.state != "archived")
     if min_similarity is not None:

@@ -19,6 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.db.driver_fetch import fetch
+from elephantasm.db.vectors import hnsw_filter
 from elephantasm.domain import text_rank
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
@@ -74,6 +75,9 @@ class Scope:
     config: PackConfig
     space: str | None = None  # embedding space of query_vector: only stored vectors of it are compared
     dim: int | None = None  # width of query_vector (the cosine arm reads that width's HNSW index)
+    # The anima's ``vectors_indexed`` (from the compile's head read): whether its memories' cosine
+    # arm reads the HNSW index or scans its rows exactly (migration 0019).
+    vectors_indexed: bool = True
 
     @property
     def has_query(self) -> bool:
@@ -194,9 +198,10 @@ def _by_width(build: Any) -> Any:
 
 
 @functools.cache
-def _long_term(has_query: bool, dim: int | None, decay: bool) -> Any:
+def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> Any:
     """The long-term memories statement; without ``decay`` its four-factor arms never read recall
-    state (memory_recalls is joined only for the few hundred rows read in the end)."""
+    state (memory_recalls is joined only for the few hundred rows read in the end). ``indexed``:
+    the anima's memories are in the HNSW index (else the cosine arm scans them exactly)."""
     return text(
         topk.top_k_union(
             "memories",
@@ -212,6 +217,7 @@ def _long_term(has_query: bool, dim: int | None, decay: bool) -> Any:
             # Without decay the score is the key's order up to time terms (topk's module doc, 4.).
             key=None if decay else sql.MEMORY_SCORE_KEY,
             owner=sql.MEMORY_OWNER,
+            vector_filter=hnsw_filter("m", indexed),
         )
     )
 
@@ -296,7 +302,7 @@ async def long_term_memories(
 ) -> list[Candidate]:
     """Top-``k`` per arm over all the anima's live memories, minus ``exclude`` (the session's)."""
     params = scope.params(exclude=list(exclude), **_pruning(scope, k))
-    rows = await fetch(conn, _long_term(scope.has_query, scope.dim, scope.uses_decay), params)
+    rows = await fetch(conn, _long_term(scope.has_query, scope.dim, scope.uses_decay, scope.vectors_indexed), params)
     return [_memory(r) for r in rows]
 
 

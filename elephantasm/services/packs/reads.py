@@ -18,6 +18,7 @@ pool); otherwise everything is read on the first, in the same order, with the sa
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import uuid
 from collections.abc import AsyncIterator
@@ -57,7 +58,7 @@ def _settings(ef: str) -> str:
 # first statement, so that is the snapshot every later statement of the transaction reads).
 def _head_sql(snapshot: bool) -> str:
     return f"""
-SELECT a.name, a.description, a.state_version, a.last_event_at,
+SELECT a.name, a.description, a.state_version, a.last_event_at, a.vectors_indexed,
        (SELECT e.session_id FROM events e WHERE e.anima_key = a.key AND e.org_id = a.org_id AND e.anima_id = a.id
         ORDER BY e.occurred_at DESC, e.id DESC LIMIT 1) AS latest_session,
        i.id AS identity_id, i.personality_type, i.communication_style, i.self, i.prose,
@@ -171,6 +172,8 @@ async def _read(conn: AsyncConnection, req: PackRequest, scope: cands.Scope, eng
     head = (await conn.execute(_HEAD_SQL[fork], params)).one_or_none()
     if head is None:
         raise NotFoundError(f"anima {req.anima_id} not found")
+    # The memories' cosine arm: HNSW for a large anima, an exact scan of a small one's rows.
+    scope = dataclasses.replace(scope, vectors_indexed=head.vectors_indexed)
     session = await resolve_session(
         conn,
         req.org_id,

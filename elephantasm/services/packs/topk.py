@@ -122,6 +122,7 @@ def top_k_union(
     row_join: str = "",
     key: str | None = None,
     owner: str = "",
+    vector_filter: str = "",
 ) -> str:
     """One statement: four-factor top ``:k`` ∪ cosine top ``:k`` (HNSW) ∪ full-text top ``:k`` (GIN).
 
@@ -132,7 +133,9 @@ def top_k_union(
     besides the table (the four-factor arms only), ``row_join`` what ``columns`` read (the final
     read of the union's rows, a few hundred by primary key); both LEFT JOINs on a unique key.
     ``key``: see :func:`factor_arms`. ``owner``: a condition the final read tests on every row (the
-    org, when ``where`` leaves it out for index-only arms).
+    org, when ``where`` leaves it out for index-only arms). ``vector_filter``: ANDed to the cosine arm
+    (``elephantasm.db.vectors.hnsw_filter``: the HNSW partial index's predicate for an anima whose
+    memories it holds; empty for a small anima, whose rows the arm then scans exactly).
     """
     ctes = [TSQUERY_CTE] if has_query else []
     if happened is not None:
@@ -149,7 +152,7 @@ def top_k_union(
     if has_query and vector and dim:
         ctes.append(
             f"{a}v AS (SELECT {a}.id FROM {table} {a} WHERE {where} AND {width_is(f'{a}.embedding', dim)} "
-            f"AND {a}.embedding_space = :space "
+            f"AND {a}.embedding_space = :space{vector_filter} "
             f"ORDER BY {hnsw_distance(f'{a}.embedding', ':qv', dim)} LIMIT :k)"
         )
         arms.append(f"SELECT id FROM {a}v")

@@ -1,0 +1,44 @@
+"""Moving an anima's memories into the HNSW index once it is large (migration 0019).
+
+Small animas are searched exactly (``elephantasm.db.vectors.hnsw_filter``); when the dreamer's
+writes bring an anima's live memories to ``INDEX_THRESHOLD`` it flips ``animas.vectors_indexed`` and
+marks every memory of the anima ``vector_indexed`` in the same transaction. Later inserts copy the
+anima's flag through the trigger ``trg_memories_vector_indexed``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from sqlalchemy import text
+
+from elephantasm.db import vectors
+
+# Counting stops at the threshold: at most INDEX_THRESHOLD entries of an anima-keyed index.
+_FLIP_ANIMA = text("""
+UPDATE animas a SET vectors_indexed = true
+WHERE a.id = :anima AND a.org_id = :org AND NOT a.vectors_indexed
+  AND (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.anima_id = :anima
+       AND m.deleted_at IS NULL AND m.merged_into IS NULL LIMIT :threshold) x) >= :threshold
+RETURNING a.id
+""")
+# A statement of its own (not a CTE of the flip): it takes a new snapshot, so it also sees
+# memories whose insert committed while the flip waited for their trigger's lock on the anima row.
+_INDEX_MEMORIES = text(
+    "UPDATE memories SET vector_indexed = true WHERE anima_id = :anima AND org_id = :org AND NOT vector_indexed"
+)
+
+
+async def index_vectors_if_large(
+    session: Any, org_id: uuid.UUID, anima_id: uuid.UUID, threshold: int | None = None
+) -> bool:
+    """Flip the anima to the HNSW path if its live memories reached ``threshold`` (default
+    ``INDEX_THRESHOLD``) and it is not there yet; returns whether it flipped now. ``session``: an
+    AsyncSession or AsyncConnection, inside the transaction that wrote the memories."""
+    limit = vectors.INDEX_THRESHOLD if threshold is None else threshold
+    params = {"anima": anima_id, "org": org_id, "threshold": limit}
+    if (await session.execute(_FLIP_ANIMA, params)).first() is None:
+        return False
+    await session.execute(_INDEX_MEMORIES, params)
+    return True
