@@ -23,8 +23,9 @@ WHERE a.id = :anima AND a.org_id = :org AND NOT a.vectors_indexed
        AND m.deleted_at IS NULL AND m.merged_into IS NULL LIMIT :threshold) x) >= :threshold
 RETURNING a.id
 """)
-# A statement of its own (not a CTE of the flip): it takes a new snapshot, so it also sees
-# memories whose insert committed while the flip waited for their trigger's lock on the anima row.
+# A statement of its own (not a CTE of the flip): it takes a new snapshot, so it also marks memories
+# committed after the flip's. (The trigger takes no lock on the anima row; nothing else inserts into
+# an existing anima while its dreamer runs — one run per anima, and import makes a new anima.)
 _INDEX_MEMORIES = text(
     "UPDATE memories SET vector_indexed = true WHERE anima_id = :anima AND org_id = :org AND NOT vector_indexed"
 )
