@@ -22,15 +22,14 @@ from elephantasm.db.migrate import upgrade_async
 from elephantasm.db.vectors import INDEX_THRESHOLD, vector_literal
 from elephantasm.runtime import Runtime, build_runtime
 from elephantasm.schemas.animas import AnimaCreate
-from elephantasm.schemas.events import EventCreate
 from elephantasm.services.animas import create_anima
-from elephantasm.services.dreams import run_dream, vector_flag
+from elephantasm.services.dreams import vector_flag
 from elephantasm.services.dreams.memories import search_memories
-from elephantasm.services.events import record_events
 from elephantasm.services.packs import build_request, compile_pack
 from elephantasm.services.packs import candidates as cands
 from elephantasm.settings import Settings
 from tests.conftest import Tenant, make_tenant
+from tests.packs.helpers import dream_lisbon_turns
 from tests.support.databases import create_database, drop_database
 
 DIM = 256
@@ -155,15 +154,7 @@ async def test_the_dreamer_flips_an_anima_at_the_threshold(rt: Runtime, monkeypa
     monkeypatch.setattr("elephantasm.db.vectors.INDEX_THRESHOLD", 1)
     tenant = await make_tenant(rt, "exact")
     anima = await _anima(rt, tenant)
-    events = [
-        EventCreate(anima_id=anima, event_type="message.in", role="user", content=f"I moved to Lisbon, note {i}.",
-                    session_id=f"s{i}", occurred_at=rt.clock() - timedelta(hours=10 - i))
-        for i in range(4)
-    ]
-    async with rt.unit_of_work() as session:
-        await record_events(session, tenant.org_id, events, rt.clock())
-    run = await run_dream(rt, tenant.org_id, anima)
-    assert run.status == "completed" and run.memories_created
+    await dream_lisbon_turns(rt, tenant.org_id, anima)
     flags = await _flags(rt, anima)
     assert set(flags) == {True}, flags
     compiled = await compile_pack(rt, build_request(rt, tenant.org_id, anima, query="Lisbon", max_tokens=2000))

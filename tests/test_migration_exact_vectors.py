@@ -12,7 +12,7 @@ import pytest
 
 from elephantasm.db.migrate import downgrade, upgrade
 from elephantasm.db.vectors import INDEX_THRESHOLD
-from tests.support.databases import connect, database_before
+from tests.support.databases import connect, database_before, fetch_value
 
 ORG, SMALL, LARGE = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
 HNSW_DEF = "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_memories_embedding_hnsw256'"
@@ -27,14 +27,6 @@ def old_db(pg_url: str) -> Iterator[tuple[str, str]]:
         yield db
 
 
-async def _value(url: str, sql: str) -> object:
-    conn = await connect(url)
-    try:
-        return await conn.fetchval(sql)
-    finally:
-        await conn.close()
-
-
 async def test_upgrade_flags_large_animas_and_narrows_hnsw_and_back(old_db: tuple[str, str]) -> None:
     url, before = old_db
     conn = await connect(url)
@@ -45,9 +37,9 @@ async def test_upgrade_flags_large_animas_and_narrows_hnsw_and_back(old_db: tupl
             await conn.execute(_LOAD, ORG, anima, n)
     finally:
         await conn.close()
-    assert "vector_indexed" not in str(await _value(url, HNSW_DEF))
+    assert "vector_indexed" not in str(await fetch_value(url, HNSW_DEF))
     await asyncio.to_thread(upgrade, url, "0019")
-    assert str(await _value(url, HNSW_DEF)).endswith("WHERE ((vector_dims(embedding) = 256) AND vector_indexed)")
+    assert str(await fetch_value(url, HNSW_DEF)).endswith("WHERE ((vector_dims(embedding) = 256) AND vector_indexed)")
     conn = await connect(url)
     try:
         rows = await conn.fetch("SELECT a.id, a.vectors_indexed, bool_and(m.vector_indexed) AS all_, "
@@ -62,8 +54,8 @@ async def test_upgrade_flags_large_animas_and_narrows_hnsw_and_back(old_db: tupl
     finally:
         await conn.close()
     await asyncio.to_thread(downgrade, url, before)
-    assert str(await _value(url, HNSW_DEF)).endswith("WHERE (vector_dims(embedding) = 256)")
-    assert await _value(url, "SELECT count(*) FROM memories") == 7 + INDEX_THRESHOLD
+    assert str(await fetch_value(url, HNSW_DEF)).endswith("WHERE (vector_dims(embedding) = 256)")
+    assert await fetch_value(url, "SELECT count(*) FROM memories") == 7 + INDEX_THRESHOLD
     cols = "SELECT count(*) FROM information_schema.columns WHERE column_name IN ('vector_indexed', 'vectors_indexed')"
-    assert await _value(url, cols) == 0
-    assert await _value(url, "SELECT count(*) FROM pg_trigger WHERE tgname = 'trg_memories_vector_indexed'") == 0
+    assert await fetch_value(url, cols) == 0
+    assert await fetch_value(url, "SELECT count(*) FROM pg_trigger WHERE tgname = 'trg_memories_vector_indexed'") == 0

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from elephantasm.db.migrate import downgrade, upgrade
-from tests.support.databases import connect, database_before
+from tests.support.databases import connect, database_before, fetch_value
 
 ORG, ANIMA = uuid.uuid4(), uuid.uuid4()
 EXISTS = "SELECT to_regclass('ix_memories_anima_time_end') IS NOT NULL"
@@ -27,14 +27,6 @@ def old_db(pg_url: str) -> Iterator[tuple[str, str]]:
         yield db
 
 
-async def _value(url: str, sql: str) -> object:
-    conn = await connect(url)
-    try:
-        return await conn.fetchval(sql)
-    finally:
-        await conn.close()
-
-
 async def test_upgrade_keys_pack_indexes_on_the_anima_drops_time_end_and_back(old_db: tuple[str, str]) -> None:
     url, before = old_db
     conn = await connect(url)
@@ -46,13 +38,13 @@ async def test_upgrade_keys_pack_indexes_on_the_anima_drops_time_end_and_back(ol
             uuid.uuid4(), ORG, ANIMA)
     finally:
         await conn.close()
-    assert await _value(url, EXISTS) is True
-    assert await _value(url, KEYS) == ["(org_id, anima_id, "] * 3
+    assert await fetch_value(url, EXISTS) is True
+    assert await fetch_value(url, KEYS) == ["(org_id, anima_id, "] * 3
     await asyncio.to_thread(upgrade, url, "0017")
-    assert await _value(url, EXISTS) is False
-    assert await _value(url, KEYS) == ["(anima_id, "] * 3
-    assert await _value(url, "SELECT count(*) FROM memories") == 1
+    assert await fetch_value(url, EXISTS) is False
+    assert await fetch_value(url, KEYS) == ["(anima_id, "] * 3
+    assert await fetch_value(url, "SELECT count(*) FROM memories") == 1
     await asyncio.to_thread(downgrade, url, before)
-    assert await _value(url, EXISTS) is True
-    assert await _value(url, KEYS) == ["(org_id, anima_id, "] * 3
-    assert await _value(url, "SELECT count(*) FROM memories") == 1
+    assert await fetch_value(url, EXISTS) is True
+    assert await fetch_value(url, KEYS) == ["(org_id, anima_id, "] * 3
+    assert await fetch_value(url, "SELECT count(*) FROM memories") == 1

@@ -19,16 +19,13 @@ from elephantasm.db.vectors import INDEXED_DIMS
 from elephantasm.domain.lean import lean_text
 from elephantasm.runtime import Runtime, build_runtime
 from elephantasm.schemas.animas import AnimaCreate
-from elephantasm.schemas.events import EventCreate
 from elephantasm.services.animas import create_anima
-from elephantasm.services.dreams import run_dream
 from elephantasm.services.dreams.memories import search_memories
-from elephantasm.services.events import record_events
 from elephantasm.services.packs import build_request, compile_pack
 from elephantasm.services.packs import candidates as cands
 from elephantasm.settings import Settings
 from tests.conftest import Tenant, make_tenant
-from tests.packs.helpers import add_memory
+from tests.packs.helpers import add_memory, dream_lisbon_turns
 from tests.support.databases import create_database, drop_database
 from tests.support.openai_server import OpenAIServer
 
@@ -116,15 +113,7 @@ async def test_a_remote_embedder_of_an_unindexed_width_dreams_and_curates(runtim
     rt = runtimes[UNINDEXED]
     tenant = await make_tenant(rt, "widths")
     anima = await _anima(rt, tenant)
-    events = [
-        EventCreate(anima_id=anima, event_type="message.in", role="user", content=f"I moved to Lisbon, note {i}.",
-                    session_id=f"s{i}", occurred_at=rt.clock() - timedelta(hours=10 - i))
-        for i in range(4)
-    ]
-    async with rt.unit_of_work() as session:
-        await record_events(session, tenant.org_id, events, rt.clock())
-    run = await run_dream(rt, tenant.org_id, anima)
-    assert run.status == "completed" and run.memories_created
+    await dream_lisbon_turns(rt, tenant.org_id, anima)
     assert await _widths(rt, anima) == {rt.embedder.space.label(): UNINDEXED}
 
 

@@ -5,16 +5,19 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
 from sqlalchemy import insert, select
 
-from elephantasm.domain.lean import lean_text
 from elephantasm.db.models import Identity, Knowledge, KnowledgeMemory, Memory, MemoryRecall
+from elephantasm.domain.lean import lean_text
 from elephantasm.runtime import Runtime
+from elephantasm.schemas.events import EventCreate
 from elephantasm.services.animas import bump_state_version
+from elephantasm.services.dreams import run_dream
+from elephantasm.services.events import record_events
 from tests.conftest import Tenant
 
 
@@ -118,3 +121,17 @@ async def recall_state(runtime: Runtime, memory_id: uuid.UUID) -> tuple[int, dat
             select(MemoryRecall.recall_count, MemoryRecall.last_recalled_at)
             .where(MemoryRecall.memory_id == memory_id))).one_or_none()
     return (0, None) if row is None else (row[0], row[1])
+
+
+async def dream_lisbon_turns(runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID) -> None:
+    """Record four user turns about moving to Lisbon (one session each, hours apart) and dream them:
+    the run completes and creates memories."""
+    events = [
+        EventCreate(anima_id=anima_id, event_type="message.in", role="user", content=f"I moved to Lisbon, note {i}.",
+                    session_id=f"s{i}", occurred_at=runtime.clock() - timedelta(hours=10 - i))
+        for i in range(4)
+    ]  # fmt: skip
+    async with runtime.unit_of_work() as session:
+        await record_events(session, org_id, events, runtime.clock())
+    run = await run_dream(runtime, org_id, anima_id)
+    assert run.status == "completed" and run.memories_created

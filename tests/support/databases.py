@@ -43,6 +43,15 @@ async def connect(url: str) -> asyncpg.Connection:
     return await asyncpg.connect(**_connect_args(url))
 
 
+async def fetch_value(url: str, sql: str) -> object:
+    """The first column of the first row of ``sql`` on the database ``url`` names (own connection)."""
+    conn = await connect(url)
+    try:
+        return await conn.fetchval(sql)
+    finally:
+        await conn.close()
+
+
 async def _admin(url: str, sql: str) -> None:
     conn = await connect(with_database(url, "postgres"))
     try:
