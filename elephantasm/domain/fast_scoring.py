@@ -92,16 +92,20 @@ class FactorScorer:
         importance, confidence, happened_at, last_recalled_at, created_at, recall_count, relevance = inputs
         f_imp = DEFAULT_IMPORTANCE if importance is None else _clamp01(importance)
         f_conf = DEFAULT_CONFIDENCE if confidence is None else _clamp01(confidence)
-        # _age is already >= 0, so score_candidate's max(0.0, age) is the age itself.
-        f_rec = DEFAULT_RECENCY if happened_at is None else _clamp01(2.0 ** (-self._age(happened_at) / self._rec_h))
-        touched = last_recalled_at if last_recalled_at is not None else created_at
-        if touched is None:
-            f_dec = DEFAULT_DECAY
-        else:
-            h = self._decay_half_life(recall_count)
-            f_dec = _clamp01(1.0 - 2.0 ** (-self._age(touched) / h))
+        f_rec = self._recency(happened_at)
+        f_dec = self._decay(last_recalled_at if last_recalled_at is not None else created_at, recall_count)
         f_rel = (_clamp01(relevance) if relevance is not None else 0.0) if self._has_query else None
         return f_imp, f_conf, f_rec, f_dec, f_rel
+
+    def _recency(self, happened_at: datetime | None) -> float:
+        # _age is already >= 0, so score_candidate's max(0.0, age) is the age itself.
+        return DEFAULT_RECENCY if happened_at is None else _clamp01(2.0 ** (-self._age(happened_at) / self._rec_h))
+
+    def _decay(self, touched: datetime | None, recall_count: int) -> float:
+        """The decay factor of a row last recalled (else created) at ``touched``."""
+        if touched is None:
+            return DEFAULT_DECAY
+        return _clamp01(1.0 - 2.0 ** (-self._age(touched) / self._decay_half_life(recall_count)))
 
     def combine(self, factors: Factors) -> float:
         """The rounded score of :meth:`factors`' result."""
@@ -122,18 +126,9 @@ class FactorScorer:
         w_imp, w_conf, w_rec, w_dec, w_rel = self._w
         f_imp = DEFAULT_IMPORTANCE if importance is None else _clamp01(importance)
         f_conf = DEFAULT_CONFIDENCE if confidence is None else _clamp01(confidence)
-        rec = 0.0
-        if w_rec != 0.0:
-            f_rec = DEFAULT_RECENCY if happened_at is None else _clamp01(2.0 ** (-self._age(happened_at) / self._rec_h))
-            rec = w_rec * f_rec
-        dec = 0.0
-        if w_dec != 0.0:
-            touched = last_recalled_at if last_recalled_at is not None else created_at
-            if touched is None:
-                f_dec = DEFAULT_DECAY
-            else:
-                f_dec = _clamp01(1.0 - 2.0 ** (-self._age(touched) / self._decay_half_life(recall_count)))
-            dec = w_dec * (1.0 - f_dec)
+        rec = w_rec * self._recency(happened_at) if w_rec != 0.0 else 0.0
+        touched = last_recalled_at if last_recalled_at is not None else created_at
+        dec = w_dec * (1.0 - self._decay(touched, recall_count)) if w_dec != 0.0 else 0.0
         f_rel = (_clamp01(relevance) if relevance is not None else 0.0) if self._has_query else None
         total = w_imp * f_imp + w_conf * f_conf + rec + dec + w_rel * (f_rel or 0.0)
         return round(_clamp01(total), SCORE_DIGITS)

@@ -184,20 +184,10 @@ def contextual_relevance(
 
     n_cos, n_fts = _spread(cos, MIN_COSINE_SPREAD), _spread(fts, MIN_FTS_SPREAD)
     none = [None] * len(signals)
-    out: list[float | None] = []
-    for (c, f), a, b in zip(signals, n_cos or none, n_fts or none, strict=True):
-        # _weighted_pair, written out (see there).
-        if a is not None and b is not None:
-            x = (_W_COS * a + _W_FTS * b) / _W_BOTH
-        elif a is not None:
-            x = _W_COS * a / _W_COS
-        elif b is not None:
-            x = _W_FTS * b / _W_FTS
-        else:
-            out.append(fuse_relevance(c, f))
-            continue
-        out.append(round(0.0 if x <= 0.0 else 1.0 if x >= 1.0 else x, r))
-    return out
+    return [
+        _weighted_pair(a, b) if a is not None or b is not None else fuse_relevance(c, f)
+        for (c, f), a, b in zip(signals, n_cos or none, n_fts or none, strict=True)
+    ]
 
 
 def _spread(values: list[float | None], min_width: float) -> list[float | None] | None:
