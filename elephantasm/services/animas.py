@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,14 +31,21 @@ async def create_anima(session: AsyncSession, org_id: uuid.UUID, data: AnimaCrea
 
 async def get_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> Anima:
     """The live anima, or NotFoundError (also when it belongs to another org)."""
-    anima = (
-        await session.execute(
-            select(Anima).where(col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row())
-        )
-    ).scalar_one_or_none()
-    if anima is None:
-        raise NotFoundError(f"anima {anima_id} not found")
+    anima: Anima = await live_anima_value(session, org_id, anima_id, Anima)
     return anima
+
+
+async def live_anima_value(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, what: Any) -> Any:
+    """``what`` (the entity or one of its columns) of the org's live anima ``anima_id``, or
+    NotFoundError (also when it belongs to another org: a 404, never an empty answer)."""
+    found = (
+        await session.execute(
+            select(what).where(col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row())
+        )
+    ).one_or_none()
+    if found is None:
+        raise NotFoundError(f"anima {anima_id} not found")
+    return found[0]
 
 
 async def org_of_anima(session: AsyncSession, anima_id: uuid.UUID) -> uuid.UUID | None:

@@ -20,6 +20,7 @@ from elephantasm.domain.inputs import json_problem, occurred_at_problem
 from elephantasm.schemas.common import check_json_fields
 from elephantasm.schemas.event_batch import EventIn
 from elephantasm.schemas.events import EventCreate
+from elephantasm.services.animas import live_anima_value
 from elephantasm.services.event_copy import copy_events
 from elephantasm.settings import Settings
 
@@ -100,14 +101,7 @@ def check_batch(events: list[EventIn], settings: Settings, now: datetime) -> lis
 
 async def _anima_key(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> int:
     """The key of the org's live anima (what its events are indexed by), or NotFoundError."""
-    key = (
-        await session.execute(
-            select(col(Anima.key)).where(col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row())
-        )
-    ).scalar_one_or_none()
-    if key is None:
-        raise NotFoundError(f"anima {anima_id} not found")
-    return int(key)
+    return int(await live_anima_value(session, org_id, anima_id, col(Anima.key)))
 
 
 async def record_events(

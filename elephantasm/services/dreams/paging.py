@@ -5,13 +5,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from elephantasm.db.models import Anima
-from elephantasm.db.scopes import live_anima_row, org_scoped
-from elephantasm.domain.errors import NotFoundError
+from elephantasm.services.animas import live_anima_value
 
 
 def readable_columns(table: Any) -> list[Any]:
@@ -28,16 +27,7 @@ async def check_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.U
 async def check_anima_vectors(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> bool:
     """:func:`check_anima`, returning the anima's ``vectors_indexed``: whether its memories are in the
     HNSW index (else a vector search of them scans its rows exactly; migration 0019)."""
-    found = (
-        await session.execute(
-            select(col(Anima.vectors_indexed)).where(
-                col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row()
-            )
-        )
-    ).scalar_one_or_none()
-    if found is None:
-        raise NotFoundError(f"anima {anima_id} not found")
-    return bool(found)
+    return bool(await live_anima_value(session, org_id, anima_id, col(Anima.vectors_indexed)))
 
 
 async def enable_filtered_vector_scan(session: AsyncSession) -> None:
