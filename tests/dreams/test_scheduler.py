@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ from sqlalchemy import select
 
 from dreamer.scheduler import Dreamer, scheduler_lifespan
 from elephantasm.db.models import DreamRun
-from elephantasm.runtime import Runtime
+from elephantasm.runtime import Runtime, utc_now
 from elephantasm.services.dreams import run_dream
 from elephantasm.services.dreams.due import find_sleepy_animas
 from tests.conftest import TEST_SECRET, Tenant
@@ -37,14 +38,20 @@ async def _until(predicate, timeout: float = 20.0) -> None:  # type: ignore[no-u
 
 
 async def test_threshold_waits_for_enough_events_and_quiet(runtime: Runtime, tenant: Tenant) -> None:
-    rt = variant(runtime, dreamer_trigger_events=6, dreamer_debounce_seconds=0.5)
+    # The dreamer's clock is moved by hand, not slept past: a wall-clock debounce failed whenever the
+    # machine stalled longer than the debounce between adding the events and the first check.
+    now = [utc_now()]
+    rt = dataclasses.replace(
+        variant(runtime, dreamer_trigger_events=6, dreamer_debounce_seconds=30), clock=lambda: now[0]
+    )
     busy, few = await new_anima(rt, tenant.org_id, "busy"), await new_anima(rt, tenant.org_id, "few")
     await add_events(rt, tenant.org_id, busy, turns(["a b c"] * 6))
     await add_events(rt, tenant.org_id, few, turns(["x y"] * 2))
+    now[0] = utc_now()
     dreamer = Dreamer(rt)
     await dreamer.threshold()  # enough events, but the burst has not settled yet
     assert await _triggers(rt, busy) == []
-    await asyncio.sleep(0.6)
+    now[0] += timedelta(seconds=31)
     await dreamer.threshold()
     await rt.dream_tasks.wait()
     assert await _triggers(rt, busy) == ["threshold"] and await pending_ids(rt, busy) == set()
