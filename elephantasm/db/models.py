@@ -39,7 +39,6 @@ from sqlmodel import Field, SQLModel
 
 from elephantasm.db.vectors import INDEXED_DIMS, VECTOR_INDEXED, FastHalfVec, stored_key, width_is
 from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
-from elephantasm.ids import uuid7
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 40
@@ -50,8 +49,9 @@ MEMORY_RECALLS_FILLFACTOR = 70
 
 
 def _uuid_pk() -> Any:
-    # Time-ordered (elephantasm.ids): appended keys keep the pkey leaves full.
-    return Field(default_factory=uuid7, sa_column=Column(UUID(as_uuid=True), primary_key=True))
+    # Random: the rows made one at a time (animas, keys, runs). The bulk rows (events, memories,
+    # knowledge, journal) get time-ordered ids from their writers (elephantasm.ids).
+    return Field(default_factory=uuid.uuid4, sa_column=Column(UUID(as_uuid=True), primary_key=True))
 
 
 def _ts(nullable: bool = True, server_now: bool = False, index: bool = False) -> Any:
