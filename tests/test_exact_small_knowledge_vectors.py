@@ -139,3 +139,27 @@ async def test_the_dreamers_knowledge_of_a_flipped_anima_is_indexed_and_served(
     assert set(flags) == {True}, flags
     compiled = await compile_pack(rt, build_request(rt, tenant.org_id, anima, query="Lisbon", max_tokens=2000))
     assert compiled.pack.content.knowledge  # the HNSW path serves the anima's knowledge
+
+
+async def test_search_knowledge_of_a_flipped_anima_reads_only_its_indexed_rows(rt: Runtime) -> None:
+    """The statement carries the HNSW predicate (``vector_indexed``) exactly when the anima is
+    flipped: a row left unmarked (as none is in practice) is invisible to it, and visible again on
+    the exact path once the anima is treated as small."""
+    tenant = await make_tenant(rt, "exactk")
+    anima = await _anima(rt, tenant)
+    await _load(rt, tenant, anima, 5, seed=10)
+    q = _vectors(1, 11)[0]
+    async with rt.engine.begin() as conn:
+        await conn.execute(text("UPDATE animas SET vectors_indexed = true WHERE id = :a"), {"a": anima})
+        await conn.execute(text("UPDATE knowledge SET vector_indexed = true WHERE anima_id = :a"), {"a": anima})
+        hidden = (await conn.execute(text("UPDATE knowledge SET vector_indexed = false WHERE id = "
+                                          "(SELECT id FROM knowledge WHERE anima_id = :a ORDER BY id LIMIT 1) RETURNING id"),
+                                     {"a": anima})).scalar_one()  # fmt: skip
+    async with rt.unit_of_work() as session:
+        flipped = [row.id for row, _ in await search_knowledge(session, tenant.org_id, anima, q, 10, space=SPACE)]
+    async with rt.engine.begin() as conn:
+        await conn.execute(text("UPDATE animas SET vectors_indexed = false WHERE id = :a"), {"a": anima})
+    async with rt.unit_of_work() as session:
+        exact = [row.id for row, _ in await search_knowledge(session, tenant.org_id, anima, q, 10, space=SPACE)]
+    assert len(flipped) == 4 and hidden not in flipped
+    assert len(exact) == 5 and hidden in exact
