@@ -9,13 +9,14 @@ from elephantasm.services.event_copy import meta_json, new_ids
 from elephantasm.services.events import event_size
 
 
-def test_batch_ids_are_distinct_random_uuids() -> None:
+def test_batch_ids_are_distinct_time_ordered_uuids() -> None:
     ids = new_ids(5000)
     assert len(set(ids)) == 5000
+    assert ids == sorted(ids)  # version 7: appended to the right edge of events_pkey
     for i in ids:
         assert isinstance(i, uuid.UUID)
         parsed = uuid.UUID(str(i))
-        assert (parsed.version, parsed.variant) == (4, uuid.RFC_4122)
+        assert (parsed.version, parsed.variant) == (7, uuid.RFC_4122)
     assert new_ids(0) == []
 
 

@@ -14,50 +14,32 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
-import numpy as np
 import pytest
 from sqlalchemy import text
 
-from elephantasm.db.migrate import upgrade_async
 from elephantasm.db.vectors import INDEX_THRESHOLD, vector_literal
-from elephantasm.runtime import Runtime, build_runtime
-from elephantasm.schemas.animas import AnimaCreate
-from elephantasm.services.animas import create_anima
-from elephantasm.services.dreams import vector_flag
+from elephantasm.runtime import Runtime
 from elephantasm.services.dreams.memories import search_memories
 from elephantasm.services.packs import build_request, compile_pack
 from elephantasm.services.packs import candidates as cands
 from elephantasm.settings import Settings
 from tests.conftest import Tenant, make_tenant
 from tests.packs.helpers import dream_lisbon_turns
-from tests.support.databases import create_database, drop_database
+from tests.support.vector_animas import DIM, SPACE, flip, new_anima, own_runtime, random_vectors
+from tests.support.vector_animas import flags as row_flags
 
-DIM = 256
-SPACE = "test/256/1"
 _LOAD = text("""INSERT INTO memories (id, org_id, anima_id, summary, embedding, embedding_space, time_end)
 SELECT gen_random_uuid(), :org, :anima, 'memory ' || g, CAST(:v AS halfvec), :space, now() - make_interval(hours => g)
 FROM generate_series(1, :n) g""")
-_FLAGS = text("SELECT vector_indexed, count(*) FROM memories WHERE anima_id = :a GROUP BY 1")
 
 
 @pytest.fixture
 async def rt(pg_url: str, settings: Settings) -> AsyncIterator[Runtime]:
-    url = create_database(pg_url, "exact")
-    await upgrade_async(url)
-    runtime = build_runtime(settings, database_url=url)
-    yield runtime
-    await runtime.close()
-    drop_database(url)
+    async with own_runtime(pg_url, settings, "exact") as runtime:
+        yield runtime
 
 
-async def _anima(rt: Runtime, tenant: Tenant) -> uuid.UUID:
-    async with rt.unit_of_work() as session:
-        return (await create_anima(session, tenant.org_id, AnimaCreate(name="exact"))).id
-
-
-def _vectors(n: int, seed: int) -> list[list[float]]:
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal((n, DIM)).tolist()  # type: ignore[no-any-return]
+_anima, _vectors, _flip = new_anima, random_vectors, flip
 
 
 async def _load(rt: Runtime, tenant: Tenant, anima: uuid.UUID, n: int, seed: int) -> None:
@@ -69,13 +51,7 @@ async def _load(rt: Runtime, tenant: Tenant, anima: uuid.UUID, n: int, seed: int
 
 
 async def _flags(rt: Runtime, anima: uuid.UUID) -> dict[bool, int]:
-    async with rt.engine.connect() as conn:
-        return {flag: n for flag, n in await conn.execute(_FLAGS, {"a": anima})}
-
-
-async def _flip(rt: Runtime, tenant: Tenant, anima: uuid.UUID, threshold: int | None = None) -> bool:
-    async with rt.engine.begin() as conn:
-        return await vector_flag.index_vectors_if_large(conn, tenant.org_id, anima, threshold)
+    return await row_flags(rt, "memories", anima)
 
 
 async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, indexed: bool, *, hnsw_only: bool) -> str:

@@ -117,13 +117,8 @@ async def test_vector_and_fulltext_indexes_exist(empty_db: str) -> None:
             assert any(
                 t == table
                 and f"(embedding)::halfvec({dim})" in d
-                # Memories: only rows of large animas (0019).
-                and (
-                    f"WHERE ((vector_dims(embedding) = {dim}) AND vector_indexed)"
-                    if table == "memories"
-                    else f"WHERE (vector_dims(embedding) = {dim})"
-                )
-                in d
+                # Only rows of large animas (memories 0019, knowledge 0020).
+                and f"WHERE ((vector_dims(embedding) = {dim}) AND vector_indexed)" in d
                 and f"WITH (m='{HNSW_M}', ef_construction='{HNSW_EF_CONSTRUCTION}')" in d
                 for t, d in hnsw
             ), (table, dim, hnsw)

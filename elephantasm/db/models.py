@@ -49,6 +49,8 @@ MEMORY_RECALLS_FILLFACTOR = 70
 
 
 def _uuid_pk() -> Any:
+    # Random: the rows made one at a time (animas, keys, runs). The bulk rows (events, memories,
+    # knowledge, journal) get time-ordered ids from their writers (elephantasm.ids).
     return Field(default_factory=uuid.uuid4, sa_column=Column(UUID(as_uuid=True), primary_key=True))
 
 
@@ -453,13 +455,16 @@ class Knowledge(SQLModel, table=True):
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
     deleted_at: datetime | None = _ts()
+    # In the HNSW index (migration 0020), as memories' ``vector_indexed``: the anima's flag, copied
+    # by the trigger ``trg_knowledge_vector_indexed`` and for all its rows when the anima is flipped.
+    vector_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
 
     __table_args__ = (
         Index("ix_knowledge_org_anima_type", "org_id", "anima_id", "type"),
         Index("ix_knowledge_anima_subject", "anima_id", "subject_key"),
         Index("ix_knowledge_anima_hash", "anima_id", "content_hash"),
         _gin("ix_knowledge_fts"),
-        *_hnsw("knowledge"),
+        *_hnsw("knowledge", VECTOR_INDEXED),
         _space_index("knowledge"),
         *_pack_candidate_indexes(
             "knowledge",

@@ -35,6 +35,7 @@ from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.event_seq import number_events
 from elephantasm.domain.fact_turns import fact_turns
 from elephantasm.domain.lean import lean_text
+from elephantasm.ids import uuid7
 from elephantasm.schemas.events import EventCreate
 from elephantasm.schemas.transfer import (
     BODY_KINDS,
@@ -136,7 +137,7 @@ def _check_references(p: Parsed) -> None:
 def _new_ids(old: Iterable[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:
     """Fresh ids in the same relative order as ``old`` (uuid order = Postgres uuid order)."""
     ordered = sorted(set(old))
-    return dict(zip(ordered, sorted(uuid.uuid4() for _ in ordered), strict=True))
+    return dict(zip(ordered, sorted(uuid7() for _ in ordered), strict=True))
 
 
 async def _embed(embedder: Embedder, texts: list[str]) -> list[list[float]]:
@@ -182,7 +183,7 @@ async def write_import(
     ``space`` labels the embedding space ``vectors`` were made in (this server's embedder)."""
     ids = _new_ids([*(r.id for r in p.events), *(r.id for r in p.memories), *(r.id for r in p.knowledge)])
     ref = lambda old: None if old is None else ids[old]  # noqa: E731
-    anima_id = uuid.uuid4()
+    anima_id = uuid7()
     at = {"org_id": org_id, "anima_id": anima_id}
     header = _plain(p.anima, "format") | ({"name": name} if name else {})
     # Distilled events first, chunk by chunk, so the watermark keeps them distilled (domain/event_seq.py).
@@ -213,8 +214,7 @@ async def write_import(
         session,
         DreamChunk,
         [
-            {"id": uuid.uuid4(), "first_seq": c.first, "last_seq": c.last, "claimed_at": c.at, "distilled_at": c.at}
-            | at
+            {"id": uuid7(), "first_seq": c.first, "last_seq": c.last, "claimed_at": c.at, "distilled_at": c.at} | at
             for c in numbering.chunks
         ],
     )
@@ -271,8 +271,8 @@ async def write_import(
         ],
     )
     if p.identity is not None:
-        await _insert(session, Identity, [{**_plain(p.identity), "id": uuid.uuid4(), **at}])
-    await _insert(session, IdentityVersion, [{**_plain(v), "id": uuid.uuid4(), **at} for v in p.versions])
+        await _insert(session, Identity, [{**_plain(p.identity), "id": uuid7(), **at}])
+    await _insert(session, IdentityVersion, [{**_plain(v), "id": uuid7(), **at} for v in p.versions])
     return anima_id
 
 

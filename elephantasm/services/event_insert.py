@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from elephantasm.db.models import DEDUPE_KEYED
+from elephantasm.ids import uuid7
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services.event_copy import NEW_ROW_COLUMNS, RETURNED, ROW_COLUMNS, event_values
 
@@ -57,7 +58,7 @@ async def insert_one(
     """
     row = await conn.fetchrow(
         _INSERT_ONE,
-        uuid.uuid4(),
+        uuid7(),
         org_id,
         *event_values(data, now),
         now,

@@ -36,6 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from elephantasm.db.models import Anima, DreamChunk, DreamRun, Event
 from elephantasm.db.scopes import of_anima, org_scoped
 from elephantasm.db.tables import rowcount, table_of
+from elephantasm.ids import uuid7
 
 _EVENTS = table_of(Event)
 _RUNS = table_of(DreamRun)
@@ -154,7 +155,7 @@ async def _record(
     distilled: bool,
 ) -> uuid.UUID:
     """Insert the chunk's ``dream_chunks`` row (a claim, or already distilled); its id."""
-    chunk_id = uuid.uuid4()
+    chunk_id = uuid7()
     values = {"first_seq": chunk.first_seq, "last_seq": chunk.last_seq, "claimed_at": now}
     if distilled:
         values["distilled_at"] = now

@@ -19,6 +19,7 @@ from elephantasm.db.scopes import org_scoped
 from elephantasm.db.tables import table_of
 from elephantasm.domain.dreaming import IdentityDraft
 from elephantasm.domain.errors import NotFoundError
+from elephantasm.ids import uuid7
 from elephantasm.services.animas import bump_state_version, get_anima
 from elephantasm.services.dreams.claims import lock_anima
 
@@ -65,7 +66,7 @@ async def _write_version(
         await session.execute(
             insert(_IDENTITIES).values(
                 {
-                    "id": uuid.uuid4(),
+                    "id": uuid7(),
                     "org_id": org_id,
                     "anima_id": anima_id,
                     "version": 1,
@@ -85,7 +86,7 @@ async def _write_version(
     await session.execute(
         insert(_HISTORY).values(
             {
-                "id": uuid.uuid4(),
+                "id": uuid7(),
                 "org_id": org_id,
                 "anima_id": anima_id,
                 "version": version,

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from elephantasm.db.bulk import insert_rows
 from elephantasm.db.models import DreamAction
 from elephantasm.db.tables import table_of
+from elephantasm.ids import uuid7
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams.claims import lock_anima
 from elephantasm.services.dreams.runs import RunStats, hold_lease, save_progress
@@ -54,7 +55,7 @@ class WriteContext:
     ) -> dict[str, Any]:
         """A dream_actions row."""
         return {
-            "id": uuid.uuid4(),
+            "id": uuid7(),
             "org_id": self.org_id,
             "anima_id": self.anima_id,
             "run_id": self.run_id,

@@ -30,6 +30,7 @@ from elephantasm.db.models import Knowledge, KnowledgeMemory
 from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.dreaming import KnowledgeDraft, content_hash, normalise_value
+from elephantasm.ids import uuid7
 
 if TYPE_CHECKING:
     from elephantasm.services.dreams.journal import WriteContext
@@ -228,7 +229,7 @@ class _Placer:
         superseded_by: _Item | None = None,
     ) -> _Item:
         ctx = self.ctx
-        kid = uuid.uuid4()
+        kid = uuid7()
         row = {
             "id": kid,
             "org_id": ctx.org_id,

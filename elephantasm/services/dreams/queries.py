@@ -18,6 +18,7 @@ from elephantasm.db.vectors import indexed_vector
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.dreams.paging import (
     check_anima,
+    check_anima_vectors,
     enable_filtered_vector_scan,
     readable_columns,
 )
@@ -129,9 +130,11 @@ async def search_knowledge(
     """Nearest knowledge of one anima by cosine similarity, best first (current items by default).
 
     Only vectors of ``space`` (the query vector's) are compared."""
-    await check_anima(session, org_id, anima_id)
+    indexed = await check_anima_vectors(session, org_id, anima_id)
     await enable_filtered_vector_scan(session)
-    key, same_width = indexed_vector(_K.c.embedding, len(vector))  # the width's HNSW index answers
+    # A large anima: the width's HNSW index answers (its predicate names vector_indexed, migration
+    # 0020); a small one's knowledge is compared exactly.
+    key, same_width = indexed_vector(_K.c.embedding, len(vector))
     distance = key.cosine_distance(list(vector))
     stmt = (
         select(*_K_COLS, (1 - distance).label("similarity"))
@@ -139,6 +142,8 @@ async def search_knowledge(
         .order_by(distance, _K.c.id)
         .limit(limit)
     )
+    if indexed:
+        stmt = stmt.where(_K.c.vector_indexed)
     if not include_superseded:
         stmt = stmt.where(_K.c.valid_to.is_(None))
     if min_similarity is not None:

@@ -2,8 +2,9 @@
 
 Small animas are searched exactly (``elephantasm.db.vectors.hnsw_filter``); when the dreamer's
 writes bring an anima's live memories to ``INDEX_THRESHOLD`` it flips ``animas.vectors_indexed`` and
-marks every memory of the anima ``vector_indexed`` in the same transaction. Later inserts copy the
-anima's flag through the trigger ``trg_memories_vector_indexed``.
+marks every memory and knowledge item of the anima ``vector_indexed`` in the same transaction. Later
+inserts copy the anima's flag through the triggers ``trg_memories_vector_indexed`` and
+``trg_knowledge_vector_indexed`` (migration 0020).
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ RETURNING a.id
 # A statement of its own (not a CTE of the flip): it takes a new snapshot, so it also marks memories
 # committed after the flip's. (The trigger takes no lock on the anima row; nothing else inserts into
 # an existing anima while its dreamer runs — one run per anima, and import makes a new anima.)
-_INDEX_MEMORIES = text(
-    "UPDATE memories SET vector_indexed = true WHERE anima_id = :anima AND org_id = :org AND NOT vector_indexed"
+_INDEX_ROWS = tuple(
+    text(f"UPDATE {table} SET vector_indexed = true WHERE anima_id = :anima AND org_id = :org AND NOT vector_indexed")
+    for table in ("memories", "knowledge")  # knowledge since migration 0020
 )
 
 
@@ -41,5 +43,6 @@ async def index_vectors_if_large(
     params = {"anima": anima_id, "org": org_id, "threshold": limit}
     if (await session.execute(_FLIP_ANIMA, params)).first() is None:
         return False
-    await session.execute(_INDEX_MEMORIES, params)
+    for statement in _INDEX_ROWS:
+        await session.execute(statement, params)
     return True

@@ -24,6 +24,7 @@ from elephantasm.db.tables import table_of
 from elephantasm.domain.dreaming import DistillError, DistillResult, EventInput, group_events, memory_from_group
 from elephantasm.domain.fact_turns import fact_turns
 from elephantasm.domain.lean import lean_text
+from elephantasm.ids import uuid7
 from elephantasm.llm.embedders import Embedder
 from elephantasm.services.dreams.claims import Chunk, mark_distilled
 from elephantasm.services.dreams.identity import apply_identity_draft
@@ -104,7 +105,7 @@ def _memory_rows(
     for draft, vector, blob in zip(result.memories, vectors, turns, strict=True):
         rows.append(
             {
-                "id": uuid.uuid4(),
+                "id": uuid7(),
                 "org_id": ctx.org_id,
                 "anima_id": ctx.anima_id,
                 "summary": draft.summary,

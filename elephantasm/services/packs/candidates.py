@@ -75,8 +75,8 @@ class Scope:
     config: PackConfig
     space: str | None = None  # embedding space of query_vector: only stored vectors of it are compared
     dim: int | None = None  # width of query_vector (the cosine arm reads that width's HNSW index)
-    # The anima's ``vectors_indexed`` (from the compile's head read): whether its memories' cosine
-    # arm reads the HNSW index or scans its rows exactly (migration 0019).
+    # The anima's ``vectors_indexed`` (from the compile's head read): whether the cosine arms of its
+    # memories and knowledge read the HNSW index or scan its rows exactly (migrations 0019, 0020).
     vectors_indexed: bool = True
 
     @property
@@ -192,11 +192,6 @@ def _event(r: Any, fts_rank: float | None = None) -> Candidate:
     )
 
 
-def _by_width(build: Any) -> Any:
-    """Statements built once per process per (with a query or not, query vector width)."""
-    return functools.cache(lambda has_query, dim: text(build(has_query, dim)))
-
-
 @functools.cache
 def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> Any:
     """The long-term memories statement; without ``decay`` its four-factor arms never read recall
@@ -222,18 +217,25 @@ def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> 
     )
 
 
-_KNOWLEDGE = _by_width(
-    lambda q, dim: topk.top_k_union(
-        "knowledge",
-        "k",
-        sql.KNOWLEDGE_CURRENT,
-        sql.KNOWLEDGE_FACTORS,
-        sql.KNOWLEDGE_COLUMNS,
-        q,
-        happened=sql.KNOWLEDGE_HAPPENED,
-        dim=dim,
+@functools.cache
+def _knowledge_statement(has_query: bool, dim: int | None, indexed: bool) -> Any:
+    """The knowledge statement; ``indexed``: the anima's knowledge is in the HNSW index (migration
+    0020, the anima's ``vectors_indexed`` as for memories), else the cosine arm scans it exactly."""
+    return text(
+        topk.top_k_union(
+            "knowledge",
+            "k",
+            sql.KNOWLEDGE_CURRENT,
+            sql.KNOWLEDGE_FACTORS,
+            sql.KNOWLEDGE_COLUMNS,
+            has_query,
+            happened=sql.KNOWLEDGE_HAPPENED,
+            dim=dim,
+            vector_filter=hnsw_filter("k", indexed),
+        )
     )
-)
+
+
 _PENDING_WHERE = f"{sql.EVENT_PENDING} AND e.id <> ALL(:exclude)"
 _PENDING = text(topk.top_k_union("events", "e", _PENDING_WHERE, sql.EVENT_FACTORS, sql.EVENT_COLUMNS, False))
 # With a query, the text match is computed here (events store no tsvector: .event_match).
@@ -309,7 +311,8 @@ async def long_term_memories(
 async def knowledge(conn: AsyncConnection, scope: Scope, k: int) -> list[Candidate]:
     """Top-``k`` per arm over the anima's current (not superseded, not expired) knowledge."""
     params = scope.params(**_pruning(scope, k))
-    return [_knowledge(r) for r in await fetch(conn, _KNOWLEDGE(scope.has_query, scope.dim), params)]
+    stmt = _knowledge_statement(scope.has_query, scope.dim, scope.vectors_indexed)
+    return [_knowledge(r) for r in await fetch(conn, stmt, params)]
 
 
 async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: Sequence[uuid.UUID]) -> list[Candidate]:

@@ -1,0 +1,72 @@
+"""Time-ordered row ids: UUID version 7 (RFC 9562 §5.7), monotonic within this process.
+
+Random (version 4) primary keys land anywhere in their B-tree, so leaves split 50/50 and the pkeys
+of the bulk tables (events, memories, dream_actions, knowledge) sit ~65 % full. A version 7 id
+starts with the Unix time in milliseconds, so new keys go to the right edge of the index, where a
+full leaf splits at the leaf fillfactor (90 %). Measured on PG 18, 400k ids inserted 200k at a time:
+16.4 MB of pkey for version 4, 12.1 MB for version 7 (-27 %). Rows made one at a time (animas, keys)
+keep random ids: there is nothing to gain, and their ids stay opaque to clients.
+
+Layout, as Python 3.14's ``uuid.uuid7`` (RFC 9562 §6.2 method 1, a fixed-length counter):
+48 bits ``unix_ts_ms``, 4 bits version, 12 + 30 bits counter (``rand_a`` and the top of
+``rand_b``), 2 bits variant, 32 random bits. The counter starts random (top bit clear) at each new
+millisecond and increases by one per id within it, so ids made here sort in the order they were
+made; if it would overflow, or the clock goes back, the timestamp advances by one millisecond past
+the last id instead. Ids from other processes interleave by time and are unique by their random bits.
+Python 3.11 has no ``uuid7``, and a library's per-id call would cost what :func:`new_batch` saves.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+
+from asyncpg.pgproto.pgproto import UUID as DriverUUID
+
+_COUNTER_BITS = 42
+_COUNTER_MAX = (1 << _COUNTER_BITS) - 1
+_VERSION_VARIANT = (0x7 << 76) | (0b10 << 62)
+
+_lock = threading.Lock()
+_last_ms = 0
+_last_counter = 0
+
+
+def _fresh_counter() -> int:
+    # Top bit clear: at least 2**41 ids fit in the millisecond before the counter overflows.
+    return int.from_bytes(os.urandom(6), "big") & (_COUNTER_MAX >> 1)
+
+
+def _next_ints(n: int) -> list[int]:
+    """The 128-bit values of ``n`` consecutive ids."""
+    global _last_ms, _last_counter
+    tails = os.urandom(4 * n)
+    out: list[int] = []
+    with _lock:
+        ms, counter = _last_ms, _last_counter
+        now = time.time_ns() // 1_000_000
+        for i in range(n):
+            if now > ms:
+                ms, counter = now, _fresh_counter()
+            elif counter < _COUNTER_MAX:
+                counter += 1
+            else:  # the millisecond is used up (or the clock went back): borrow the next one
+                ms, counter = ms + 1, _fresh_counter()
+            tail = int.from_bytes(tails[4 * i : 4 * i + 4], "big")
+            out.append((ms << 80) | _VERSION_VARIANT | ((counter >> 30) << 64) | ((counter & 0x3FFFFFFF) << 32) | tail)
+        _last_ms, _last_counter = ms, counter
+    return out
+
+
+def uuid7() -> uuid.UUID:
+    """A new version 7 UUID, greater than every id made before it in this process."""
+    return uuid.UUID(int=_next_ints(1)[0])
+
+
+def new_batch(n: int) -> list[uuid.UUID]:
+    """``n`` new version 7 UUIDs in increasing order, as the driver's own UUID type (a
+    ``uuid.UUID`` subclass that asyncpg encodes without a conversion): one lock and one
+    ``os.urandom`` call for the batch, for the ingest's COPY path."""
+    return [DriverUUID(v.to_bytes(16, "big")) for v in _next_ints(n)]

@@ -1,0 +1,61 @@
+"""Helpers of the exact-vs-HNSW tests (memories: migration 0019, knowledge: 0020): a runtime on a
+database of its own, animas, random vectors, the flip and the rows' ``vector_indexed`` flags."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import numpy as np
+from sqlalchemy import text
+
+from elephantasm.db.migrate import upgrade_async
+from elephantasm.runtime import Runtime, build_runtime
+from elephantasm.schemas.animas import AnimaCreate
+from elephantasm.services.animas import create_anima
+from elephantasm.services.dreams import vector_flag
+from elephantasm.settings import Settings
+from tests.conftest import Tenant
+from tests.support.databases import create_database, drop_database
+
+DIM = 256
+SPACE = "test/256/1"
+
+
+@asynccontextmanager
+async def own_runtime(pg_url: str, settings: Settings, prefix: str) -> AsyncIterator[Runtime]:
+    """A runtime on a freshly migrated database of its own (dropped afterwards)."""
+    url = create_database(pg_url, prefix)
+    await upgrade_async(url)
+    runtime = build_runtime(settings, database_url=url)
+    try:
+        yield runtime
+    finally:
+        await runtime.close()
+        drop_database(url)
+
+
+async def new_anima(rt: Runtime, tenant: Tenant) -> uuid.UUID:
+    """A new anima of ``tenant``."""
+    async with rt.unit_of_work() as session:
+        return (await create_anima(session, tenant.org_id, AnimaCreate(name="vectors"))).id
+
+
+def random_vectors(n: int, seed: int) -> list[list[float]]:
+    """``n`` random ``DIM``-wide vectors."""
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, DIM)).tolist()  # type: ignore[no-any-return]
+
+
+async def flags(rt: Runtime, table: str, anima: uuid.UUID) -> dict[bool, int]:
+    """How many of the anima's rows of ``table`` are (True) and are not (False) in the HNSW index."""
+    sql = text(f"SELECT vector_indexed, count(*) FROM {table} WHERE anima_id = :a GROUP BY 1")
+    async with rt.engine.connect() as conn:
+        return {flag: n for flag, n in await conn.execute(sql, {"a": anima})}
+
+
+async def flip(rt: Runtime, tenant: Tenant, anima: uuid.UUID, threshold: int | None = None) -> bool:
+    """``vector_flag.index_vectors_if_large`` in a transaction of its own."""
+    async with rt.engine.begin() as conn:
+        return await vector_flag.index_vectors_if_large(conn, tenant.org_id, anima, threshold)
