@@ -343,6 +343,7 @@ class Memory(SQLModel, table=True):
     org_id: uuid.UUID = _fk("orgs.id")
     anima_id: uuid.UUID = _fk("animas.id")
     summary: str = Field(sa_column=Column(Text, nullable=False))
+    # NULL when ``content_rendered``: read it through ``db.memory_text.memory_content``.
     content: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     importance: float = Field(default=0.5, sa_column=Column(Float, nullable=False, server_default=text("0.5")))
     confidence: float = Field(default=0.5, sa_column=Column(Float, nullable=False, server_default=text("0.5")))
@@ -366,13 +367,20 @@ class Memory(SQLModel, table=True):
         sa_column=Column(ARRAY(UUID(as_uuid=True)), nullable=False, server_default=text("'{}'::uuid[]")),
     )
     # Lexemes without positions (migration 0013): ts_rank then counts each matched lexeme once.
-    fts: Any = _fts("strip(to_tsvector('english', summary || ' ' || coalesce(content, '')))")
+    # Written by the trigger ``trg_memories_text`` (migration 0021) from the summary and the full
+    # content, rendered or stored: a generated column cannot read the events a rendering needs.
+    fts: Any = Field(default=None, sa_column=Column(TSVECTOR, nullable=True))
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
     deleted_at: datetime | None = _ts()
     # In the HNSW index (migration 0019): a copy of the anima's ``vectors_indexed``, set at insert
     # by the trigger ``trg_memories_vector_indexed`` and for all its rows when the anima is flipped.
     vector_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+    # ``content`` is not stored but rendered from the events (``db.memory_text``; migration 0021):
+    # set by the insert trigger ``trg_memories_text`` when the rendering equals the given content.
+    content_rendered: bool = Field(
+        default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false"))
+    )
 
     __table_args__ = (
         Index("ix_memories_org_anima_state", "org_id", "anima_id", "state"),

@@ -1,9 +1,9 @@
 """Which turns of a memory get a vector of their own (``domain.turn_vectors``), and where they are.
 
 The fact-bearing turns are the user's: filler dropped (``domain.lean``), duplicates once, at most
-``turn_vectors.MAX_TURNS``. Each comes with the span of its line in the memory's ``content``
-(``"speaker: text"``, as the offline engine writes it), or None when the content does not hold it
-(an LLM engine's own wording). Used by the dreamer's writer and by anima import alike, so an
+``turn_vectors.MAX_TURNS``. Each comes with its line (``"speaker: text"``, as the offline engine
+writes it) when the memory's ``content`` holds it as a whole line, else None (an LLM engine's own
+wording): stored in the blob itself, so a pack can show it without the content (migration 0021). Used by the dreamer's writer and by anima import alike, so an
 imported anima serves the same packs as its source. Pure.
 """
 
@@ -16,14 +16,14 @@ from elephantasm.domain.dreaming.grouping import event_text
 from elephantasm.domain.dreaming.text import is_user_turn, speaker
 from elephantasm.domain.dreaming.types import EventInput
 from elephantasm.domain.lean import lean_text
-from elephantasm.domain.turn_vectors import MAX_TURNS, Span
+from elephantasm.domain.turn_vectors import MAX_TURNS, snippet
 
 
 def fact_turns(
     events: Mapping[uuid.UUID, EventInput], event_ids: Sequence[uuid.UUID], content: str | None
-) -> list[tuple[str, Span | None]]:
-    """``(lean text to embed, line span in content)`` of one memory's fact-bearing turns, in order."""
-    turns: dict[str, Span | None] = {}
+) -> list[tuple[str, str | None]]:
+    """``(lean text to embed, its line in content)`` of one memory's fact-bearing turns, in order."""
+    turns: dict[str, str | None] = {}
     for event in (events.get(i) for i in event_ids):
         if event is None or not is_user_turn(event) or len(turns) >= MAX_TURNS:
             continue
@@ -31,5 +31,6 @@ def fact_turns(
         if lean and lean not in turns:
             line = f"{speaker(event)}: {event_text(event)}"
             at = (content or "").find(line)
-            turns[lean] = (at, len(line)) if at >= 0 else None
+            # The first occurrence, and only as a whole line: what the span of format 1 gave a pack.
+            turns[lean] = snippet(content, (at, len(line))) if at >= 0 else None
     return list(turns.items())

@@ -8,8 +8,11 @@ so its largest component is ±127. At 256 dimensions a turn costs 256 bytes (a f
 1,024). Quantisation barely moves cosines of unit vectors (≈0.003 for 256-d), far less than the
 gaps relevance ranks on.
 
-Each row also records where its turn's line is in the memory's ``content`` (offset, length), so a
-pack can show the turn that matched instead of the whole summary.
+Each row also records its turn's line in the memory's ``content``, so a pack can show the turn that
+matched instead of the whole summary: format 1 as where the line is (offset, length), format 2 as the
+line itself (its UTF-8 bytes after a 2-byte length; 0: none). Format 2 (written since migration 0021)
+lets a memory whose content is rendered from its events, not stored, still show its turn without
+rendering it for every candidate of a compile.
 
 At compile time a memory's relevance cosine is :func:`blend` of its summary cosine and its best
 turn's cosine (:func:`best_turn`). Pure: numpy only, no I/O.
@@ -23,6 +26,8 @@ from collections.abc import Sequence
 import numpy as np
 
 FORMAT_INT8 = 1
+FORMAT_INT8_LINES = 2
+_LINE_LEN = struct.Struct("<H")  # format 2: the turn's line, its UTF-8 length first (0: none)
 _HEADER = struct.Struct("<BHB")  # format, dimension, rows
 _SPAN = struct.Struct("<IH")  # where the turn's line is in the memory's content: offset, length
 NO_SPAN = (0xFFFFFFFF, 0)
@@ -34,22 +39,42 @@ MAX_TURNS = 8
 TURN_WEIGHT = 0.5
 
 Span = tuple[int, int]
+# Where a turn's line is: a span of the content (format 1) or the line itself (format 2).
+LineRef = Span | str
 
 
-def encode(vectors: Sequence[Sequence[float]], dim: int, spans: Sequence[Span | None] | None = None) -> bytes | None:
-    """The first ``dim`` components of each vector as int8 rows, with each turn's line span in the
-    memory's content (``None``: unknown). None when there are no vectors."""
-    picked = [(v[:dim], spans[i] if spans and i < len(spans) else None) for i, v in enumerate(vectors[:MAX_TURNS])]
-    picked = [(v, sp) for v, sp in picked if len(v) == dim]
+def encode(
+    vectors: Sequence[Sequence[float]],
+    dim: int,
+    spans: Sequence[Span | None] | None = None,
+    lines: Sequence[str | None] | None = None,
+) -> bytes | None:
+    """The first ``dim`` components of each vector as int8 rows, with each turn's line: its span in
+    the memory's content (format 1), or with ``lines`` given, the line itself (format 2; ``None``:
+    unknown). None when there are no vectors."""
+    refs: Sequence[Span | str | None] | None = lines if lines is not None else spans
+    picked = [(v[:dim], refs[i] if refs and i < len(refs) else None) for i, v in enumerate(vectors[:MAX_TURNS])]
+    picked = [(v, ref) for v, ref in picked if len(v) == dim]
     if not picked or dim <= 0 or dim > 0xFFFF:
         return None
     m = np.asarray([v for v, _ in picked], dtype=np.float64)
     scale = np.abs(m).max(axis=1, keepdims=True)
     scale[scale == 0] = 1.0
     q = np.rint(m * (127.0 / scale)).astype(np.int8)
-    head = _HEADER.pack(FORMAT_INT8, dim, len(picked))
-    spans_bytes = b"".join(_SPAN.pack(*_valid(sp)) for _, sp in picked)
-    return head + spans_bytes + q.tobytes()
+    if lines is not None:
+        head = _HEADER.pack(FORMAT_INT8_LINES, dim, len(picked))
+        refs_bytes = b"".join(_line_bytes(ref if isinstance(ref, str) else None) for _, ref in picked)
+    else:
+        head = _HEADER.pack(FORMAT_INT8, dim, len(picked))
+        refs_bytes = b"".join(_SPAN.pack(*_valid(ref if isinstance(ref, tuple) else None)) for _, ref in picked)
+    return head + refs_bytes + q.tobytes()
+
+
+def _line_bytes(line: str | None) -> bytes:
+    raw = line.encode() if line else b""
+    if len(raw) > 0xFFFF:
+        raw = b""  # far beyond any snippet a pack shows: not kept
+    return _LINE_LEN.pack(len(raw)) + raw
 
 
 def _valid(span: Span | None) -> Span:
@@ -58,7 +83,7 @@ def _valid(span: Span | None) -> Span:
     return span
 
 
-def decode(blob: bytes) -> tuple[np.ndarray, list[Span | None]] | None:
+def decode(blob: bytes) -> tuple[np.ndarray, list[LineRef | None]] | None:
     """Rows of unit vectors (float32, n × dim) and their spans, or None for an unreadable blob."""
     parsed = _parse(blob)
     if parsed is None:
@@ -67,10 +92,10 @@ def decode(blob: bytes) -> tuple[np.ndarray, list[Span | None]] | None:
     m = np.frombuffer(body, dtype=np.int8).reshape(n, dim).astype(np.float32)
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return m / norms, spans
+    return m / norms, [_ref(r) for r in spans]
 
 
-def best_turn(query: np.ndarray, blob: bytes | None) -> tuple[float, Span | None] | None:
+def best_turn(query: np.ndarray, blob: bytes | None) -> tuple[float, LineRef | None] | None:
     """The best cosine of ``query`` (a unit vector, at least ``dim`` long) to the stored turns, and
     that turn's span; None without readable turns."""
     if not blob:
@@ -81,14 +106,14 @@ def best_turn(query: np.ndarray, blob: bytes | None) -> tuple[float, Span | None
     rows, spans = got
     cosines = rows @ query[: rows.shape[1]]
     i = int(cosines.argmax())  # first of equal maxima: deterministic
-    return float(cosines[i]), spans[i]
+    return float(cosines[i]), _ref(spans[i])
 
 
-def best_turns(query: np.ndarray, blobs: Sequence[bytes | None]) -> list[tuple[float, Span | None] | None]:
+def best_turns(query: np.ndarray, blobs: Sequence[bytes | None]) -> list[tuple[float, LineRef | None] | None]:
     """:func:`best_turn` of every blob at once: one matrix product for a whole compile's candidates."""
-    out: list[tuple[float, Span | None] | None] = [None] * len(blobs)
+    out: list[tuple[float, LineRef | None] | None] = [None] * len(blobs)
     rows: list[bytes] = []
-    owners: list[tuple[int, int, list[Span | None]]] = []  # (blob index, row count, spans)
+    owners: list[tuple[int, int, list[LineRef | bytes | None]]] = []  # (blob index, row count, spans or lines)
     for i, blob in enumerate(blobs):
         parsed = _parse(bytes(blob)) if blob else None
         if parsed is None or parsed[0] > query.shape[0]:
@@ -108,21 +133,49 @@ def best_turns(query: np.ndarray, blobs: Sequence[bytes | None]) -> list[tuple[f
     at = 0
     for i, n, spans in owners:
         j = int(cosines[at : at + n].argmax())  # first of equal maxima: deterministic
-        out[i] = (float(cosines[at + j]), spans[j])
+        out[i] = (float(cosines[at + j]), _ref(spans[j]))
         at += n
     return out
 
 
-def _parse(blob: bytes) -> tuple[int, int, list[Span | None], bytes] | None:
-    """(dimension, rows, spans, int8 body) of a readable blob."""
+def _parse(blob: bytes) -> tuple[int, int, list[LineRef | bytes | None], bytes] | None:
+    """(dimension, rows, spans or lines, int8 body) of a readable blob."""
     if len(blob) < _HEADER.size:
         return None
     fmt, dim, n = _HEADER.unpack_from(blob)
+    if dim == 0 or n == 0:
+        return None
+    if fmt == FORMAT_INT8_LINES:
+        got = _lines(blob, n)
+        if got is None or len(blob) != got[1] + n * dim:
+            return None
+        return dim, n, got[0], blob[got[1] :]
     at = _HEADER.size + n * _SPAN.size
-    if fmt != FORMAT_INT8 or dim == 0 or n == 0 or len(blob) != at + n * dim:
+    if fmt != FORMAT_INT8 or len(blob) != at + n * dim:
         return None
     spans = [_SPAN.unpack_from(blob, _HEADER.size + i * _SPAN.size) for i in range(n)]
     return dim, n, [None if sp == NO_SPAN else sp for sp in spans], blob[at:]
+
+
+def _ref(ref: LineRef | bytes | None) -> LineRef | None:
+    """A parsed span or line as callers see it (format 2's line bytes decoded)."""
+    return ref.decode(errors="replace") if isinstance(ref, bytes) else ref
+
+
+def _lines(blob: bytes, n: int) -> tuple[list[LineRef | bytes | None], int] | None:
+    """Format 2's ``n`` lines and where the int8 body starts (None when the blob is too short)."""
+    lines: list[LineRef | bytes | None] = []
+    at = _HEADER.size
+    for _ in range(n):
+        if at + _LINE_LEN.size > len(blob):
+            return None
+        (size,) = _LINE_LEN.unpack_from(blob, at)
+        at += _LINE_LEN.size
+        if at + size > len(blob):
+            return None
+        lines.append(blob[at : at + size] if size else None)  # decoded only for the turn that wins
+        at += size
+    return lines, at
 
 
 def max_turn_cosine(query: np.ndarray, blob: bytes | None) -> float | None:
@@ -131,8 +184,11 @@ def max_turn_cosine(query: np.ndarray, blob: bytes | None) -> float | None:
     return None if got is None else got[0]
 
 
-def snippet(content: str | None, span: Span | None) -> str | None:
-    """The turn's line in the memory's ``content`` (None when unknown, out of range, or not a whole line)."""
+def snippet(content: str | None, span: LineRef | None) -> str | None:
+    """The turn's line: format 2's stored line, or the span's in the memory's ``content`` (None when
+    unknown, out of range, or not a whole line)."""
+    if isinstance(span, str):
+        return span
     if not content or span is None or span[0] + span[1] > len(content):
         return None
     start, end = span[0], span[0] + span[1]

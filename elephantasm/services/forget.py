@@ -32,6 +32,7 @@ from sqlalchemy import select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from elephantasm.db.memory_text import memory_content
 from elephantasm.db.models import Identity, IdentityVersion, Knowledge, Memory
 from elephantasm.db.scopes import live_memory, visible
 from elephantasm.db.tables import rowcount, table_of
@@ -142,7 +143,15 @@ async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
         await session.execute(
             update(_M)
             .where(_M.c.id.in_(done.memory_ids))
-            .values(summary="", content=None, embedding=None, meta={}, deleted_at=now, updated_at=now)
+            .values(
+                summary="",
+                content=None,
+                content_rendered=False,  # nothing of its events' text is reachable through it
+                embedding=None,
+                meta={},
+                deleted_at=now,
+                updated_at=now,
+            )
         )
     if done.knowledge_ids:
         topics = await _evidence(session, done.knowledge_ids)
@@ -215,7 +224,7 @@ def quotable_texts(summary: str | None, content: str | None) -> set[str]:
 
 async def _texts(session: AsyncSession, done: Forgotten) -> list[str]:
     rows = [
-        *(await session.execute(select(_M.c.summary, _M.c.content).where(_M.c.id.in_(done.memory_ids)))).all(),
+        *(await session.execute(select(_M.c.summary, memory_content(_M)).where(_M.c.id.in_(done.memory_ids)))).all(),
         *(await session.execute(select(_K.c.summary, _K.c.content).where(_K.c.id.in_(done.knowledge_ids)))).all(),
     ]
     return sorted({t for summary, content in rows for t in quotable_texts(summary, content)})

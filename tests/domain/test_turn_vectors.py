@@ -85,3 +85,25 @@ def test_scoring_every_blob_at_once_equals_one_by_one() -> None:
         assert (t is None) == (a is None)
         if t is not None and a is not None:
             assert math.isclose(t[0], a[0], abs_tol=1e-5)
+
+
+def test_format_2_carries_each_turns_line_instead_of_a_span() -> None:
+    dim = 4
+    basis = [[1.0 if i == j else 0.0 for i in range(dim)] for j in range(3)]
+    lines = ["User: café at 9", None, "User: tram 28"]
+    blob = tv.encode(basis, dim, lines=lines)
+    assert blob is not None and blob[0] == tv.FORMAT_INT8_LINES
+    assert len(blob) == 4 + sum(2 + len((line or "").encode()) + dim for line in lines)
+    q = np.asarray(basis[2], dtype=np.float32)
+    assert tv.best_turn(q, blob) == (1.0, "User: tram 28")
+    assert tv.best_turn(np.asarray(basis[1], dtype=np.float32), blob) == (1.0, None)
+    assert tv.snippet(None, "User: tram 28") == "User: tram 28"  # no content needed
+    # A compile may hold both formats: old rows' spans index their stored content.
+    old = tv.encode([basis[0]], dim, spans=[(0, 15)])
+    assert tv.best_turns(np.asarray(basis[0], dtype=np.float32), [old, blob, None]) == [
+        (1.0, (0, 15)),
+        (1.0, "User: café at 9"),
+        None,
+    ]
+    assert tv.max_turn_cosine(q, blob[:-1]) is None  # truncated body
+    assert tv.max_turn_cosine(q, blob[:6]) is None  # truncated inside a line

@@ -58,8 +58,11 @@ async def test_a_fact_inside_a_long_noisy_exchange_outranks_an_unrelated_memory(
     exchange, unrelated = rows
     assert "puppy" not in exchange.summary  # the answering line is not in the summary
     dim = pack_runtime.embedder.space.dim
-    assert exchange.n == 4 + 4 * (6 + dim)  # per user turn: a span and an int8 row; a 4-byte header
-    assert unrelated.n == 4 + 6 + dim
+    # Per user turn: its line (a 2-byte length, then the UTF-8 "User: ..." line) and an int8 row;
+    # a 4-byte header (format 2: the lines travel in the blob, not as spans of the content).
+    lines = [len(f"User: {c}".encode()) for role, c in NOISY_EXCHANGE if role == "user"]
+    assert exchange.n == 4 + sum(2 + n + dim for n in lines)
+    assert unrelated.n == 4 + 2 + len(b"User: My neighbour plays loud music every evening, I can't sleep.") + dim
 
     q, summary_vec, unrelated_vec = await pack_runtime.embedder.embed(
         [QUESTION, lean_text(exchange.summary), lean_text(unrelated.summary)]

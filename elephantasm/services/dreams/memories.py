@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
+from elephantasm.db.memory_text import memory_content
 from elephantasm.db.models import Event, Memory, MemoryRecall
 from elephantasm.db.scopes import org_scoped, visible
 from elephantasm.db.tables import table_of
@@ -36,9 +37,10 @@ WHERE m.id = ANY(:ids) AND m.org_id = :org AND e.org_id = :org
 ORDER BY m.id, e.occurred_at, e.id
 """)
 _R = table_of(MemoryRecall)
-# A memory as read: its columns and its recall state (migration 0014; no row: never recalled).
+# A memory as read: its columns, its content rendered where it is not stored (migration 0021), and
+# its recall state (migration 0014; no row: never recalled).
 _COLS = [
-    *readable_columns(_M),
+    *(memory_content(_M) if c.name == "content" else c for c in readable_columns(_M)),
     func.coalesce(_R.c.recall_count, 0).label("recall_count"),
     _R.c.last_recalled_at.label("last_recalled_at"),
 ]
@@ -120,6 +122,7 @@ async def update_memory(
         values["embedding_space"] = space
     if "content" in values:
         values["turn_vectors"] = None  # their line spans index the old content
+        values["content_rendered"] = False  # the given content (even NULL) is what it holds now
     if "state" in values and values["state"] != current.state:
         meta = dict(values.get("meta", current.meta) or {})
         meta["state_since"] = now.isoformat()
