@@ -122,8 +122,8 @@ async def get_event(session: AsyncSession, org_id: uuid.UUID, event_id: uuid.UUI
     event = (
         await session.execute(
             select(Event)
-            .join(Anima, col(Anima.id) == col(Event.anima_id))
-            .where(col(Event.id) == event_id, org_scoped(Event, org_id), live_anima_row())
+            .join(Anima, col(Anima.key) == col(Event.anima_key))
+            .where(col(Event.id) == event_id, org_scoped(Anima, org_id), live_anima_row())
         )
     ).scalar_one_or_none()
     if event is None:
@@ -146,12 +146,12 @@ async def list_events(
     session: AsyncSession, org_id: uuid.UUID, flt: EventFilter, limit: int, cursor: str | None
 ) -> tuple[list[Event], str | None]:
     """Events in chronological order (occurred_at, id), keyset-paginated."""
-    # Joined by key, the org named on both sides: the org-wide listing reads each of the org's live
-    # animas' events from the anima_key indexes (no index of events leads with org_id).
+    # Joined by key (an event's only reference to its anima and org, migration 0022): the org-wide
+    # listing reads each of the org's live animas' events from the anima_key indexes.
     stmt = (
         select(Event)
-        .join(Anima, (col(Anima.key) == col(Event.anima_key)) & (col(Anima.id) == col(Event.anima_id)))
-        .where(org_scoped(Event, org_id), org_scoped(Anima, org_id), live_anima_row())
+        .join(Anima, col(Anima.key) == col(Event.anima_key))
+        .where(org_scoped(Anima, org_id), live_anima_row())
     )
     if flt.anima_id:
         key = await _anima_key(session, org_id, flt.anima_id)  # another org's anima is a 404, not []
