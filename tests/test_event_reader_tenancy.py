@@ -36,6 +36,7 @@ async def _owned(runtime: Runtime, tenant: Tenant) -> tuple[uuid.UUID, list[uuid
     await run_dream(runtime, tenant.org_id, anima, trigger="test")
     late = [{**t, "session_id": None, "dedupe_key": f"k{i}"} for i, t in enumerate(turns(CHAT[:2], start=T0))]
     stored += await add_events(runtime, tenant.org_id, anima, late)
+    assert {e.anima_id for e in stored} == {anima}  # derived, also on the rows record_events returns
     async with runtime.read_session() as s:
         memory = (await s.execute(select(Memory.id).where(Memory.anima_id == anima).limit(1))).scalar_one()
     return anima, [e.id for e in stored], memory

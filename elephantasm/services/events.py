@@ -6,10 +6,12 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import msgspec
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
@@ -114,7 +116,16 @@ async def record_events(
     table rows, for callers that work with the ORM.
     """
     stored = await copy_events(await session.connection(), org_id, events, now)
-    return [StoredEvent(Event(**(s.row | {"meta": json.loads(s.row["meta"])})), s.created) for s in stored]
+    return [StoredEvent(_event(s.row), s.created) for s in stored]
+
+
+def _event(row: dict[str, Any]) -> Event:
+    """A stored row as an ``Event`` (not attached to a session), with its derived ``anima_id`` and
+    ``distilled_at``, which are not model fields (``Event(...)`` would drop them)."""
+    event = Event(**(row | {"meta": json.loads(row["meta"])}))
+    for derived in ("anima_id", "distilled_at"):
+        set_committed_value(event, derived, row[derived])
+    return event
 
 
 async def get_event(session: AsyncSession, org_id: uuid.UUID, event_id: uuid.UUID) -> Event:
