@@ -164,8 +164,9 @@ def pending_rows(org: str, anima: str, now: datetime, seed: int, after: int, liv
 
 
 _COLUMNS = {
-    "events": ["id", "org_id", "anima_id", "event_type", "role", "content", "occurred_at", "session_id",
-               "importance_score", "created_at", "seq", "anima_key"],  # updated_at is computed (migration 0015)
+    # updated_at is computed (migration 0015); org and anima are the key's (migration 0022)
+    "events": ["id", "event_type", "role", "content", "occurred_at", "session_id",
+               "importance_score", "created_at", "seq", "anima_key"],
     "memories": ["id", "org_id", "anima_id", "summary", "importance", "confidence", "state", "session_id",
                  "time_start", "time_end", "embedding", "created_at", "updated_at", "event_ids",
                  "embedding_space"],
@@ -197,7 +198,7 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
             await conn.execute(text("UPDATE animas SET vectors_indexed = :on WHERE id = :a"),
                                {"on": n >= INDEX_THRESHOLD, "a": anima_id})
             key = (await conn.execute(text("SELECT key FROM animas WHERE id = :a"), {"a": anima_id})).scalar_one()
-            rows["events"] = [[*r, key] for r in rows["events"]]
+            rows["events"] = [[r[0], *r[3:], key] for r in rows["events"]]  # without org and anima
             raw = (await conn.get_raw_connection()).driver_connection
             for table in ("events", "memories", "memory_recalls", "knowledge", "knowledge_memories"):
                 await raw.copy_to_table(table, source=io.BytesIO(_csv(rows[table])), columns=_COLUMNS[table],

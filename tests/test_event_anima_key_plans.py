@@ -45,12 +45,12 @@ async def _big_anima(runtime: Runtime, tenant: Tenant, n: int = EVENTS) -> uuid.
         )
         await s.execute(
             text(
-                "INSERT INTO events (id, org_id, anima_id, anima_key, event_type, content, occurred_at, session_id, "
-                "dedupe_key, seq) SELECT gen_random_uuid(), :o, :a, (SELECT key FROM animas WHERE id = :a), "
+                "INSERT INTO events (id, anima_key, event_type, content, occurred_at, session_id, "
+                "dedupe_key, seq) SELECT gen_random_uuid(), (SELECT key FROM animas WHERE id = :a), "
                 "'message.in', 'turn ' || i, timestamptz '2026-01-01' + i * interval '1 minute', "
                 "'s' || (i / :len), 'k' || i, i FROM generate_series(1, :n) i"
             ),
-            {"a": anima, "o": tenant.org_id, "n": n, "len": SESSION_LENGTH},
+            {"a": anima, "n": n, "len": SESSION_LENGTH},
         )
     async with runtime.engine.connect() as conn:
         await conn.execute(text("ANALYZE events"))
@@ -70,8 +70,8 @@ async def _many_animas(runtime: Runtime, tenant: Tenant, animas: int = 200, each
         )
         await s.execute(
             text(
-                "INSERT INTO events (id, org_id, anima_id, anima_key, event_type, content, occurred_at, seq) "
-                "SELECT gen_random_uuid(), :o, a.id, a.key, 'message.in', 'turn', "
+                "INSERT INTO events (id, anima_key, event_type, content, occurred_at, seq) "
+                "SELECT gen_random_uuid(), a.key, 'message.in', 'turn', "
                 "timestamptz '2026-01-01' + i * interval '1 minute', i "
                 "FROM animas a, generate_series(1, :n) i WHERE a.org_id = :o"
             ),

@@ -9,6 +9,7 @@ import httpx
 from sqlalchemy import func, select
 
 from elephantasm.db.models import Event
+from elephantasm.db.scopes import of_anima
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services.events import record_events
 from tests.conftest import Tenant
@@ -24,7 +25,7 @@ async def _version(client: httpx.AsyncClient, tenant: Tenant, anima_id: str) -> 
 
 async def _count(runtime, anima_id: str) -> int:  # type: ignore[no-untyped-def]
     async with runtime.read_session() as session:
-        stmt = select(func.count()).select_from(Event).where(Event.anima_id == uuid.UUID(anima_id))
+        stmt = select(func.count()).select_from(Event).where(*of_anima(Event, uuid.UUID(anima_id)))
         return (await session.execute(stmt)).scalar_one()
 
 

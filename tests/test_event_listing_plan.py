@@ -26,10 +26,10 @@ async def _big_anima(runtime: Runtime, tenant: Tenant) -> uuid.UUID:
         await session.execute(text("INSERT INTO animas (id, org_id, name, event_seq) VALUES (:a, :o, 'big', :n)"),
                               {"a": anima, "o": tenant.org_id, "n": EVENTS})
         await session.execute(text(
-            "INSERT INTO events (id, org_id, anima_id, anima_key, event_type, content, occurred_at, session_id, seq) "
-            "SELECT gen_random_uuid(), :o, :a, (SELECT key FROM animas WHERE id = :a), 'message.in', 'turn ' || i, "
+            "INSERT INTO events (id, anima_key, event_type, content, occurred_at, session_id, seq) "
+            "SELECT gen_random_uuid(), (SELECT key FROM animas WHERE id = :a), 'message.in', 'turn ' || i, "
             "timestamptz '2026-01-01' + i * interval '1 minute', 's' || (i / :len), i "
-            "FROM generate_series(1, :n) i"), {"a": anima, "o": tenant.org_id, "n": EVENTS, "len": SESSION_LENGTH})
+            "FROM generate_series(1, :n) i"), {"a": anima, "n": EVENTS, "len": SESSION_LENGTH})
     async with runtime.engine.connect() as conn:
         await conn.execute(text("ANALYZE events"))
         await conn.commit()

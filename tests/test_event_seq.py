@@ -11,6 +11,7 @@ import httpx
 from sqlalchemy import select
 
 from elephantasm.db.models import Anima, Event
+from elephantasm.db.scopes import of_anima
 from elephantasm.runtime import Runtime
 from elephantasm.services.anima_export import export_lines
 from elephantasm.services.anima_import import import_anima
@@ -39,7 +40,7 @@ def _events(lines: list[str]) -> list[dict]:
 
 async def _seqs(runtime: Runtime, anima_id: str) -> list[int]:
     async with runtime.read_session() as session:
-        stmt = select(Event.seq).where(Event.anima_id == uuid.UUID(anima_id)).order_by(Event.seq)
+        stmt = select(Event.seq).where(*of_anima(Event, uuid.UUID(anima_id))).order_by(Event.seq)
         return list((await session.execute(stmt)).scalars())
 
 

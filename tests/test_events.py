@@ -8,6 +8,7 @@ import httpx
 from sqlalchemy import func, select
 
 from elephantasm.db.models import Event
+from elephantasm.db.scopes import of_anima
 from tests.conftest import Tenant
 
 
@@ -60,7 +61,7 @@ async def test_twenty_concurrent_identical_extracts_leave_one_row(
     assert len({r.json()["id"] for r in responses}) == 1
     async with runtime.read_session() as session:
         count = (
-            await session.execute(select(func.count()).select_from(Event).where(Event.anima_id == anima["id"], Event.dedupe_key == "race-1"))
+            await session.execute(select(func.count()).select_from(Event).where(*of_anima(Event, anima["id"]), Event.dedupe_key == "race-1"))
         ).scalar_one()
     assert count == 1
 

@@ -63,7 +63,8 @@ async def test_upgrade_numbers_distilled_events_first_and_downgrade_restores_the
     await asyncio.to_thread(upgrade, url, "0011")  # not head: 0012 drops the fts column checked here
     conn = await connect(url)
     try:
-        rows = await conn.fetch(f"SELECT e.id, e.seq, {event_state.distilled_at('e')} AS at, "
+        # At 0011 an event still names its anima (0022 leaves only the key).
+        rows = await conn.fetch(f"SELECT e.id, e.seq, {event_state.distilled_at('e', 'e.anima_id')} AS at, "
                                 "e.fts @@ to_tsquery('english', 'kettle') AS matched FROM events e")
         animas = {r["id"]: (r["event_seq"], r["distilled_seq"])
                   for r in await conn.fetch("SELECT id, event_seq, distilled_seq FROM animas")}

@@ -92,15 +92,17 @@ def _indexed_with(indexes: list[tuple[str, str, str]], method: str) -> set[tuple
 
 
 async def test_upgrade_from_empty_creates_the_design_schema(empty_db: str) -> None:
-    """Every §4 table exists and carries org_id (and anima_id where rows belong to an anima)."""
+    """Every §4 table exists and carries org_id (and anima_id where rows belong to an anima), except
+    events: their anima (and through it their org) is ``anima_key`` alone (migration 0022)."""
     await asyncio.to_thread(upgrade, empty_db)
     tables = await _tables(empty_db)
     assert DESIGN_TABLES <= set(tables), f"missing tables: {DESIGN_TABLES - set(tables)}"
+    assert {"anima_key"} <= tables["events"] and not {"org_id", "anima_id"} & tables["events"]
     for name, columns in tables.items():
-        if name in {"orgs", "alembic_version"}:
+        if name in {"orgs", "alembic_version", "events"}:
             continue
         assert "org_id" in columns, f"table {name} has no org_id"
-    for name in ANIMA_SCOPED:
+    for name in ANIMA_SCOPED - {"events"}:
         assert "anima_id" in tables[name], f"table {name} has no anima_id"
     assert await _alembic_rows(empty_db) == 1
 

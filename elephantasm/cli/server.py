@@ -113,7 +113,7 @@ async def migrate(args: argparse.Namespace, settings: Settings) -> int:
 
 
 _PENDING = text(
-    f"SELECT count(*) FROM events e JOIN animas a ON a.key = e.anima_key AND a.id = e.anima_id WHERE {event_state.pending('e', 'a')}"
+    f"SELECT count(*) FROM events e JOIN animas a ON a.key = e.anima_key WHERE {event_state.pending('e', 'a')}"
 )
 
 _COUNTED: list[type[SQLModel]] = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     BigInteger,
@@ -257,9 +257,8 @@ class Anima(SQLModel, table=True):
 
     __table_args__ = (
         Index("ix_animas_org_created", "org_id", "created_at", "id"),
-        UniqueConstraint("key", name="uq_animas_key"),
         # The target of the events' foreign key (see ``Event``).
-        UniqueConstraint("key", "id", "org_id", name="uq_animas_key_id_org"),
+        UniqueConstraint("key", name="uq_animas_key"),
     )
 
 
@@ -276,9 +275,10 @@ class Event(SQLModel, table=True):
 
     __tablename__ = "events"
     id: uuid.UUID = _uuid_pk()
-    # org_id and anima_id are checked, with anima_key, by one foreign key (``fk_events_anima``).
-    org_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), nullable=False))
-    anima_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), nullable=False))
+    # No org_id or anima_id (migration 0022): both follow from ``anima_key``. The wire's
+    # ``anima_id`` is derived on load (``Event.anima_id`` below), never stored.
+    if TYPE_CHECKING:
+        anima_id: uuid.UUID
     event_type: str = Field(sa_column=Column(String(32), nullable=False))
     role: str | None = Field(default=None, sa_column=Column(String(64), nullable=True))
     author: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
@@ -301,18 +301,11 @@ class Event(SQLModel, table=True):
     # locks. The anima-keyed indexes lead with it: an anima's keys only grow while its range sits
     # mid-index, and with two int8-wide keys (seq, time) Postgres splits a full leaf where the run
     # of inserts goes instead of 50/50 (nbtsplitloc.c), so those pages stay full.
-    # Migration 0018 also creates ``st_events_anima``, functional-dependency statistics over
-    # (anima_key, anima_id, org_id), which SQLAlchemy does not model.
+    # The event's anima, and through it its org (migration 0022: the only reference to either).
     anima_key: int = Field(sa_column=Column(BigInteger, nullable=False))
     __table_args__ = (
-        # One check that the key, the anima and the org agree; an anima's (or an org's) cascade
-        # delete finds the events through the anima_key indexes.
-        ForeignKeyConstraint(
-            ["anima_key", "anima_id", "org_id"],
-            ["animas.key", "animas.id", "animas.org_id"],
-            name="fk_events_anima",
-            ondelete="CASCADE",
-        ),
+        # An anima's (or an org's) cascade delete finds the events through the anima_key indexes.
+        ForeignKeyConstraint(["anima_key"], ["animas.key"], name="fk_events_anima", ondelete="CASCADE"),
         # Partial (migration 0012): NULL keys never conflict, so they need no entry.
         Index("uq_events_anima_dedupe", "anima_key", "dedupe_key", unique=True, postgresql_where=text(DEDUPE_KEYED)),
         # The pending range of an anima (seq > its watermark) and the dreamer's chunks come from here.
@@ -668,6 +661,13 @@ class DreamChunk(SQLModel, table=True):
     )
 
 
+def _event_anima() -> Any:
+    """The id of an event's anima, by its key (one probe of ``uq_animas_key``)."""
+    anima = Anima.__table__.c  # type: ignore[attr-defined]
+    event = Event.__table__.c  # type: ignore[attr-defined]
+    return select(anima.id).where(anima.key == event.anima_key).correlate_except(Anima.__table__).scalar_subquery()  # type: ignore[attr-defined]
+
+
 def _event_distilled_at() -> Any:
     """When the dreamer distilled an event: its distilled chunk's time, NULL while pending."""
     chunk = DreamChunk.__table__.c  # type: ignore[attr-defined]
@@ -675,7 +675,7 @@ def _event_distilled_at() -> Any:
     return column_property(
         select(chunk.distilled_at)
         .where(
-            chunk.anima_id == event.anima_id,
+            chunk.anima_id == _event_anima(),
             chunk.last_seq >= event.seq,
             chunk.first_seq <= event.seq,
             chunk.distilled_at.is_not(None),
@@ -687,7 +687,8 @@ def _event_distilled_at() -> Any:
     )
 
 
-# Read-only, derived on load (``EventRead.distilled_at`` keeps its meaning on the wire).
+# Read-only, derived on load (``EventRead.anima_id`` and ``.distilled_at`` keep their meaning on the wire).
+Event.anima_id = column_property(_event_anima())  # type: ignore[assignment]
 Event.distilled_at = _event_distilled_at()  # type: ignore[attr-defined]
 
 # ----------------------------------------------------------------------------------------------

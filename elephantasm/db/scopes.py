@@ -56,19 +56,20 @@ def visible(source: Any, org_id: uuid.UUID) -> list[ColumnElement[bool]]:
     return [org_scoped(source, org_id), _col(source, "deleted_at").is_(None), live_anima(_col(source, "anima_id"))]
 
 
-def anima_key(anima_id: uuid.UUID) -> Any:
-    """The key (``animas.key``) of anima ``anima_id``, as a scalar subquery (one primary-key probe,
-    evaluated once per statement)."""
-    return select(col(Anima.key)).where(col(Anima.id) == anima_id).scalar_subquery()
+def anima_key(anima_id: uuid.UUID, org_id: uuid.UUID | None = None) -> Any:
+    """The key (``animas.key``) of anima ``anima_id`` (if it is ``org_id``'s, when given), as a scalar
+    subquery (one primary-key probe, evaluated once per statement)."""
+    stmt = select(col(Anima.key)).where(col(Anima.id) == anima_id)
+    return (stmt if org_id is None else stmt.where(org_scoped(Anima, org_id))).scalar_subquery()
 
 
-def of_anima(source: Any, anima_id: uuid.UUID, key: int | None = None) -> list[ColumnElement[bool]]:
+def of_anima(
+    source: Any, anima_id: uuid.UUID, key: int | None = None, org_id: uuid.UUID | None = None
+) -> list[ColumnElement[bool]]:
     """An ``events`` row of anima ``anima_id``, by its ``anima_key`` (the events' indexes lead with it).
 
     ``key``: the anima's key as the caller read it from the anima row (checked against its org);
-    the foreign key ``fk_events_anima`` ties an event's key to its anima and org, so the key alone
-    selects the anima's events. Without it the key is looked up and ``anima_id`` is kept too.
+    without it the key is looked up, as the key of ``org_id``'s anima when that is given. The key is
+    an event's only reference to its anima and org (migration 0022).
     """
-    if key is not None:
-        return [_col(source, "anima_key") == key]
-    return [_col(source, "anima_key") == anima_key(anima_id), _col(source, "anima_id") == anima_id]
+    return [_col(source, "anima_key") == (anima_key(anima_id, org_id) if key is None else key)]

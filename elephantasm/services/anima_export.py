@@ -86,7 +86,7 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     yield AnimaRecord(**_fields(anima, AnimaRecord))
     events = (
         select(Event)
-        .where(*of_anima(Event, anima_id, anima.key), org_scoped(Event, org_id))
+        .where(*of_anima(Event, anima_id, anima.key))
         .order_by(col(Event.occurred_at), col(Event.created_at), col(Event.id))
     )
     async for row in _rows(session, events):

@@ -205,8 +205,9 @@ async def write_import(
     await _insert(
         session,
         Event,
-        [  # updated_at is not stored: it is created_at (migration 0015); the key is the new anima's
-            {**_plain(e, "distilled_at", "updated_at"), "id": ids[e.id], "seq": seq, "anima_key": anima_key, **at}
+        [  # updated_at is not stored: it is created_at (migration 0015); the key (the new anima's) is
+            # the event's only reference to its anima and org (migration 0022)
+            {**_plain(e, "distilled_at", "updated_at"), "id": ids[e.id], "seq": seq, "anima_key": anima_key}
             for e, seq in zip(p.events, numbering.seqs, strict=True)
         ],
     )

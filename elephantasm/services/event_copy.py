@@ -35,14 +35,29 @@ _WIRE = (
     "id", "anima_id", "event_type", "role", "author", "summary", "content", "occurred_at", "session_id", "meta",
     "source_uri", "dedupe_key", "importance_score", "created_at", "updated_at",
 )  # fmt: skip
-RETURNED = ", ".join(_WIRE)
-"""What an insert returns (the wire's columns, never ``RETURNING *``)."""
-# As selected for the response: meta comes back as jsonb text (see wire.py).
-_COLUMNS = ", ".join("meta::text AS meta" if c == "meta" else c for c in _WIRE)
-NEW_ROW_COLUMNS = f"{_COLUMNS}, NULL::timestamptz AS distilled_at"
-"""Of a row just inserted (``FROM ins``): not distilled yet."""
-ROW_COLUMNS = f"{_COLUMNS}, {event_state.distilled_at('e')} AS distilled_at"
-"""Of a stored row (``FROM events e``)."""
+RETURNED = ", ".join(c for c in _WIRE if c != "anima_id")
+"""What an insert returns (the wire's stored columns, never ``RETURNING *``): an event row has no
+``anima_id`` (migration 0022), the statement adds it from the anima it inserted for."""
+
+
+def _columns(alias: str, anima: str) -> str:
+    # As selected for the response: meta comes back as jsonb text (see wire.py); the anima's id
+    # is the SQL expression ``anima``.
+    named = {"meta": f"{alias}.meta::text AS meta", "anima_id": f"{anima} AS anima_id"}
+    return ", ".join(named.get(c, f"{alias}.{c}") for c in _WIRE)
+
+
+def new_row_columns(anima: str) -> str:
+    """Of a row just inserted (``FROM ins``) for the anima whose id is the SQL expression ``anima``:
+    not distilled yet."""
+    return f"{_columns('ins', anima)}, NULL::timestamptz AS distilled_at"
+
+
+def row_columns(anima: str) -> str:
+    """Of a stored row (``FROM events e``) of the anima whose id is the SQL expression ``anima``."""
+    return f"{_columns('e', anima)}, {event_state.distilled_at('e', anima)} AS distilled_at"
+
+
 _STAGED = (
     "ord",
     "id",
@@ -80,19 +95,19 @@ ORDER BY id FOR NO KEY UPDATE
 # unused (a gap, which nothing minds) and an anima with nothing inserted is not touched.
 _INSERT = text(f"""
 WITH ins AS (
-    INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
+    INSERT INTO events (id, event_type, role, author, summary, content, occurred_at,
                         session_id, meta, source_uri, dedupe_key, importance_score, created_at, seq, anima_key)
-    SELECT s.id, :org, s.anima_id, s.event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
+    SELECT s.id, s.event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
            s.session_id, s.meta, s.source_uri, s.dedupe_key, s.importance_score, :now,
            a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord), a.key
     FROM event_staging s JOIN animas a ON a.id = s.anima_id ORDER BY s.ord
     ON CONFLICT (anima_key, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
-    RETURNING id, anima_id, occurred_at, meta, seq
+    RETURNING id, anima_key, occurred_at, meta, seq
 ), bump AS (
     UPDATE animas a SET state_version = a.state_version + 1, event_seq = x.top,
            last_event_at = greatest(coalesce(a.last_event_at, x.at), x.at)
-    FROM (SELECT anima_id, max(occurred_at) AS at, max(seq) AS top FROM ins GROUP BY anima_id) x
-    WHERE a.id = x.anima_id
+    FROM (SELECT anima_key, max(occurred_at) AS at, max(seq) AS top FROM ins GROUP BY anima_key) x
+    WHERE a.key = x.anima_key
 )
 SELECT id, meta::text AS meta FROM ins
 """)
@@ -100,10 +115,10 @@ SELECT id, meta::text AS meta FROM ins
 # A new statement sees rows committed meanwhile and this batch's own inserts (READ COMMITTED). The
 # dedupe index is keyed by the anima's key, resolved here from the org's anima.
 _EXISTING = text(f"""
-SELECT {ROW_COLUMNS} FROM events e
-WHERE e.org_id = :org AND (e.anima_key, e.anima_id, e.dedupe_key) IN (
-    SELECT a.key, a.id, w.k FROM unnest(CAST(:animas AS uuid[]), CAST(:keys AS text[])) AS w(id, k)
-    JOIN animas a ON a.id = w.id AND a.org_id = :org)
+SELECT {row_columns("a.id")}
+FROM unnest(CAST(:animas AS uuid[]), CAST(:keys AS text[])) AS w(id, k)
+JOIN animas a ON a.id = w.id AND a.org_id = :org
+JOIN events e ON e.anima_key = a.key AND e.dedupe_key = w.k AND e.{DEDUPE_KEYED}
 """)
 
 
@@ -153,7 +168,7 @@ _RECORDED = _WIRE[: len(_STAGED) - 1]  # the wire's columns a COPY record holds 
 
 
 def _new_row(record: tuple[Any, ...], meta: str, stamps: tuple[datetime, datetime]) -> dict[str, Any]:
-    """A row just inserted, as the database would return it (``ROW_COLUMNS``), built from its COPY
+    """A row just inserted, as the database would return it (:func:`row_columns`), built from its COPY
     record (``ord`` then the wire's columns up to ``importance_score``): timestamps in UTC, ``meta``
     as Postgres's jsonb text, not distilled."""
     row = dict(zip(_RECORDED, record[1:], strict=True))
@@ -202,7 +217,7 @@ async def copy_events(
     await driver.copy_records_to_table("event_staging", records=records, columns=_STAGED)
     # Only the ids and stored meta text of the inserted rows come back, straight from the driver:
     # the rest of a new row is what was just sent (_new_row).
-    created = {r[0]: r[1] for r in await fetch(conn, _INSERT, {"org": org_id, "now": now})}
+    created = {r[0]: r[1] for r in await fetch(conn, _INSERT, {"now": now})}
     out: list[StoredRow | None] = [None] * len(records)
     dupes: list[int] = []
     stamps = (now.astimezone(UTC),) * 2

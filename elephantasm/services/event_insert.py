@@ -15,7 +15,7 @@ from typing import Any
 from elephantasm.db.models import DEDUPE_KEYED
 from elephantasm.ids import uuid7
 from elephantasm.schemas.events import EventCreate
-from elephantasm.services.event_copy import NEW_ROW_COLUMNS, RETURNED, ROW_COLUMNS, event_values
+from elephantasm.services.event_copy import RETURNED, event_values, new_row_columns, row_columns
 
 # ``anima`` bumps the org's live anima (a missing or foreign anima inserts nothing) and hands out
 # the next seq under that row lock, so seqs are in commit order; the anima row is touched once, first
@@ -32,19 +32,19 @@ WITH anima AS (
       AND NOT EXISTS (SELECT 1 FROM events d WHERE d.anima_key = animas.key AND d.dedupe_key = $13)
     RETURNING id, event_seq, key
 ), ins AS (
-    INSERT INTO events (id, org_id, anima_id, event_type, role, author, summary, content, occurred_at,
+    INSERT INTO events (id, event_type, role, author, summary, content, occurred_at,
                         session_id, meta, source_uri, dedupe_key, importance_score, created_at, seq, anima_key)
-    SELECT $1, $2, a.id, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, a.event_seq, a.key
+    SELECT $1, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, a.event_seq, a.key
     FROM anima a
     ON CONFLICT (anima_key, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
     RETURNING {RETURNED}, seq
 )
-SELECT {NEW_ROW_COLUMNS} FROM ins
+SELECT {new_row_columns("$3::uuid")} FROM ins
 """
 
 _EXISTING = (
-    f"SELECT {ROW_COLUMNS} FROM events e WHERE e.anima_key = (SELECT key FROM animas WHERE id = $1 AND org_id = $3) "
-    "AND e.dedupe_key = $2 AND e.anima_id = $1 AND e.org_id = $3"
+    f"SELECT {row_columns('$1::uuid')} FROM events e "
+    "WHERE e.anima_key = (SELECT key FROM animas WHERE id = $1 AND org_id = $3) AND e.dedupe_key = $2"
 )
 
 

@@ -18,13 +18,18 @@ def pending(event: str = "e", anima: str = "a") -> str:
     return f"{event}.seq BETWEEN {anima}.distilled_seq + 1 AND {anima}.event_seq"
 
 
-def of_anima(event: str, anima_param: str) -> str:
-    """An event of alias ``event`` belongs to the anima bound as ``:anima_param``: by its key (migration
-    0018; the events' indexes lead with ``anima_key``, looked up once per statement) and its id."""
-    return (
-        f"{event}.anima_key = (SELECT an.key FROM animas an WHERE an.id = :{anima_param}) "
-        f"AND {event}.anima_id = :{anima_param}"
-    )
+def of_anima(event: str, anima_param: str, org_param: str | None = None) -> str:
+    """An event of alias ``event`` belongs to the anima bound as ``:anima_param`` (and, with
+    ``org_param``, that anima is the org's bound as ``:org_param``): by its key, looked up once per
+    statement. The key is an event's only reference to its anima and org (migration 0022), and the
+    events' indexes lead with it (migration 0018)."""
+    org = f" AND an.org_id = :{org_param}" if org_param else ""
+    return f"{event}.anima_key = (SELECT an.key FROM animas an WHERE an.id = :{anima_param}{org})"
+
+
+def anima_id(event: str = "e") -> str:
+    """The id of the anima of the event of alias ``event``, from its key (one ``uq_animas_key`` probe)."""
+    return f"(SELECT an.id FROM animas an WHERE an.key = {event}.anima_key)"
 
 
 def pending_of(event: str, anima_param: str) -> str:
@@ -39,11 +44,12 @@ def pending_of(event: str, anima_param: str) -> str:
     return f"{event}.seq BETWEEN (SELECT an.distilled_seq + 1 {anima}) AND (SELECT an.event_seq {anima})"
 
 
-def distilled_at(event: str = "e") -> str:
+def distilled_at(event: str = "e", anima: str | None = None) -> str:
     """When the event of alias ``event`` was distilled (NULL while pending): one index probe into
-    its anima's chunks (``uq_dream_chunks_anima_last``); distilled chunks never overlap."""
+    its anima's chunks (``uq_dream_chunks_anima_last``); distilled chunks never overlap. ``anima``:
+    an SQL expression for the event's anima id when the caller has it (else :func:`anima_id`)."""
     return (
-        f"(SELECT c.distilled_at FROM dream_chunks c WHERE c.anima_id = {event}.anima_id "
+        f"(SELECT c.distilled_at FROM dream_chunks c WHERE c.anima_id = {anima or anima_id(event)} "
         f"AND c.last_seq >= {event}.seq AND c.first_seq <= {event}.seq AND c.distilled_at IS NOT NULL "
         "ORDER BY c.last_seq LIMIT 1)"
     )

@@ -6,10 +6,12 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import msgspec
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
@@ -114,7 +116,16 @@ async def record_events(
     table rows, for callers that work with the ORM.
     """
     stored = await copy_events(await session.connection(), org_id, events, now)
-    return [StoredEvent(Event(**(s.row | {"meta": json.loads(s.row["meta"])})), s.created) for s in stored]
+    return [StoredEvent(_event(s.row), s.created) for s in stored]
+
+
+def _event(row: dict[str, Any]) -> Event:
+    """A stored row as an ``Event`` (not attached to a session), with its derived ``anima_id`` and
+    ``distilled_at``, which are not model fields (``Event(...)`` would drop them)."""
+    event = Event(**(row | {"meta": json.loads(row["meta"])}))
+    for derived in ("anima_id", "distilled_at"):
+        set_committed_value(event, derived, row[derived])
+    return event
 
 
 async def get_event(session: AsyncSession, org_id: uuid.UUID, event_id: uuid.UUID) -> Event:
@@ -122,8 +133,8 @@ async def get_event(session: AsyncSession, org_id: uuid.UUID, event_id: uuid.UUI
     event = (
         await session.execute(
             select(Event)
-            .join(Anima, col(Anima.id) == col(Event.anima_id))
-            .where(col(Event.id) == event_id, org_scoped(Event, org_id), live_anima_row())
+            .join(Anima, col(Anima.key) == col(Event.anima_key))
+            .where(col(Event.id) == event_id, org_scoped(Anima, org_id), live_anima_row())
         )
     ).scalar_one_or_none()
     if event is None:
@@ -146,12 +157,12 @@ async def list_events(
     session: AsyncSession, org_id: uuid.UUID, flt: EventFilter, limit: int, cursor: str | None
 ) -> tuple[list[Event], str | None]:
     """Events in chronological order (occurred_at, id), keyset-paginated."""
-    # Joined by key, the org named on both sides: the org-wide listing reads each of the org's live
-    # animas' events from the anima_key indexes (no index of events leads with org_id).
+    # Joined by key (an event's only reference to its anima and org, migration 0022): the org-wide
+    # listing reads each of the org's live animas' events from the anima_key indexes.
     stmt = (
         select(Event)
-        .join(Anima, (col(Anima.key) == col(Event.anima_key)) & (col(Anima.id) == col(Event.anima_id)))
-        .where(org_scoped(Event, org_id), org_scoped(Anima, org_id), live_anima_row())
+        .join(Anima, col(Anima.key) == col(Event.anima_key))
+        .where(org_scoped(Anima, org_id), live_anima_row())
     )
     if flt.anima_id:
         key = await _anima_key(session, org_id, flt.anima_id)  # another org's anima is a 404, not []

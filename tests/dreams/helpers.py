@@ -13,6 +13,7 @@ import httpx
 from sqlalchemy import func, select
 
 from elephantasm.db.models import Anima, DreamChunk, Event, Memory
+from elephantasm.db.scopes import of_anima
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.schemas.events import EventCreate
@@ -72,7 +73,7 @@ async def pending_ids(runtime: Runtime, anima_id: uuid.UUID) -> set[uuid.UUID]:
     async with runtime.read_session() as session:
         rows = (await session.execute(
             select(Event.id, Event.distilled_at, Event.seq > Anima.distilled_seq)
-            .join(Anima, Anima.id == Event.anima_id).where(Event.anima_id == anima_id)
+            .join(Anima, Anima.key == Event.anima_key).where(Anima.id == anima_id)
         )).all()
     assert all((at is None) == above for _, at, above in rows), "distilled_at disagrees with the watermark"
     return {event_id for event_id, _, above in rows if above}
@@ -84,8 +85,8 @@ async def claimed_count(runtime: Runtime, anima_id: uuid.UUID) -> int:
         return (await session.execute(
             select(func.count()).select_from(Event).join(
                 DreamChunk,
-                (DreamChunk.anima_id == Event.anima_id) & Event.seq.between(DreamChunk.first_seq, DreamChunk.last_seq),
-            ).where(Event.anima_id == anima_id, DreamChunk.distilled_at.is_(None))
+                (DreamChunk.anima_id == anima_id) & Event.seq.between(DreamChunk.first_seq, DreamChunk.last_seq),
+            ).where(*of_anima(Event, anima_id), DreamChunk.distilled_at.is_(None))
         )).scalar_one()
 
 

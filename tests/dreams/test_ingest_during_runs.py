@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from elephantasm.db.models import Anima, DreamRun, Event
 from elephantasm.db.raw import driver_connection
+from elephantasm.db.scopes import of_anima
 from elephantasm.domain.dreaming import OfflineEngine
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.events import EventCreate
@@ -81,7 +82,7 @@ async def test_events_recorded_during_runs_are_each_distilled_once(
     cited = [e for ids in (await live_provenance(rt, anima_id)).values() for e in ids]
     assert sorted(cited) == sorted(recorded) and len(recorded) == 84  # every event, exactly once
     async with rt.read_session() as session:
-        seqs = sorted((await session.execute(select(Event.seq).where(Event.anima_id == anima_id))).scalars())
+        seqs = sorted((await session.execute(select(Event.seq).where(*of_anima(Event, anima_id)))).scalars())
         anima = (await session.execute(select(Anima).where(Anima.id == anima_id))).scalar_one()
         runs = list((await session.execute(select(DreamRun).where(DreamRun.anima_id == anima_id))).scalars())
     assert seqs == list(range(1, 85)) and anima.event_seq == anima.distilled_seq == 84

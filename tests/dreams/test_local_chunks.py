@@ -7,6 +7,7 @@ import pytest
 from sqlalchemy import func, select, text
 
 from elephantasm.db.models import Anima, DreamChunk, Event, Memory
+from elephantasm.db.scopes import of_anima
 from elephantasm.domain.dreaming import OfflineEngine
 from elephantasm.llm.embedders import CachedEmbedder, HashEmbedder, OpenAIEmbedder
 from elephantasm.runtime import Runtime
@@ -37,7 +38,11 @@ def test_only_the_stock_offline_engine_with_a_local_embedder_runs_in_process(run
 async def _row_versions(runtime: Runtime, anima_id) -> dict:  # type: ignore[no-untyped-def]
     async with runtime.read_session() as session:
         rows = await session.execute(
-            text("SELECT id, xmin::text AS v, ctid::text AS at FROM events WHERE anima_id = :a"), {"a": anima_id}
+            text(
+                "SELECT id, xmin::text AS v, ctid::text AS at FROM events "
+                "WHERE anima_key = (SELECT key FROM animas WHERE id = :a)"
+            ),
+            {"a": anima_id},
         )
         return {r.id: (r.v, r.at) for r in rows}
 
@@ -51,7 +56,7 @@ async def test_distilling_never_writes_an_event_row(runtime: Runtime, tenant: Te
     assert await _row_versions(runtime, anima_id) == before  # same row versions, where they were
     async with runtime.read_session() as session:
         chunks = (await session.execute(select(DreamChunk).where(DreamChunk.anima_id == anima_id))).scalars().all()
-        stamped = (await session.execute(select(Event.distilled_at).where(Event.anima_id == anima_id))).scalars().all()
+        stamped = (await session.execute(select(Event.distilled_at).where(*of_anima(Event, anima_id)))).scalars().all()
         watermark = (await session.execute(select(Anima.distilled_seq).where(Anima.id == anima_id))).scalar_one()
     # One chunk, recorded by the run in the write (claimed and distilled at once), covering every seq.
     ((chunk),) = chunks

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from elephantasm.db.models import Event, Memory
+from elephantasm.db.scopes import of_anima
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
 from tests.dreams.helpers import T0, add_events, live_provenance, new_anima, pending_ids, variant
@@ -61,7 +62,7 @@ async def test_every_event_ends_in_exactly_its_memories(runtime: Runtime, batche
         memories = {m.id: m for m in (await session.execute(
             select(Memory).where(Memory.anima_id == anima_id, Memory.merged_into.is_(None)))).scalars()}
         distilled = set((await session.execute(select(Event.id).where(
-            Event.anima_id == anima_id, Event.distilled_at.is_not(None)))).scalars())
+            *of_anima(Event, anima_id), Event.distilled_at.is_not(None)))).scalars())
     assert distilled == set(by_id)
     for memory_id, ids in prov.items():
         memory, cited_events = memories[memory_id], [by_id[i] for i in ids]

@@ -50,13 +50,23 @@ WHERE table_schema = 'public' AND column_name = 'anima_id' ORDER BY table_name
 """)
 
 
+# anima id → its key, as first seen: events carry only the key (migration 0022), and a purged
+# anima's events are counted by the key it had.
+_KEYS: dict[uuid.UUID, int] = {}
+
+
 async def rows_of(runtime: Runtime, anima_id: str) -> dict[str, int]:
-    """Rows that carry ``anima_id``, per table (every table with an ``anima_id`` column, and animas)."""
+    """Rows that carry ``anima_id``, per table (every table with an ``anima_id`` column, and animas),
+    and the events that carry its key."""
     a = uuid.UUID(anima_id)
     counts: dict[str, int] = {}
     async with runtime.read_session() as session:
         for table in (await session.execute(_ANIMA_TABLES)).scalars():
             n = (await session.execute(text(f"SELECT count(*) FROM {table} WHERE anima_id = :a"), {"a": a})).scalar()
             counts[table] = int(n or 0)
+        key = (await session.execute(text("SELECT key FROM animas WHERE id = :a"), {"a": a})).scalar()
+        key = _KEYS.setdefault(a, key) if key is not None else _KEYS.get(a)
+        n = (await session.execute(text("SELECT count(*) FROM events WHERE anima_key = :k"), {"k": key})).scalar()
+        counts["events"] = int(n or 0)
         counts["animas"] = int((await session.execute(text("SELECT count(*) FROM animas WHERE id = :a"), {"a": a})).scalar() or 0)
     return counts

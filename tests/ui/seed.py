@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 
 from elephantasm.db.models import Event, IdentityVersion, Knowledge, Memory
+from elephantasm.db.scopes import of_anima
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
 from tests.dreams.helpers import add_events, new_anima, turns
@@ -52,7 +53,7 @@ async def seed_anima(runtime: Runtime, org_id: uuid.UUID, name: str = "assistant
         start=datetime.now(UTC) - timedelta(minutes=5)))
     assert run is not None
     async with runtime.read_session() as session:
-        event = (await session.execute(select(Event.id).where(Event.anima_id == anima_id).limit(1))).scalar_one()
+        event = (await session.execute(select(Event.id).where(*of_anima(Event, anima_id)).limit(1))).scalar_one()
         memory = (await session.execute(select(Memory.id).where(Memory.anima_id == anima_id).limit(1))).scalar_one()
         old = (await session.execute(select(Knowledge).where(
             Knowledge.anima_id == anima_id, Knowledge.superseded_by.is_not(None)).limit(1))).scalar_one()

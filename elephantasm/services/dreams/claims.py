@@ -34,7 +34,7 @@ from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Anima, DreamChunk, DreamRun, Event
-from elephantasm.db.scopes import of_anima, org_scoped
+from elephantasm.db.scopes import of_anima
 from elephantasm.db.tables import rowcount, table_of
 from elephantasm.ids import uuid7
 
@@ -201,8 +201,7 @@ async def count_pending(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid
         select(func.count())
         .select_from(_EVENTS)
         .where(
-            *of_anima(_EVENTS, anima_id),
-            org_scoped(_EVENTS, org_id),
+            *of_anima(_EVENTS, anima_id, org_id=org_id),
             _EVENTS.c.seq > after,
             _EVENTS.c.seq <= until_seq,
         )

@@ -18,7 +18,7 @@ SELECT a.org_id, a.id AS anima_id, p.pending
 FROM animas a
 CROSS JOIN LATERAL (
   SELECT count(*) AS pending, max(e.created_at) AS newest, min(e.created_at) AS oldest
-  FROM events e WHERE e.anima_key = a.key AND e.anima_id = a.id AND {event_state.pending("e", "a")}
+  FROM events e WHERE e.anima_key = a.key AND {event_state.pending("e", "a")}
 ) p
 WHERE a.deleted_at IS NULL AND a.event_seq > a.distilled_seq
   AND a.dream_status <> 'failed' AND (a.dream_retry_at IS NULL OR a.dream_retry_at <= :now)

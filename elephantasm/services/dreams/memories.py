@@ -17,7 +17,7 @@ from sqlmodel import col
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.memory_text import memory_content
 from elephantasm.db.models import Event, Memory, MemoryRecall
-from elephantasm.db.scopes import org_scoped, visible
+from elephantasm.db.scopes import of_anima, visible
 from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import indexed_vector
 from elephantasm.domain.errors import NotFoundError
@@ -32,8 +32,9 @@ from elephantasm.services.dreams.paging import (
 _M = table_of(Memory)
 # Each memory's source events (its ``event_ids``) in the order they happened.
 _PROVENANCE = text("""
-SELECT m.id, e.id FROM memories m CROSS JOIN LATERAL unnest(m.event_ids) AS x(id) JOIN events e ON e.id = x.id
-WHERE m.id = ANY(:ids) AND m.org_id = :org AND e.org_id = :org
+SELECT m.id, e.id FROM memories m JOIN animas a ON a.id = m.anima_id
+CROSS JOIN LATERAL unnest(m.event_ids) AS x(id) JOIN events e ON e.id = x.id AND e.anima_key = a.key
+WHERE m.id = ANY(:ids) AND m.org_id = :org
 ORDER BY m.id, e.occurred_at, e.id
 """)
 _R = table_of(MemoryRecall)
@@ -94,7 +95,7 @@ async def memory_events(session: AsyncSession, org_id: uuid.UUID, memory_id: uui
     row = await get_memory(session, org_id, memory_id)
     stmt = (
         select(Event)
-        .where(col(Event.id).in_(list(row.event_ids)), org_scoped(Event, org_id))
+        .where(col(Event.id).in_(list(row.event_ids)), *of_anima(Event, row.anima_id, org_id=org_id))
         .order_by(col(Event.occurred_at), col(Event.id))
     )
     return list((await session.execute(stmt)).scalars())

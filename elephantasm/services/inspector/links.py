@@ -17,8 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 _MEMORIES_OF_EVENT = text("""
 SELECT m.id, m.summary, m.state, m.merged_into
-FROM events e JOIN memories m ON m.org_id = e.org_id AND m.anima_id = e.anima_id
-WHERE e.id = :id AND e.org_id = :org AND m.deleted_at IS NULL AND m.event_ids @> ARRAY[e.id]
+FROM events e JOIN animas a ON a.key = e.anima_key AND a.org_id = :org
+JOIN memories m ON m.org_id = a.org_id AND m.anima_id = a.id
+WHERE e.id = :id AND m.deleted_at IS NULL AND m.event_ids @> ARRAY[e.id]
 ORDER BY m.created_at DESC, m.id
 """)
 _KNOWLEDGE_OF_MEMORY = text("""

@@ -19,9 +19,8 @@ from elephantasm.services import event_state
 
 _COUNTS_SQL = text(f"""
 SELECT a.id,
-  (SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.anima_key = a.key AND e.org_id = a.org_id AND e.anima_id = a.id
-     LIMIT :cap) s) AS events,
-  (SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.anima_key = a.key AND e.anima_id = a.id AND {event_state.pending("e", "a")}
+  (SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.anima_key = a.key LIMIT :cap) s) AS events,
+  (SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.anima_key = a.key AND {event_state.pending("e", "a")}
      LIMIT :cap) s) AS pending,
   m.active, m.decaying, m.archived,
   (SELECT count(*) FROM (SELECT 1 FROM knowledge k WHERE k.org_id = a.org_id AND k.anima_id = a.id

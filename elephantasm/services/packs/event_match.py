@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.domain import text_rank
+from elephantasm.services import event_state
 from elephantasm.services.packs import sql
 
 # The expression the stored column had (migrations 0001–0011): ranks are unchanged.
@@ -82,7 +83,7 @@ def pending_statement(where: str, score: str) -> Any:
 
 # Held events the cache lost (see the module doc): everything again, by id.
 _BY_ID = text(
-    f"SELECT {_FULL} FROM events e WHERE e.org_id = :org AND e.anima_id = :anima AND e.id = ANY(CAST(:ids AS uuid[]))"
+    f"SELECT {_FULL} FROM events e WHERE {event_state.of_anima('e', 'anima', 'org')} AND e.id = ANY(CAST(:ids AS uuid[]))"
 )
 
 Held = tuple[Any, text_rank.Counts]

@@ -59,7 +59,7 @@ def _settings(ef: str) -> str:
 def _head_sql(snapshot: bool) -> str:
     return f"""
 SELECT a.name, a.description, a.state_version, a.last_event_at, a.vectors_indexed,
-       (SELECT e.session_id FROM events e WHERE e.anima_key = a.key AND e.org_id = a.org_id AND e.anima_id = a.id
+       (SELECT e.session_id FROM events e WHERE e.anima_key = a.key
         ORDER BY e.occurred_at DESC, e.id DESC LIMIT 1) AS latest_session,
        i.id AS identity_id, i.personality_type, i.communication_style, i.self, i.prose,
        {"pg_export_snapshot()" if snapshot else "NULL::text"} AS snapshot

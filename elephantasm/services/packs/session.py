@@ -24,7 +24,7 @@ from elephantasm.services import event_state
 _GAP_SCAN_ROWS = 2000
 
 _GAP_SQL = text(
-    f"SELECT occurred_at FROM events e WHERE e.org_id = :org AND {event_state.of_anima('e', 'anima')} "
+    f"SELECT occurred_at FROM events e WHERE {event_state.of_anima('e', 'anima', 'org')} "
     "AND session_id IS NULL "
     "AND occurred_at >= :since AND occurred_at <= :until ORDER BY occurred_at DESC LIMIT :n"
 )

@@ -101,7 +101,7 @@ KNOWLEDGE_CURRENT = (
     "k.org_id = :org AND k.anima_id = :anima AND k.deleted_at IS NULL "
     "AND k.valid_to IS NULL AND k.superseded_by IS NULL"
 )
-EVENT_PENDING = f"e.org_id = :org AND {event_state.of_anima('e', 'anima')} AND {event_state.pending_of('e', 'anima')}"
+EVENT_PENDING = f"{event_state.of_anima('e', 'anima', 'org')} AND {event_state.pending_of('e', 'anima')}"
 
 # "When it happened" per table; the pack-candidate indexes of migration 0002 are keyed on these.
 MEMORY_HAPPENED = "coalesce(m.time_end, m.time_start)"
