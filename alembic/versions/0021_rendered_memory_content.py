@@ -21,7 +21,7 @@ Upgrade keeps existing rows' stored content (no backfill). Downgrade stores ever
 again and makes ``fts`` generated once more.
 
 Revision ID: 0021
-Revises: 0019
+Revises: 0020
 """
 
 from typing import Sequence, Union
@@ -30,7 +30,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0021"
-down_revision: Union[str, None] = "0019"
+down_revision: Union[str, None] = "0020"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 

@@ -16,8 +16,11 @@ this migration keep the columns' bytes until they are rewritten (an UPDATE, ``VA
 Downgrade adds the columns back, fills them from ``animas`` by key and restores the foreign key,
 the unique constraint and the statistics.
 
+``memory_text`` (0021's rendering of a memory's content from its events) read the events of the
+memory's anima by ``anima_id``: it is replaced by the same rule reading them by the anima's key.
+
 Revision ID: 0022
-Revises: 0019
+Revises: 0021
 """
 
 from typing import Sequence, Union
@@ -25,12 +28,34 @@ from typing import Sequence, Union
 from alembic import op
 
 revision: str = "0022"
-down_revision: Union[str, None] = "0019"
+down_revision: Union[str, None] = "0021"
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
+# 0021's rendering rule (frozen here, as migrations freeze their constants); only which events are
+# the anima's changes: by key after this revision, by anima_id before it.
+_RENDER_FN = r"""
+CREATE OR REPLACE FUNCTION memory_text(anima uuid, ids uuid[]) RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
+SELECT string_agg(
+    coalesce(
+        nullif(e.author, ''),
+        CASE lower(e.role) WHEN 'user' THEN 'User' WHEN 'human' THEN 'User' WHEN 'assistant' THEN 'Assistant'
+            WHEN 'ai' THEN 'Assistant' WHEN 'system' THEN 'System' WHEN 'tool' THEN 'Tool'
+            ELSE nullif(e.role, '') END,
+        CASE e.event_type WHEN 'message.in' THEN 'User' WHEN 'message.out' THEN 'Assistant'
+            WHEN 'tool.call' THEN 'Tool call' WHEN 'tool.result' THEN 'Tool result' WHEN 'system' THEN 'System'
+            ELSE e.event_type END)
+    || ': ' || coalesce(nullif(e.content, ''), nullif(e.summary, ''), ''),
+    E'\n' ORDER BY e.occurred_at, e.id)
+FROM events e WHERE e.id = ANY(ids) AND OWNED
+$$
+"""
+_BY_KEY = "e.anima_key = (SELECT a.key FROM animas a WHERE a.id = anima)"
+_BY_ANIMA_ID = "e.anima_id = anima"
+
 
 def upgrade() -> None:
+    op.execute(_RENDER_FN.replace("OWNED", _BY_KEY))
     op.execute("DROP STATISTICS st_events_anima")
     op.execute("ALTER TABLE events DROP CONSTRAINT fk_events_anima")
     op.execute("ALTER TABLE events DROP COLUMN org_id, DROP COLUMN anima_id")
@@ -52,3 +77,4 @@ def downgrade() -> None:
         "REFERENCES animas (key, id, org_id) ON DELETE CASCADE"
     )
     op.execute("CREATE STATISTICS st_events_anima (dependencies) ON anima_key, anima_id, org_id FROM events")
+    op.execute(_RENDER_FN.replace("OWNED", _BY_ANIMA_ID))
