@@ -9,7 +9,6 @@ fingerprint, so the same inputs give byte-identical content.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,7 @@ from elephantasm.domain.lean import lean_text, wants_dates, wants_temporal
 from elephantasm.domain.pack_trace import PackTrace
 from elephantasm.domain.packing import PackResult, pack
 from elephantasm.domain.presets import budget_limits, budget_shares, compile_weights
-from elephantasm.domain.render import RENDER_ORDER, Layer, header_line, item_line
+from elephantasm.domain.render import RENDER_ORDER, Layer
 from elephantasm.domain.scoring import ScoringWeights, contextual_relevance
 from elephantasm.domain.temporal import TemporalContext, temporal_context
 from elephantasm.gcpause import paused_gc
@@ -116,14 +115,10 @@ def _identity(head: Any) -> IdentityData:
     )
 
 
-def layer_tokens(result: PackResult, count: Any) -> dict[str, int]:
-    """Tokens of each layer's block (header and lines), for the CLI's table and the wire."""
-    return {
-        layer.value: count(header_line(layer) + "".join(item_line(layer, it) for it in result.items(layer)))
-        if result.items(layer)
-        else 0
-        for layer in RENDER_ORDER
-    }
+def layer_tokens(result: PackResult) -> dict[str, int]:
+    """Tokens of each layer's block (header and lines), for the CLI's table and the wire (0 for an
+    empty layer); the packer counted them exactly (:func:`~elephantasm.domain.packing.rendered_tokens`)."""
+    return {layer.value: result.layer_tokens.get(layer, 0) for layer in RENDER_ORDER}
 
 
 async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | None = None) -> CompiledPack:
@@ -170,7 +165,6 @@ class _Chosen:
     scorer: Scorer
     identity: IdentityData
     temporal: TemporalContext
-    count: Callable[[str], int]
 
 
 def _choose(
@@ -204,19 +198,18 @@ def _choose(
         items[Layer.IDENTITY] = identity_items(identity, brief=brief)
     if cfg.include_temporal and got.head.last_event_at is not None and wants_temporal(req.query):
         items[Layer.TEMPORAL] = [temporal_item(temporal)]
-    count = get_token_counter(req.encoding)
     shares = budget_shares(cfg, req.max_tokens, req.query is not None)
     result = pack(
         items,
         max_tokens=req.max_tokens,
-        count=count,
+        count=get_token_counter(req.encoding),
         shares=shares,
         limits=budget_limits(cfg, req.max_tokens, req.query is not None).as_mapping(),
         min_score=cfg.min_score or None,
         trace=trace,
         distinct=True,
     )
-    return _Chosen(result, scorer, identity, temporal, count)
+    return _Chosen(result, scorer, identity, temporal)
 
 
 def _needing_provenance(result: PackResult, got: Gathered, trace: PackTrace | None) -> list[cands.Candidate]:
@@ -242,7 +235,7 @@ def _serialise(runtime: Runtime, req: PackRequest, got: Gathered, chosen: _Chose
         identity=chosen.identity if cfg.include_identity else None,
         temporal=chosen.temporal if got.head.last_event_at is not None and cfg.include_temporal else None,
         session_id=got.session.session_id if got.session else None,
-        layer_tokens=layer_tokens(result, chosen.count),
+        layer_tokens=layer_tokens(result),
         compiled_at=runtime.clock(),
     )
     memory_ids = tuple(
