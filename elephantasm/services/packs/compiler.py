@@ -33,7 +33,7 @@ from elephantasm.services.packs.items import IdentityData, Scorer, identity_item
 from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
 from elephantasm.services.packs.provenance import fill_provenance
 from elephantasm.services.packs.reads import Gathered, read_candidates, snapshot_transaction
-from elephantasm.services.packs.wire import build_pack
+from elephantasm.services.packs.wire import build_pack, encode
 from elephantasm.tokens import get_token_counter
 
 if TYPE_CHECKING:
@@ -63,7 +63,14 @@ class CompiledPack:
     state_version: int
     body: bytes
     memory_ids: tuple[uuid.UUID, ...]
-    pack: MemoryPackRead
+    data: dict[str, Any]
+    """The wire pack as plain data (``body`` is its JSON): what recording it reads."""
+
+    @property
+    def pack(self) -> MemoryPackRead:
+        """The wire pack as a model, parsed from ``body`` (for the inspector and tests; serving
+        and recording never need it)."""
+        return MemoryPackRead.model_validate_json(self.body)
 
 
 async def _event_cosines(
@@ -225,7 +232,7 @@ def _serialise(runtime: Runtime, req: PackRequest, got: Gathered, chosen: _Chose
     inputs = pack_key_inputs(req, got.head.state_version)
     fingerprint = pack_fingerprint(inputs, result.text)
     pack_id = uuid.uuid5(PACK_ID_NAMESPACE, fingerprint)
-    wire = build_pack(
+    data = build_pack(
         req,
         result,
         chosen.scorer,
@@ -249,7 +256,7 @@ def _serialise(runtime: Runtime, req: PackRequest, got: Gathered, chosen: _Chose
         fingerprint=fingerprint,
         pack_id=pack_id,
         state_version=got.head.state_version,
-        body=wire.model_dump_json().encode(),
+        body=encode(data),
         memory_ids=memory_ids,
-        pack=wire,
+        data=data,
     )
