@@ -13,6 +13,7 @@ import httpx
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.packs import MemoryPackRead
 from elephantasm.services import packs as svc
+from elephantasm.services.packs.wire import encode
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import add_knowledge, add_memory, extract, set_identity
@@ -48,3 +49,17 @@ async def test_body_is_the_models_json_byte_for_byte(
         assert compiled.body == _model_bytes(compiled.body)
         assert compiled.pack.fingerprint == compiled.fingerprint
         assert compiled.pack.id == compiled.data["id"] == compiled.pack_id
+
+
+async def test_encoder_matches_the_model_on_edge_values(
+    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
+) -> None:
+    """NaN/infinite similarities (null, as pydantic writes them), tiny and negative floats, -0.0."""
+    await add_memory(pack_runtime, tenant, panima["id"], "one memory", time_end=FROZEN_NOW - timedelta(days=2))
+    req = svc.build_request(pack_runtime, tenant.org_id, uuid.UUID(panima["id"]), query="memory")
+    data = (await svc.compile_pack(pack_runtime, req)).data
+    (item,) = data["content"]["long_term_memories"]
+    for similarity, score in [(float("nan"), 5e-6), (float("inf"), -0.0), (-float("inf"), 1e-7), (-0.25, 0.1 + 0.2)]:
+        item["similarity"], item["score"] = similarity, score
+        item["breakdown"] = {**item["breakdown"], "relevance": score / 3}
+        assert encode(data) == MemoryPackRead.model_validate(data).model_dump_json().encode()

@@ -1,9 +1,8 @@
 """Assemble the wire pack (docs/design.md §6) from a packing result.
 
 The pack is built as plain data in :class:`~elephantasm.schemas.packs.MemoryPackRead`'s field
-order and encoded with pydantic-core's own JSON encoder (:func:`encode`): the same bytes as
-validating it into the model and dumping that, without building ~200 nested models per compile
-(a test checks the body survives that round trip byte for byte).
+order and encoded with msgspec (:func:`encode`): the same bytes as validating it into the model
+and dumping that (tests check it byte for byte), ~10x faster: no ~200 nested models per compile.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-import pydantic_core
+import msgspec
 
 from elephantasm.domain.packing import PackResult
 from elephantasm.domain.render import Layer
@@ -80,8 +79,14 @@ def build_pack(
     }
 
 
+_ENCODER = msgspec.json.Encoder()
+
+
 def encode(data: dict[str, Any]) -> bytes:
     """The JSON bytes of :func:`build_pack`'s data: what ``MemoryPackRead.model_validate(data)
-    .model_dump_json()`` gives (pydantic-core encodes both; every value already has its field's
-    type: floats, UUIDs, aware datetimes, str)."""
-    return pydantic_core.to_json(data)
+    .model_dump_json()`` gives. Every value already has its field's type (floats, UUIDs, aware
+    datetimes, str), and msgspec writes them as pydantic does: shortest float repr, NaN and
+    infinities as null, UTC as ``Z``, non-ASCII unescaped. (The one known difference, a float of
+    magnitude >= 1e16 as ``1e16`` rather than ``1e+16``, cannot occur: scores, factors and
+    similarities lie in [-1, 1] and ``hours_ago`` is below 1e8 within datetime's range.)"""
+    return _ENCODER.encode(data)
