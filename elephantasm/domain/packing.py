@@ -20,7 +20,8 @@ above it in its own layer (round 1) or globally (round 2), which gives the guara
 * a layer whose whole demand fits its own share is unaffected by other layers' candidates;
 * with a single non-empty layer the result is plain greedy-with-skip over the whole budget.
 
-Each line is counted once (memoised by the token counter); the whole text is not encoded again:
+Each line is rendered and counted once, when the packer first weighs it (memoised by the token
+counter); the whole text is not encoded again:
 its exact count is summed from its lines' (:func:`rendered_tokens`). Estimates are conservative:
 the last line's newline is budgeted although rendering strips it.
 """
@@ -77,10 +78,21 @@ class PackResult:
 class _Cand:
     layer: Layer
     item: PackItem
-    line: str
-    cost: int
     # (restates a better-ranked line: 0/1, *global_rank_key(layer, item)), computed once
     key: tuple[int, float, float, str, int]
+    # The rendered line and its token count, made when the packer first weighs the candidate
+    # (:func:`_costed`): most of a compile's candidates rank below what its budget and layer
+    # limits let it reach, and are never rendered or counted. ``cost`` < 0: not yet.
+    line: str = ""
+    cost: int = -1
+
+
+def _costed(c: _Cand, count: TokenCount) -> int:
+    """``c``'s line's token count, rendering and counting it on first use."""
+    if c.cost < 0:
+        c.line = item_line(c.layer, c.item)
+        c.cost = count(c.line)
+    return c.cost
 
 
 def normalise_shares(shares: Mapping[Layer, float] | Mapping[str, float] | None) -> dict[Layer, float]:
@@ -96,12 +108,11 @@ def normalise_shares(shares: Mapping[Layer, float] | Mapping[str, float] | None)
 
 def _prepare(
     candidates: Mapping[Layer, Iterable[PackItem]],
-    count: TokenCount,
     min_score: float | None,
     trace: PackTrace | None = None,
     distinct: bool = False,
 ) -> dict[Layer, list[_Cand]]:
-    """Filter, de-duplicate by id (best rank wins), sort and cost every candidate once.
+    """Filter, de-duplicate by id (best rank wins) and sort the candidates (costed later: :func:`_costed`).
 
     ``distinct``: a scored layer's line that restates a better-ranked line of the layer
     (:func:`~elephantasm.domain.distinct.line_key`) ranks after every line that says something new:
@@ -131,8 +142,7 @@ def _prepare(
                 restated = int(said_key in said)
                 moved |= bool(restated)
                 said.add(said_key)
-            line = item_line(layer, it)
-            out.append(_Cand(layer, it, line, count(line), (restated, *key)))
+            out.append(_Cand(layer, it, (restated, *key)))
         if moved:
             out.sort(key=attrgetter("key"))  # stable: restatements move after the rest, in rank order
         prepared[layer] = out
@@ -141,6 +151,7 @@ def _prepare(
 
 def _select(
     prepared: dict[Layer, list[_Cand]],
+    count: TokenCount,
     budget: float,
     shares: dict[Layer, float],
     limits: Mapping[Layer, int],
@@ -156,7 +167,7 @@ def _select(
         limit = limits.get(layer)
         i = 0
         while i < len(cands) and (limit is None or i < limit):
-            cost = cands[i].cost + (opening[layer] if i == 0 else 0)
+            cost = _costed(cands[i], count) + (opening[layer] if i == 0 else 0)
             if used + cost > cap:
                 break
             used += cost
@@ -179,7 +190,7 @@ def _select(
             if trace is not None:
                 trace.note(c.layer, c.item, Decision.LAYER_LIMIT)
             continue
-        cost = c.cost + (0 if bucket else opening[c.layer])
+        cost = _costed(c, count) + (0 if bucket else opening[c.layer])
         if trace is not None:
             trace.note(c.layer, c.item, Decision.OVERFLOW if cost <= pool else Decision.NO_ROOM, cost, pool)
         if cost <= pool:
@@ -211,11 +222,11 @@ def pack(
         raise ValidationError("max_tokens must be >= 0")
     share_map = normalise_shares(shares)
     limit_map = {Layer(k): max(0, int(v)) for k, v in (limits or {}).items()}
-    prepared = _prepare(candidates, count, min_score, trace, distinct)
+    prepared = _prepare(candidates, min_score, trace, distinct)
     sep = count(LAYER_SEPARATOR)
     opening = {layer: count(header_line(layer)) + sep for layer in RENDER_ORDER}
     # Every block is charged a separator, but n blocks only have n-1 of them: credit one back.
-    chosen = _select(prepared, max_tokens + sep, share_map, limit_map, opening, trace)
+    chosen = _select(prepared, count, max_tokens + sep, share_map, limit_map, opening, trace)
     return _finalise(chosen, max_tokens, count, trace)
 
 
