@@ -21,9 +21,9 @@ above it in its own layer (round 1) or globally (round 2), which gives the guara
 * with a single non-empty layer the result is plain greedy-with-skip over the whole budget.
 
 Each line is rendered and counted once, when the packer first weighs it (memoised by the token
-counter); the whole text is not encoded again:
-its exact count is summed from its lines' (:func:`rendered_tokens`). Estimates are conservative:
-the last line's newline is budgeted although rendering strips it.
+counter); the whole text is not encoded again: its exact count is summed from its lines'
+(:func:`rendered_tokens`). Estimates are conservative: the last line's newline is budgeted
+although rendering strips it.
 """
 
 from __future__ import annotations
