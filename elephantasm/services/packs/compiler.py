@@ -246,7 +246,7 @@ def _serialise(runtime: Runtime, req: PackRequest, got: Gathered, chosen: _Chose
         compiled_at=runtime.clock(),
     )
     memory_ids = tuple(
-        uuid.UUID(it.id)
+        it.ref[0].id  # the candidate's UUID as read (the item's id is its text)
         for layer in (Layer.SESSION, Layer.LONG_TERM)
         for it in result.items(layer)
         if it.ref[0].kind == "memory"
