@@ -135,6 +135,11 @@ class TokenCounter:
     every pack.
     """
 
+    splits_at_line_starts = True
+    """Every supported encoding's pre-tokenizer starts a piece at a non-whitespace character that
+    follows a newline, and encodes pieces independently: a text's count is the sum of the counts
+    of its parts cut at such points (``elephantasm.domain.packing.rendered_tokens`` relies on it)."""
+
     def __init__(self, encoding: str = "o200k_base", memo_size: int = 16384) -> None:
         self.encoding = validate_encoding(encoding)
         self._enc = get_encoding(encoding)

@@ -7,8 +7,9 @@ Algorithm (two rounds, then an exact check):
 2. **Overflow round.** Whatever is left over (unused shares) forms one pool. All remaining
    candidates of all layers are walked in one global rank order; each is taken if it fits the
    pool, else skipped and the next one tried.
-3. **Exact check.** The final text is rendered and counted; should BPE merges across line
-   boundaries ever make it longer than estimated, the lowest-ranked items are dropped until it fits.
+3. **Exact check.** The final text is rendered and counted exactly (:func:`rendered_tokens`);
+   should BPE merges across line boundaries ever make it longer than estimated, the lowest-ranked
+   items are dropped until it fits.
 
 Why a *prefix* in round 1: if round 1 skipped items, a later, lower-ranked item could take
 reserved space that an earlier, larger item needed in round 2, so adding a low candidate could
@@ -19,14 +20,16 @@ above it in its own layer (round 1) or globally (round 2), which gives the guara
 * a layer whose whole demand fits its own share is unaffected by other layers' candidates;
 * with a single non-empty layer the result is plain greedy-with-skip over the whole budget.
 
-Each line is counted once (memoised by the token counter); the whole text once at the end.
-Estimates are conservative: the last line's newline is budgeted although rendering strips it.
+Each line is rendered and counted once, when the packer first weighs it (memoised by the token
+counter); the whole text is not encoded again: its exact count is summed from its lines'
+(:func:`rendered_tokens`). Estimates are conservative: the last line's newline is budgeted
+although rendering strips it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 
 from elephantasm.domain.distinct import line_key
@@ -59,6 +62,8 @@ class PackResult:
     token_count: int
     max_tokens: int
     trimmed: int = 0
+    layer_tokens: Mapping[Layer, int] = field(default_factory=dict)
+    """Exact tokens of each non-empty layer's block (header and lines), as encoded on its own."""
 
     def items(self, layer: Layer) -> tuple[PackItem, ...]:
         """Chosen items of one layer."""
@@ -73,10 +78,21 @@ class PackResult:
 class _Cand:
     layer: Layer
     item: PackItem
-    line: str
-    cost: int
     # (restates a better-ranked line: 0/1, *global_rank_key(layer, item)), computed once
     key: tuple[int, float, float, str, int]
+    # The rendered line and its token count, made when the packer first weighs the candidate
+    # (:func:`_costed`): most of a compile's candidates rank below what its budget and layer
+    # limits let it reach, and are never rendered or counted. ``cost`` < 0: not yet.
+    line: str = ""
+    cost: int = -1
+
+
+def _costed(c: _Cand, count: TokenCount) -> int:
+    """``c``'s line's token count, rendering and counting it on first use."""
+    if c.cost < 0:
+        c.line = item_line(c.layer, c.item)
+        c.cost = count(c.line)
+    return c.cost
 
 
 def normalise_shares(shares: Mapping[Layer, float] | Mapping[str, float] | None) -> dict[Layer, float]:
@@ -92,12 +108,11 @@ def normalise_shares(shares: Mapping[Layer, float] | Mapping[str, float] | None)
 
 def _prepare(
     candidates: Mapping[Layer, Iterable[PackItem]],
-    count: TokenCount,
     min_score: float | None,
     trace: PackTrace | None = None,
     distinct: bool = False,
 ) -> dict[Layer, list[_Cand]]:
-    """Filter, de-duplicate by id (best rank wins), sort and cost every candidate once.
+    """Filter, de-duplicate by id (best rank wins) and sort the candidates (costed later: :func:`_costed`).
 
     ``distinct``: a scored layer's line that restates a better-ranked line of the layer
     (:func:`~elephantasm.domain.distinct.line_key`) ranks after every line that says something new:
@@ -127,8 +142,7 @@ def _prepare(
                 restated = int(said_key in said)
                 moved |= bool(restated)
                 said.add(said_key)
-            line = item_line(layer, it)
-            out.append(_Cand(layer, it, line, count(line), (restated, *key)))
+            out.append(_Cand(layer, it, (restated, *key)))
         if moved:
             out.sort(key=attrgetter("key"))  # stable: restatements move after the rest, in rank order
         prepared[layer] = out
@@ -137,6 +151,7 @@ def _prepare(
 
 def _select(
     prepared: dict[Layer, list[_Cand]],
+    count: TokenCount,
     budget: float,
     shares: dict[Layer, float],
     limits: Mapping[Layer, int],
@@ -152,7 +167,7 @@ def _select(
         limit = limits.get(layer)
         i = 0
         while i < len(cands) and (limit is None or i < limit):
-            cost = cands[i].cost + (opening[layer] if i == 0 else 0)
+            cost = _costed(cands[i], count) + (opening[layer] if i == 0 else 0)
             if used + cost > cap:
                 break
             used += cost
@@ -175,7 +190,7 @@ def _select(
             if trace is not None:
                 trace.note(c.layer, c.item, Decision.LAYER_LIMIT)
             continue
-        cost = c.cost + (0 if bucket else opening[c.layer])
+        cost = _costed(c, count) + (0 if bucket else opening[c.layer])
         if trace is not None:
             trace.note(c.layer, c.item, Decision.OVERFLOW if cost <= pool else Decision.NO_ROOM, cost, pool)
         if cost <= pool:
@@ -207,12 +222,49 @@ def pack(
         raise ValidationError("max_tokens must be >= 0")
     share_map = normalise_shares(shares)
     limit_map = {Layer(k): max(0, int(v)) for k, v in (limits or {}).items()}
-    prepared = _prepare(candidates, count, min_score, trace, distinct)
+    prepared = _prepare(candidates, min_score, trace, distinct)
     sep = count(LAYER_SEPARATOR)
     opening = {layer: count(header_line(layer)) + sep for layer in RENDER_ORDER}
     # Every block is charged a separator, but n blocks only have n-1 of them: credit one back.
-    chosen = _select(prepared, max_tokens + sep, share_map, limit_map, opening, trace)
+    chosen = _select(prepared, count, max_tokens + sep, share_map, limit_map, opening, trace)
     return _finalise(chosen, max_tokens, count, trace)
+
+
+def rendered_tokens(blocks: Sequence[tuple[int, Sequence[int], str]], count: TokenCount) -> tuple[int, list[int]]:
+    """Exact token counts of :func:`~elephantasm.domain.render.render_lines`' text and of each block,
+    from counts already known, without encoding the text again.
+
+    ``blocks``: per non-empty layer in render order, its header's count, its lines' counts, and its
+    last line. Why the sum is exact: tiktoken splits text into pieces with its encoding's regex and
+    encodes each piece on its own, and no piece of any supported pattern runs from a newline into
+    a following non-whitespace character (a piece holding a newline ends at the last newline of its
+    run). Every line and header starts with a non-whitespace character (``- ``, ``## ``) right after
+    a newline, so each is where a piece starts, and the text's count is the sum of its lines' and
+    headers' counts, except where text differs from those lines: the separator after a block's
+    last line (``…\n\n`` can be one piece) and the final line's stripped newline, counted here.
+    A block's own count (``header + lines``) is exactly its header's plus its lines'.
+    """
+    total, per_block = 0, []
+    for i, (header, costs, last) in enumerate(blocks):
+        block = header + sum(costs)
+        per_block.append(block)
+        tail = last + LAYER_SEPARATOR if i < len(blocks) - 1 else last.rstrip("\n")
+        total += block - costs[-1] + count(tail)
+    return total, per_block
+
+
+def _count_chosen(chosen: dict[Layer, list[_Cand]], count: TokenCount) -> tuple[int, dict[Layer, int]]:
+    """Exact count of the text the chosen candidates render to, and of each block: summed by
+    :func:`rendered_tokens` when ``count`` declares it splits at line starts (tiktoken's counter,
+    ``elephantasm.tokens.TokenCounter.splits_at_line_starts``), else by encoding them."""
+    layers = [layer for layer in RENDER_ORDER if chosen.get(layer)]
+    if not getattr(count, "splits_at_line_starts", False):
+        lines = {layer: [c.line for c in chosen[layer]] for layer in layers}
+        per_layer = {layer: count(header_line(layer) + "".join(lines[layer])) for layer in layers}
+        return count(render_lines(lines)), per_layer
+    blocks = [(count(header_line(layer)), [c.cost for c in chosen[layer]], chosen[layer][-1].line) for layer in layers]
+    total, per_block = rendered_tokens(blocks, count)
+    return total, dict(zip(layers, per_block, strict=True))
 
 
 def _finalise(
@@ -222,16 +274,22 @@ def _finalise(
     for layer, cands in chosen.items():
         key = display_key(layer)
         cands.sort(key=lambda c: key(c.item))
-    text = render_lines({layer: [c.line for c in cands] for layer, cands in chosen.items()})
-    tokens = count(text)
+    tokens, per_layer = _count_chosen(chosen, count)
     trimmed = 0
     while tokens > max_tokens and any(chosen.values()):
         victim = max((c for cands in chosen.values() for c in cands), key=attrgetter("key"))
         chosen[victim.layer].remove(victim)
         if trace is not None:
             trace.trimmed(victim.layer, victim.item)
-        text = render_lines({layer: [c.line for c in cands] for layer, cands in chosen.items()})
-        tokens = count(text)
+        tokens, per_layer = _count_chosen(chosen, count)
         trimmed += 1
+    text = render_lines({layer: [c.line for c in cands] for layer, cands in chosen.items()})
     layers = {layer: tuple(c.item for c in cands) for layer, cands in chosen.items()}
-    return PackResult(layers=layers, text=text, token_count=tokens, max_tokens=max_tokens, trimmed=trimmed)
+    return PackResult(
+        layers=layers,
+        text=text,
+        token_count=tokens,
+        max_tokens=max_tokens,
+        trimmed=trimmed,
+        layer_tokens=per_layer,
+    )

@@ -63,6 +63,7 @@ async def compose(runtime: Runtime, req: PackRequest) -> Composition:
     """Compile ``req`` with a trace. NotFoundError for a missing or foreign anima."""
     trace = PackTrace()
     compiled = await compile_pack(runtime, req, trace=trace)
+    pack = compiled.pack
     limits = budget_limits(req.config, req.max_tokens, req.query is not None).as_mapping()
     layers = []
     for layer in RENDER_ORDER:
@@ -73,13 +74,13 @@ async def compose(runtime: Runtime, req: PackRequest) -> Composition:
                 layer=layer.value,
                 share_tokens=int(budget.share_tokens),
                 reserved_used=budget.reserved_used,
-                tokens=compiled.pack.layer_tokens.get(layer.value, 0),
+                tokens=pack.layer_tokens.get(layer.value, 0),
                 items=sum(t.chosen for t in traced),
                 limit=limits.get(layer),
                 cut=sum(not t.chosen for t in traced),
             )
         )
-    return Composition(compiled.pack, trace, layers)
+    return Composition(pack, trace, layers)
 
 
 def describe(traced: TracedItem) -> dict[str, Any]:

@@ -9,7 +9,6 @@ fingerprint, so the same inputs give byte-identical content.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,7 @@ from elephantasm.domain.lean import lean_text, wants_dates, wants_temporal
 from elephantasm.domain.pack_trace import PackTrace
 from elephantasm.domain.packing import PackResult, pack
 from elephantasm.domain.presets import budget_limits, budget_shares, compile_weights
-from elephantasm.domain.render import RENDER_ORDER, Layer, header_line, item_line
+from elephantasm.domain.render import RENDER_ORDER, Layer
 from elephantasm.domain.scoring import ScoringWeights, contextual_relevance
 from elephantasm.domain.temporal import TemporalContext, temporal_context
 from elephantasm.gcpause import paused_gc
@@ -34,7 +33,7 @@ from elephantasm.services.packs.items import IdentityData, Scorer, identity_item
 from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
 from elephantasm.services.packs.provenance import fill_provenance
 from elephantasm.services.packs.reads import Gathered, read_candidates, snapshot_transaction
-from elephantasm.services.packs.wire import build_pack
+from elephantasm.services.packs.wire import build_pack, encode
 from elephantasm.tokens import get_token_counter
 
 if TYPE_CHECKING:
@@ -64,7 +63,14 @@ class CompiledPack:
     state_version: int
     body: bytes
     memory_ids: tuple[uuid.UUID, ...]
-    pack: MemoryPackRead
+    data: dict[str, Any]
+    """The wire pack as plain data (``body`` is its JSON): what recording it reads."""
+
+    @property
+    def pack(self) -> MemoryPackRead:
+        """The wire pack as a model, parsed from ``body`` (for the inspector and tests; serving
+        and recording never need it)."""
+        return MemoryPackRead.model_validate_json(self.body)
 
 
 async def _event_cosines(
@@ -116,14 +122,10 @@ def _identity(head: Any) -> IdentityData:
     )
 
 
-def layer_tokens(result: PackResult, count: Any) -> dict[str, int]:
-    """Tokens of each layer's block (header and lines), for the CLI's table and the wire."""
-    return {
-        layer.value: count(header_line(layer) + "".join(item_line(layer, it) for it in result.items(layer)))
-        if result.items(layer)
-        else 0
-        for layer in RENDER_ORDER
-    }
+def layer_tokens(result: PackResult) -> dict[str, int]:
+    """Tokens of each layer's block (header and lines), for the CLI's table and the wire (0 for an
+    empty layer); the packer counted them exactly (:func:`~elephantasm.domain.packing.rendered_tokens`)."""
+    return {layer.value: result.layer_tokens.get(layer, 0) for layer in RENDER_ORDER}
 
 
 async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | None = None) -> CompiledPack:
@@ -170,7 +172,6 @@ class _Chosen:
     scorer: Scorer
     identity: IdentityData
     temporal: TemporalContext
-    count: Callable[[str], int]
 
 
 def _choose(
@@ -204,19 +205,18 @@ def _choose(
         items[Layer.IDENTITY] = identity_items(identity, brief=brief)
     if cfg.include_temporal and got.head.last_event_at is not None and wants_temporal(req.query):
         items[Layer.TEMPORAL] = [temporal_item(temporal)]
-    count = get_token_counter(req.encoding)
     shares = budget_shares(cfg, req.max_tokens, req.query is not None)
     result = pack(
         items,
         max_tokens=req.max_tokens,
-        count=count,
+        count=get_token_counter(req.encoding),
         shares=shares,
         limits=budget_limits(cfg, req.max_tokens, req.query is not None).as_mapping(),
         min_score=cfg.min_score or None,
         trace=trace,
         distinct=True,
     )
-    return _Chosen(result, scorer, identity, temporal, count)
+    return _Chosen(result, scorer, identity, temporal)
 
 
 def _needing_provenance(result: PackResult, got: Gathered, trace: PackTrace | None) -> list[cands.Candidate]:
@@ -232,7 +232,7 @@ def _serialise(runtime: Runtime, req: PackRequest, got: Gathered, chosen: _Chose
     inputs = pack_key_inputs(req, got.head.state_version)
     fingerprint = pack_fingerprint(inputs, result.text)
     pack_id = uuid.uuid5(PACK_ID_NAMESPACE, fingerprint)
-    wire = build_pack(
+    data = build_pack(
         req,
         result,
         chosen.scorer,
@@ -242,11 +242,11 @@ def _serialise(runtime: Runtime, req: PackRequest, got: Gathered, chosen: _Chose
         identity=chosen.identity if cfg.include_identity else None,
         temporal=chosen.temporal if got.head.last_event_at is not None and cfg.include_temporal else None,
         session_id=got.session.session_id if got.session else None,
-        layer_tokens=layer_tokens(result, chosen.count),
+        layer_tokens=layer_tokens(result),
         compiled_at=runtime.clock(),
     )
     memory_ids = tuple(
-        uuid.UUID(it.id)
+        it.ref[0].id  # the candidate's UUID as read (the item's id is its text)
         for layer in (Layer.SESSION, Layer.LONG_TERM)
         for it in result.items(layer)
         if it.ref[0].kind == "memory"
@@ -256,7 +256,7 @@ def _serialise(runtime: Runtime, req: PackRequest, got: Gathered, chosen: _Chose
         fingerprint=fingerprint,
         pack_id=pack_id,
         state_version=got.head.state_version,
-        body=wire.model_dump_json().encode(),
+        body=encode(data),
         memory_ids=memory_ids,
-        pack=wire,
+        data=data,
     )

@@ -66,8 +66,11 @@ class Scorer:
     # Whether memory lines show their dates (domain.lean.wants_dates of the query).
     dated: bool = True
     _fast: FactorScorer = field(init=False, repr=False, compare=False)
+    # The normalised weights, once per compile (strongest() runs for every served item).
+    _normalised: ScoringWeights = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "_normalised", self.weights.normalised(self.has_query))
         fast = FactorScorer(
             as_of=self.as_of,
             weights=self.weights,
@@ -104,7 +107,7 @@ class Scorer:
 
     def strongest(self, scored: ScoredCandidate | LazyScored) -> str:
         """The factor contributing most to a score (decay contributes as freshness, 1 − decay)."""
-        w = self.weights.normalised(self.has_query)
+        w = self._normalised
         b = scored.breakdown
         parts = {
             "importance": w.importance * b.importance,

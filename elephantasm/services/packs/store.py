@@ -69,26 +69,26 @@ SELECT count(*) FROM new_pack
 
 async def persist(runtime: Runtime, org_id: uuid.UUID, compiled: CompiledPack, entry: CachedPack) -> None:
     """Record a freshly compiled pack and its shared snapshot."""
-    p = compiled.pack
+    p = compiled.data  # MemoryPackRead's fields, as plain data
     keep = max(1, runtime.settings.pack_retention_per_anima)
     stale_before = runtime.clock() - timedelta(seconds=2 * runtime.settings.as_of_bucket_seconds)
     params = {
-        "id": p.id,
+        "id": p["id"],
         "org": org_id,
-        "anima": p.anima_id,
-        "query": p.query,
-        "preset": p.preset_name,
-        "n_session": p.session_memory_count,
-        "n_knowledge": p.knowledge_count,
-        "n_long": p.long_term_memory_count,
-        "has_identity": p.has_identity,
-        "tokens": p.token_count,
-        "max_tokens": p.max_tokens,
-        "encoding": p.encoding,
-        "fingerprint": p.fingerprint,
-        "sv": p.state_version,
+        "anima": p["anima_id"],
+        "query": p["query"],
+        "preset": p["preset_name"],
+        "n_session": p["session_memory_count"],
+        "n_knowledge": p["knowledge_count"],
+        "n_long": p["long_term_memory_count"],
+        "has_identity": p["has_identity"],
+        "tokens": p["token_count"],
+        "max_tokens": p["max_tokens"],
+        "encoding": p["encoding"],
+        "fingerprint": p["fingerprint"],
+        "sv": p["state_version"],
         "content": entry.body.decode(),
-        "compiled_at": p.compiled_at,
+        "compiled_at": p["compiled_at"],
         "keep_older": keep - 1,
         "key": entry.key,
         "memory_ids": [str(m) for m in entry.memory_ids],
