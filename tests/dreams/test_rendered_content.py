@@ -217,3 +217,19 @@ def _as_spans(blob: bytes | None, content: str) -> bytes | None:
     assert out is not None and out[0] == tv.FORMAT_INT8
     assert np.array_equal(np.frombuffer(out[-rows.size :], np.int8), np.frombuffer(bytes(blob)[-rows.size :], np.int8))
     return out
+
+
+async def test_forgetting_scrubs_the_turn_lines_the_blob_holds(runtime: Runtime, tenant: Tenant) -> None:
+    """Format-2 blobs hold each fact-bearing turn's line verbatim: a forgotten memory's text, kept
+    nowhere else in its row, so forgetting drops the blob with the summary, content and embedding."""
+    anima, _ = await _dreamed(runtime, tenant)
+    sql = text("SELECT id, turn_vectors FROM memories WHERE anima_id = :a AND turn_vectors IS NOT NULL ORDER BY id")
+    async with runtime.engine.connect() as conn:
+        victim, blob = (await conn.execute(sql, {"a": anima})).first()
+    decoded = tv.decode(blob)
+    assert decoded is not None and any(isinstance(line, str) for line in decoded[1])  # text, not only vectors
+    async with runtime.unit_of_work() as session:
+        await forget_memory(session, tenant.org_id, victim, runtime.clock())
+    async with runtime.engine.connect() as conn:
+        left = text("SELECT turn_vectors FROM memories WHERE id = :id")
+        assert (await conn.execute(left, {"id": victim})).scalar_one() is None
