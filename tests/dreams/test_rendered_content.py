@@ -22,8 +22,9 @@ from elephantasm.domain.dreaming.offline import memory_from_group
 from elephantasm.runtime import Runtime
 from elephantasm.services.anima_export import export_lines
 from elephantasm.services.dreams import run_dream
+from elephantasm.services.dreams.memories import get_memory
 from elephantasm.services.dreams.writer import to_inputs
-from elephantasm.services.forget import forget_memory
+from elephantasm.services.forget import forget_memory, unserve_old_text
 from elephantasm.services.packs import build_request, compile_pack
 from tests.conftest import Tenant
 from tests.dreams.helpers import T0, add_events, new_anima
@@ -233,3 +234,15 @@ async def test_forgetting_scrubs_the_turn_lines_the_blob_holds(runtime: Runtime,
     async with runtime.engine.connect() as conn:
         left = text("SELECT turn_vectors FROM memories WHERE id = :id")
         assert (await conn.execute(left, {"id": victim})).scalar_one() is None
+
+
+async def test_an_edit_withdraws_the_rendered_text_it_replaces(runtime: Runtime, tenant: Tenant) -> None:
+    """A PATCH of a rendered memory's text withdraws every served copy of the old text: the texts it
+    looks for are the rendered content's lines, not the NULL the row stores."""
+    anima, expected = await _dreamed(runtime, tenant)
+    rendered = next(r.id for r in await _stored(runtime, anima) if r.content_rendered)
+    async with runtime.unit_of_work() as session:
+        current = await get_memory(session, tenant.org_id, rendered)
+        done = await unserve_old_text(runtime, session, tenant.org_id, current)
+    lines = [line for line in expected[rendered].splitlines() if len(line.split()) >= 3]
+    assert lines and expected[rendered] in done.texts and set(lines) <= set(done.texts)
