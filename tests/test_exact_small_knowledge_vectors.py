@@ -44,12 +44,9 @@ async def rt(pg_url: str, settings: Settings) -> AsyncIterator[Runtime]:
         yield runtime
 
 
-_anima, _vectors, _flip = new_anima, random_vectors, flip
-
-
 async def _load(rt: Runtime, tenant: Tenant, anima: uuid.UUID, n: int, seed: int) -> None:
     async with rt.engine.begin() as conn:
-        for v in _vectors(n, seed):
+        for v in random_vectors(n, seed):
             await conn.execute(_LOAD, {"org": tenant.org_id, "anima": anima, "v": vector_literal(v), "space": SPACE})
 
 
@@ -60,7 +57,7 @@ async def _flags(rt: Runtime, anima: uuid.UUID) -> dict[bool, int]:
 async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, indexed: bool, *, hnsw_only: bool) -> str:
     """EXPLAIN of the compile's knowledge statement with a query, on the HNSW or the exact path."""
     cfg = build_request(rt, tenant.org_id, anima, query="fact", max_tokens=2000).config
-    scope = cands.Scope(tenant.org_id, anima, rt.clock(), "fact", vector_literal(_vectors(1, 99)[0]),
+    scope = cands.Scope(tenant.org_id, anima, rt.clock(), "fact", vector_literal(random_vectors(1, 99)[0]),
                         cfg.weights, cfg, SPACE, DIM, indexed)  # fmt: skip
     params = scope.params(k=20, kth=19, seed=200, t_cut=rt.clock() - timedelta(days=30))
     stmt = cands._knowledge_statement(True, DIM, indexed)
@@ -73,11 +70,11 @@ async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, indexed: bool, *,
 
 async def test_small_anima_scans_its_knowledge_exactly_flipped_anima_reads_hnsw(rt: Runtime) -> None:
     tenant = await make_tenant(rt, "exactk")
-    small, large = await _anima(rt, tenant), await _anima(rt, tenant)
+    small, large = await new_anima(rt, tenant), await new_anima(rt, tenant)
     await _load(rt, tenant, small, 30, seed=1)
     async with rt.engine.begin() as conn:  # a table large enough that a scan of it is not the cheap plan
         await conn.execute(_BULK, {"org": tenant.org_id, "anima": large, "space": SPACE, "n": 3000})
-    assert await _flip(rt, tenant, large, threshold=0) is True  # no memories needed at threshold 0
+    assert await flip(rt, tenant, large, threshold=0) is True  # no memories needed at threshold 0
     assert await _flags(rt, small) == {False: 30}
     assert await _flags(rt, large) == {True: 3000}
     async with rt.engine.begin() as conn:
@@ -93,12 +90,12 @@ async def test_small_anima_scans_its_knowledge_exactly_flipped_anima_reads_hnsw(
 
 async def test_search_knowledge_is_exact_for_a_small_anima_and_finds_a_flipped_animas_rows(rt: Runtime) -> None:
     tenant, other = await make_tenant(rt, "exactk"), await make_tenant(rt, "other")
-    small, large, foreign = await _anima(rt, tenant), await _anima(rt, tenant), await _anima(rt, other)
+    small, large, foreign = await new_anima(rt, tenant), await new_anima(rt, tenant), await new_anima(rt, other)
     await _load(rt, tenant, small, 50, seed=3)
     await _load(rt, tenant, large, 50, seed=3)
     await _load(rt, other, foreign, 50, seed=3)  # the same vectors in another org
-    assert await _flip(rt, tenant, large, threshold=0) is True
-    q = _vectors(1, 5)[0]
+    assert await flip(rt, tenant, large, threshold=0) is True
+    q = random_vectors(1, 5)[0]
     async with rt.unit_of_work() as session:
         found = await search_knowledge(session, tenant.org_id, small, q, 10, space=SPACE)
         found_large = await search_knowledge(session, tenant.org_id, large, q, 10, space=SPACE)
@@ -115,11 +112,11 @@ async def test_search_knowledge_is_exact_for_a_small_anima_and_finds_a_flipped_a
 
 async def test_flip_marks_the_animas_knowledge_and_the_trigger_later_inserts(rt: Runtime) -> None:
     tenant, other = await make_tenant(rt, "exactk"), await make_tenant(rt, "other")
-    anima, bystander = await _anima(rt, tenant), await _anima(rt, other)
+    anima, bystander = await new_anima(rt, tenant), await new_anima(rt, other)
     await _load(rt, tenant, anima, 3, seed=6)
     await _load(rt, other, bystander, 2, seed=7)
-    assert await _flip(rt, tenant, bystander, threshold=0) is False  # another org's anima: never
-    assert await _flip(rt, tenant, anima, threshold=0) is True
+    assert await flip(rt, tenant, bystander, threshold=0) is False  # another org's anima: never
+    assert await flip(rt, tenant, anima, threshold=0) is True
     assert await _flags(rt, anima) == {True: 3}
     await _load(rt, tenant, anima, 2, seed=8)
     assert await _flags(rt, anima) == {True: 5}
@@ -133,7 +130,7 @@ async def test_the_dreamers_knowledge_of_a_flipped_anima_is_indexed_and_served(
 ) -> None:
     monkeypatch.setattr("elephantasm.db.vectors.INDEX_THRESHOLD", 1)
     tenant = await make_tenant(rt, "exactk")
-    anima = await _anima(rt, tenant)
+    anima = await new_anima(rt, tenant)
     await dream_lisbon_turns(rt, tenant.org_id, anima)
     flags = await _flags(rt, anima)
     assert set(flags) == {True}, flags
@@ -146,9 +143,9 @@ async def test_search_knowledge_of_a_flipped_anima_reads_only_its_indexed_rows(r
     flipped: a row left unmarked (as none is in practice) is invisible to it, and visible again on
     the exact path once the anima is treated as small."""
     tenant = await make_tenant(rt, "exactk")
-    anima = await _anima(rt, tenant)
+    anima = await new_anima(rt, tenant)
     await _load(rt, tenant, anima, 5, seed=10)
-    q = _vectors(1, 11)[0]
+    q = random_vectors(1, 11)[0]
     async with rt.engine.begin() as conn:
         await conn.execute(text("UPDATE animas SET vectors_indexed = true WHERE id = :a"), {"a": anima})
         await conn.execute(text("UPDATE knowledge SET vector_indexed = true WHERE anima_id = :a"), {"a": anima})

@@ -39,13 +39,10 @@ async def rt(pg_url: str, settings: Settings) -> AsyncIterator[Runtime]:
         yield runtime
 
 
-_anima, _vectors, _flip = new_anima, random_vectors, flip
-
-
 async def _load(rt: Runtime, tenant: Tenant, anima: uuid.UUID, n: int, seed: int) -> None:
     """``n`` memories with distinct random vectors (one statement per vector: loads are small)."""
     async with rt.engine.begin() as conn:
-        for v in _vectors(n, seed):
+        for v in random_vectors(n, seed):
             params = {"org": tenant.org_id, "anima": anima, "v": vector_literal(v), "space": SPACE, "n": 1}
             await conn.execute(_LOAD, params)
 
@@ -57,7 +54,7 @@ async def _flags(rt: Runtime, anima: uuid.UUID) -> dict[bool, int]:
 async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, indexed: bool, *, hnsw_only: bool) -> str:
     """EXPLAIN of the compile's long-term statement with a query, on the HNSW or the exact path."""
     cfg = build_request(rt, tenant.org_id, anima, query="memory", max_tokens=2000).config
-    scope = cands.Scope(tenant.org_id, anima, rt.clock(), "memory", vector_literal(_vectors(1, 99)[0]),
+    scope = cands.Scope(tenant.org_id, anima, rt.clock(), "memory", vector_literal(random_vectors(1, 99)[0]),
                         cfg.weights, cfg, SPACE, DIM, indexed)
     params = scope.params(exclude=[], k=20, kth=19, seed=200, t_cut=rt.clock() - timedelta(days=30))
     stmt = cands._long_term(True, DIM, scope.uses_decay, indexed)
@@ -70,11 +67,11 @@ async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, indexed: bool, *,
 
 async def test_small_anima_scans_its_own_rows_exactly_large_anima_reads_hnsw(rt: Runtime) -> None:
     tenant = await make_tenant(rt, "exact")
-    small, large = await _anima(rt, tenant), await _anima(rt, tenant)
+    small, large = await new_anima(rt, tenant), await new_anima(rt, tenant)
     await _load(rt, tenant, small, 30, seed=1)
     await _load(rt, tenant, large, INDEX_THRESHOLD, seed=2)
-    assert await _flip(rt, tenant, small) is False
-    assert await _flip(rt, tenant, large) is True
+    assert await flip(rt, tenant, small) is False
+    assert await flip(rt, tenant, large) is True
     assert await _flags(rt, small) == {False: 30}
     assert await _flags(rt, large) == {True: INDEX_THRESHOLD}
     async with rt.engine.begin() as conn:
@@ -90,10 +87,10 @@ async def test_small_anima_scans_its_own_rows_exactly_large_anima_reads_hnsw(rt:
 
 async def test_exact_search_of_a_small_anima_is_the_true_order_and_stays_in_its_tenant(rt: Runtime) -> None:
     tenant, other = await make_tenant(rt, "exact"), await make_tenant(rt, "other")
-    small, foreign = await _anima(rt, tenant), await _anima(rt, other)
+    small, foreign = await new_anima(rt, tenant), await new_anima(rt, other)
     await _load(rt, tenant, small, 50, seed=3)
     await _load(rt, other, foreign, 50, seed=4)
-    q = _vectors(1, 5)[0]
+    q = random_vectors(1, 5)[0]
     async with rt.unit_of_work() as session:
         found = await search_memories(session, tenant.org_id, small, q, 10, space=SPACE)
     async with rt.engine.connect() as conn:
@@ -106,19 +103,19 @@ async def test_exact_search_of_a_small_anima_is_the_true_order_and_stays_in_its_
 
 async def test_flip_indexes_every_memory_of_the_anima_and_later_inserts(rt: Runtime) -> None:
     tenant, other = await make_tenant(rt, "exact"), await make_tenant(rt, "other")
-    anima, bystander = await _anima(rt, tenant), await _anima(rt, other)
+    anima, bystander = await new_anima(rt, tenant), await new_anima(rt, other)
     await _load(rt, tenant, anima, 3, seed=6)
     await _load(rt, other, bystander, 5, seed=7)
-    assert await _flip(rt, tenant, anima, threshold=4) is False
+    assert await flip(rt, tenant, anima, threshold=4) is False
     assert await _flags(rt, anima) == {False: 3}
     # Another org's anima id with this org: never flipped, whatever its size.
-    assert await _flip(rt, tenant, bystander, threshold=1) is False
+    assert await flip(rt, tenant, bystander, threshold=1) is False
     await _load(rt, tenant, anima, 1, seed=8)
-    assert await _flip(rt, tenant, anima, threshold=4) is True
+    assert await flip(rt, tenant, anima, threshold=4) is True
     assert await _flags(rt, anima) == {True: 4}
     await _load(rt, tenant, anima, 2, seed=9)  # the trigger copies the anima's flag
     assert await _flags(rt, anima) == {True: 6}
-    assert await _flip(rt, tenant, anima, threshold=4) is False  # once
+    assert await flip(rt, tenant, anima, threshold=4) is False  # once
     assert await _flags(rt, bystander) == {False: 5}
     async with rt.engine.connect() as conn:
         flags = dict((await conn.execute(text("SELECT id, vectors_indexed FROM animas WHERE id IN (:a, :b)"),
@@ -129,7 +126,7 @@ async def test_flip_indexes_every_memory_of_the_anima_and_later_inserts(rt: Runt
 async def test_the_dreamer_flips_an_anima_at_the_threshold(rt: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("elephantasm.db.vectors.INDEX_THRESHOLD", 1)
     tenant = await make_tenant(rt, "exact")
-    anima = await _anima(rt, tenant)
+    anima = await new_anima(rt, tenant)
     await dream_lisbon_turns(rt, tenant.org_id, anima)
     flags = await _flags(rt, anima)
     assert set(flags) == {True}, flags

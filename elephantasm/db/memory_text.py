@@ -3,7 +3,7 @@
 Since migration 0021 a memory whose content is exactly the ``"speaker: text"`` lines of its events
 (what the offline engine writes) stores NULL and ``content_rendered``; the SQL function
 ``memory_text(anima_id, event_ids)`` renders it. Reading ``memories.content`` directly gives NULL
-for those rows: read :func:`memory_content` (SQLAlchemy) or :func:`memory_content_sql` (text SQL).
+for those rows: read :func:`memory_content`.
 """
 
 from __future__ import annotations
@@ -18,11 +18,3 @@ def memory_content(table: Any) -> Any:
     c = table.c
     rendered = func.memory_text(c.anima_id, c.event_ids)
     return case((c.content_rendered, rendered), else_=c.content).label("content")
-
-
-def memory_content_sql(alias: str) -> str:
-    """:func:`memory_content` as a text-SQL expression over the memories row ``alias`` (no label)."""
-    return (
-        f"CASE WHEN {alias}.content_rendered THEN memory_text({alias}.anima_id, {alias}.event_ids) "
-        f"ELSE {alias}.content END"
-    )

@@ -350,7 +350,9 @@ class Memory(SQLModel, table=True):
     embedding: Any = _vector()
     embedding_space: str | None = _space()
     # The fact-bearing turns' vectors, int8 rows in ``embedding_space`` (domain/turn_vectors.py;
-    # migration 0008); NULL: none (older rows, merges, imports) and relevance uses the summary alone.
+    # migration 0008), since 0021 with each turn's line as text (format 2: a copy of the memory's
+    # text). NULL: none (older rows, content edits, re-embeds, forgotten rows); relevance then uses
+    # the summary alone.
     turn_vectors: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
     # Provenance: the ids of the events the memory was distilled from (after merges, the union),
     # ascending. An array on the row instead of a link table (migration 0013): 16 bytes a link

@@ -3,8 +3,9 @@
 The fact-bearing turns are the user's: filler dropped (``domain.lean``), duplicates once, at most
 ``turn_vectors.MAX_TURNS``. Each comes with its line (``"speaker: text"``, as the offline engine
 writes it) when the memory's ``content`` holds it as a whole line, else None (an LLM engine's own
-wording): stored in the blob itself, so a pack can show it without the content (migration 0021). Used by the dreamer's writer and by anima import alike, so an
-imported anima serves the same packs as its source. Pure.
+wording): stored in the blob itself, so a pack can show it without the content (migration 0021).
+Used by the dreamer's writer and by anima import alike, so an imported anima serves the same packs
+as its source. Pure.
 """
 
 from __future__ import annotations

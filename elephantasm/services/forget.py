@@ -4,8 +4,8 @@ A deleted memory takes with it the memories merged into it and the knowledge who
 memory is now gone; a deleted knowledge item leaves its source memories alone. For everything
 forgotten, in the deleting transaction:
 
-- the row stays (ids keep provenance and the journal auditable) but its text, embedding, subject
-  and meta are scrubbed and ``deleted_at`` is set;
+- the row stays (ids keep provenance and the journal auditable) but its text, embedding, turn
+  vectors (a memory's blob holds its turn lines), subject and meta are scrubbed and ``deleted_at`` is set;
 - the identity's evidence of forgotten knowledge (its per-topic counts, in the current version and
   every version written since the item was learnt) is decremented;
 - journal entries about it lose their before/after (``{"forgotten": true}``);
@@ -148,6 +148,7 @@ async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
                 content=None,
                 content_rendered=False,  # nothing of its events' text is reachable through it
                 embedding=None,
+                turn_vectors=None,  # format 2 holds its turn lines verbatim (and format 1 their vectors)
                 meta={},
                 deleted_at=now,
                 updated_at=now,

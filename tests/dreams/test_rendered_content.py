@@ -22,8 +22,9 @@ from elephantasm.domain.dreaming.offline import memory_from_group
 from elephantasm.runtime import Runtime
 from elephantasm.services.anima_export import export_lines
 from elephantasm.services.dreams import run_dream
+from elephantasm.services.dreams.memories import get_memory
 from elephantasm.services.dreams.writer import to_inputs
-from elephantasm.services.forget import forget_memory
+from elephantasm.services.forget import forget_memory, unserve_old_text
 from elephantasm.services.packs import build_request, compile_pack
 from tests.conftest import Tenant
 from tests.dreams.helpers import T0, add_events, new_anima
@@ -217,3 +218,31 @@ def _as_spans(blob: bytes | None, content: str) -> bytes | None:
     assert out is not None and out[0] == tv.FORMAT_INT8
     assert np.array_equal(np.frombuffer(out[-rows.size :], np.int8), np.frombuffer(bytes(blob)[-rows.size :], np.int8))
     return out
+
+
+async def test_forgetting_scrubs_the_turn_lines_the_blob_holds(runtime: Runtime, tenant: Tenant) -> None:
+    """Format-2 blobs hold each fact-bearing turn's line verbatim: a forgotten memory's text, kept
+    nowhere else in its row, so forgetting drops the blob with the summary, content and embedding."""
+    anima, _ = await _dreamed(runtime, tenant)
+    sql = text("SELECT id, turn_vectors FROM memories WHERE anima_id = :a AND turn_vectors IS NOT NULL ORDER BY id")
+    async with runtime.engine.connect() as conn:
+        victim, blob = (await conn.execute(sql, {"a": anima})).first()
+    decoded = tv.decode(blob)
+    assert decoded is not None and any(isinstance(line, str) for line in decoded[1])  # text, not only vectors
+    async with runtime.unit_of_work() as session:
+        await forget_memory(session, tenant.org_id, victim, runtime.clock())
+    async with runtime.engine.connect() as conn:
+        left = text("SELECT turn_vectors FROM memories WHERE id = :id")
+        assert (await conn.execute(left, {"id": victim})).scalar_one() is None
+
+
+async def test_an_edit_withdraws_the_rendered_text_it_replaces(runtime: Runtime, tenant: Tenant) -> None:
+    """A PATCH of a rendered memory's text withdraws every served copy of the old text: the texts it
+    looks for are the rendered content's lines, not the NULL the row stores."""
+    anima, expected = await _dreamed(runtime, tenant)
+    rendered = next(r.id for r in await _stored(runtime, anima) if r.content_rendered)
+    async with runtime.unit_of_work() as session:
+        current = await get_memory(session, tenant.org_id, rendered)
+        done = await unserve_old_text(runtime, session, tenant.org_id, current)
+    lines = [line for line in expected[rendered].splitlines() if len(line.split()) >= 3]
+    assert lines and expected[rendered] in done.texts and set(lines) <= set(done.texts)

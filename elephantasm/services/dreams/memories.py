@@ -122,7 +122,7 @@ async def update_memory(
         values["embedding"] = list(embedding)
         values["embedding_space"] = space
     if "content" in values:
-        values["turn_vectors"] = None  # their line spans index the old content
+        values["turn_vectors"] = None  # their turn lines (format 2) or spans (format 1) are the old content's
         values["content_rendered"] = False  # the given content (even NULL) is what it holds now
     if "state" in values and values["state"] != current.state:
         meta = dict(values.get("meta", current.meta) or {})
