@@ -183,7 +183,7 @@ async def write_import(
     ``space`` labels the embedding space ``vectors`` were made in (this server's embedder)."""
     ids = _new_ids([*(r.id for r in p.events), *(r.id for r in p.memories), *(r.id for r in p.knowledge)])
     ref = lambda old: None if old is None else ids[old]  # noqa: E731
-    anima_id = uuid7()
+    anima_id = uuid.uuid4()  # animas keep random ids, opaque to clients (elephantasm/ids.py)
     at = {"org_id": org_id, "anima_id": anima_id}
     header = _plain(p.anima, "format") | ({"name": name} if name else {})
     # Distilled events first, chunk by chunk, so the watermark keeps them distilled (domain/event_seq.py).

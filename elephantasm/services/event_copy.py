@@ -92,7 +92,8 @@ ORDER BY id FOR NO KEY UPDATE
 
 # Seqs continue each anima's event_seq in request order; the animas are locked (``_LOCK_ANIMAS``,
 # an earlier statement), so this statement reads their latest event_seq. A duplicate leaves its seq
-# unused (a gap, which nothing minds) and an anima with nothing inserted is not touched.
+# unused (a gap, which nothing minds) and an anima with nothing inserted is not touched. The org is
+# checked again here although the lock already did: since 0022 no foreign key ties an event to an org.
 _INSERT = text(f"""
 WITH ins AS (
     INSERT INTO events (id, event_type, role, author, summary, content, occurred_at,
@@ -100,7 +101,7 @@ WITH ins AS (
     SELECT s.id, s.event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
            s.session_id, s.meta, s.source_uri, s.dedupe_key, s.importance_score, :now,
            a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord), a.key
-    FROM event_staging s JOIN animas a ON a.id = s.anima_id ORDER BY s.ord
+    FROM event_staging s JOIN animas a ON a.id = s.anima_id AND a.org_id = :org ORDER BY s.ord
     ON CONFLICT (anima_key, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
     RETURNING id, anima_key, occurred_at, meta, seq
 ), bump AS (
@@ -217,7 +218,7 @@ async def copy_events(
     await driver.copy_records_to_table("event_staging", records=records, columns=_STAGED)
     # Only the ids and stored meta text of the inserted rows come back, straight from the driver:
     # the rest of a new row is what was just sent (_new_row).
-    created = {r[0]: r[1] for r in await fetch(conn, _INSERT, {"now": now})}
+    created = {r[0]: r[1] for r in await fetch(conn, _INSERT, {"now": now, "org": org_id})}
     out: list[StoredRow | None] = [None] * len(records)
     dupes: list[int] = []
     stamps = (now.astimezone(UTC),) * 2
