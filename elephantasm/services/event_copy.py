@@ -159,12 +159,6 @@ def event_values(data: EventCreate | EventIn, now: datetime, meta: str | None = 
     )
 
 
-def new_ids(n: int) -> list[uuid.UUID]:
-    """``n`` new time-ordered ids (``elephantasm.ids.new_batch``), as the driver's own UUID type:
-    one call per batch (``uuid.uuid4()`` per event was ~5 % of the API's CPU on a 1,000-event batch)."""
-    return new_batch(n)
-
-
 _RECORDED = _WIRE[: len(_STAGED) - 1]  # the wire's columns a COPY record holds (after ord)
 
 
@@ -213,7 +207,7 @@ async def copy_events(
     encoded: Sequence[str | None] = metas if metas is not None else [None] * len(events)
     records = [
         (i, id_, *event_values(e, now, m))
-        for i, (id_, e, m) in enumerate(zip(new_ids(len(events)), events, encoded, strict=True))
+        for i, (id_, e, m) in enumerate(zip(new_batch(len(events)), events, encoded, strict=True))
     ]
     await driver.copy_records_to_table("event_staging", records=records, columns=_STAGED)
     # Only the ids and stored meta text of the inserted rows come back, straight from the driver:
