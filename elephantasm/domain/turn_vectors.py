@@ -103,10 +103,10 @@ def best_turn(query: np.ndarray, blob: bytes | None) -> tuple[float, LineRef | N
     got = decode(bytes(blob))
     if got is None or query.shape[0] < got[0].shape[1]:
         return None
-    rows, spans = got
+    rows, spans = got  # spans as callers see them: decode() decoded format 2's lines
     cosines = rows @ query[: rows.shape[1]]
     i = int(cosines.argmax())  # first of equal maxima: deterministic
-    return float(cosines[i]), _ref(spans[i])
+    return float(cosines[i]), spans[i]
 
 
 def best_turns(query: np.ndarray, blobs: Sequence[bytes | None]) -> list[tuple[float, LineRef | None] | None]:
