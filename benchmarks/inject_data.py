@@ -129,8 +129,8 @@ def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, l
         summary = memory_text(rng)
         when = now - timedelta(seconds=rng.uniform(3600, 365 * 86400))
         recalled = when + timedelta(days=rng.uniform(0, 30)) if rng.random() < 0.3 else None
-        out["events"].append([eid, org, anima, "message.in", "user", summary, when, f"s{i // 20}",
-                              round(rng.random(), 3), when, i + 1])
+        out["events"].append([eid, "message.in", "user", summary, when, f"s{i // 20}",
+                              round(rng.random(), 3), when, i + 1])  # the anima's key is added at load
         out["memories"].append([mid, org, anima, summary, round(rng.uniform(0.05, 0.95), 3),
                                 round(rng.uniform(0.3, 0.95), 3), "active", f"s{i // 20}", when, when,
                                 None, when, when, "{" + eid + "}"])
@@ -148,8 +148,7 @@ def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, l
     return out
 
 
-def pending_rows(org: str, anima: str, now: datetime, seed: int, after: int, live: int = 20,
-                 earlier: int = 200) -> list[list[object]]:
+def pending_rows(now: datetime, seed: int, after: int, live: int = 20, earlier: int = 200) -> list[list[object]]:
     """Undistilled events (seqs after ``after``, the watermark): ``live`` turns of the current session
     and ``earlier`` from older sessions."""
     rng = random.Random(seed + 1)
@@ -157,7 +156,7 @@ def pending_rows(org: str, anima: str, now: datetime, seed: int, after: int, liv
     for i in range(live + earlier):
         when = now - timedelta(seconds=30 * (live - i)) if i < live else now - timedelta(days=rng.uniform(1, 20))
         text_ = memory_text(rng)
-        rows.append([str(uuid.uuid4()), org, anima, "message.in" if i % 2 else "message.out",
+        rows.append([str(uuid.uuid4()), "message.in" if i % 2 else "message.out",
                      "user" if i % 2 else "assistant", text_, when, "live" if i < live else f"old{i % 7}",
                      round(rng.random(), 3), when, after + i + 1])
     return rows
@@ -185,7 +184,7 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
     embedder = _server_embedder()
     await _embed_rows(embedder, rows["memories"], text_at=3, vec_at=10)
     await _embed_rows(embedder, rows["knowledge"], text_at=5, vec_at=10)
-    rows["events"] += pending_rows(org_id, anima_id, now, seed, after=n)
+    rows["events"] += pending_rows(now, seed, after=n)
     engine = create_engine(database_url, pooled=False)
     try:
         async with engine.begin() as conn:
@@ -198,7 +197,7 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
             await conn.execute(text("UPDATE animas SET vectors_indexed = :on WHERE id = :a"),
                                {"on": n >= INDEX_THRESHOLD, "a": anima_id})
             key = (await conn.execute(text("SELECT key FROM animas WHERE id = :a"), {"a": anima_id})).scalar_one()
-            rows["events"] = [[r[0], *r[3:], key] for r in rows["events"]]  # without org and anima
+            rows["events"] = [[*r, key] for r in rows["events"]]  # an event's only reference to its anima
             raw = (await conn.get_raw_connection()).driver_connection
             for table in ("events", "memories", "memory_recalls", "knowledge", "knowledge_memories"):
                 await raw.copy_to_table(table, source=io.BytesIO(_csv(rows[table])), columns=_COLUMNS[table],
