@@ -49,8 +49,9 @@ MEMORY_RECALLS_FILLFACTOR = 70
 
 
 def _uuid_pk() -> Any:
-    # Random: the rows made one at a time (animas, keys, runs). The bulk rows (events, memories,
-    # knowledge, journal) get time-ordered ids from their writers (elephantasm.ids).
+    # Random: the rows made one at a time (animas, keys, runs). The rows the dreamer, ingest and
+    # import write (events, memories, knowledge, journal, chunks, identities and their versions)
+    # get time-ordered ids from their writers (elephantasm.ids).
     return Field(default_factory=uuid.uuid4, sa_column=Column(UUID(as_uuid=True), primary_key=True))
 
 
