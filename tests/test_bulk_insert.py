@@ -49,8 +49,8 @@ async def test_rows_are_stored_as_a_per_row_insert_stores_them(runtime: Runtime,
     rowwise = [dict(r, id=uuid.uuid4()) for r in bulk]
     run = uuid.uuid4()
     actions = [{"id": uuid.uuid4(), "org_id": tenant.org_id, "anima_id": anima, "run_id": run,
-                "action": "created", "target_type": "memory", "target_id": r["id"], "before": None,
-                "after": {"summary": r["summary"]}} for r in bulk]
+                "action": "created", "target_type": "memory", "target_ids": [r["id"]], "befores": None,
+                "afters": [{"summary": r["summary"]}]} for r in bulk]
     actions_rowwise = [dict(a, id=uuid.uuid4()) for a in actions]
     async with runtime.unit_of_work() as session:
         await session.execute(text("INSERT INTO dream_runs (id, org_id, anima_id, status, trigger, engine) "
@@ -63,7 +63,7 @@ async def test_rows_are_stored_as_a_per_row_insert_stores_them(runtime: Runtime,
     async with runtime.read_session() as session:
         got = {r.id: r for r in (await session.execute(select(*cols).where(_MEMORIES.c.anima_id == anima))).all()}
         raw = {r.id: r.before for r in (await session.execute(
-            text("SELECT id, before::text AS before FROM dream_actions WHERE anima_id = :a"), {"a": anima})).all()}
+            text("SELECT id, befores::text AS before FROM dream_actions WHERE anima_id = :a"), {"a": anima})).all()}
         created = (await session.execute(select(_ACTIONS.c.created_at).where(_ACTIONS.c.anima_id == anima))).scalars()
     for a, b in zip(bulk, rowwise, strict=True):
         assert _stored(got[a["id"]]) == _stored(got[b["id"]])

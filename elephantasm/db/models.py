@@ -623,7 +623,12 @@ class DreamRun(SQLModel, table=True):
 
 
 class DreamAction(SQLModel, table=True):
-    """One journal entry of a run: what was created, merged, superseded or archived, before and after."""
+    """A batch of a run's journal entries: consecutive entries of one step with the same action and
+    target type (what was created, merged, superseded or archived, before and after), one element
+    each in ``target_ids``, ``befores`` and ``afters`` (migration 0024; read through
+    ``services/dreams/journal_rows.expand``). Entry ids derive from ``id`` and the position, or are
+    ``entry_ids`` for rows converted from one-row-per-entry. The arrays are stored compressed inline
+    (``STORAGE MAIN``, ``toast_tuple_target``: set by the migration, not expressible here)."""
 
     __tablename__ = "dream_actions"
     id: uuid.UUID = _uuid_pk()
@@ -632,9 +637,11 @@ class DreamAction(SQLModel, table=True):
     run_id: uuid.UUID = _fk("dream_runs.id")
     action: str = Field(sa_column=Column(String(32), nullable=False))
     target_type: str = Field(sa_column=Column(String(32), nullable=False))
-    target_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
-    before: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
-    after: dict[str, Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
+    target_ids: list[uuid.UUID | None] = Field(sa_column=Column(ARRAY(UUID(as_uuid=True)), nullable=False))
+    # jsonb arrays, one element per entry (JSON null for an entry's None); null when all are None.
+    befores: list[Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
+    afters: list[Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
+    entry_ids: list[uuid.UUID] | None = Field(default=None, sa_column=Column(ARRAY(UUID(as_uuid=True)), nullable=True))
     created_at: datetime = _ts(nullable=False, server_now=True)
 
     __table_args__ = (Index("ix_dream_actions_run", "run_id", "created_at"),)

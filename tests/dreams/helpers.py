@@ -11,14 +11,16 @@ from typing import Any
 
 import httpx
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from elephantasm.db.models import Anima, DreamChunk, Event, Memory
+from elephantasm.db.models import Anima, DreamAction, DreamChunk, Event, Memory
 from elephantasm.db.scopes import of_anima
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services.animas import create_anima
 from elephantasm.services.dreams import DreamTasks
+from elephantasm.services.dreams.journal_rows import JournalEntry, expand
 from elephantasm.services.events import record_events
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
@@ -100,3 +102,10 @@ async def wait_finished(client: httpx.AsyncClient, headers: dict, run_id: str, t
             return r.json()
         assert asyncio.get_running_loop().time() < deadline, f"run {run_id} still running"
         await asyncio.sleep(0.05)
+
+
+async def journal(session: AsyncSession, *where: Any) -> list[JournalEntry]:
+    """The journal entries of the dream_actions rows matching ``where``, in the readers' order."""
+    t = DreamAction.__table__  # type: ignore[attr-defined]
+    rows = await session.execute(select(t).where(*where).order_by(t.c.created_at, t.c.action, t.c.id))
+    return [e for row in rows.all() for e in expand(row)]

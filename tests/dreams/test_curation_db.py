@@ -19,7 +19,7 @@ from elephantasm.services.keys import create_key
 from elephantasm.settings import Settings
 from tests.conftest import Tenant
 from tests.support.databases import create_database, drop_database
-from tests.dreams.helpers import T0, add_events, new_anima, turns, variant
+from tests.dreams.helpers import T0, add_events, journal, new_anima, turns, variant
 from tests.packs.helpers import add_memory
 
 SAME = ["My favorite color is teal and I like long walks.", "Teal and long walks, noted."]
@@ -72,8 +72,7 @@ async def test_merge_keeps_union_of_provenance_and_no_dangling_reference(runtime
     assert all(m.merged_into == live[0].id for m in memories.values() if m.merged_into)
     assert all(m == live[0].id for _, m in knowledge_links)
     async with runtime.read_session() as session:
-        actions = [a.action for a in (await session.execute(
-            select(DreamAction).where(DreamAction.run_id == run.id))).scalars()]
+        actions = [a.action for a in await journal(session, DreamAction.run_id == run.id)]
     assert "merged" in actions and "absorbed" in actions
 
 
@@ -102,7 +101,7 @@ async def test_decay_archive_and_reactivation(runtime: Runtime, tenant: Tenant) 
     run = await run_dream(rt, tenant.org_id, anima_id)
     assert run.counts["reactivated"] == 1 and (await _memories(runtime, anima_id))[memory_id].state == "active"
     async with runtime.read_session() as session:
-        (action,) = (await session.execute(select(DreamAction).where(DreamAction.run_id == run.id))).scalars()
+        (action,) = await journal(session, DreamAction.run_id == run.id)
     assert (action.action, action.before, action.after["state"], action.after["reason"]) == (
         "reactivated", {"state": "archived"}, "active", "recalled")
 

@@ -14,7 +14,7 @@ from elephantasm.domain.dreaming import KnowledgeDraft, OfflineEngine
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
 from tests.conftest import Tenant
-from tests.dreams.helpers import T0, add_events, new_anima, turns
+from tests.dreams.helpers import T0, add_events, journal, new_anima, turns
 
 
 async def _knowledge(runtime: Runtime, anima_id: uuid.UUID, subject: str) -> list[Knowledge]:
@@ -52,8 +52,7 @@ async def test_contradiction_supersedes_and_keeps_history(
         history = (await client.get(f"/api/knowledge/{start}/history", headers=h)).json()
         assert [k["id"] for k in history] == [str(new.id), str(old.id)]
     async with runtime.read_session() as session:
-        actions = list((await session.execute(
-            select(DreamAction).where(DreamAction.anima_id == anima_id, DreamAction.action == "superseded"))).scalars())
+        actions = await journal(session, DreamAction.anima_id == anima_id, DreamAction.action == "superseded")
     assert [(a.target_id, a.after["superseded_by"]) for a in actions] == [(old.id, str(new.id))]
 
     # moving back makes a third version; the history keeps all three

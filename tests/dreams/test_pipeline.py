@@ -8,7 +8,7 @@ from elephantasm.db.models import DreamAction, DreamChunk, Knowledge
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
 from tests.conftest import Tenant
-from tests.dreams.helpers import add_events, live_provenance, new_anima, pending_ids, turns
+from tests.dreams.helpers import add_events, journal, live_provenance, new_anima, pending_ids, turns
 
 CHAT = [
     "Hi! I live in Paris and my favorite color is teal.",
@@ -36,7 +36,7 @@ async def test_offline_run_writes_everything_with_exact_provenance(runtime: Runt
 
     async with runtime.read_session() as session:
         knowledge = list((await session.execute(select(Knowledge).where(Knowledge.anima_id == anima_id))).scalars())
-        actions = list((await session.execute(select(DreamAction).where(DreamAction.run_id == run.id))).scalars())
+        actions = await journal(session, DreamAction.run_id == run.id)
         claimed = set((await session.execute(select(DreamChunk.run_id).where(DreamChunk.anima_id == anima_id))).scalars())
     assert any("teal" in k.content.lower() for k in knowledge)
     assert {a.action for a in actions} >= {"created"}

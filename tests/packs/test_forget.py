@@ -34,7 +34,7 @@ UNION ALL SELECT 'knowledge', count(*) FROM knowledge
 UNION ALL SELECT 'memory_packs', count(*) FROM memory_packs WHERE anima_id = :a AND content::text ILIKE :p
 UNION ALL SELECT 'pack_snapshots', count(*) FROM pack_snapshots WHERE anima_id = :a AND payload::text ILIKE :p
 UNION ALL SELECT 'dream_actions', count(*) FROM dream_actions
-    WHERE anima_id = :a AND (coalesce(before::text, '') || coalesce(after::text, '')) ILIKE :p
+    WHERE anima_id = :a AND (coalesce(befores::text, '') || coalesce(afters::text, '')) ILIKE :p
 """)
 
 

@@ -22,9 +22,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from elephantasm.db.bulk import insert_rows
 from elephantasm.db.models import DreamAction
 from elephantasm.db.tables import table_of
-from elephantasm.ids import uuid7
+from elephantasm.ids import new_batch
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams.claims import lock_anima
+from elephantasm.services.dreams.journal_rows import batch_rows
 from elephantasm.services.dreams.runs import RunStats, hold_lease, save_progress
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ _ACTIONS = table_of(DreamAction)
 
 @dataclass(frozen=True)
 class WriteContext:
-    """Who and when a write is for; also builds journal rows."""
+    """Who and when a write is for; also builds journal entries."""
 
     org_id: uuid.UUID
     anima_id: uuid.UUID
@@ -53,19 +54,13 @@ class WriteContext:
         before: dict[str, Any] | None = None,
         after: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """A dream_actions row."""
-        return {
-            "id": uuid7(),
-            "org_id": self.org_id,
-            "anima_id": self.anima_id,
-            "run_id": self.run_id,
-            "action": action,
-            "target_type": target_type,
-            "target_id": target_id,
-            "before": before,
-            "after": after,
-            "created_at": self.now,
-        }
+        """A journal entry; the step stores its entries batched (``journal_rows.batch_rows``)."""
+        return {"action": action, "target_type": target_type, "target_id": target_id, "before": before, "after": after}
+
+    def journal_rows(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The dream_actions rows holding ``entries`` (this step's, in the order they were written)."""
+        base = {"org_id": self.org_id, "anima_id": self.anima_id, "run_id": self.run_id, "created_at": self.now}
+        return batch_rows(entries, new_batch, base)
 
 
 @dataclass
@@ -93,7 +88,7 @@ async def journaled_write(runtime: Runtime, run: DreamRun, stats: RunStats) -> A
         step = JournaledWrite(session, ctx, copy.deepcopy(stats))
         yield step
         if step.actions:
-            await insert_rows(session, _ACTIONS, step.actions)
+            await insert_rows(session, _ACTIONS, ctx.journal_rows(step.actions))
         if step.actions or step.changes_packs:
             await bump_state_version(session, [run.anima_id])
         await save_progress(session, run.id, step.stats, ctx.now)

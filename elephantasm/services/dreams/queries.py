@@ -16,6 +16,7 @@ from elephantasm.db.scopes import live_anima, org_scoped, visible
 from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import indexed_vector
 from elephantasm.domain.errors import NotFoundError
+from elephantasm.services.dreams.journal_rows import JournalEntry, expand
 from elephantasm.services.dreams.paging import (
     check_anima,
     check_anima_vectors,
@@ -181,12 +182,22 @@ async def get_run(session: AsyncSession, org_id: uuid.UUID, run_id: uuid.UUID) -
     return row
 
 
-async def run_actions(session: AsyncSession, org_id: uuid.UUID, run_id: uuid.UUID, limit: int) -> tuple[list[Any], int]:
+async def run_actions(
+    session: AsyncSession, org_id: uuid.UUID, run_id: uuid.UUID, limit: int
+) -> tuple[list[JournalEntry], int]:
     """The first ``limit`` journal entries of a run in the order they were written, and how many exist
     (none for another org's run)."""
     mine = (_A.c.run_id == run_id, org_scoped(_A, org_id))
-    total = (await session.execute(select(func.count()).select_from(_A).where(*mine))).scalar_one()
+    size = func.cardinality(_A.c.target_ids)
+    total = (await session.execute(select(func.coalesce(func.sum(size), 0)).where(*mine))).scalar_one()
+    if not total or limit <= 0:
+        return [], int(total)
+    order = (_A.c.created_at, _A.c.action, _A.c.id)
+    # Only the rows holding the first ``limit`` entries are sent (and their jsonb decompressed).
+    ranked = select(*_A.c, (func.sum(size).over(order_by=order) - size).label("start")).where(*mine).subquery()
     rows = await session.execute(
-        select(*_A.c).where(*mine).order_by(_A.c.created_at, _A.c.action, _A.c.id).limit(limit)
+        select(*(ranked.c[c.name] for c in _A.c))
+        .where(ranked.c.start < limit)
+        .order_by(*(ranked.c[c.name] for c in order))
     )
-    return list(rows.all()), int(total)
+    return [e for row in rows.all() for e in expand(row)][:limit], int(total)
