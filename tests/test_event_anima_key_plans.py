@@ -40,8 +40,10 @@ async def _big_anima(runtime: Runtime, tenant: Tenant, n: int = EVENTS) -> uuid.
     anima = uuid.uuid4()
     async with runtime.unit_of_work() as s:
         await s.execute(
-            text("INSERT INTO animas (id, org_id, name, event_seq, distilled_seq, events_indexed) "
-            "VALUES (:a, :o, 'big', :n, :d, true)"),
+            text(
+                "INSERT INTO animas (id, org_id, name, event_seq, distilled_seq, events_indexed) "
+                "VALUES (:a, :o, 'big', :n, :d, true)"
+            ),
             {"a": anima, "o": tenant.org_id, "n": n, "d": n - 200},
         )
         await s.execute(
