@@ -34,7 +34,7 @@ async def test_upgrade_flips_large_animas_and_makes_the_indexes_partial_and_back
     conn = await connect(url)
     try:
         await conn.execute("INSERT INTO orgs (id, name) VALUES ($1, 'o')", ORG)
-        for anima, seq in ((LARGE, 2000), (SMALL, 1999)):  # at the threshold, and one below it
+        for anima, seq in ((LARGE, 1000), (SMALL, 999)):  # at the threshold, and one below it
             key = await conn.fetchval(
                 "INSERT INTO animas (id, org_id, name, event_seq) VALUES ($1, $2, 'a', $3) RETURNING key",
                 anima,

@@ -26,7 +26,7 @@ branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
 # A copy of elephantasm.db.event_index.INDEX_THRESHOLD at 0025.
-THRESHOLD = 2000
+THRESHOLD = 1000
 INDEXES = {
     "ix_events_anima_occurred": "(anima_key, occurred_at)",
     "ix_events_anima_session": "(anima_key, session_id, occurred_at)",
