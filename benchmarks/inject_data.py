@@ -165,7 +165,7 @@ def pending_rows(now: datetime, seed: int, after: int, live: int = 20, earlier: 
 _COLUMNS = {
     # updated_at is computed (migration 0015); org and anima are the key's (migration 0022)
     "events": ["id", "event_type", "role", "content", "occurred_at", "session_id",
-               "importance_score", "created_at", "seq", "anima_key"],
+               "importance_score", "created_at", "seq", "anima_key", "time_indexed"],
     "memories": ["id", "org_id", "anima_id", "summary", "importance", "confidence", "state", "session_id",
                  "time_start", "time_end", "embedding", "created_at", "updated_at", "event_ids",
                  "embedding_space"],
@@ -197,7 +197,14 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
             await conn.execute(text("UPDATE animas SET vectors_indexed = :on WHERE id = :a"),
                                {"on": n >= INDEX_THRESHOLD, "a": anima_id})
             key = (await conn.execute(text("SELECT key FROM animas WHERE id = :a"), {"a": anima_id})).scalar_one()
-            rows["events"] = [[*r, key] for r in rows["events"]]  # an event's only reference to its anima
+            # As the inserts leave it (migration 0025): an anima of event_index.INDEX_THRESHOLD events or
+            # more is in the time and session indexes, every row flagged; a smaller one's rows are not.
+            from elephantasm.db.event_index import INDEX_THRESHOLD as EVENTS_THRESHOLD
+
+            indexed = len(rows["events"]) >= EVENTS_THRESHOLD
+            await conn.execute(text("UPDATE animas SET events_indexed = :on WHERE id = :a"), {"on": indexed, "a": anima_id})
+            # an event's only reference to its anima; the flag NULL ("") unless the anima is large
+            rows["events"] = [[*r, key, "t" if indexed else ""] for r in rows["events"]]
             raw = (await conn.get_raw_connection()).driver_connection
             for table in ("events", "memories", "memory_recalls", "knowledge", "knowledge_memories"):
                 await raw.copy_to_table(table, source=io.BytesIO(_csv(rows[table])), columns=_COLUMNS[table],

@@ -40,15 +40,18 @@ async def _big_anima(runtime: Runtime, tenant: Tenant, n: int = EVENTS) -> uuid.
     anima = uuid.uuid4()
     async with runtime.unit_of_work() as s:
         await s.execute(
-            text("INSERT INTO animas (id, org_id, name, event_seq, distilled_seq) VALUES (:a, :o, 'big', :n, :d)"),
+            text(
+                "INSERT INTO animas (id, org_id, name, event_seq, distilled_seq, events_indexed) "
+                "VALUES (:a, :o, 'big', :n, :d, true)"
+            ),
             {"a": anima, "o": tenant.org_id, "n": n, "d": n - 200},
         )
         await s.execute(
             text(
                 "INSERT INTO events (id, anima_key, event_type, content, occurred_at, session_id, "
-                "dedupe_key, seq) SELECT gen_random_uuid(), (SELECT key FROM animas WHERE id = :a), "
+                "dedupe_key, seq, time_indexed) SELECT gen_random_uuid(), (SELECT key FROM animas WHERE id = :a), "
                 "'message.in', 'turn ' || i, timestamptz '2026-01-01' + i * interval '1 minute', "
-                "'s' || (i / :len), 'k' || i, i FROM generate_series(1, :n) i"
+                "'s' || (i / :len), 'k' || i, i, true FROM generate_series(1, :n) i"
             ),
             {"a": anima, "n": n, "len": SESSION_LENGTH},
         )
@@ -173,7 +176,7 @@ async def test_pack_and_dedupe_statements_start_from_the_key(runtime: Runtime, t
     _check(await _plan(runtime, f"SELECT e.id FROM events e WHERE {sql.EVENT_PENDING}", p), ordered=False)
     _check(await _plan(runtime, f"SELECT e.id FROM events e WHERE {sql.EVENT_PENDING} ORDER BY e.seq", p))
     gap = p | {"since": now - timedelta(days=1), "until": now, "n": 2000}
-    _check(await _plan(runtime, session._GAP_SQL.text, gap))
+    _check(await _plan(runtime, session._GAP_SQL[True].text, gap))
     for head_sql in reads._HEAD_SQL.values():  # with and without the exported snapshot
         head = await _plan(runtime, head_sql.text, p | {"ef": "40"})
         assert "Seq Scan on events" not in head and "ix_events_anima_occurred" in head, head

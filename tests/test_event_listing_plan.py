@@ -23,12 +23,12 @@ EVENTS, SESSION_LENGTH = 50_000, 500
 async def _big_anima(runtime: Runtime, tenant: Tenant) -> uuid.UUID:
     anima = uuid.uuid4()
     async with runtime.unit_of_work() as session:
-        await session.execute(text("INSERT INTO animas (id, org_id, name, event_seq) VALUES (:a, :o, 'big', :n)"),
+        await session.execute(text("INSERT INTO animas (id, org_id, name, event_seq, events_indexed) VALUES (:a, :o, 'big', :n, true)"),
                               {"a": anima, "o": tenant.org_id, "n": EVENTS})
         await session.execute(text(
-            "INSERT INTO events (id, anima_key, event_type, content, occurred_at, session_id, seq) "
+            "INSERT INTO events (id, anima_key, event_type, content, occurred_at, session_id, seq, time_indexed) "
             "SELECT gen_random_uuid(), (SELECT key FROM animas WHERE id = :a), 'message.in', 'turn ' || i, "
-            "timestamptz '2026-01-01' + i * interval '1 minute', 's' || (i / :len), i "
+            "timestamptz '2026-01-01' + i * interval '1 minute', 's' || (i / :len), i, true "
             "FROM generate_series(1, :n) i"), {"a": anima, "n": EVENTS, "len": SESSION_LENGTH})
     async with runtime.engine.connect() as conn:
         await conn.execute(text("ANALYZE events"))

@@ -24,6 +24,7 @@ from elephantasm.services.inspector import links
 from elephantasm.services.packs import event_match, session, sql
 from tests.conftest import Tenant
 from tests.dreams.helpers import T0, add_events, new_anima, turns
+from tests.support.event_animas import event_flags, flip_events
 
 CHAT = ["I live in Lisbon.", "Noted.", "I prefer tea over coffee.", "Tea it is."]
 
@@ -47,9 +48,15 @@ async def _rows(runtime: Runtime, statement: Any, params: dict[str, Any]) -> lis
         return list(await fetch(conn, statement, params))
 
 
-@pytest.fixture
-async def owned(runtime: Runtime, tenant: Tenant) -> tuple[uuid.UUID, list[uuid.UUID], uuid.UUID]:
-    return await _owned(runtime, tenant)
+@pytest.fixture(params=[False, True], ids=["small", "flipped"])
+async def owned(
+    runtime: Runtime, tenant: Tenant, request: pytest.FixtureRequest
+) -> tuple[uuid.UUID, list[uuid.UUID], uuid.UUID]:
+    """As :func:`_owned`; flipped into the time and session indexes (migration 0025) or not."""
+    got = await _owned(runtime, tenant)
+    if request.param:
+        await flip_events(runtime, got[0])
+    return got
 
 
 async def test_event_reads_never_cross_orgs(
@@ -87,7 +94,8 @@ async def test_compile_statements_never_cross_orgs(
         p = {"org": org, "anima": anima}
         assert len(await _rows(runtime, text(f"SELECT e.id FROM events e WHERE {sql.EVENT_PENDING}"), p)) == expected
         gap = p | {"since": T0 - timedelta(days=1), "until": T0 + timedelta(days=1), "n": 10}
-        assert len(await _rows(runtime, session._GAP_SQL, gap)) == expected
+        indexed = (await event_flags(runtime, anima))[0]
+        assert len(await _rows(runtime, session._GAP_SQL[indexed], gap)) == expected
         assert len(await _rows(runtime, event_match._BY_ID, p | {"ids": ids[-2:]})) == expected
 
 

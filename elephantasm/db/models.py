@@ -37,6 +37,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import column_property
 from sqlmodel import Field, SQLModel
 
+from elephantasm.db import event_index
 from elephantasm.db.vectors import INDEXED_DIMS, VECTOR_INDEXED, FastHalfVec, stored_key, width_is
 from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
 
@@ -255,6 +256,10 @@ class Anima(SQLModel, table=True):
     vectors_indexed: bool = Field(
         default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false"))
     )
+    # Whether the anima's events are in the time and session indexes (migration 0025): set by the
+    # insert that takes ``event_seq`` to ``event_index.INDEX_THRESHOLD``, never reset. Until then its
+    # readers sort its few rows read by seq (``elephantasm.db.event_index``).
+    events_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
 
     __table_args__ = (
         Index("ix_animas_org_created", "org_id", "created_at", "id"),
@@ -304,19 +309,30 @@ class Event(SQLModel, table=True):
     # of inserts goes instead of 50/50 (nbtsplitloc.c), so those pages stay full.
     # The event's anima, and through it its org (migration 0022: the only reference to either).
     anima_key: int = Field(sa_column=Column(BigInteger, nullable=False))
+    # True when the anima is large (``Anima.events_indexed``), else NULL: the predicate of the time
+    # and session indexes (migration 0025, ``elephantasm.db.event_index``). NULL, not false: a NULL
+    # costs no bytes in the row.
+    time_indexed: bool | None = Field(default=None, sa_column=Column(Boolean, nullable=True))
     __table_args__ = (
         # An anima's (or an org's) cascade delete finds the events through the anima_key indexes.
         ForeignKeyConstraint(["anima_key"], ["animas.key"], name="fk_events_anima", ondelete="CASCADE"),
         # Partial (migration 0012): NULL keys never conflict, so they need no entry.
         Index("uq_events_anima_dedupe", "anima_key", "dedupe_key", unique=True, postgresql_where=text(DEDUPE_KEYED)),
-        # The pending range of an anima (seq > its watermark) and the dreamer's chunks come from here.
+        # The pending range of an anima (seq > its watermark) and the dreamer's chunks come from here,
+        # and every time-ordered read of a small anima (its rows are not in the two indexes below).
         UniqueConstraint("anima_key", "seq", name="uq_events_anima_seq"),
         # Time order per anima. No ``id`` (migration 0015): readers ordered by (occurred_at, id) sort
-        # only the ties on id (an incremental sort).
-        Index("ix_events_anima_occurred", "anima_key", "occurred_at"),
+        # only the ties on id (an incremental sort). Large animas' events only (migration 0025).
+        Index("ix_events_anima_occurred", "anima_key", "occurred_at", postgresql_where=text(event_index.FLAG)),
         # One session (or the session-less events) of an anima, in time order: a page of a session's
-        # listing reads one index range however long the session is.
-        Index("ix_events_anima_session", "anima_key", "session_id", "occurred_at"),
+        # listing reads one index range however long the session is. Large animas' events only.
+        Index(
+            "ix_events_anima_session",
+            "anima_key",
+            "session_id",
+            "occurred_at",
+            postgresql_where=text(event_index.FLAG),
+        ),
     )
 
 

@@ -23,7 +23,7 @@ from elephantasm.db.models import (
     Memory,
     MemoryRecall,
 )
-from elephantasm.db.scopes import of_anima, org_scoped, visible
+from elephantasm.db.scopes import of_anima, org_scoped, time_indexed, visible
 from elephantasm.db.tables import table_of
 from elephantasm.schemas.transfer import (
     AnimaRecord,
@@ -84,11 +84,10 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     """Every record of one live anima of the org, header first (NotFoundError otherwise)."""
     anima = await get_anima(session, org_id, anima_id)
     yield AnimaRecord(**_fields(anima, AnimaRecord))
-    events = (
-        select(Event)
-        .where(*of_anima(Event, anima_id, anima.key))
-        .order_by(col(Event.occurred_at), col(Event.created_at), col(Event.id))
-    )
+    events = select(Event).where(*of_anima(Event, anima_id, anima.key))
+    if anima.events_indexed:  # streamed from the (partial) time index; a small anima's few rows are sorted
+        events = events.where(time_indexed(Event))
+    events = events.order_by(col(Event.occurred_at), col(Event.created_at), col(Event.id))
     async for row in _rows(session, events):
         yield EventRecord(**_fields(row, EventRecord))
     memories = (

@@ -20,6 +20,7 @@ from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from elephantasm.db import event_index
 from elephantasm.db.models import (
     Anima,
     DreamChunk,
@@ -188,6 +189,8 @@ async def write_import(
     header = _plain(p.anima, "format") | ({"name": name} if name else {})
     # Distilled events first, chunk by chunk, so the watermark keeps them distilled (domain/event_seq.py).
     numbering = number_events([e.distilled_at for e in p.events])
+    # A large export lands in the time and session indexes at once, as its inserts would have put it.
+    indexed = numbering.event_seq >= event_index.INDEX_THRESHOLD
     anima_key = (
         await session.execute(
             insert(Anima)
@@ -197,6 +200,7 @@ async def write_import(
                 state_version=1,
                 event_seq=numbering.event_seq,
                 distilled_seq=numbering.distilled_seq,
+                events_indexed=indexed,
                 **header,
             )
             .returning(col(Anima.key))
@@ -207,7 +211,13 @@ async def write_import(
         Event,
         [  # updated_at is not stored: it is created_at (migration 0015); the key (the new anima's) is
             # the event's only reference to its anima and org (migration 0022)
-            {**_plain(e, "distilled_at", "updated_at"), "id": ids[e.id], "seq": seq, "anima_key": anima_key}
+            {
+                **_plain(e, "distilled_at", "updated_at"),
+                "id": ids[e.id],
+                "seq": seq,
+                "anima_key": anima_key,
+                "time_indexed": indexed or None,
+            }
             for e, seq in zip(p.events, numbering.seqs, strict=True)
         ],
     )

@@ -13,6 +13,7 @@ statements are the same for every batch size, so Postgres and asyncpg keep them 
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ import msgspec
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from elephantasm.db import event_index
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.db.models import DEDUPE_KEYED
 from elephantasm.domain.errors import NotFoundError
@@ -86,9 +88,13 @@ CREATE TEMP TABLE IF NOT EXISTS event_staging (
 _CLEAR = text("DELETE FROM event_staging")  # normally empty: a no-op
 
 _LOCK_ANIMAS = text("""
-SELECT id FROM animas WHERE id = ANY(CAST(:ids AS uuid[])) AND org_id = :org AND deleted_at IS NULL
+SELECT id, event_seq, events_indexed FROM animas
+WHERE id = ANY(CAST(:ids AS uuid[])) AND org_id = :org AND deleted_at IS NULL
 ORDER BY id FOR NO KEY UPDATE
 """)
+# After the insert, under the locks _LOCK_ANIMAS took: flips the animas this batch took over the
+# threshold (the batch's own rows included: they were inserted by an earlier statement).
+_FLIP = text(event_index.FLIP_SQL)
 
 # Seqs continue each anima's event_seq in request order; the animas are locked (``_LOCK_ANIMAS``,
 # an earlier statement), so this statement reads their latest event_seq. A duplicate leaves its seq
@@ -96,11 +102,12 @@ ORDER BY id FOR NO KEY UPDATE
 # checked again here although the lock already did: since 0022 no foreign key ties an event to an org.
 _INSERT = text(f"""
 WITH ins AS (
-    INSERT INTO events (id, event_type, role, author, summary, content, occurred_at,
-                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, seq, anima_key)
+    INSERT INTO events (id, event_type, role, author, summary, content, occurred_at, session_id, meta,
+                        source_uri, dedupe_key, importance_score, created_at, seq, anima_key, {event_index.FLAG})
     SELECT s.id, s.event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
            s.session_id, s.meta, s.source_uri, s.dedupe_key, s.importance_score, :now,
-           a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord), a.key
+           a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord), a.key,
+           {event_index.row_flag("a")}
     FROM event_staging s JOIN animas a ON a.id = s.anima_id AND a.org_id = :org ORDER BY s.ord
     ON CONFLICT (anima_key, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
     RETURNING id, anima_key, occurred_at, meta, seq
@@ -175,12 +182,18 @@ def _new_row(record: tuple[Any, ...], meta: str, stamps: tuple[datetime, datetim
     return row
 
 
-async def _lock_animas(conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate | EventIn]) -> None:
-    wanted = {e.anima_id for e in events}
-    found = set((await conn.execute(_LOCK_ANIMAS, {"ids": list(wanted), "org": org_id})).scalars())
-    missing = sorted(str(a) for a in wanted - found)
+async def _lock_animas(
+    conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate | EventIn]
+) -> list[uuid.UUID]:
+    """Lock the batch's animas; those that this batch may take over ``event_index.INDEX_THRESHOLD``."""
+    wanted = Counter(e.anima_id for e in events)
+    found = {r.id: r for r in await conn.execute(_LOCK_ANIMAS, {"ids": list(wanted), "org": org_id})}
+    missing = sorted(str(a) for a in wanted.keys() - found.keys())
     if missing:
         raise NotFoundError(f"anima {missing[0]} not found")
+    return [
+        a for a, r in found.items() if not r.events_indexed and r.event_seq + wanted[a] >= event_index.INDEX_THRESHOLD
+    ]
 
 
 async def copy_events(
@@ -199,7 +212,7 @@ async def copy_events(
     """
     if not events:
         return []
-    await _lock_animas(conn, org_id, events)
+    crossing = await _lock_animas(conn, org_id, events)
     await conn.execute(_STAGING_DDL)
     await conn.execute(_CLEAR)  # an earlier batch in the same transaction (it is emptied at commit)
     driver = (await conn.get_raw_connection()).driver_connection
@@ -213,6 +226,8 @@ async def copy_events(
     # Only the ids and stored meta text of the inserted rows come back, straight from the driver:
     # the rest of a new row is what was just sent (_new_row).
     created = {r[0]: r[1] for r in await fetch(conn, _INSERT, {"now": now, "org": org_id})}
+    if crossing:  # rare: once in an anima's life (FLIP_SQL checks the threshold itself)
+        await conn.execute(_FLIP, {"ids": crossing})
     out: list[StoredRow | None] = [None] * len(records)
     dupes: list[int] = []
     stamps = (now.astimezone(UTC),) * 2

@@ -8,10 +8,14 @@ three (``BEGIN``, statement, ``COMMIT``). See benchmarks/RESULTS.md (ingest) for
 
 from __future__ import annotations
 
+import logging
 import uuid
 from datetime import datetime
 from typing import Any
 
+import asyncpg
+
+from elephantasm.db import event_index
 from elephantasm.db.models import DEDUPE_KEYED
 from elephantasm.ids import uuid7
 from elephantasm.schemas.events import EventCreate
@@ -30,17 +34,27 @@ WITH anima AS (
            last_event_at = greatest(coalesce(last_event_at, $9), $9)
     WHERE id = $3 AND org_id = $2 AND deleted_at IS NULL
       AND NOT EXISTS (SELECT 1 FROM events d WHERE d.anima_key = animas.key AND d.dedupe_key = $13)
-    RETURNING id, event_seq, key
+    RETURNING id, event_seq, key, events_indexed
 ), ins AS (
-    INSERT INTO events (id, event_type, role, author, summary, content, occurred_at,
-                        session_id, meta, source_uri, dedupe_key, importance_score, created_at, seq, anima_key)
-    SELECT $1, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, a.event_seq, a.key
+    INSERT INTO events (id, event_type, role, author, summary, content, occurred_at, session_id, meta,
+                        source_uri, dedupe_key, importance_score, created_at, seq, anima_key, {event_index.FLAG})
+    SELECT $1, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12, $13, $14, $15, a.event_seq, a.key,
+           {event_index.row_flag("a")}
     FROM anima a
     ON CONFLICT (anima_key, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
-    RETURNING {RETURNED}, seq
+    RETURNING {RETURNED}, seq, {event_index.FLAG}
 )
-SELECT {new_row_columns("$3::uuid")} FROM ins
+SELECT {new_row_columns("$3::uuid")}, ins.seq >= {event_index.INDEX_THRESHOLD} AND ins.{event_index.FLAG} IS NULL AS flip
+FROM ins
 """
+
+# The flip (event_index.FLIP_SQL) reads the anima's events in a statement of its own, after this
+# one has locked the anima row: a single statement would read them from a snapshot taken before it
+# waited for the lock, and miss the rows of an insert that committed meanwhile.
+_LOCK = "SELECT 1 FROM animas WHERE id = $1 FOR NO KEY UPDATE"
+_FLIP = event_index.FLIP_SQL.replace("CAST(:ids AS uuid[])", "ARRAY[$1::uuid]")
+
+log = logging.getLogger(__name__)
 
 _EXISTING = (
     f"SELECT {row_columns('$1::uuid')} FROM events e "
@@ -64,8 +78,23 @@ async def insert_one(
         now,
     )
     if row is not None:
-        return dict(row), True
+        stored = dict(row)
+        if stored.pop("flip"):
+            await _flip(conn, data.anima_id)
+        return stored, True
     if data.dedupe_key is None:
         return None, False
     existing = await conn.fetchrow(_EXISTING, data.anima_id, data.dedupe_key, org_id)
     return (dict(existing), False) if existing is not None else (None, False)
+
+
+async def _flip(conn: Any, anima_id: uuid.UUID) -> None:
+    """Put the anima's events in the time and session indexes (``event_index``), in a transaction of
+    its own after the insert (which is committed: a failed flip leaves it acknowledged, and the next
+    insert, still over the threshold and unflipped, tries again)."""
+    try:
+        async with conn.transaction():
+            await conn.execute(_LOCK, anima_id)
+            await conn.execute(_FLIP, anima_id)
+    except asyncpg.PostgresError:  # the event is stored: answer it; the flip waits for the next insert
+        log.warning("events of anima %s not flipped to the time indexes", anima_id, exc_info=True)

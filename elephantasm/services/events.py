@@ -16,13 +16,12 @@ from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima, Event
-from elephantasm.db.scopes import live_anima_row, of_anima, org_scoped
+from elephantasm.db.scopes import live_anima_row, of_anima, org_scoped, time_indexed
 from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError, ValidationError
 from elephantasm.domain.inputs import json_problem, occurred_at_problem
 from elephantasm.schemas.common import check_json_fields
 from elephantasm.schemas.event_batch import EventIn
 from elephantasm.schemas.events import EventCreate
-from elephantasm.services.animas import live_anima_value
 from elephantasm.services.event_copy import copy_events
 from elephantasm.settings import Settings
 
@@ -101,9 +100,16 @@ def check_batch(events: list[EventIn], settings: Settings, now: datetime) -> lis
     return [m.decode() for m in metas]
 
 
-async def _anima_key(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> int:
-    """The key of the org's live anima (what its events are indexed by), or NotFoundError."""
-    return int(await live_anima_value(session, org_id, anima_id, col(Anima.key)))
+async def _anima_key(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> tuple[int, bool]:
+    """The key of the org's live anima (what its events are indexed by) and whether its events are in
+    the time and session indexes (``Anima.events_indexed``), or NotFoundError."""
+    stmt = select(col(Anima.key), col(Anima.events_indexed)).where(
+        col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row()
+    )
+    found = (await session.execute(stmt)).one_or_none()
+    if found is None:
+        raise NotFoundError(f"anima {anima_id} not found")
+    return int(found[0]), bool(found[1])
 
 
 async def record_events(
@@ -165,8 +171,10 @@ async def list_events(
         .where(org_scoped(Anima, org_id), live_anima_row())
     )
     if flt.anima_id:
-        key = await _anima_key(session, org_id, flt.anima_id)  # another org's anima is a 404, not []
+        key, indexed = await _anima_key(session, org_id, flt.anima_id)  # another org's anima: 404, not []
         stmt = stmt.where(*of_anima(Event, flt.anima_id, key))
+        if indexed:  # its pages come from the (partial) time or session index; else read by seq, sorted
+            stmt = stmt.where(time_indexed(Event))
     if flt.session_id:
         stmt = stmt.where(col(Event.session_id) == flt.session_id)
     if flt.event_type:

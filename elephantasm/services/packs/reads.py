@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from elephantasm.db import event_index
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.domain.presets import candidate_limits
 from elephantasm.domain.render import Layer
@@ -52,6 +53,18 @@ def _settings(ef: str) -> str:
     )
 
 
+# The session of the anima's latest event. CASE runs only the branch the anima's flag picks: a large
+# anima's reads the time index (the predicate lets the planner use the partial index), a small
+# anima's sorts its few rows read by seq (they are not in that index: elephantasm/db/event_index.py).
+_LATEST = (
+    "(SELECT e.session_id FROM events e WHERE e.anima_key = a.key{} ORDER BY e.occurred_at DESC, e.id DESC LIMIT 1)"
+)
+_LATEST_SESSION = (
+    f"CASE WHEN a.events_indexed THEN {_LATEST.format(event_index.time_indexed('e', True))} "
+    f"ELSE {_LATEST.format('')} END"
+)
+
+
 # The first statement of the transaction sets them and reads the anima's head row: one round trip.
 # (The settings take effect for the statements after it; this one needs none of them.) With
 # ``snapshot``, it also exports the transaction's snapshot for a second connection (it is the
@@ -59,8 +72,7 @@ def _settings(ef: str) -> str:
 def _head_sql(snapshot: bool) -> str:
     return f"""
 SELECT a.name, a.description, a.state_version, a.last_event_at, a.vectors_indexed,
-       (SELECT e.session_id FROM events e WHERE e.anima_key = a.key
-        ORDER BY e.occurred_at DESC, e.id DESC LIMIT 1) AS latest_session,
+       a.events_indexed, {_LATEST_SESSION} AS latest_session,
        i.id AS identity_id, i.personality_type, i.communication_style, i.self, i.prose,
        {"pg_export_snapshot()" if snapshot else "NULL::text"} AS snapshot
 FROM (SELECT {_settings(":ef")}) settings, animas a LEFT JOIN identities i ON i.anima_id = a.id
@@ -183,6 +195,7 @@ async def _read(conn: AsyncConnection, req: PackRequest, scope: cands.Scope, eng
         last_event_at=head.last_event_at,
         as_of=req.as_of,
         config=cfg,
+        events_indexed=head.events_indexed,
     )
     layers: dict[Layer, list[cands.Candidate]] = {Layer.SESSION: [], Layer.LONG_TERM: [], Layer.KNOWLEDGE: []}
     if session is not None and cfg.include_session:

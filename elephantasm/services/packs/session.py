@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from elephantasm.db import event_index
 from elephantasm.domain.presets import PackConfig
 from elephantasm.services import event_state
 
@@ -23,11 +24,19 @@ from elephantasm.services import event_state
 # run simply start the session a little later (they remain long-term candidates).
 _GAP_SCAN_ROWS = 2000
 
-_GAP_SQL = text(
-    f"SELECT occurred_at FROM events e WHERE {event_state.of_anima('e', 'anima', 'org')} "
-    "AND session_id IS NULL "
-    "AND occurred_at >= :since AND occurred_at <= :until ORDER BY occurred_at DESC LIMIT :n"
-)
+
+def _gap_sql(indexed: bool) -> str:
+    # A large anima's run comes from the session index (session_id NULL, then time); a small
+    # anima's rows are not in it (elephantasm/db/event_index.py): read by seq and sorted.
+    return (
+        f"SELECT occurred_at FROM events e WHERE {event_state.of_anima('e', 'anima', 'org')} "
+        f"AND session_id IS NULL{event_index.time_indexed('e', indexed)} "
+        "AND occurred_at >= :since AND occurred_at <= :until ORDER BY occurred_at DESC LIMIT :n"
+    )
+
+
+_GAP_SQL = {indexed: text(_gap_sql(indexed)) for indexed in (False, True)}
+"""The session-less events' times, newest first, by the anima's ``events_indexed``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +69,10 @@ async def resolve_session(
     last_event_at: datetime | None,
     as_of: datetime,
     config: PackConfig,
+    events_indexed: bool,
 ) -> SessionScope | None:
-    """The current session, or None when there is none (see module doc)."""
+    """The current session, or None when there is none (see module doc). ``events_indexed``: the
+    anima's flag (``animas.events_indexed``), which picks how its session-less run is read."""
     if explicit:
         return SessionScope(explicit)
     if last_event_at is None:
@@ -78,6 +89,6 @@ async def resolve_session(
         "until": last_event_at,
         "n": _GAP_SCAN_ROWS,
     }
-    times = list((await conn.execute(_GAP_SQL, params)).scalars())
+    times = list((await conn.execute(_GAP_SQL[events_indexed], params)).scalars())
     start = session_start(times, timedelta(minutes=config.session_gap_minutes))
     return SessionScope(None, start or last_event_at)
