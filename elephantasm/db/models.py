@@ -33,10 +33,11 @@ from sqlalchemy import (
 from sqlalchemy import (
     Identity as IdentityColumn,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB, TSVECTOR, UUID
+from sqlalchemy.dialects.postgresql import ARRAY, ENUM, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import column_property
 from sqlmodel import Field, SQLModel
 
+from elephantasm.db.json_columns import EmptyAsNullJsonb
 from elephantasm.db.vectors import INDEXED_DIMS, VECTOR_INDEXED, FastHalfVec, stored_key, width_is
 from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
 
@@ -280,14 +281,18 @@ class Event(SQLModel, table=True):
     # ``anima_id`` is derived on load (``Event.anima_id`` below), never stored.
     if TYPE_CHECKING:
         anima_id: uuid.UUID
-    event_type: str = Field(sa_column=Column(String(32), nullable=False))
+    # A Postgres enum (migration 0026): 4 bytes instead of the label's 11–12; asyncpg reads and
+    # binds it as the label. ``create_type=False``: the migration owns the type.
+    event_type: str = Field(sa_column=Column(ENUM(*EVENT_TYPES, name="event_type", create_type=False), nullable=False))
     role: str | None = Field(default=None, sa_column=Column(String(64), nullable=True))
     author: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
     summary: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     content: str = Field(sa_column=Column(Text, nullable=False))
     occurred_at: datetime = _ts(nullable=False, server_now=True)
     session_id: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
-    meta: dict[str, Any] = _jsonb()
+    # NULL stands for ``{}`` (migration 0026), which nearly every event has: raw SQL readers
+    # select ``coalesce(meta, '{}')``, the ORM maps both ways (EmptyAsNullJsonb).
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(EmptyAsNullJsonb(), nullable=True))
     source_uri: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     dedupe_key: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
     importance_score: float | None = Field(default=None, sa_column=Column(Float, nullable=True))

@@ -1,0 +1,76 @@
+"""events: ``event_type`` as a Postgres enum, ``meta`` NULL where it is the default ``{}``
+
+Two of the per-row bytes of the widest table by row count (issue 13):
+
+- ``event_type`` was ``varchar(32)``: 11–12 stored bytes ('message.in' plus its header) on every
+  row for one of five values. An enum (``event_type``, the five values of
+  ``domain.enums.EventType`` in that order) stores 4. asyncpg reads an enum as its label and binds a
+  label to it, so readers, the wire and the filters see the same strings; an unknown type is still
+  refused before the database (the wire schemas), and a label the enum lacks cannot be stored.
+- ``meta`` was ``jsonb NOT NULL DEFAULT '{}'``: 5 bytes on every row, and nearly every event has
+  no meta. NULL now means ``{}``: writers store ``NULLIF(meta, '{}')`` and readers answer
+  ``coalesce(meta, '{}')`` (the ORM through ``db.models.EmptyAsNullJsonb``), so the wire is
+  byte-identical.
+
+One ``ALTER TABLE`` rewrites the table once, converting the stored rows. ``memory_text`` (0021's
+rendering, by key since 0022) compared ``event_type`` with text and returned it as text in its
+``ELSE``: with an enum operand that branch would make the whole ``CASE`` an enum, so it reads
+``event_type::text`` now (same output).
+
+Downgrade turns both back (``{}`` for NULL meta, the label as text) and restores the function.
+
+Revision ID: 0026
+Revises: 0022
+"""
+
+from typing import Sequence, Union
+
+from alembic import op
+
+revision: str = "0026"
+down_revision: Union[str, None] = "0022"
+branch_labels: Union[str, Sequence[str], None] = None
+depends_on: Union[str, Sequence[str], None] = None
+
+# Frozen here, as migrations freeze their constants (domain.enums.EventType at this revision).
+EVENT_TYPES = ("message.in", "message.out", "tool.call", "tool.result", "system")
+
+# 0022's rendering rule; only how the event's type is read differs (TYPE).
+_RENDER_FN = r"""
+CREATE OR REPLACE FUNCTION memory_text(anima uuid, ids uuid[]) RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
+SELECT string_agg(
+    coalesce(
+        nullif(e.author, ''),
+        CASE lower(e.role) WHEN 'user' THEN 'User' WHEN 'human' THEN 'User' WHEN 'assistant' THEN 'Assistant'
+            WHEN 'ai' THEN 'Assistant' WHEN 'system' THEN 'System' WHEN 'tool' THEN 'Tool'
+            ELSE nullif(e.role, '') END,
+        CASE TYPE WHEN 'message.in' THEN 'User' WHEN 'message.out' THEN 'Assistant'
+            WHEN 'tool.call' THEN 'Tool call' WHEN 'tool.result' THEN 'Tool result' WHEN 'system' THEN 'System'
+            ELSE TYPE END)
+    || ': ' || coalesce(nullif(e.content, ''), nullif(e.summary, ''), ''),
+    E'\n' ORDER BY e.occurred_at, e.id)
+FROM events e WHERE e.id = ANY(ids) AND e.anima_key = (SELECT a.key FROM animas a WHERE a.id = anima)
+$$
+"""
+
+
+def upgrade() -> None:
+    labels = ", ".join(f"'{t}'" for t in EVENT_TYPES)
+    op.execute(f"CREATE TYPE event_type AS ENUM ({labels})")
+    op.execute(
+        "ALTER TABLE events ALTER COLUMN event_type TYPE event_type USING event_type::event_type, "
+        "ALTER COLUMN meta DROP DEFAULT, ALTER COLUMN meta DROP NOT NULL, "
+        "ALTER COLUMN meta TYPE jsonb USING nullif(meta, '{}'::jsonb)"
+    )
+    op.execute(_RENDER_FN.replace("TYPE", "e.event_type::text"))
+
+
+def downgrade() -> None:
+    # The column first: the old body, checked at creation, would not parse over an enum.
+    op.execute(
+        "ALTER TABLE events ALTER COLUMN event_type TYPE varchar(32) USING event_type::text, "
+        "ALTER COLUMN meta TYPE jsonb USING coalesce(meta, '{}'::jsonb), "
+        "ALTER COLUMN meta SET DEFAULT '{}'::jsonb, ALTER COLUMN meta SET NOT NULL"
+    )
+    op.execute(_RENDER_FN.replace("TYPE", "e.event_type"))
+    op.execute("DROP TYPE event_type")

@@ -1,0 +1,101 @@
+"""Migration 0026: events.event_type becomes an enum and an empty meta is stored as NULL; and back."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+
+import asyncpg
+import pytest
+
+from elephantasm.db.migrate import downgrade, upgrade
+from elephantasm.domain.enums import EventType, values
+from tests.support.databases import connect, database_before
+
+ORG, ANIMA, MEMORY = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+# (type, role, meta as stored before 0026, content)
+EVENTS = [
+    ("message.in", "user", "{}", "I live in Lisbon."),
+    ("message.out", None, '{"channel": "chat"}', "Noted."),
+    ("tool.call", None, "{}", "lookup(weather)"),
+]
+RENDERED = "User: I live in Lisbon.\nAssistant: Noted.\nTool call: lookup(weather)"
+
+
+@pytest.fixture
+def old_db(pg_url: str) -> Iterator[tuple[str, str]]:
+    """A database at the revision before 0026, and that revision."""
+    with database_before(pg_url, "0026", "compactev") as db:
+        yield db
+
+
+async def _seed(url: str) -> list[uuid.UUID]:
+    ids = [uuid.uuid4() for _ in EVENTS]
+    conn = await connect(url)
+    try:
+        await conn.execute("INSERT INTO orgs (id, name) VALUES ($1, 'o')", ORG)
+        key = await conn.fetchval(
+            "INSERT INTO animas (id, org_id, name, event_seq) VALUES ($1, $2, 'a', 3) RETURNING key", ANIMA, ORG
+        )
+        for seq, (id_, (kind, role, meta, content)) in enumerate(zip(ids, EVENTS, strict=True), start=1):
+            await conn.execute(
+                "INSERT INTO events (id, anima_key, event_type, role, meta, content, occurred_at, seq) "
+                "VALUES ($1, $2, $3, $4, $5::jsonb, $6, now() + make_interval(secs => $7), $7)",
+                id_, key, kind, role, meta, content, seq,
+            )  # fmt: skip
+        stored = await conn.fetchrow(
+            "INSERT INTO memories (id, org_id, anima_id, summary, content, event_ids) "
+            "VALUES ($1, $2, $3, 's', $4, $5) RETURNING content, content_rendered",
+            MEMORY, ORG, ANIMA, RENDERED, sorted(ids),
+        )  # fmt: skip
+        assert tuple(stored) == (None, True)
+    finally:
+        await conn.close()
+    return ids
+
+
+async def _column(conn: asyncpg.Connection, name: str) -> tuple[str, str, str | None]:
+    row = await conn.fetchrow(
+        "SELECT udt_name, is_nullable, column_default FROM information_schema.columns "
+        "WHERE table_name = 'events' AND column_name = $1",
+        name,
+    )
+    return tuple(row)  # type: ignore[return-value]
+
+
+async def _stored(conn: asyncpg.Connection, ids: list[uuid.UUID]) -> list[tuple[str, str | None]]:
+    rows = await conn.fetch("SELECT event_type::text, meta::text FROM events WHERE id = ANY($1) ORDER BY seq", ids)
+    return [tuple(r) for r in rows]  # type: ignore[misc]
+
+
+async def test_upgrade_compacts_type_and_empty_meta_and_downgrade_restores_them(old_db: tuple[str, str]) -> None:
+    url, before = old_db
+    ids = await _seed(url)
+
+    await asyncio.to_thread(upgrade, url, "0026")
+    conn = await connect(url)
+    try:
+        assert await _column(conn, "event_type") == ("event_type", "NO", None)
+        assert await _column(conn, "meta") == ("jsonb", "YES", None)
+        labels = await conn.fetchval("SELECT enum_range(NULL::event_type)::text[]")
+        assert tuple(labels) == values(EventType)  # the model's enum, in its order
+        assert await _stored(conn, ids) == [("message.in", None), ("message.out", '{"channel": "chat"}'),
+                                            ("tool.call", None)]  # fmt: skip
+        # memory_text renders the same text from the enum (its CASE reads the label).
+        assert await conn.fetchval("SELECT memory_text(anima_id, event_ids) FROM memories") == RENDERED
+        with pytest.raises(asyncpg.InvalidTextRepresentationError):  # a type the enum lacks
+            await conn.execute("UPDATE events SET event_type = 'message.sideways' WHERE id = $1", ids[0])
+    finally:
+        await conn.close()
+
+    await asyncio.to_thread(downgrade, url, before)
+    conn = await connect(url)
+    try:
+        assert await _column(conn, "event_type") == ("varchar", "NO", None)
+        assert await _column(conn, "meta") == ("jsonb", "NO", "'{}'::jsonb")
+        assert await _stored(conn, ids) == [(k, m) for k, _, m, _ in EVENTS]
+        assert await conn.fetchval("SELECT memory_text(anima_id, event_ids) FROM memories") == RENDERED
+        assert await conn.fetchval("SELECT count(*) FROM pg_type WHERE typname = 'event_type'") == 0
+    finally:
+        await conn.close()
