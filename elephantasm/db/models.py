@@ -4,6 +4,7 @@ wire schemas live in ``elephantasm.schemas``."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -37,8 +38,9 @@ from sqlalchemy.dialects.postgresql import ARRAY, ENUM, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import column_property
 from sqlmodel import Field, SQLModel
 
-from elephantasm.db.json_columns import EmptyAsNullJsonb
+from elephantasm.db.json_columns import DefaultAsNullJsonb
 from elephantasm.db.vectors import INDEXED_DIMS, VECTOR_INDEXED, FastHalfVec, stored_key, width_is
+from elephantasm.domain.dreaming.offline import OFFLINE_META
 from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
 
 HNSW_M = 16
@@ -265,6 +267,8 @@ class Anima(SQLModel, table=True):
 
 
 EVENT_TYPES = values(EventType)
+EVENT_META = DefaultAsNullJsonb("{}")
+"""``events.meta``: NULL is ``{}`` (migration 0026)."""
 
 
 DEDUPE_KEYED = "dedupe_key IS NOT NULL"
@@ -290,9 +294,8 @@ class Event(SQLModel, table=True):
     content: str = Field(sa_column=Column(Text, nullable=False))
     occurred_at: datetime = _ts(nullable=False, server_now=True)
     session_id: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
-    # NULL stands for ``{}`` (migration 0026), which nearly every event has: raw SQL readers
-    # select ``coalesce(meta, '{}')``, the ORM maps both ways (EmptyAsNullJsonb).
-    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(EmptyAsNullJsonb(), nullable=True))
+    # NULL stands for ``{}`` (migration 0026), which nearly every event has (EVENT_META).
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(EVENT_META, nullable=True))
     source_uri: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     dedupe_key: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
     importance_score: float | None = Field(default=None, sa_column=Column(Float, nullable=True))
@@ -330,6 +333,8 @@ class Event(SQLModel, table=True):
 # ----------------------------------------------------------------------------------------------
 
 MEMORY_STATES = values(MemoryState)
+MEMORY_META = DefaultAsNullJsonb(json.dumps(OFFLINE_META))
+"""``memories.meta``: NULL is ``{"engine": "offline"}`` (migration 0026)."""
 
 
 class Memory(SQLModel, table=True):
@@ -352,7 +357,11 @@ class Memory(SQLModel, table=True):
     time_end: datetime | None = _ts()
     # Recall state (how often and when last served) lives in ``memory_recalls`` (migration 0014).
     merged_into: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
-    meta: dict[str, Any] = _jsonb()
+    # NULL is the offline engine's meta, which every memory it writes has (MEMORY_META, migration 0026).
+    meta: dict[str, Any] = Field(
+        default_factory=dict,
+        sa_column=Column(MEMORY_META, nullable=True, server_default=text("'{}'::jsonb")),
+    )
     embedding: Any = _vector()
     embedding_space: str | None = _space()
     # The fact-bearing turns' vectors, int8 rows in ``embedding_space`` (domain/turn_vectors.py;

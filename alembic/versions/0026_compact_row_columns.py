@@ -1,6 +1,6 @@
-"""events: ``event_type`` as a Postgres enum, ``meta`` NULL where it is the default ``{}``
+"""events: ``event_type`` as a Postgres enum, ``meta`` NULL for ``{}``; memories: ``meta`` NULL for the offline engine's
 
-Two of the per-row bytes of the widest table by row count (issue 13):
+Per-row bytes of the two widest tables (issue 13):
 
 - ``event_type`` was ``varchar(32)``: 11–12 stored bytes ('message.in' plus its header) on every
   row for one of five values. An enum (``event_type``, the five values of
@@ -11,13 +11,17 @@ Two of the per-row bytes of the widest table by row count (issue 13):
   no meta. NULL now means ``{}``: writers store ``NULLIF(meta, '{}')`` and readers answer
   ``coalesce(meta, '{}')`` (the ORM through ``db.models.EmptyAsNullJsonb``), so the wire is
   byte-identical.
+- ``memories.meta`` was ``{"engine": "offline"}`` (~30 bytes) on every memory the offline engine
+  writes. NULL now means that object (``db.models.MEMORY_META``): the ORM and the bulk insert store
+  it as NULL and read it back; curation's raw updates start from ``coalesce(meta, …)``. ``{}`` (an
+  API memory without meta) stays ``{}``; the column keeps its default ``'{}'``.
 
-One ``ALTER TABLE`` rewrites the table once, converting the stored rows. ``memory_text`` (0021's
+One ``ALTER TABLE`` per table rewrites it once, converting the stored rows. ``memory_text`` (0021's
 rendering, by key since 0022) compared ``event_type`` with text and returned it as text in its
 ``ELSE``: with an enum operand that branch would make the whole ``CASE`` an enum, so it reads
 ``event_type::text`` now (same output).
 
-Downgrade turns both back (``{}`` for NULL meta, the label as text) and restores the function.
+Downgrade turns them back (the object for NULL meta, the label as text) and restores the function.
 
 Revision ID: 0026
 Revises: 0022
@@ -34,6 +38,7 @@ depends_on: Union[str, Sequence[str], None] = None
 
 # Frozen here, as migrations freeze their constants (domain.enums.EventType at this revision).
 EVENT_TYPES = ("message.in", "message.out", "tool.call", "tool.result", "system")
+OFFLINE_META = """'{"engine": "offline"}'::jsonb"""  # domain.dreaming.offline.OFFLINE_META
 
 # 0022's rendering rule; only how the event's type is read differs (TYPE).
 _RENDER_FN = r"""
@@ -63,9 +68,17 @@ def upgrade() -> None:
         "ALTER COLUMN meta TYPE jsonb USING nullif(meta, '{}'::jsonb)"
     )
     op.execute(_RENDER_FN.replace("TYPE", "e.event_type::text"))
+    op.execute(
+        "ALTER TABLE memories ALTER COLUMN meta DROP NOT NULL, "
+        f"ALTER COLUMN meta TYPE jsonb USING nullif(meta, {OFFLINE_META})"
+    )
 
 
 def downgrade() -> None:
+    op.execute(
+        f"ALTER TABLE memories ALTER COLUMN meta TYPE jsonb USING coalesce(meta, {OFFLINE_META}), "
+        "ALTER COLUMN meta SET NOT NULL"
+    )
     # The column first: the old body, checked at creation, would not parse over an enum.
     op.execute(
         "ALTER TABLE events ALTER COLUMN event_type TYPE varchar(32) USING event_type::text, "

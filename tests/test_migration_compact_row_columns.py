@@ -99,3 +99,42 @@ async def test_upgrade_compacts_type_and_empty_meta_and_downgrade_restores_them(
         assert await conn.fetchval("SELECT count(*) FROM pg_type WHERE typname = 'event_type'") == 0
     finally:
         await conn.close()
+
+
+async def test_offline_memory_meta_becomes_null_and_comes_back(old_db: tuple[str, str]) -> None:
+    url, before = old_db
+    metas = ['{"engine": "offline"}', "{}", '{"model": "m", "engine": "llm"}',
+             '{"engine": "offline", "state_since": "t"}']  # fmt: skip
+    await _seed(url)  # one memory with the column default '{}'
+    conn = await connect(url)
+    try:
+        for meta in metas:
+            await conn.execute(
+                "INSERT INTO memories (id, org_id, anima_id, summary, meta) VALUES ($1, $2, $3, $4::text, $4::text::jsonb)",
+                uuid.uuid4(), ORG, ANIMA, meta,
+            )  # fmt: skip
+    finally:
+        await conn.close()
+    query = "SELECT summary, meta::text FROM memories WHERE id <> $1 ORDER BY summary"
+    expected = sorted(zip(metas, metas, strict=True))
+
+    await asyncio.to_thread(upgrade, url, "0026")
+    conn = await connect(url)
+    try:
+        stored = [tuple(r) for r in await conn.fetch(query, MEMORY)]
+        assert stored == [(m, None if m == metas[0] else m) for m, _ in expected]
+    finally:
+        await conn.close()
+
+    await asyncio.to_thread(downgrade, url, before)
+    conn = await connect(url)
+    try:
+        assert [tuple(r) for r in await conn.fetch(query, MEMORY)] == expected
+        assert (
+            await conn.fetchval(
+                "SELECT is_nullable FROM information_schema.columns WHERE table_name = 'memories' AND column_name = 'meta'"
+            )
+            == "NO"
+        )
+    finally:
+        await conn.close()
