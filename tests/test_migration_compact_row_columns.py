@@ -138,3 +138,51 @@ async def test_offline_memory_meta_becomes_null_and_comes_back(old_db: tuple[str
         )
     finally:
         await conn.close()
+
+
+async def test_space_labels_become_codes_of_a_lookup_table_and_come_back(old_db: tuple[str, str]) -> None:
+    url, before = old_db
+    await _seed(url)
+    labels = ["wordllama:l2_supercat/256/0.4.0.post1", "hash-v1/384/1", None]
+    conn = await connect(url)
+    try:
+        for i, label in enumerate(labels):
+            await conn.execute(
+                "INSERT INTO memories (id, org_id, anima_id, summary, embedding, embedding_space) "
+                "VALUES ($1, $2, $3, $4, '[1,0]'::halfvec, $5)",
+                uuid.uuid4(), ORG, ANIMA, f"m{i}", label,
+            )  # fmt: skip
+        await conn.execute(
+            "INSERT INTO knowledge (id, org_id, anima_id, type, content, content_hash, embedding, embedding_space) "
+            "VALUES ($1, $2, $3, 'FACT', 'k', 'h', '[1,0]'::halfvec, $4)",
+            uuid.uuid4(), ORG, ANIMA, labels[1],
+        )  # fmt: skip
+    finally:
+        await conn.close()
+    memories = "SELECT summary, embedding_space FROM memories WHERE summary LIKE 'm_' ORDER BY summary"
+
+    await asyncio.to_thread(upgrade, url, "0026")
+    conn = await connect(url)
+    try:
+        codes = {r["label"]: r["id"] for r in await conn.fetch("SELECT id, label FROM embedding_spaces")}
+        assert sorted(codes) == sorted(labels[:2])  # each label once, whichever table it was in
+        assert [tuple(r) for r in await conn.fetch(memories)] == [
+            ("m0", codes[labels[0]]), ("m1", codes[labels[1]]), ("m2", None)
+        ]  # fmt: skip
+        assert await conn.fetchval("SELECT embedding_space FROM knowledge") == codes[labels[1]]
+        for table in ("memories", "knowledge"):  # the partial index over the column is still there
+            assert await conn.fetchval("SELECT count(*) FROM pg_indexes WHERE indexname = $1",
+                                       f"ix_{table}_embedding_space") == 1  # fmt: skip
+        with pytest.raises(asyncpg.UniqueViolationError):  # one code per label
+            await conn.execute("INSERT INTO embedding_spaces (label) VALUES ($1)", labels[0])
+    finally:
+        await conn.close()
+
+    await asyncio.to_thread(downgrade, url, before)
+    conn = await connect(url)
+    try:
+        assert [tuple(r) for r in await conn.fetch(memories)] == [(f"m{i}", s) for i, s in enumerate(labels)]
+        assert await conn.fetchval("SELECT embedding_space FROM knowledge") == labels[1]
+        assert await conn.fetchval("SELECT to_regclass('embedding_spaces')") is None
+    finally:
+        await conn.close()
