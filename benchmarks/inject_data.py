@@ -92,11 +92,10 @@ def _server_embedder() -> Embedder:
     return build_embedder(Settings())
 
 
-async def _embed_rows(embedder: Embedder, rows: list[list[object]], text_at: int, vec_at: int) -> None:
-    """Replace each row's text placeholder at ``vec_at`` with its vector literal, and add its space."""
+async def _embed_rows(embedder: Embedder, rows: list[list[object]], text_at: int, vec_at: int, space: int) -> None:
+    """Replace each row's text placeholder at ``vec_at`` with its vector literal, and add its space's code."""
     inner = getattr(embedder, "inner", embedder)  # past the query LRU: every text is new
     vectors = await inner.embed([str(r[text_at]) for r in rows])
-    space = embedder.space.label()
     for row, vec in zip(rows, vectors, strict=True):
         row[vec_at] = "[" + ",".join(f"{x:.6f}" for x in vec) + "]"
         row.append(space)
@@ -182,11 +181,14 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
     started = asyncio.get_running_loop().time()
     rows = _rows(org_id, anima_id, n, now, seed)
     embedder = _server_embedder()
-    await _embed_rows(embedder, rows["memories"], text_at=3, vec_at=10)
-    await _embed_rows(embedder, rows["knowledge"], text_at=5, vec_at=10)
-    rows["events"] += pending_rows(now, seed, after=n)
     engine = create_engine(database_url, pooled=False)
     try:
+        from elephantasm.services.spaces import register_space
+
+        space = await register_space(engine, embedder.space.label())  # rows store its code (migration 0026)
+        await _embed_rows(embedder, rows["memories"], text_at=3, vec_at=10, space=space)
+        await _embed_rows(embedder, rows["knowledge"], text_at=5, vec_at=10, space=space)
+        rows["events"] += pending_rows(now, seed, after=n)
         async with engine.begin() as conn:
             for index in bulk_indexes():
                 await conn.execute(text(f"DROP INDEX IF EXISTS {index.name}"))

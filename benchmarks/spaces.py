@@ -31,7 +31,8 @@ from elephantasm.db.vectors import INDEXED_DIMS, hnsw_distance, hnsw_filter, wid
 TITLE = "embedding spaces: HNSW with the space filter, and reembed throughput"
 ROWS = {"tiny": 1_000, "small": 10_000, "full": 100_000}
 QUERIES = 20
-OLD_SPACE = "old-embedder/999/1"  # another space (width irrelevant: never compared)
+# Rows store a space's code (migration 0026); these are codes no embedder registers here.
+OLD_SPACE = 999  # another space (width irrelevant: never compared)
 
 _LOAD = """INSERT INTO memories (id, org_id, anima_id, summary, embedding, embedding_space, time_end)
 SELECT gen_random_uuid(), $1, $2, 'memory number ' || g || ' about the ' || (g % 97) || ' plan', r.v::vector::halfvec,
@@ -47,8 +48,8 @@ AND m.merged_into IS NULL AND m.state <> 'archived' AND {width_is("m.embedding",
 {hnsw_filter("m", True)} ORDER BY {hnsw_distance("m.embedding", "$4", dim)} LIMIT 60"""
 
 
-def _space(dim: int) -> str:
-    return f"bench/{dim}/1"
+def _space(dim: int) -> int:
+    return dim  # one space per width
 
 
 async def _arm(conn: Any, org: uuid.UUID, anima: uuid.UUID, dim: int) -> tuple[str, float]:

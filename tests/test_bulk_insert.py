@@ -32,7 +32,7 @@ def _memory(tenant: Tenant, anima: uuid.UUID, i: int, runtime: Runtime) -> dict[
         "content": None if i % 2 else f"content {i}", "importance": 0.25 * i, "confidence": 0.5, "state": "active",
         "session_id": None, "time_start": runtime.clock() - timedelta(hours=i), "time_end": runtime.clock(),
         "meta": {"run_id": "r", "n": i, "nested": {"x": [1, None]}},
-        "embedding": [0.5, -0.25, 0.125, float(i)] if i else None, "embedding_space": "s/4/1",
+        "embedding": [0.5, -0.25, 0.125, float(i)] if i else None, "embedding_space": 7,
         "turn_vectors": bytes([i, 0, 255]) if i % 2 else None,
     }
 

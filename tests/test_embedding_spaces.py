@@ -30,6 +30,7 @@ from elephantasm.services.dreams import run_dream
 from elephantasm.services.events import record_events
 from elephantasm.services.packs import build_request, compile_pack
 from elephantasm.services.reembed import reembed, reembed_pending, stale_counts
+from elephantasm.services.spaces import current_space
 from elephantasm.settings import Settings
 from tests.conftest import TEST_SECRET, Tenant, make_tenant
 from tests.packs.helpers import add_knowledge, add_memory
@@ -148,7 +149,7 @@ async def test_dreams_record_the_space_of_their_vectors(runtimes: tuple[Runtime,
         spaces = set((await conn.execute(
             text("SELECT DISTINCT embedding_space FROM memories WHERE anima_id = :a UNION "
                  "SELECT DISTINCT embedding_space FROM knowledge WHERE anima_id = :a"), {"a": anima})).scalars())
-    assert spaces == {b.embedder.space.label()}
+    assert spaces == {await current_space(b)}
 
 
 async def test_the_space_filter_keeps_the_hnsw_index_usable(runtimes: tuple[Runtime, Runtime]) -> None:
@@ -166,7 +167,7 @@ async def test_the_space_filter_keeps_the_hnsw_index_usable(runtimes: tuple[Runt
             f"EXPLAIN SELECT id FROM memories WHERE anima_id = :a AND {width_is('embedding', dim)} "
             # A large anima's form (migration 0019: the index holds its rows only).
             f"AND embedding_space = :s AND vector_indexed ORDER BY {hnsw_distance('embedding', ':v', dim)} LIMIT 10"),
-            {"a": uuid.uuid4(), "s": b.embedder.space.label(), "v": literal})).scalars())
+            {"a": uuid.uuid4(), "s": await current_space(b), "v": literal})).scalars())
     assert f"ix_memories_embedding_hnsw{dim}" in plan, plan
 
 

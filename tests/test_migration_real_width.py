@@ -117,10 +117,12 @@ async def test_downgrade_refuses_vectors_wider_than_384(db: str) -> None:
         org, anima = uuid.uuid4(), uuid.uuid4()
         await conn.execute("INSERT INTO orgs (id, name) VALUES ($1, 'o')", org)
         await conn.execute("INSERT INTO animas (id, org_id, name) VALUES ($1, $2, 'a')", anima, org)
+        # At head a row stores its space's code (migration 0026); the downgrade turns it back into the label.
+        space = await conn.fetchval("INSERT INTO embedding_spaces (label) VALUES ('openai:big/512/1') RETURNING id")
         await conn.execute(
             "INSERT INTO memories (id, org_id, anima_id, summary, content, embedding, embedding_space) "
-            "VALUES ($1, $2, $3, 's', 's', $4::halfvec, 'openai:big/512/1')",
-            uuid.uuid4(), org, anima, _literal(_unit(512, 9)),
+            "VALUES ($1, $2, $3, 's', 's', $4::halfvec, $5)",
+            uuid.uuid4(), org, anima, _literal(_unit(512, 9)), space,
         )
     finally:
         await conn.close()

@@ -93,13 +93,14 @@ def _indexed_with(indexes: list[tuple[str, str, str]], method: str) -> set[tuple
 
 async def test_upgrade_from_empty_creates_the_design_schema(empty_db: str) -> None:
     """Every §4 table exists and carries org_id (and anima_id where rows belong to an anima), except
-    events: their anima (and through it their org) is ``anima_key`` alone (migration 0022)."""
+    events: their anima (and through it their org) is ``anima_key`` alone (migration 0022); and the
+    server's embedding-space labels (migration 0026), which are no tenant's data."""
     await asyncio.to_thread(upgrade, empty_db)
     tables = await _tables(empty_db)
     assert DESIGN_TABLES <= set(tables), f"missing tables: {DESIGN_TABLES - set(tables)}"
     assert {"anima_key"} <= tables["events"] and not {"org_id", "anima_id"} & tables["events"]
     for name, columns in tables.items():
-        if name in {"orgs", "alembic_version", "events"}:
+        if name in {"orgs", "alembic_version", "events", "embedding_spaces"}:
             continue
         assert "org_id" in columns, f"table {name} has no org_id"
     for name in ANIMA_SCOPED - {"events"}:

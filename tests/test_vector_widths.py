@@ -23,6 +23,7 @@ from elephantasm.services.animas import create_anima
 from elephantasm.services.dreams.memories import search_memories
 from elephantasm.services.packs import build_request, compile_pack
 from elephantasm.services.packs import candidates as cands
+from elephantasm.services.spaces import current_space
 from elephantasm.settings import Settings
 from tests.conftest import Tenant, make_tenant
 from tests.packs.helpers import add_memory, dream_lisbon_turns
@@ -74,8 +75,9 @@ async def _anima(rt: Runtime, tenant: Tenant) -> uuid.UUID:
 async def _widths(rt: Runtime, anima: uuid.UUID) -> dict[str, int]:
     async with rt.engine.connect() as conn:
         rows = await conn.execute(
-            text("SELECT embedding_space, vector_dims(embedding) FROM memories WHERE anima_id = :a "
-                 "AND embedding IS NOT NULL"), {"a": anima})
+            text("SELECT s.label, vector_dims(m.embedding) FROM memories m "
+                 "JOIN embedding_spaces s ON s.id = m.embedding_space WHERE m.anima_id = :a "
+                 "AND m.embedding IS NOT NULL"), {"a": anima})
         return {space: dims for space, dims in rows}
 
 
@@ -103,7 +105,7 @@ async def test_every_width_is_stored_as_is_and_ranked_within_its_own_space(runti
 
         (vector,) = await rt.embedder.embed([FACT])
         async with rt.read_session() as session:
-            hits = await search_memories(session, tenant.org_id, anima, vector, 10, space=rt.embedder.space.label())
+            hits = await search_memories(session, tenant.org_id, anima, vector, 10, space=await current_space(rt))
         assert hits[0][0].id == fact_ids[dim] and len(hits) == 1 + len(OTHERS)
 
 
@@ -121,7 +123,7 @@ async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, dim: int) -> str:
     """EXPLAIN of the long-term candidate statement a compile with a query runs at width ``dim``."""
     cfg = build_request(rt, tenant.org_id, anima, query=FACT, max_tokens=2000).config
     scope = cands.Scope(tenant.org_id, anima, rt.clock(), FACT, "[" + ",".join(["0.1"] * dim) + "]",
-                        cfg.weights, cfg, rt.embedder.space.label(), dim)
+                        cfg.weights, cfg, await current_space(rt), dim)
     params = scope.params(exclude=[], k=20, kth=19, seed=200, t_cut=rt.clock() - timedelta(days=30))
     stmt = cands._long_term(True, dim, scope.uses_decay, True)
     async with rt.engine.connect() as conn:

@@ -15,6 +15,7 @@ from elephantasm.schemas.common import Page
 from elephantasm.schemas.knowledge import KnowledgeRead, KnowledgeSearch
 from elephantasm.services.dreams import queries as svc
 from elephantasm.services.forget import forget
+from elephantasm.services.spaces import current_space
 
 
 class KnowledgeController(Controller):
@@ -81,7 +82,7 @@ class KnowledgeController(Controller):
                 data.limit,
                 data.include_superseded,
                 data.min_similarity,
-                runtime.embedder.space.label(),
+                await current_space(runtime),
             )
             prov = await svc.knowledge_provenance(session, caller.org_id, [row.id for row, _ in hits])
         return [KnowledgeRead.of(row, prov[row.id], sim) for row, sim in hits]

@@ -18,6 +18,7 @@ from elephantasm.schemas.events import EventRead
 from elephantasm.schemas.memories import MemoryRead, MemorySearch, MemoryUpdate
 from elephantasm.services.dreams import memories as svc
 from elephantasm.services.forget import drop_cached, forget, unserve_old_text
+from elephantasm.services.spaces import current_space
 
 _NOT_NULL = ("summary", "importance", "confidence", "state")
 
@@ -69,7 +70,7 @@ class MemoryController(Controller):
                 current = await svc.get_memory(session, caller.org_id, mid)
                 await unserve_old_text(runtime, session, caller.org_id, current)
             row = await svc.update_memory(
-                session, caller.org_id, mid, changes, vector, runtime.clock(), runtime.embedder.space.label()
+                session, caller.org_id, mid, changes, vector, runtime.clock(), await current_space(runtime)
             )
             links = await svc.provenance(session, caller.org_id, [row.id])
         if edits_text:
@@ -102,7 +103,7 @@ class MemoryController(Controller):
                 data.limit,
                 data.include_archived,
                 data.min_similarity,
-                runtime.embedder.space.label(),
+                await current_space(runtime),
             )
             links = await svc.provenance(session, caller.org_id, [row.id for row, _ in hits])
         return [MemoryRead.of(row, links[row.id], sim) for row, sim in hits]

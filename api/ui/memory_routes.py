@@ -17,6 +17,7 @@ from elephantasm.runtime import Runtime
 from elephantasm.services import animas as anima_svc
 from elephantasm.services.dreams import memories as memory_svc
 from elephantasm.services.inspector import knowledge_of_memory, memory_factors
+from elephantasm.services.spaces import current_space
 
 PAGE_SIZE = 50
 
@@ -58,7 +59,7 @@ class MemoryPages(Controller):
                     vector,
                     PAGE_SIZE,
                     include_archived=state in (None, "archived"),
-                    space=runtime.embedder.space.label(),
+                    space=await current_space(runtime),
                 )
                 rows = [row for row, _ in hits if state is None or row.state == state]
                 similarity = {row.id: sim for row, sim in hits}

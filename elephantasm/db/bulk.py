@@ -18,6 +18,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.json_columns import DefaultAsNullJsonb
 from elephantasm.db.vectors import FastHalfVec, vector_literal
 
 _DIALECT = postgresql.dialect()  # type: ignore[no-untyped-call]
@@ -28,6 +29,12 @@ def _array_of(column: Any, name: str) -> tuple[str, Any]:
     if isinstance(column.type, ARRAY):
         # Postgres has no arrays of arrays: each value travels as its text literal, cast on select.
         return f"CAST(:{name} AS text[])", lambda v: None if v is None else "{" + ",".join(map(str, v)) + "}"
+    if isinstance(column.type, DefaultAsNullJsonb):
+        # The column's stored form: its default object is SQL NULL, as an ORM write would store it.
+        bind = column.type.process_bind_param
+        return f"CAST(CAST(:{name} AS text[]) AS jsonb[])", lambda v: (lambda b: None if b is None else json.dumps(b))(
+            bind(v, _DIALECT)
+        )
     if isinstance(column.type, JSONB):
         # As text, then cast: a jsonb[] parameter would need a codec of its own. None is stored as
         # SQLAlchemy's JSONB stores it: JSON null unless the type says SQL NULL.

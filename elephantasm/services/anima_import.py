@@ -50,6 +50,7 @@ from elephantasm.schemas.transfer import (
 )
 from elephantasm.services.dreams.vector_flag import index_vectors_if_large
 from elephantasm.services.dreams.writer import to_inputs
+from elephantasm.services.spaces import current_space
 from elephantasm.services.turn_blobs import embed_turns
 
 if TYPE_CHECKING:
@@ -177,11 +178,12 @@ async def write_import(
     p: Parsed,
     vectors: tuple[list[list[float]], list[list[float]], list[bytes | None]],
     name: str | None = None,
-    space: str | None = None,
+    space: int | None = None,
 ) -> uuid.UUID:
     """Write a parsed export as a new anima of ``org_id`` inside the caller's transaction; its id.
 
-    ``space`` labels the embedding space ``vectors`` were made in (this server's embedder)."""
+    ``space`` is the code of the embedding space ``vectors`` were made in (this server's embedder,
+    ``services.spaces``)."""
     ids = _new_ids([*(r.id for r in p.events), *(r.id for r in p.memories), *(r.id for r in p.knowledge)])
     ref = lambda old: None if old is None else ids[old]  # noqa: E731
     anima_id = uuid.uuid4()  # animas keep random ids, opaque to clients (elephantasm/ids.py)
@@ -291,5 +293,6 @@ async def import_anima(runtime: Runtime, org_id: uuid.UUID, lines: Iterable[str]
     """Validate, embed and write an export as a new anima of ``org_id`` (422 naming the bad line)."""
     parsed = parse_export(lines)
     vectors = await embed_parsed(runtime.embedder, parsed)
+    space = await current_space(runtime)
     async with runtime.unit_of_work() as session:
-        return await write_import(session, org_id, parsed, vectors, name, runtime.embedder.space.label())
+        return await write_import(session, org_id, parsed, vectors, name, space)

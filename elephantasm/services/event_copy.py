@@ -42,10 +42,16 @@ RETURNED = ", ".join(c for c in _WIRE if c != "anima_id")
 ``anima_id`` (migration 0022), the statement adds it from the anima it inserted for."""
 
 
+STORED_META = "coalesce({alias}.meta::text, '{{}}')"
+"""An event's meta as jsonb text: NULL is how ``{}`` is stored (migration 0026)."""
+TO_STORE_META = "nullif({value}, '{{}}'::jsonb)"
+"""What an insert stores for the jsonb ``value``: NULL for ``{}``."""
+
+
 def _columns(alias: str, anima: str) -> str:
-    # As selected for the response: meta comes back as jsonb text (see wire.py); the anima's id
-    # is the SQL expression ``anima``.
-    named = {"meta": f"{alias}.meta::text AS meta", "anima_id": f"{anima} AS anima_id"}
+    # As selected for the response: meta comes back as jsonb text (see wire.py), ``{}`` for the
+    # NULL that stores it (migration 0026); the anima's id is the SQL expression ``anima``.
+    named = {"meta": f"{STORED_META.format(alias=alias)} AS meta", "anima_id": f"{anima} AS anima_id"}
     return ", ".join(named.get(c, f"{alias}.{c}") for c in _WIRE)
 
 
@@ -104,8 +110,8 @@ _INSERT = text(f"""
 WITH ins AS (
     INSERT INTO events (id, event_type, role, author, summary, content, occurred_at, session_id, meta,
                         source_uri, dedupe_key, importance_score, created_at, seq, anima_key, {event_index.FLAG})
-    SELECT s.id, s.event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
-           s.session_id, s.meta, s.source_uri, s.dedupe_key, s.importance_score, :now,
+    SELECT s.id, s.event_type::event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
+           s.session_id, {TO_STORE_META.format(value="s.meta")}, s.source_uri, s.dedupe_key, s.importance_score, :now,
            a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord), a.key,
            {event_index.row_flag("a")}
     FROM event_staging s JOIN animas a ON a.id = s.anima_id AND a.org_id = :org ORDER BY s.ord
@@ -117,7 +123,7 @@ WITH ins AS (
     FROM (SELECT anima_key, max(occurred_at) AS at, max(seq) AS top FROM ins GROUP BY anima_key) x
     WHERE a.key = x.anima_key
 )
-SELECT id, meta::text AS meta FROM ins
+SELECT id, {STORED_META.format(alias="ins")} AS meta FROM ins
 """)
 
 # A new statement sees rows committed meanwhile and this batch's own inserts (READ COMMITTED). The

@@ -1,8 +1,9 @@
 """Embedding spaces: which stored vectors are in another space than the server's, and re-embedding them.
 
-A vector is compared only with vectors of its own space (``embedding_space`` = the embedder's
-``EmbeddingSpace.label()``, migration 0005). After a change of embedder, rows of the old space
-keep their full-text relevance and lose their cosine until :func:`reembed` has moved them.
+A vector is compared only with vectors of its own space (``embedding_space`` = the code of the
+embedder's ``EmbeddingSpace.label()``, ``services.spaces``; migrations 0005, 0026). After a change
+of embedder, rows of the old space keep their full-text relevance and lose their cosine until
+:func:`reembed` has moved them.
 
 Re-embedding is safe while serving and resumable: rows are read in small batches (no
 transaction open while the embedder works), then each batch is written in one short transaction
@@ -26,6 +27,7 @@ from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.lean import lean_text
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams.claims import lock_anima
+from elephantasm.services.spaces import current_space
 
 if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
@@ -52,13 +54,9 @@ class ReembedResult:
     remaining: int
 
 
-def _space(runtime: Runtime) -> str:
-    return runtime.embedder.space.label()
-
-
 async def stale_counts(runtime: Runtime, anima_id: uuid.UUID | None = None) -> dict[str, int]:
     """Rows per table whose vector is not in the server's space (all animas, or one)."""
-    params = {"space": _space(runtime), "anima": anima_id}
+    params = {"space": await current_space(runtime), "anima": anima_id}
     out: dict[str, int] = {}
     async with runtime.engine.connect() as conn:
         for table, _ in TABLES:
@@ -88,8 +86,9 @@ async def reembed_pending(runtime: Runtime, max_age: float = PENDING_TTL_SECONDS
     known = runtime.slow_facts.get(_PENDING_FACT)
     if known is not None and now - known[0] < max_age:
         return bool(known[1])
+    space = await current_space(runtime)
     async with runtime.engine.connect() as conn:
-        pending = bool((await conn.execute(_PENDING_SQL, {"space": _space(runtime)})).scalar())
+        pending = bool((await conn.execute(_PENDING_SQL, {"space": space})).scalar())
     runtime.slow_facts[_PENDING_FACT] = (now, pending)
     return pending
 
@@ -119,7 +118,7 @@ _ZERO = uuid.UUID(int=0)
 
 async def _write_batch(runtime: Runtime, table: str, column: str, anima: uuid.UUID, rows: list, vectors: list) -> int:
     params = {
-        "space": _space(runtime),
+        "space": await current_space(runtime),
         "ids": [r.id for r in rows],
         "bodies": [r.body for r in rows],
         "vecs": [vector_literal(v) for v in vectors],
@@ -139,7 +138,7 @@ async def _reembed_table(
     after, done = (_ZERO, _ZERO), 0
     while True:
         params = {
-            "space": _space(runtime),
+            "space": await current_space(runtime),
             "anima": anima_id,
             "after_anima": after[0],
             "after_id": after[1],
@@ -181,4 +180,4 @@ async def reembed(
         done += await _reembed_table(runtime, table, column, anima_id, batch, tick)
     remaining = sum((await stale_counts(runtime, anima_id)).values())
     runtime.slow_facts.pop(_PENDING_FACT, None)  # this run changed the answer: learn it afresh
-    return ReembedResult(_space(runtime), done, remaining)
+    return ReembedResult(runtime.embedder.space.label(), done, remaining)

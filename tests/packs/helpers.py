@@ -18,6 +18,7 @@ from elephantasm.schemas.events import EventCreate
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams import run_dream
 from elephantasm.services.events import record_events
+from elephantasm.services.spaces import current_space
 from tests.conftest import Tenant
 
 
@@ -69,7 +70,7 @@ async def add_memory(
         await session.execute(insert(Memory).values(
             id=memory_id, org_id=tenant.org_id, anima_id=anima, summary=summary, importance=importance,
             confidence=confidence, state=state, session_id=session_id, time_start=time_end, time_end=time_end,
-            embedding=embedding, embedding_space=runtime.embedder.space.label(), created_at=time_end,
+            embedding=embedding, embedding_space=await current_space(runtime), created_at=time_end,
             updated_at=time_end, event_ids=sorted({uuid.UUID(str(e)) for e in event_ids}),
         ))
         await bump_state_version(session, [anima])
@@ -95,7 +96,7 @@ async def add_knowledge(
         await session.execute(insert(Knowledge).values(
             id=kid, org_id=tenant.org_id, anima_id=anima, type=type_, topic="test", content=content,
             content_hash=hashlib.sha256(content.encode()).hexdigest(), importance=importance, confidence=0.8,
-            embedding=embedding, embedding_space=runtime.embedder.space.label(),
+            embedding=embedding, embedding_space=await current_space(runtime),
             valid_to=runtime.clock() if superseded else None,
         ))
         for mid in memory_ids:

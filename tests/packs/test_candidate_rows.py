@@ -21,6 +21,7 @@ from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs.reads import snapshot_transaction
 from elephantasm.services.packs.service import build_request
 from elephantasm.services.packs.session import SessionScope
+from elephantasm.services.spaces import current_space
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import add_memory
@@ -45,7 +46,7 @@ async def _memories(runtime: Runtime, tenant: Tenant, anima: str) -> dict[uuid.U
         async with runtime.unit_of_work() as session:
             await session.execute(
                 text("UPDATE memories SET summary = :s, content = :c, turn_vectors = :t, "
-                     "embedding_space = CASE WHEN :in_space THEN embedding_space ELSE 'other:space/256' END "
+                     "embedding_space = CASE WHEN :in_space THEN embedding_space ELSE -1 END "
                      "WHERE id = :id"),
                 {"s": summary, "c": content, "t": turns, "in_space": in_space, "id": mid},
             )
@@ -53,7 +54,7 @@ async def _memories(runtime: Runtime, tenant: Tenant, anima: str) -> dict[uuid.U
     return ids
 
 
-def _expected(row: Any, space: str | None) -> tuple[str, bytes | None, str | None]:
+def _expected(row: Any, space: int | None) -> tuple[str, bytes | None, str | None]:
     """(text, turn_vectors, body) as the compiler built them from the full row."""
     turns = row.turn_vectors if space is not None and row.embedding_space == space else None
     return row.summary or row.content or "", turns, row.content if turns else None
@@ -71,12 +72,12 @@ async def test_memory_candidates_match_the_full_rows(pack_runtime: Runtime, tena
         vec = (await rt.embedder.embed([query]))[0] if query else None
         scope = cands.Scope(
             req.org_id, req.anima_id, req.as_of, req.query, vector_literal(vec) if vec else None,
-            compile_weights(req.config, req.query), req.config, rt.embedder.space.label(), len(vec) if vec else None,
+            compile_weights(req.config, req.query), req.config, await current_space(rt), len(vec) if vec else None,
         )
         async with snapshot_transaction(rt) as conn:
             long_term = await cands.long_term_memories(conn, scope, 50, [])
             session = await cands.session_memories(conn, scope, SessionScope("s1"), 50)
-        space = rt.embedder.space.label() if query else None
+        space = await current_space(rt) if query else None
         for got in (long_term, session):
             assert {c.id for c in got} == set(ids)
             for c in got:

@@ -20,7 +20,7 @@ from tests.conftest import Tenant
 from tests.support.databases import create_database, drop_database
 
 DIM = 256
-SPACE = "test/256/1"
+SPACE = 99  # an embedding space code (migration 0026) no embedder of the tests registers
 
 
 @asynccontextmanager

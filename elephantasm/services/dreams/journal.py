@@ -27,6 +27,7 @@ from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams.claims import lock_anima
 from elephantasm.services.dreams.journal_rows import batch_rows
 from elephantasm.services.dreams.runs import RunStats, hold_lease, save_progress
+from elephantasm.services.spaces import current_space
 
 if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
@@ -43,8 +44,8 @@ class WriteContext:
     anima_id: uuid.UUID
     run_id: uuid.UUID
     now: datetime
-    space: str | None = None
-    """Label of the embedding space the step's vectors live in (``EmbeddingSpace.label()``)."""
+    space: int | None = None
+    """Code of the embedding space the step's vectors live in (``services.spaces``)."""
 
     def action(
         self,
@@ -81,10 +82,11 @@ async def journaled_write(runtime: Runtime, run: DreamRun, stats: RunStats) -> A
 
     RunLostError if the run lost its lease; ``stats`` is updated only after the commit.
     """
+    space = await current_space(runtime)  # before the step's transaction: a new label commits on its own
     async with runtime.unit_of_work() as session:
         await lock_anima(session, run.anima_id)
         await hold_lease(session, run.id)
-        ctx = WriteContext(run.org_id, run.anima_id, run.id, runtime.clock(), runtime.embedder.space.label())
+        ctx = WriteContext(run.org_id, run.anima_id, run.id, runtime.clock(), space)
         step = JournaledWrite(session, ctx, copy.deepcopy(stats))
         yield step
         if step.actions:

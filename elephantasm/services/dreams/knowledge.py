@@ -125,7 +125,7 @@ async def _load_current(
 
 
 async def _similar(
-    session: AsyncSession, anima_id: uuid.UUID, vectors: Sequence[Sequence[float]], threshold: float, space: str | None
+    session: AsyncSession, anima_id: uuid.UUID, vectors: Sequence[Sequence[float]], threshold: float, space: int | None
 ) -> tuple[dict[int, uuid.UUID], dict[int, list[int]]]:
     """Per draft index: the nearest current item at/above threshold (same embedding space only),
     and similar drafts of the batch."""

@@ -108,7 +108,7 @@ async def update_memory(
     changes: dict[str, Any],
     embedding: Sequence[float] | None,
     now: datetime,
-    space: str | None = None,
+    space: int | None = None,
 ) -> Any:
     """Apply the given fields (a new summary comes with its new embedding, made in ``space``);
     bumps ``state_version``."""
@@ -141,7 +141,7 @@ async def search_memories(
     limit: int,
     include_archived: bool = False,
     min_similarity: float | None = None,
-    space: str | None = None,
+    space: int | None = None,
 ) -> list[tuple[Any, float]]:
     """Nearest memories of one anima by cosine similarity of their summary embeddings, best first.
 

@@ -126,7 +126,7 @@ async def search_knowledge(
     limit: int,
     include_superseded: bool = False,
     min_similarity: float | None = None,
-    space: str | None = None,
+    space: int | None = None,
 ) -> list[tuple[Any, float]]:
     """Nearest knowledge of one anima by cosine similarity, best first (current items by default).
 

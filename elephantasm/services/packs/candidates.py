@@ -73,7 +73,7 @@ class Scope:
     query_vector: str | None  # pgvector text literal of the query embedding
     weights: ScoringWeights
     config: PackConfig
-    space: str | None = None  # embedding space of query_vector: only stored vectors of it are compared
+    space: int | None = None  # embedding space (code) of query_vector: only stored vectors of it are compared
     dim: int | None = None  # width of query_vector (the cosine arm reads that width's HNSW index)
     # The anima's ``vectors_indexed`` (from the compile's head read): whether the cosine arms of its
     # memories and knowledge read the HNSW index or scan its rows exactly (migrations 0019, 0020).

@@ -34,6 +34,7 @@ from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapsh
 from elephantasm.services.packs.provenance import fill_provenance
 from elephantasm.services.packs.reads import Gathered, read_candidates, snapshot_transaction
 from elephantasm.services.packs.wire import build_pack, encode
+from elephantasm.services.spaces import current_space
 from elephantasm.tokens import get_token_counter
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         vector_literal(query_vec) if query_vec else None,
         compile_weights(req.config, req.query),
         req.config,
-        runtime.embedder.space.label(),
+        await current_space(runtime) if query_vec else None,
         len(query_vec) if query_vec else None,
     )
     # One snapshot from the first read to the provenance of the served items. The pending events'

@@ -1,0 +1,43 @@
+"""The server's embedding space as the small code rows store (``embedding_spaces``, migration 0026).
+
+Memories and knowledge store which embedder made their vector as a ``smallint`` code instead of its
+~38-byte label. A process resolves its embedder's label once and keeps the code on its runtime:
+the pack compile, searches and writers compare and store that integer. Resolving registers a label
+seen for the first time, in a transaction of its own (committed before any row uses the code, so a
+rolled-back caller can never leave a code that names nothing); rows of the table are never deleted,
+so a cached code stays valid for the life of the database.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+if TYPE_CHECKING:
+    from elephantasm.runtime import Runtime
+
+_REGISTER = text("INSERT INTO embedding_spaces (label) VALUES (:label) ON CONFLICT (label) DO NOTHING")
+_LOOKUP = text("SELECT id FROM embedding_spaces WHERE label = :label")
+
+
+async def register_space(engine: AsyncEngine, label: str) -> int:
+    """The code of ``label``, added to ``embedding_spaces`` (and committed) if it is new."""
+    async with engine.begin() as conn:
+        await conn.execute(_REGISTER, {"label": label})
+    # A new statement after the commit: it also sees a row a concurrent registrant committed while
+    # this insert waited on it and then did nothing.
+    async with engine.connect() as conn:
+        return int((await conn.execute(_LOOKUP, {"label": label})).scalar_one())
+
+
+async def current_space(runtime: Runtime) -> int:
+    """The code of the runtime's embedder's space (resolved once per runtime)."""
+    label = runtime.embedder.space.label()
+    key = f"space_id:{label}"
+    known = runtime.slow_facts.get(key)
+    if known is None:
+        known = (0.0, await register_space(runtime.engine, label))
+        runtime.slow_facts[key] = known
+    return int(known[1])
