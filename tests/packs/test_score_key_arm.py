@@ -26,6 +26,7 @@ from elephantasm.runtime import Runtime
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs import compiler
 from elephantasm.services.packs import sql, topk
+from elephantasm.services.dreams import vector_flag
 from elephantasm.services.packs.reads import snapshot_transaction
 from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant
@@ -56,9 +57,11 @@ WEIGHTS = {
 
 
 def _statement(key: str | None) -> Any:
+    # A large anima's statement (_load flips it): the pack indexes hold large animas' rows only (0023).
     return text(
         topk.top_k_union(
-            "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)", sql.MEMORY_FACTORS_NO_DECAY,
+            "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude){hnsw_filter('m', True)}",
+            sql.MEMORY_FACTORS_NO_DECAY,
             sql.memory_columns(False), False, happened=sql.MEMORY_HAPPENED, row_join=sql.MEMORY_RECALLS, key=key,
         )
     )
@@ -70,6 +73,8 @@ KEYED, PLAIN = _statement(sql.MEMORY_SCORE_KEY), _statement(None)
 async def _load(rt: Runtime, tenant: Tenant, anima: uuid.UUID) -> None:
     async with rt.engine.begin() as conn:
         await conn.execute(text(_ROWS), {"org": tenant.org_id, "anima": anima, "now": FROZEN_NOW, "n": N})
+        # Large: its rows in the pack indexes, whose arms are what these tests compare (migration 0023).
+        assert await vector_flag.index_vectors_if_large(conn, tenant.org_id, anima, threshold=1)
         await conn.execute(text("ANALYZE memories"))
 
 
@@ -105,10 +110,10 @@ def _plain_long_term(has_query: bool, dim: int | None, decay: bool, indexed: boo
     """``candidates._long_term`` as it was before the key: the importance arm over every row above the cut."""
     return text(
         topk.top_k_union(
-            "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)",
+            "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude){hnsw_filter('m', indexed)}",
             sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY, sql.memory_columns(has_query), has_query,
             happened=sql.MEMORY_HAPPENED, dim=dim, score_join=sql.MEMORY_RECALLS if decay else "",
-            row_join=sql.MEMORY_RECALLS, vector_filter=hnsw_filter("m", indexed),
+            row_join=sql.MEMORY_RECALLS, exhaustive=not indexed,
         )
     )
 
