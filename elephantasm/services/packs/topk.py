@@ -181,10 +181,14 @@ def _read_union(
     # The union's rows are read by primary key: "= ANY(ARRAY(...))" is one index scan over the few
     # hundred ids. (A join on ``ids`` let the planner hash-join a sequential scan of the anima's
     # whole table: 4 ms of the long-term statement and 6.7 ms of the pending one at 10k rows.)
+    # In id order: the packer breaks score ties by candidate order, and without it the order was the
+    # plan's (heap order of a small table's scan, of memory_recalls' in a hash join), which differs
+    # between a small anima's statement and a large one's over the same rows.
     return (
         f"WITH {', '.join(ctes)} SELECT {columns}, {match_columns(a, has_query)} "
         f"FROM {table} {a}{row_join}{from_tsq} WHERE {a}.id = ANY(ARRAY(SELECT id FROM ids))"
         + (f" AND {owner}" if owner else "")
+        + f" ORDER BY {a}.id"
     )
 
 
@@ -264,7 +268,8 @@ def _exhaustive_union(
         ctes.append(f"{a}f AS (SELECT {a}.id FROM {rows} {a} ORDER BY {a}.s DESC, {a}.id LIMIT :k)")
     arms = [f"SELECT id FROM {a}f"]
     if has_query and vector and dim:
-        arms.append(f"(SELECT id FROM {rows} WHERE d IS NOT NULL ORDER BY d LIMIT :k)")
+        # Ids break distance ties (identical texts have identical vectors): the exact arm is deterministic.
+        arms.append(f"(SELECT id FROM {rows} WHERE d IS NOT NULL ORDER BY d, id LIMIT :k)")
     if has_query:
         arms.append(f"(SELECT id FROM {rows} WHERE r IS NOT NULL ORDER BY r DESC, id LIMIT :k)")
     return _read_union(ctes, arms, table, a, columns, has_query, row_join, owner)
