@@ -15,6 +15,7 @@ from tests.support.databases import connect, database_before, fetch_value
 
 ORG, SMALL, LARGE = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
 NAMES = (
+    "ix_knowledge_anima_hash",
     "ix_knowledge_fts",
     "ix_knowledge_pack_happened",
     "ix_knowledge_pack_importance",

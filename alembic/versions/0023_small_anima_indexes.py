@@ -4,19 +4,20 @@
 ``INDEX_THRESHOLD`` live memories (``vector_indexed``, a copy of ``animas.vectors_indexed``). The
 same holds for the other per-anima indexes a pack compile reads: the covering pack indexes
 (``ix_memories_pack_happened`` / ``_importance`` / ``_score``, ``ix_knowledge_pack_happened`` /
-``_importance``) and the full-text GINs (``ix_memories_fts``, ``ix_knowledge_fts``). For an anima of
-~100–2,000 memories, scoring every live row once reads the same rows the pruned arms would, from
-the heap through the anima btree (``services/packs/topk.py``, exhaustive form), and the text arm
-filters ``fts @@ q`` over them. Each of these indexes gains ``AND vector_indexed`` (the GINs:
-``WHERE vector_indexed``); a large anima's statements AND the flag to their WHERE
-(``db/vectors.large_filter``), so the partial indexes still answer them.
+``_importance``) and the full-text GINs (``ix_memories_fts``, ``ix_knowledge_fts``), and the
+dreamer's ``ix_knowledge_anima_hash``. For an anima of ~100–2,000 memories, scoring every live row
+once reads the same rows the pruned arms would, from the heap through the anima btree (``services/packs/topk.py``, exhaustive form), and the text arm
+filters ``fts @@ q`` over them; the dreamer finds a small anima's knowledge by hash among its few
+items. Each of these indexes gains ``AND vector_indexed`` (or ``WHERE vector_indexed``); a large
+anima's statements AND the flag to their WHERE (``db/vectors.hnsw_filter``), so the partial
+indexes still answer them.
 
 The flag keeps its name: it now says "the anima is large, its rows are in the per-anima search
 indexes", which ``vector_indexed`` still says of the HNSW ones; a rename would touch every trigger,
 flip and reader of 0019/0020 for no change in behaviour.
 
-``storage --size small`` (every anima ~100 memories), KB per conversation as left: pack indexes
-~51, full-text ~15 (memories); knowledge's ~4.
+``storage --size small`` (every anima ~100 memories), KB per conversation as left: memories' pack
+indexes ~51 and full-text ~15; knowledge's pack, full-text and hash indexes ~6.
 
 Revision ID: 0023
 Revises: 0022
@@ -77,6 +78,9 @@ INDEXES = {
         KNOWLEDGE_CURRENT,
     ),
     "ix_knowledge_fts": ("knowledge", "gin (fts)", "", "fastupdate = off", ""),
+    # The dreamer's lookup of current items by content hash; a small anima's few items are read
+    # through ix_knowledge_anima_subject's anima prefix instead.
+    "ix_knowledge_anima_hash": ("knowledge", "btree (anima_id, content_hash)", "", "", ""),
 }
 
 

@@ -475,7 +475,9 @@ class Knowledge(SQLModel, table=True):
     __table_args__ = (
         Index("ix_knowledge_org_anima_type", "org_id", "anima_id", "type"),
         Index("ix_knowledge_anima_subject", "anima_id", "subject_key"),
-        Index("ix_knowledge_anima_hash", "anima_id", "content_hash"),
+        # Large animas only (0023): a small anima's dreamer finds its few items by the anima prefix
+        # of ix_knowledge_anima_subject (services/dreams/knowledge._load_current).
+        Index("ix_knowledge_anima_hash", "anima_id", "content_hash", postgresql_where=text(VECTOR_INDEXED)),
         _gin("ix_knowledge_fts"),
         *_hnsw("knowledge", VECTOR_INDEXED),
         _space_index("knowledge"),

@@ -27,6 +27,7 @@ from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
 from elephantasm.runtime import Runtime
 from elephantasm.services.animas import bump_state_version
+from elephantasm.services.dreams import knowledge as dream_knowledge
 from elephantasm.services.dreams import vector_flag
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs import compiler
@@ -202,3 +203,30 @@ async def test_new_rows_of_a_flipped_anima_enter_the_indexes(
     sql = "SELECT count(*) FROM memories WHERE anima_id = :a AND vector_indexed AND fts @@ 'lisbon'::tsquery"
     async with rt.engine.connect() as conn:
         assert (await conn.execute(text(sql), {"a": anima})).scalar_one() > 0
+
+
+async def test_dreamer_hash_lookup_finds_the_same_items_small_and_large(
+    pack_runtime: Runtime, tenant: Tenant, panima: dict
+) -> None:
+    """``ix_knowledge_anima_hash`` holds large animas' items only (0023): the dreamer's lookup of
+    current items by hash returns the same rows before and after the flip, through that index after."""
+    rt, anima = pack_runtime, uuid.UUID(panima["id"])
+    await _load(rt, tenant, anima)
+    sql = "SELECT content_hash FROM knowledge WHERE anima_id = :a ORDER BY content_hash LIMIT 5"
+    async with rt.engine.connect() as conn:
+        hashes = [r[0] for r in await conn.execute(text(sql), {"a": anima})]
+    got = []
+    for flip in (False, True):
+        if flip:
+            async with rt.engine.begin() as conn:
+                assert await vector_flag.index_vectors_if_large(conn, tenant.org_id, anima, threshold=1)
+        async with rt.unit_of_work() as session:
+            rows = await dream_knowledge._load_current(session, anima, hashes, [], [])
+        got.append([r.id for r in rows])
+    assert got[0] == got[1] and 0 < len(got[0]) <= 5
+    lookup = ("EXPLAIN SELECT id FROM knowledge WHERE anima_id = :a AND valid_to IS NULL AND deleted_at IS NULL "
+              "AND content_hash = ANY(:h) AND vector_indexed")
+    async with rt.engine.connect() as conn:
+        await conn.execute(text("SET enable_seqscan = off"))
+        plan = "\n".join(r[0] for r in await conn.execute(text(lookup), {"a": anima, "h": hashes}))
+    assert "ix_knowledge_anima_hash" in plan, plan
