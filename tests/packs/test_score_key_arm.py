@@ -26,7 +26,6 @@ from elephantasm.runtime import Runtime
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs import compiler
 from elephantasm.services.packs import sql, topk
-from elephantasm.services.dreams import vector_flag
 from elephantasm.services.packs.reads import snapshot_transaction
 from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant
@@ -72,9 +71,12 @@ KEYED, PLAIN = _statement(sql.MEMORY_SCORE_KEY), _statement(None)
 
 async def _load(rt: Runtime, tenant: Tenant, anima: uuid.UUID) -> None:
     async with rt.engine.begin() as conn:
-        await conn.execute(text(_ROWS), {"org": tenant.org_id, "anima": anima, "now": FROZEN_NOW, "n": N})
         # Large: its rows in the pack indexes, whose arms are what these tests compare (migration 0023).
-        assert await vector_flag.index_vectors_if_large(conn, tenant.org_id, anima, threshold=1)
+        # Flagged before the insert, so the trigger marks the rows (as a large anima's dreamer writes
+        # them): a flip's update would leave every page not all-visible, and index-only scans costly,
+        # until a vacuum.
+        await conn.execute(text("UPDATE animas SET vectors_indexed = true WHERE id = :a"), {"a": anima})
+        await conn.execute(text(_ROWS), {"org": tenant.org_id, "anima": anima, "now": FROZEN_NOW, "n": N})
         await conn.execute(text("ANALYZE memories"))
 
 

@@ -58,10 +58,16 @@ def _summary(rng: random.Random) -> str:
 
 
 async def _load(
-    rt: Runtime, tenant: Tenant, anima: uuid.UUID, space: str | None = None, sizes: tuple[int, int] = (300, 40)
+    rt: Runtime,
+    tenant: Tenant,
+    anima: uuid.UUID,
+    space: str | None = None,
+    sizes: tuple[int, int] = (300, 40),
+    large: bool = False,
 ) -> None:
     """Memories and knowledge (``sizes``) of varied, often tied factors, as the dreamer would write
-    them; ``space``: the embedding space their vectors are labelled with (default: the compile's)."""
+    them; ``space``: the embedding space their vectors are labelled with (default: the compile's);
+    ``large``: the anima is flagged first, so the insert trigger marks the rows."""
     rng = random.Random(23)
     space = space or rt.embedder.space.label()
     n_memories, n_knowledge = sizes
@@ -92,6 +98,8 @@ async def _load(
         for i, (c, v) in enumerate(zip(contents, kvectors, strict=True))
     ]
     async with rt.unit_of_work() as session:
+        if large:
+            await session.execute(text("UPDATE animas SET vectors_indexed = true WHERE id = :a"), {"a": anima})
         await session.execute(insert(Memory), memories)
         await session.execute(insert(MemoryRecall), recalls)
         await session.execute(insert(Knowledge), knowledge)
@@ -168,25 +176,24 @@ async def _plan(rt: Runtime, statement: Any, params: dict[str, Any]) -> str:
 
 
 @pytest.mark.parametrize("query", [None, "Lisbon garden"])
+@pytest.mark.parametrize("large", [False, True])
 async def test_small_anima_statement_reads_its_rows_once_and_no_search_index(
-    pack_runtime: Runtime, tenant: Tenant, panima: dict, query: str | None
+    pack_runtime: Runtime, tenant: Tenant, panima: dict, query: str | None, large: bool
 ) -> None:
     """Small: one scan of the anima's memories (then the union's rows by primary key), no pack,
     full-text or HNSW index. Large: the pack indexes answer the factor arm."""
     rt, anima = pack_runtime, uuid.UUID(panima["id"])
-    await _load(rt, tenant, anima)
+    await _load(rt, tenant, anima, large=large)
     qv = "[" + ",".join(["0.1"] * 256) + "]" if query else None
-    for indexed in (False, True):
-        scope = _scope(tenant, anima, indexed, query, qv)
-        params = scope.params(exclude=[], **cands._pruning(scope, 40))
-        stmt = cands._long_term(scope.has_query, scope.dim, scope.uses_decay, indexed)
-        plan = await _plan(rt, stmt, params)
-        if not indexed:
-            assert "ix_memories_pack" not in plan and "ix_memories_fts" not in plan and "hnsw" not in plan, plan
-            assert plan.count(" on memories m") == 2, plan  # the CTE's scan, the final primary-key read
-            assert "CTE mrows" in plan, plan
-        else:
-            assert "ix_memories_pack_happened" in plan and "ix_memories_pack_importance" in plan, plan
+    scope = _scope(tenant, anima, large, query, qv)
+    params = scope.params(exclude=[], **cands._pruning(scope, 40))
+    plan = await _plan(rt, cands._long_term(scope.has_query, scope.dim, scope.uses_decay, large), params)
+    if not large:
+        assert "ix_memories_pack" not in plan and "ix_memories_fts" not in plan and "hnsw" not in plan, plan
+        assert plan.count(" on memories m") == 2, plan  # the CTE's scan, the final primary-key read
+        assert "CTE mrows" in plan, plan
+    else:
+        assert "ix_memories_pack_happened" in plan and "ix_memories_pack_importance" in plan, plan
 
 
 async def test_new_rows_of_a_flipped_anima_enter_the_indexes(
