@@ -34,6 +34,7 @@ from elephantasm.services.packs import compiler
 from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
+from tests.packs.helpers import add_memory
 
 WHO = ["the user", "my sister", "our landlord", "the dentist", "a colleague", "the coach"]
 DID = ["moved to", "booked a trip to", "talked about", "complained about", "recommended", "bought a flat in"]
@@ -57,24 +58,31 @@ def _summary(rng: random.Random) -> str:
     return f"{rng.choice(WHO)} {rng.choice(DID)} {rng.choice(WHAT)} {rng.choice(WHEN)}."
 
 
+async def _compile_space(rt: Runtime, tenant: Tenant, anima: uuid.UUID) -> Any:
+    """The ``embedding_space`` value the compile compares with, as ``add_memory`` stores it (one memory)."""
+    mid = await add_memory(rt, tenant, anima, "the user keeps bees", time_end=FROZEN_NOW - timedelta(days=3))
+    async with rt.engine.connect() as conn:
+        return (await conn.execute(text("SELECT embedding_space FROM memories WHERE id = :m"), {"m": mid})).scalar()
+
+
 async def _load(
     rt: Runtime,
     tenant: Tenant,
     anima: uuid.UUID,
-    space: str | None = None,
+    vectors: bool = True,
     sizes: tuple[int, int] = (300, 40),
     large: bool = False,
 ) -> None:
     """Memories and knowledge (``sizes``) of varied, often tied factors, as the dreamer would write
-    them; ``space``: the embedding space their vectors are labelled with (default: the compile's);
+    them; ``vectors``: with vectors in the compile's space (else none: the cosine arm is empty);
     ``large``: the anima is flagged first, so the insert trigger marks the rows."""
     rng = random.Random(23)
-    space = space or rt.embedder.space.label()
+    space = await _compile_space(rt, tenant, anima) if vectors else None
     n_memories, n_knowledge = sizes
     summaries = [_summary(rng) for _ in range(n_memories)]
-    vectors = await rt.embedder.embed([lean_text(s) for s in summaries])
+    embedded = await rt.embedder.embed([lean_text(s) for s in summaries]) if vectors else [None] * n_memories
     memories, recalls = [], []
-    for i, (summary, vector) in enumerate(zip(summaries, vectors, strict=True)):
+    for i, (summary, vector) in enumerate(zip(summaries, embedded, strict=True)):
         at = None if i % 37 == 0 else FROZEN_NOW - timedelta(hours=rng.choice([1, 5, 30, 200, 900, 4000]))
         mid = uuid.uuid4()
         memories.append({
@@ -89,7 +97,7 @@ async def _load(
             recalls.append({"memory_id": mid, "org_id": tenant.org_id, "anima_id": anima, "recall_count": i % 4,
                             "last_recalled_at": FROZEN_NOW - timedelta(hours=i % 50)})
     contents = [f"{rng.choice(WHO)} likes {rng.choice(WHAT)}" for _ in range(n_knowledge)]
-    kvectors = await rt.embedder.embed(contents)
+    kvectors = await rt.embedder.embed(contents) if vectors else [None] * n_knowledge
     knowledge = [
         {"id": uuid.uuid4(), "org_id": tenant.org_id, "anima_id": anima, "type": "FACT", "topic": "t",
          "content": c, "content_hash": hashlib.sha256(f"{c}{i}".encode()).hexdigest(),
@@ -132,13 +140,13 @@ async def _flags(rt: Runtime, anima: uuid.UUID) -> tuple[bool, set[bool], set[bo
     return bool(head), rows[0], rows[1]
 
 
-# (memories, knowledge, compile's space?, requests): 300 memories (more than the factor arm's
-# seed, so its cut prunes) whose vectors are of another space, so the cosine arm is empty both
-# ways: the flip turns that arm from an exact scan into HNSW (migration 0019, approximate), which
-# 0023 does not change. 50 memories in the compile's space: every arm's k covers them all, HNSW too.
+# (memories, knowledge, vectors?, requests): 300 memories (more than the factor arm's seed, so its
+# cut prunes) without vectors, so the cosine arm is empty both ways: the flip turns that arm from
+# an exact scan into HNSW (migration 0019, approximate), which 0023 does not change. 50 memories
+# with vectors: every arm's k covers them all, HNSW's too.
 CASES = {
-    "pruned, other space": (300, 40, "elsewhere/256/1", REQUESTS),
-    "all rows, same space": (50, 12, None, [r for r in REQUESTS if r[2] >= 4000] + [("jazz Porto", "recent", 4000)]),
+    "pruned, no vectors": (300, 40, False, REQUESTS),
+    "all rows, vectors": (50, 12, True, [r for r in REQUESTS if r[2] >= 4000] + [("jazz Porto", "recent", 4000)]),
 }
 
 
@@ -147,9 +155,9 @@ async def test_packs_are_byte_identical_before_and_after_the_flip(
     pack_runtime: Runtime, tenant: Tenant, panima: dict, case: str
 ) -> None:
     """Packs of the anima small (one exhaustive read) and flipped large (the partial indexes)."""
-    n_memories, n_knowledge, space, requests = CASES[case]
+    n_memories, n_knowledge, vectors, requests = CASES[case]
     rt, anima = pack_runtime, uuid.UUID(panima["id"])
-    await _load(rt, tenant, anima, space, (n_memories, n_knowledge))
+    await _load(rt, tenant, anima, vectors, (n_memories, n_knowledge))
     assert await _flags(rt, anima) == (False, {False}, {False})
     small = await _packs(rt, tenant, anima, requests)
     async with rt.engine.begin() as conn:
@@ -165,8 +173,9 @@ async def test_packs_are_byte_identical_before_and_after_the_flip(
 
 def _scope(tenant: Tenant, anima: uuid.UUID, indexed: bool, query: str | None, qv: str | None) -> cands.Scope:
     weights = ScoringWeights(importance=0.25, confidence=0.10, recency=0.2, decay=0.1, relevance=1.4)
+    # No space: nothing is compared (the statement's text, hence its plan shape, is the same).
     return cands.Scope(tenant.org_id, anima, FROZEN_NOW, query, qv, weights, PackConfig(),
-                       "s" if qv else None, 256 if qv else None, vectors_indexed=indexed)
+                       None, 256 if qv else None, vectors_indexed=indexed)
 
 
 async def _plan(rt: Runtime, statement: Any, params: dict[str, Any]) -> str:
