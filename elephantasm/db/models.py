@@ -107,8 +107,14 @@ def _space() -> Any:
 def _gin(name: str) -> Index:
     # fastupdate off (migration 0009): with it on, every insert lands in the index's unsorted
     # pending list, which was ~3/4 of the index as left after dreaming and which every
-    # full-text search scans linearly until a vacuum merges it.
-    return Index(name, "fts", postgresql_using="gin", postgresql_with={"fastupdate": "off"})
+    # full-text search scans linearly until a vacuum merges it. Large animas' rows only (0023).
+    return Index(
+        name,
+        "fts",
+        postgresql_using="gin",
+        postgresql_with={"fastupdate": "off"},
+        postgresql_where=text(VECTOR_INDEXED),
+    )
 
 
 def _space_index(table: str) -> Index:
@@ -161,6 +167,9 @@ def _pack_candidate_indexes(
 
 # A memory a pack may serve (not deleted, merged away or archived): the pack indexes' predicate.
 MEMORY_LIVE = "deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'"
+# The per-anima search indexes (HNSW since 0019/0020, pack and full-text since 0023) hold the rows
+# of large animas only: a small anima's statements read its rows through an anima-keyed btree.
+LARGE_ONLY = f" AND {VECTOR_INDEXED}"
 
 
 # The query presets' memory score without its time terms, up to the factor ``w_imp``: importance
@@ -433,7 +442,7 @@ class Memory(SQLModel, table=True):
             "memories",
             "coalesce(time_end, time_start)",
             ["confidence", "time_start", "time_end", "created_at", "id"],
-            MEMORY_LIVE,
+            MEMORY_LIVE + LARGE_ONLY,
             owner=("anima_id",),
         ),
         Index(
@@ -441,7 +450,7 @@ class Memory(SQLModel, table=True):
             "anima_id",
             text(memory_score_key()),
             postgresql_include=["importance", "confidence", "time_start", "time_end", "id"],
-            postgresql_where=text(MEMORY_LIVE),
+            postgresql_where=text(MEMORY_LIVE + LARGE_ONLY),
         ),
     )
 
@@ -508,7 +517,9 @@ class Knowledge(SQLModel, table=True):
     __table_args__ = (
         Index("ix_knowledge_org_anima_type", "org_id", "anima_id", "type"),
         Index("ix_knowledge_anima_subject", "anima_id", "subject_key"),
-        Index("ix_knowledge_anima_hash", "anima_id", "content_hash"),
+        # Large animas only (0023): a small anima's dreamer finds its few items by the anima prefix
+        # of ix_knowledge_anima_subject (services/dreams/knowledge._load_current).
+        Index("ix_knowledge_anima_hash", "anima_id", "content_hash", postgresql_where=text(VECTOR_INDEXED)),
         _gin("ix_knowledge_fts"),
         *_hnsw("knowledge", VECTOR_INDEXED),
         _space_index("knowledge"),
@@ -516,7 +527,7 @@ class Knowledge(SQLModel, table=True):
             "knowledge",
             "coalesce(valid_from, created_at)",
             ["confidence", "valid_from", "created_at", "id"],
-            "deleted_at IS NULL AND valid_to IS NULL AND superseded_by IS NULL",
+            "deleted_at IS NULL AND valid_to IS NULL AND superseded_by IS NULL" + LARGE_ONLY,
         ),
     )
 

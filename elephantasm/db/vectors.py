@@ -63,15 +63,16 @@ compile's long-term statement (query preset, inject's memories): 2.4 vs 2.4 ms (
 exact, and most animas (one per end user, ~100 memories) spare the ~830 B of graph per memory."""
 
 VECTOR_INDEXED = "vector_indexed"
-"""The memories' (migration 0019) and knowledge's (0020) column, and HNSW predicate term, saying a
-row is in the HNSW index."""
+"""The memories' (migration 0019) and knowledge's (0020) column, and predicate term, saying a row's
+anima is large: the row is in the HNSW index and (0023) in the pack and full-text indexes."""
 
 
 def hnsw_filter(alias: str, indexed: bool) -> str:
-    """SQL to AND to a memories or knowledge vector search of an anima: with ``indexed`` (the anima's
-    ``vectors_indexed``) the HNSW partial index's extra predicate, so that index applies; otherwise
-    nothing, and the statement (its distance written as :func:`hnsw_distance` writes it, or not)
-    cannot use the index and scans the anima's rows exactly."""
+    """SQL to AND to a memories or knowledge search of an anima: with ``indexed`` (the anima's
+    ``vectors_indexed``) the partial indexes' extra predicate (HNSW; since 0023 also the pack and
+    full-text indexes), so those indexes apply; otherwise nothing, and the statement cannot use
+    them and reads the anima's rows exactly (a vector search's distance written as
+    :func:`hnsw_distance` writes it, or not)."""
     return f" AND {alias}.{VECTOR_INDEXED}" if indexed else ""
 
 

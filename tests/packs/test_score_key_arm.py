@@ -56,9 +56,11 @@ WEIGHTS = {
 
 
 def _statement(key: str | None) -> Any:
+    # A large anima's statement (_load flips it): the pack indexes hold large animas' rows only (0023).
     return text(
         topk.top_k_union(
-            "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)", sql.MEMORY_FACTORS_NO_DECAY,
+            "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude){hnsw_filter('m', True)}",
+            sql.MEMORY_FACTORS_NO_DECAY,
             sql.memory_columns(False), False, happened=sql.MEMORY_HAPPENED, row_join=sql.MEMORY_RECALLS, key=key,
         )
     )
@@ -69,6 +71,11 @@ KEYED, PLAIN = _statement(sql.MEMORY_SCORE_KEY), _statement(None)
 
 async def _load(rt: Runtime, tenant: Tenant, anima: uuid.UUID) -> None:
     async with rt.engine.begin() as conn:
+        # Large: its rows in the pack indexes, whose arms are what these tests compare (migration 0023).
+        # Flagged before the insert, so the trigger marks the rows (as a large anima's dreamer writes
+        # them): a flip's update would leave every page not all-visible, and index-only scans costly,
+        # until a vacuum.
+        await conn.execute(text("UPDATE animas SET vectors_indexed = true WHERE id = :a"), {"a": anima})
         await conn.execute(text(_ROWS), {"org": tenant.org_id, "anima": anima, "now": FROZEN_NOW, "n": N})
         await conn.execute(text("ANALYZE memories"))
 
@@ -105,10 +112,10 @@ def _plain_long_term(has_query: bool, dim: int | None, decay: bool, indexed: boo
     """``candidates._long_term`` as it was before the key: the importance arm over every row above the cut."""
     return text(
         topk.top_k_union(
-            "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude)",
+            "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude){hnsw_filter('m', indexed)}",
             sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY, sql.memory_columns(has_query), has_query,
             happened=sql.MEMORY_HAPPENED, dim=dim, score_join=sql.MEMORY_RECALLS if decay else "",
-            row_join=sql.MEMORY_RECALLS, vector_filter=hnsw_filter("m", indexed),
+            row_join=sql.MEMORY_RECALLS, exhaustive=not indexed,
         )
     )
 

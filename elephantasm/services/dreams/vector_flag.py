@@ -1,4 +1,5 @@
-"""Moving an anima's memories into the HNSW index once it is large (migration 0019).
+"""Moving an anima's memories into the HNSW index once it is large (migration 0019), and (0023)
+into the pack and full-text indexes.
 
 Small animas are searched exactly (``elephantasm.db.vectors.hnsw_filter``); when the dreamer's
 writes bring an anima's live memories to ``INDEX_THRESHOLD`` it flips ``animas.vectors_indexed`` and

@@ -75,9 +75,11 @@ class Scope:
     config: PackConfig
     space: int | None = None  # embedding space (code) of query_vector: only stored vectors of it are compared
     dim: int | None = None  # width of query_vector (the cosine arm reads that width's HNSW index)
-    # The anima's ``vectors_indexed`` (from the compile's head read): whether the cosine arms of its
-    # memories and knowledge read the HNSW index or scan its rows exactly (migrations 0019, 0020).
-    vectors_indexed: bool = True
+    # The anima's ``vectors_indexed`` (from the compile's head read): whether the arms of its
+    # memories and knowledge read the pack, HNSW and full-text indexes or its rows exactly, once
+    # (migrations 0019, 0020, 0023). False reads every anima right (its rows once, exhaustively);
+    # True only an anima that was flipped, whose rows are all in those indexes.
+    vectors_indexed: bool = False
 
     @property
     def has_query(self) -> bool:
@@ -196,12 +198,13 @@ def _event(r: Any, fts_rank: float | None = None) -> Candidate:
 def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> Any:
     """The long-term memories statement; without ``decay`` its four-factor arms never read recall
     state (memory_recalls is joined only for the few hundred rows read in the end). ``indexed``:
-    the anima's memories are in the HNSW index (else the cosine arm scans them exactly)."""
+    the anima is large, its memories are in the pack, HNSW and full-text indexes (else the
+    statement reads its rows once, exhaustively: ``topk.top_k_union``)."""
     return text(
         topk.top_k_union(
             "memories",
             "m",
-            f"{sql.MEMORY_ALIVE_OF_ANIMA} AND m.id <> ALL(:exclude)",
+            f"{sql.MEMORY_ALIVE_OF_ANIMA} AND m.id <> ALL(:exclude){hnsw_filter('m', indexed)}",
             sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY,
             sql.memory_columns(has_query),
             has_query,
@@ -212,26 +215,27 @@ def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> 
             # Without decay the score is the key's order up to time terms (topk's module doc, 4.).
             key=None if decay else sql.MEMORY_SCORE_KEY,
             owner=sql.MEMORY_OWNER,
-            vector_filter=hnsw_filter("m", indexed),
+            exhaustive=not indexed,
         )
     )
 
 
 @functools.cache
 def _knowledge_statement(has_query: bool, dim: int | None, indexed: bool) -> Any:
-    """The knowledge statement; ``indexed``: the anima's knowledge is in the HNSW index (migration
-    0020, the anima's ``vectors_indexed`` as for memories), else the cosine arm scans it exactly."""
+    """The knowledge statement; ``indexed``: the anima's knowledge is in the pack, HNSW and
+    full-text indexes (migrations 0020, 0023: the anima's ``vectors_indexed`` as for memories),
+    else the statement reads its few rows once, exhaustively."""
     return text(
         topk.top_k_union(
             "knowledge",
             "k",
-            sql.KNOWLEDGE_CURRENT,
+            sql.KNOWLEDGE_CURRENT + hnsw_filter("k", indexed),
             sql.KNOWLEDGE_FACTORS,
             sql.KNOWLEDGE_COLUMNS,
             has_query,
             happened=sql.KNOWLEDGE_HAPPENED,
             dim=dim,
-            vector_filter=hnsw_filter("k", indexed),
+            exhaustive=not indexed,
         )
     )
 
