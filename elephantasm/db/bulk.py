@@ -31,10 +31,13 @@ def _array_of(column: Any, name: str) -> tuple[str, Any]:
         return f"CAST(:{name} AS text[])", lambda v: None if v is None else "{" + ",".join(map(str, v)) + "}"
     if isinstance(column.type, DefaultAsNullJsonb):
         # The column's stored form: its default object is SQL NULL, as an ORM write would store it.
-        bind = column.type.process_bind_param
-        return f"CAST(CAST(:{name} AS text[]) AS jsonb[])", lambda v: (lambda b: None if b is None else json.dumps(b))(
-            bind(v, _DIALECT)
-        )
+        stored = column.type.process_bind_param
+
+        def prepare(value: Any) -> str | None:
+            kept = stored(value, _DIALECT)
+            return None if kept is None else json.dumps(kept)
+
+        return f"CAST(CAST(:{name} AS text[]) AS jsonb[])", prepare
     if isinstance(column.type, JSONB):
         # As text, then cast: a jsonb[] parameter would need a codec of its own. None is stored as
         # SQLAlchemy's JSONB stores it: JSON null unless the type says SQL NULL.

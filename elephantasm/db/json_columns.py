@@ -38,3 +38,7 @@ class DefaultAsNullJsonb(TypeDecorator[dict[str, Any]]):
     def read_sql(self, column: str) -> str:
         """SQL of the stored value of ``column`` (an expression of this type) as jsonb."""
         return f"coalesce({column}, '{self.default}'::jsonb)"
+
+    def store_sql(self, value: str) -> str:
+        """SQL of what to store for the jsonb expression ``value``: NULL for the default object."""
+        return f"nullif({value}, '{self.default}'::jsonb)"

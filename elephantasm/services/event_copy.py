@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.db import event_index
 from elephantasm.db.driver_fetch import fetch
-from elephantasm.db.models import DEDUPE_KEYED
+from elephantasm.db.models import DEDUPE_KEYED, EVENT_META
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.ids import new_batch
 from elephantasm.schemas.event_batch import EventIn
@@ -42,16 +42,20 @@ RETURNED = ", ".join(c for c in _WIRE if c != "anima_id")
 ``anima_id`` (migration 0022), the statement adds it from the anima it inserted for."""
 
 
-STORED_META = "coalesce({alias}.meta::text, '{{}}')"
-"""An event's meta as jsonb text: NULL is how ``{}`` is stored (migration 0026)."""
-TO_STORE_META = "nullif({value}, '{{}}'::jsonb)"
-"""What an insert stores for the jsonb ``value``: NULL for ``{}``."""
+def stored_meta(alias: str) -> str:
+    """SQL: the event's meta as jsonb text, ``{}`` for the NULL that stores it (migration 0026)."""
+    return f"{EVENT_META.read_sql(f'{alias}.meta')}::text"
+
+
+def meta_to_store(value: str) -> str:
+    """SQL: what an insert stores for the jsonb ``value`` (NULL for ``{}``)."""
+    return EVENT_META.store_sql(value)
 
 
 def _columns(alias: str, anima: str) -> str:
     # As selected for the response: meta comes back as jsonb text (see wire.py), ``{}`` for the
     # NULL that stores it (migration 0026); the anima's id is the SQL expression ``anima``.
-    named = {"meta": f"{STORED_META.format(alias=alias)} AS meta", "anima_id": f"{anima} AS anima_id"}
+    named = {"meta": f"{stored_meta(alias)} AS meta", "anima_id": f"{anima} AS anima_id"}
     return ", ".join(named.get(c, f"{alias}.{c}") for c in _WIRE)
 
 
@@ -111,7 +115,7 @@ WITH ins AS (
     INSERT INTO events (id, event_type, role, author, summary, content, occurred_at, session_id, meta,
                         source_uri, dedupe_key, importance_score, created_at, seq, anima_key, {event_index.FLAG})
     SELECT s.id, s.event_type::event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
-           s.session_id, {TO_STORE_META.format(value="s.meta")}, s.source_uri, s.dedupe_key, s.importance_score, :now,
+           s.session_id, {meta_to_store("s.meta")}, s.source_uri, s.dedupe_key, s.importance_score, :now,
            a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord), a.key,
            {event_index.row_flag("a")}
     FROM event_staging s JOIN animas a ON a.id = s.anima_id AND a.org_id = :org ORDER BY s.ord
@@ -123,7 +127,7 @@ WITH ins AS (
     FROM (SELECT anima_key, max(occurred_at) AS at, max(seq) AS top FROM ins GROUP BY anima_key) x
     WHERE a.key = x.anima_key
 )
-SELECT id, {STORED_META.format(alias="ins")} AS meta FROM ins
+SELECT id, {stored_meta("ins")} AS meta FROM ins
 """)
 
 # A new statement sees rows committed meanwhile and this batch's own inserts (READ COMMITTED). The
