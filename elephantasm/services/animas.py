@@ -38,14 +38,20 @@ async def get_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUI
 async def live_anima_value(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, what: Any) -> Any:
     """``what`` (the entity or one of its columns) of the org's live anima ``anima_id``, or
     NotFoundError (also when it belongs to another org: a 404, never an empty answer)."""
+    return (await live_anima_values(session, org_id, anima_id, what))[0]
+
+
+async def live_anima_values(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, *what: Any) -> Any:
+    """The row of ``what`` (entities or columns) of the org's live anima ``anima_id``, or
+    NotFoundError as :func:`live_anima_value`."""
     found = (
         await session.execute(
-            select(what).where(col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row())
+            select(*what).where(col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row())
         )
     ).one_or_none()
     if found is None:
         raise NotFoundError(f"anima {anima_id} not found")
-    return found[0]
+    return found
 
 
 async def org_of_anima(session: AsyncSession, anima_id: uuid.UUID) -> uuid.UUID | None:

@@ -22,6 +22,7 @@ from elephantasm.domain.inputs import json_problem, occurred_at_problem
 from elephantasm.schemas.common import check_json_fields
 from elephantasm.schemas.event_batch import EventIn
 from elephantasm.schemas.events import EventCreate
+from elephantasm.services.animas import live_anima_values
 from elephantasm.services.event_copy import copy_events
 from elephantasm.settings import Settings
 
@@ -103,13 +104,8 @@ def check_batch(events: list[EventIn], settings: Settings, now: datetime) -> lis
 async def _anima_key(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> tuple[int, bool]:
     """The key of the org's live anima (what its events are indexed by) and whether its events are in
     the time and session indexes (``Anima.events_indexed``), or NotFoundError."""
-    stmt = select(col(Anima.key), col(Anima.events_indexed)).where(
-        col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row()
-    )
-    found = (await session.execute(stmt)).one_or_none()
-    if found is None:
-        raise NotFoundError(f"anima {anima_id} not found")
-    return int(found[0]), bool(found[1])
+    key, indexed = await live_anima_values(session, org_id, anima_id, col(Anima.key), col(Anima.events_indexed))
+    return int(key), bool(indexed)
 
 
 async def record_events(
