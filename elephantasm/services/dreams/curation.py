@@ -31,6 +31,7 @@ from elephantasm.domain.dreaming import (
 )
 from elephantasm.services.dreams.journal import WriteContext, journaled_write
 from elephantasm.services.dreams.runs import RunStats
+from elephantasm.services.dreams.vector_flag import anima_is_indexed
 
 if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
@@ -121,16 +122,13 @@ def thresholds(settings: Settings) -> CurationThresholds:
     )
 
 
-_INDEXED_SQL = text("SELECT vectors_indexed FROM animas WHERE id = :anima")
-
-
 async def _neighbours(
     session: AsyncSession, anima_id: uuid.UUID, ids: list[uuid.UUID], min_sim: float, dim: int
 ) -> list[Any]:
     if not ids:
         return []
     params = {"ids": ids, "k": NEIGHBOURS, "min_sim": min_sim}
-    if not (await session.execute(_INDEXED_SQL, {"anima": anima_id})).scalar_one():
+    if not await anima_is_indexed(session, anima_id):
         # A small anima (below vectors.INDEX_THRESHOLD): its rows are compared exactly.
         return list((await session.execute(_neighbours_sql(dim, False), params)).all())
     # Approximate neighbours through the HNSW index (pgvector >= 0.8 keeps scanning the graph until

@@ -31,6 +31,7 @@ from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.dreaming import KnowledgeDraft, content_hash, normalise_value
 from elephantasm.ids import uuid7
+from elephantasm.services.dreams.vector_flag import anima_is_indexed
 
 if TYPE_CHECKING:
     from elephantasm.services.dreams.journal import WriteContext
@@ -93,10 +94,6 @@ def _value(draft_value: str | None, content: str) -> str:
     return normalise_value(draft_value if draft_value is not None else content)
 
 
-# The anima's flag: its knowledge is in ``ix_knowledge_anima_hash`` (large animas only, migration 0023).
-_LARGE_SQL = text("SELECT vectors_indexed FROM animas WHERE id = :anima")
-
-
 async def _load_current(
     session: AsyncSession, anima_id: uuid.UUID, hashes: list[str], subjects: list[str], ids: list[uuid.UUID]
 ) -> list[Any]:
@@ -104,7 +101,7 @@ async def _load_current(
     # A large anima's hash lookup names the partial index's predicate so the index answers it (all
     # its rows carry the flag: the flip marks them with the anima, the trigger later ones); a small
     # anima's few items are read through ``ix_knowledge_anima_subject``'s anima prefix.
-    large = bool((await session.execute(_LARGE_SQL, {"anima": anima_id})).scalar())
+    large = await anima_is_indexed(session, anima_id)  # its knowledge is in ix_knowledge_anima_hash (0023)
     by_hash = _KNOWLEDGE.c.content_hash.in_(hashes)
     cond = [by_hash & _KNOWLEDGE.c.vector_indexed if large else by_hash]
     if subjects:

@@ -47,3 +47,13 @@ async def index_vectors_if_large(
     for statement in _INDEX_ROWS:
         await session.execute(statement, params)
     return True
+
+
+_INDEXED = text("SELECT vectors_indexed FROM animas WHERE id = :anima")
+
+
+async def anima_is_indexed(session: Any, anima_id: uuid.UUID) -> bool:
+    """The anima's ``vectors_indexed``: its memories and knowledge are in the HNSW, pack and
+    full-text indexes (large), or searched by scanning its own rows (small). For the dreamer, which
+    already holds the anima (no org or liveness check; no row reads as small)."""
+    return bool((await session.execute(_INDEXED, {"anima": anima_id})).scalar())
