@@ -56,16 +56,20 @@ WHERE k.anima_id = :anima AND k.deleted_at IS NULL
       SELECT 1 FROM knowledge_memories l JOIN memories m ON m.id = l.memory_id
       WHERE l.knowledge_id = k.id AND m.deleted_at IS NULL AND m.id <> ALL(:gone))
 """)
+
+
+def _redacted(values: str) -> str:
+    # The row's jsonb array ``values`` with a forgotten target's entry replaced (a NULL column: every
+    # entry JSON null, as journal_rows stores it).
+    return f"""(SELECT jsonb_agg(CASE WHEN t.id = ANY(:ids) THEN '{{"forgotten": true}}'::jsonb
+                              ELSE coalesce(d.{values} -> (t.n::int - 1), 'null') END ORDER BY t.n)
+        FROM unnest(d.target_ids) WITH ORDINALITY t(id, n))"""
+
+
 # Every journal entry whose target is forgotten keeps its target id but loses its before and after
 # (both become {"forgotten": true}); its row's other entries are untouched (migration 0024 batches them).
-_REDACT_JOURNAL_SQL = text("""
-UPDATE dream_actions d SET
-    befores = (SELECT jsonb_agg(CASE WHEN t.id = ANY(:ids) THEN '{"forgotten": true}'::jsonb
-                                     ELSE coalesce(d.befores -> (t.n::int - 1), 'null') END ORDER BY t.n)
-               FROM unnest(d.target_ids) WITH ORDINALITY t(id, n)),
-    afters = (SELECT jsonb_agg(CASE WHEN t.id = ANY(:ids) THEN '{"forgotten": true}'::jsonb
-                                    ELSE coalesce(d.afters -> (t.n::int - 1), 'null') END ORDER BY t.n)
-              FROM unnest(d.target_ids) WITH ORDINALITY t(id, n))
+_REDACT_JOURNAL_SQL = text(f"""
+UPDATE dream_actions d SET befores = {_redacted("befores")}, afters = {_redacted("afters")}
 WHERE d.anima_id = :anima AND d.target_ids && CAST(:ids AS uuid[])
 """)
 _PURGE_PACKS_SQL = text("DELETE FROM memory_packs WHERE anima_id = :anima AND content::text LIKE ANY(:patterns)")
