@@ -9,7 +9,7 @@ dreamer's ``ix_knowledge_anima_hash``. For an anima of ~100–2,000 memories, sc
 once reads the same rows the pruned arms would, from the heap through the anima btree (``services/packs/topk.py``, exhaustive form), and the text arm
 filters ``fts @@ q`` over them; the dreamer finds a small anima's knowledge by hash among its few
 items. Each of these indexes gains ``AND vector_indexed`` (or ``WHERE vector_indexed``); a large
-anima's statements AND the flag to their WHERE (``db/vectors.hnsw_filter``), so the partial
+anima's statements AND the flag to their WHERE (``db/vectors.large_anima_filter``), so the partial
 indexes still answer them.
 
 The flag keeps its name: it now says "the anima is large, its rows are in the per-anima search

@@ -276,7 +276,7 @@ class Anima(SQLModel, table=True):
     key: int = Field(default=None, sa_column=Column(BigInteger, IdentityColumn(always=True), nullable=False))
     # Whether the anima's memories are in the HNSW index (migration 0019): set by the dreamer once
     # its live memories reach ``vectors.INDEX_THRESHOLD``, never reset. Until then its vector
-    # searches scan its few rows exactly (``vectors.hnsw_filter``).
+    # searches scan its few rows exactly (``vectors.large_anima_filter``).
     vectors_indexed: bool = Field(
         default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false"))
     )

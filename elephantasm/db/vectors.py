@@ -67,7 +67,7 @@ VECTOR_INDEXED = "vector_indexed"
 anima is large: the row is in the HNSW index and (0023) in the pack and full-text indexes."""
 
 
-def hnsw_filter(alias: str, indexed: bool) -> str:
+def large_anima_filter(alias: str, indexed: bool) -> str:
     """SQL to AND to a memories or knowledge search of an anima: with ``indexed`` (the anima's
     ``vectors_indexed``) the partial indexes' extra predicate (HNSW; since 0023 also the pack and
     full-text indexes), so those indexes apply; otherwise nothing, and the statement cannot use

@@ -19,7 +19,7 @@ from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import MEMORY_META
-from elephantasm.db.vectors import hnsw_distance, hnsw_filter, width_is
+from elephantasm.db.vectors import hnsw_distance, large_anima_filter, width_is
 from elephantasm.domain.dreaming import (
     CurationThresholds,
     MemoryStats,
@@ -52,7 +52,7 @@ SELECT n.id AS new_id, c.id AS other_id, c.state, c.sim
 FROM memories n CROSS JOIN LATERAL (
     SELECT m.id, m.state, 1 - ({distance}) AS sim FROM memories m
     WHERE m.anima_id = n.anima_id AND m.id <> n.id AND m.deleted_at IS NULL AND m.merged_into IS NULL
-      AND {width_is("m.embedding", dim)} AND m.embedding_space = n.embedding_space{hnsw_filter("m", indexed)}
+      AND {width_is("m.embedding", dim)} AND m.embedding_space = n.embedding_space{large_anima_filter("m", indexed)}
     ORDER BY {distance} LIMIT :k
 ) c
 WHERE n.id = ANY(:ids) AND {width_is("n.embedding", dim)} AND n.merged_into IS NULL AND c.sim >= :min_sim

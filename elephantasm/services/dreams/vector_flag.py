@@ -1,7 +1,7 @@
 """Moving an anima's memories into the HNSW index once it is large (migration 0019), and (0023)
 into the pack and full-text indexes.
 
-Small animas are searched exactly (``elephantasm.db.vectors.hnsw_filter``); when the dreamer's
+Small animas are searched exactly (``elephantasm.db.vectors.large_anima_filter``); when the dreamer's
 writes bring an anima's live memories to ``INDEX_THRESHOLD`` it flips ``animas.vectors_indexed`` and
 marks every memory and knowledge item of the anima ``vector_indexed`` in the same transaction. Later
 inserts copy the anima's flag through the triggers ``trg_memories_vector_indexed`` and

@@ -19,7 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.db.driver_fetch import fetch
-from elephantasm.db.vectors import hnsw_filter
+from elephantasm.db.vectors import large_anima_filter
 from elephantasm.domain import text_rank
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
@@ -204,7 +204,7 @@ def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> 
         topk.top_k_union(
             "memories",
             "m",
-            f"{sql.MEMORY_ALIVE_OF_ANIMA} AND m.id <> ALL(:exclude){hnsw_filter('m', indexed)}",
+            f"{sql.MEMORY_ALIVE_OF_ANIMA} AND m.id <> ALL(:exclude){large_anima_filter('m', indexed)}",
             sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY,
             sql.memory_columns(has_query),
             has_query,
@@ -229,7 +229,7 @@ def _knowledge_statement(has_query: bool, dim: int | None, indexed: bool) -> Any
         topk.top_k_union(
             "knowledge",
             "k",
-            sql.KNOWLEDGE_CURRENT + hnsw_filter("k", indexed),
+            sql.KNOWLEDGE_CURRENT + large_anima_filter("k", indexed),
             sql.KNOWLEDGE_FACTORS,
             sql.KNOWLEDGE_COLUMNS,
             has_query,

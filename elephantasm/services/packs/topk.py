@@ -137,7 +137,7 @@ def top_k_union(
 
     The per-anima indexes the arms read (pack, HNSW, GIN) hold large animas' rows only (migrations
     0019, 0020, 0023): for a large anima ``where`` carries their predicate
-    (``elephantasm.db.vectors.hnsw_filter``). A small anima's statement is ``exhaustive``: its rows
+    (``elephantasm.db.vectors.large_anima_filter``). A small anima's statement is ``exhaustive``: its rows
     are scored once (:func:`exhaustive_rows`) and the same arms run over that, so the union is the
     same set of ids either way.
     """
