@@ -229,7 +229,7 @@ class ApiKey(SQLModel, table=True):
 class EmbeddingSpaceRow(SQLModel, table=True):
     """An embedding space's label (``EmbeddingSpace.label()``) under the small code that memories and
     knowledge store (migration 0026): 2 bytes a row instead of the ~38-byte label. Not tenant data:
-    the server's embedders, shared by every org. Rows are only ever added (``db.spaces``)."""
+    the server's embedders, shared by every org. Rows are only ever added (``services.spaces``)."""
 
     __tablename__ = "embedding_spaces"
     id: int = Field(default=None, sa_column=Column(SmallInteger, IdentityColumn(always=True), primary_key=True))
