@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from apscheduler.jobstores.memory import MemoryJobStore
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -25,6 +26,8 @@ from elephantasm.services.dreams.runner import engine_of
 
 log = logging.getLogger(__name__)
 
+_JOB_GRACE_SECONDS = 5.0
+
 
 class Dreamer:
     """The jobs: find due animas and start runs for them, at most ``dreamer_concurrency`` at once."""
@@ -33,6 +36,45 @@ class Dreamer:
         self.runtime = runtime
         self._slots = asyncio.Semaphore(max(1, runtime.settings.dreamer_concurrency))
         self._active: set = set()
+        self._jobs: set[asyncio.Task[Any]] = set()
+        self._stopping = False
+
+    async def run_job(self, job: Callable[[], Awaitable[int]]) -> int | None:
+        """Run one scheduled job (``sweep`` or ``threshold``), tracked so shutdown can drain it.
+
+        APScheduler cancels a coroutine job still running at ``shutdown`` and logs the cancellation
+        as the job's failure, with a traceback. A job cancelled because the dreamer is stopping has
+        not failed: it ends quietly, and whatever it had not started waits for the next process.
+        """
+        task = asyncio.current_task()
+        assert task is not None  # APScheduler runs coroutine jobs as tasks
+        self._jobs.add(task)
+        try:
+            return await job()
+        except asyncio.CancelledError:
+            if not self._stopping:
+                raise
+            log.info("dreamer job %s stopped by shutdown", getattr(job, "__name__", job))
+            return None
+        finally:
+            self._jobs.discard(task)
+
+    @property
+    def running_jobs(self) -> int:
+        """How many scheduled jobs are running right now."""
+        return len(self._jobs)
+
+    async def stop_jobs(self, grace: float) -> None:
+        """Give running jobs up to ``grace`` seconds to end, then cancel what still runs and wait
+        for it to unwind (a job's reads end with its connection returned to the pool)."""
+        self._stopping = True
+        if self._jobs:
+            await asyncio.wait(list(self._jobs), timeout=grace)
+        left = list(self._jobs)
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.wait(left, timeout=grace)
 
     async def sweep(self) -> int:
         """Recover abandoned runs anywhere, dream every anima with pending events, and give animas
@@ -92,14 +134,22 @@ def build_scheduler(dreamer: Dreamer) -> AsyncIOScheduler:
     scheduler = AsyncIOScheduler(jobstores={"default": MemoryJobStore()}, timezone=UTC)
     common = {"max_instances": 1, "coalesce": True, "misfire_grace_time": None}
     scheduler.add_job(
-        dreamer.sweep,
+        dreamer.run_job,
         "interval",
+        args=(dreamer.sweep,),
         seconds=s.dreamer_sweep_seconds,
         id="dream-sweep",
         next_run_time=datetime.now(UTC),
         **common,
     )
-    scheduler.add_job(dreamer.threshold, "interval", seconds=s.dreamer_poll_seconds, id="dream-threshold", **common)
+    scheduler.add_job(
+        dreamer.run_job,
+        "interval",
+        args=(dreamer.threshold,),
+        seconds=s.dreamer_poll_seconds,
+        id="dream-threshold",
+        **common,
+    )
     return scheduler
 
 
@@ -118,5 +168,10 @@ async def scheduler_lifespan(runtime: Runtime) -> AsyncIterator[Dreamer]:
     try:
         yield dreamer
     finally:
+        # No new job starts; a sweep or poll already running is a few reads, so let it end rather
+        # than cancel it mid-statement. Whatever is still running after the grace is cancelled
+        # here, where it ends quietly, not by the scheduler's shutdown, which logs it as failed.
+        scheduler.pause()
+        await dreamer.stop_jobs(_JOB_GRACE_SECONDS)
         scheduler.shutdown(wait=False)
         await runtime.dream_tasks.close()
