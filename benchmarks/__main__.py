@@ -8,6 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from benchmarks import calibration
 from benchmarks.registry import BENCHMARKS, SIZES, load
 from benchmarks.results import Section, write_section
 
@@ -35,9 +36,13 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         module = load(name)
         print(f"== {name} ({args.size}): {module.TITLE}", flush=True)
+        before = calibration.measure()
         result = module.run(args.size) if args.workers is None else module.run(args.size, workers=args.workers)
+        probe = calibration.summary(before, calibration.measure())
         for section in result if isinstance(result, list) else [result]:
             assert isinstance(section, Section)
+            # How fast the cores were (benchmarks.calibration): ms compare across runs only as far as this does.
+            section.environment.setdefault("CPU probe", probe)
             write_section(args.out, section, command)
         print(f"   written to {args.out}", flush=True)
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ def test_ingest_benchmark_writes_its_table(tmp_path: Path) -> None:
         assert f"| {phase}" in text, phase
     assert "command: `python -m benchmarks ingest --size tiny" in text
     assert "PostgreSQL 18" in text
+    assert re.search(r"CPU probe before \d+ ms one core, \d+ ms on each of \d+ at once \(×[\d.]+\); after ", text), text
 
     # A rerun replaces the section instead of appending a second one.
     proc = subprocess.run(
