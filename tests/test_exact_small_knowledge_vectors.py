@@ -26,7 +26,8 @@ from elephantasm.services.packs import candidates as cands
 from elephantasm.settings import Settings
 from tests.conftest import Tenant, make_tenant
 from tests.packs.helpers import dream_lisbon_turns
-from tests.support.vector_animas import DIM, SPACE, flip, new_anima, own_runtime, random_vectors
+from tests.support.databases import own_runtime
+from tests.support.vector_animas import DIM, SPACE, flip, new_anima, random_vectors
 from tests.support.vector_animas import flags as row_flags
 
 _LOAD = text("""INSERT INTO knowledge (id, org_id, anima_id, type, content, content_hash, embedding, embedding_space)

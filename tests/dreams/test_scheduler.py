@@ -1,4 +1,8 @@
-"""Scheduling: the debounced threshold trigger, the sweep, the in-process lifespan and `elephantasm dreamer`."""
+"""Scheduling: the debounced threshold trigger, the sweep, the in-process lifespan and `elephantasm dreamer`.
+
+The scheduler's jobs look at every anima of the database, so the tests that run them in this process
+do so on a database of their own: on the suite's shared one, other tests' animas with pending events
+would compete for the same due list (it is limited and oldest-first) and get dreamed as a side effect."""
 
 from __future__ import annotations
 
@@ -19,8 +23,10 @@ from elephantasm.db.models import DreamRun
 from elephantasm.runtime import Runtime, utc_now
 from elephantasm.services.dreams import run_dream
 from elephantasm.services.dreams.due import find_sleepy_animas
-from tests.conftest import TEST_SECRET, Tenant
+from elephantasm.settings import Settings
+from tests.conftest import TEST_SECRET, Tenant, make_tenant
 from tests.dreams.helpers import add_events, new_anima, pending_ids, turns, variant
+from tests.support.databases import own_runtime
 from tests.support.servers import REPO_ROOT
 
 
@@ -37,9 +43,14 @@ async def _until(predicate, timeout: float = 20.0) -> None:  # type: ignore[no-u
         await asyncio.sleep(0.05)
 
 
-async def test_threshold_waits_for_enough_events_and_quiet(runtime: Runtime, tenant: Tenant) -> None:
+async def test_threshold_waits_for_enough_events_and_quiet(pg_url: str, settings: Settings) -> None:
     # The dreamer's clock is moved by hand, not slept past: a wall-clock debounce failed whenever the
     # machine stalled longer than the debounce between adding the events and the first check.
+    async with own_runtime(pg_url, settings, "threshold") as runtime:
+        await _threshold_waits_for_enough_events_and_quiet(runtime, await make_tenant(runtime))
+
+
+async def _threshold_waits_for_enough_events_and_quiet(runtime: Runtime, tenant: Tenant) -> None:
     now = [utc_now()]
     rt = dataclasses.replace(
         variant(runtime, dreamer_trigger_events=6, dreamer_debounce_seconds=30), clock=lambda: now[0]
@@ -61,7 +72,12 @@ async def test_threshold_waits_for_enough_events_and_quiet(runtime: Runtime, ten
     assert await _triggers(rt, few) == ["sweep"] and await pending_ids(rt, few) == set()
 
 
-async def test_scheduler_lifespan_dreams_in_process(runtime: Runtime, tenant: Tenant) -> None:
+async def test_scheduler_lifespan_dreams_in_process(pg_url: str, settings: Settings) -> None:
+    async with own_runtime(pg_url, settings, "lifespan") as runtime:
+        await _scheduler_lifespan_dreams_in_process(runtime, await make_tenant(runtime))
+
+
+async def _scheduler_lifespan_dreams_in_process(runtime: Runtime, tenant: Tenant) -> None:
     rt = variant(runtime, dreamer_trigger_events=1, dreamer_debounce_seconds=0, dreamer_poll_seconds=0.2)
     anima_id = await new_anima(rt, tenant.org_id)
     async with scheduler_lifespan(rt):

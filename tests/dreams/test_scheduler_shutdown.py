@@ -13,8 +13,9 @@ import pytest
 from dreamer import scheduler as scheduler_module
 from dreamer.scheduler import scheduler_lifespan
 from elephantasm.runtime import Runtime
+from elephantasm.settings import Settings
 from tests.dreams.helpers import variant
-from tests.support.databases import connect
+from tests.support.databases import connect, own_runtime
 
 
 async def _blocked_on_lock(pg_url: str) -> int:
@@ -28,11 +29,18 @@ async def _blocked_on_lock(pg_url: str) -> int:
         await conn.close()
 
 
-async def _stop_with_jobs_blocked(runtime: Runtime, pg_url: str, release_after: float | None) -> None:
+async def _stop_with_jobs_blocked(pg_url: str, settings: Settings, release_after: float | None) -> None:
     """Start the scheduler with ``events`` locked so both jobs block in Postgres, then stop it;
-    the lock is released after ``release_after`` seconds of the stop (never, if None)."""
+    the lock is released after ``release_after`` seconds of the stop (never, if None). On a database
+    of its own: the jobs look at every anima, and the lock must not hold up anything else."""
+    async with own_runtime(pg_url, settings, "shutdown") as runtime:
+        await _stop_with_jobs_blocked_on(runtime, release_after)
+
+
+async def _stop_with_jobs_blocked_on(runtime: Runtime, release_after: float | None) -> None:
     rt = variant(runtime, dreamer_poll_seconds=0.1)
-    holder = await connect(pg_url)
+    url = runtime.engine.url.render_as_string(hide_password=False)
+    holder = await connect(url)
     tx = holder.transaction()
     await tx.start()
     await holder.execute("LOCK TABLE events IN ACCESS EXCLUSIVE MODE")
@@ -45,7 +53,7 @@ async def _stop_with_jobs_blocked(runtime: Runtime, pg_url: str, release_after: 
     try:
         async with scheduler_lifespan(rt) as dreamer:
             deadline = time.monotonic() + 20
-            while (dreamer.running_jobs < 2 or await _blocked_on_lock(pg_url) < 2) and time.monotonic() < deadline:
+            while (dreamer.running_jobs < 2 or await _blocked_on_lock(url) < 2) and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
             assert dreamer.running_jobs == 2, "the sweep and the threshold poll should both be waiting on the lock"
             if release_after is not None:
@@ -57,20 +65,20 @@ async def _stop_with_jobs_blocked(runtime: Runtime, pg_url: str, release_after: 
 
 
 async def test_jobs_running_at_shutdown_finish_within_the_grace(
-    runtime: Runtime, pg_url: str, caplog: pytest.LogCaptureFixture
+    pg_url: str, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    await _stop_with_jobs_blocked(runtime, pg_url, release_after=0.3)
+    await _stop_with_jobs_blocked(pg_url, settings, release_after=0.3)
     assert "stopped by shutdown" not in caplog.text  # they ended on their own, not by cancellation
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
 
 
 async def test_jobs_still_blocked_after_the_grace_are_cancelled_quietly(
-    runtime: Runtime, pg_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    pg_url: str, settings: Settings, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(scheduler_module, "_JOB_GRACE_SECONDS", 0.3)
     caplog.set_level(logging.INFO)
-    await _stop_with_jobs_blocked(runtime, pg_url, release_after=None)
+    await _stop_with_jobs_blocked(pg_url, settings, release_after=None)
     assert caplog.text.count("stopped by shutdown") == 2, caplog.text
     assert "Traceback" not in caplog.text and "raised an exception" not in caplog.text, caplog.text
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text

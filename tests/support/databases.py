@@ -1,17 +1,22 @@
 """Throwaway databases on the session's Postgres server, for tests that need an empty schema
-(migrations from nothing, the first-``serve`` bootstrap)."""
+(migrations from nothing, the first-``serve`` bootstrap), and runtimes over such a database for tests
+whose code looks at every anima (the exact-vector flips, the dreamer's scheduler)."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 import asyncpg
 from sqlalchemy.engine import make_url
+
+from elephantasm.db.migrate import upgrade_async
+from elephantasm.runtime import Runtime, build_runtime
+from elephantasm.settings import Settings
 
 
 def with_database(url: str, name: str) -> str:
@@ -88,4 +93,17 @@ def database_before(pg_url: str, revision: str, prefix: str) -> Iterator[tuple[s
     try:
         yield url, before
     finally:
+        drop_database(url)
+
+
+@asynccontextmanager
+async def own_runtime(pg_url: str, settings: Settings, prefix: str) -> AsyncIterator[Runtime]:
+    """A runtime on a freshly migrated database of its own (dropped afterwards)."""
+    url = create_database(pg_url, prefix)
+    await upgrade_async(url)
+    runtime = build_runtime(settings, database_url=url)
+    try:
+        yield runtime
+    finally:
+        await runtime.close()
         drop_database(url)

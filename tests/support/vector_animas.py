@@ -1,39 +1,21 @@
-"""Helpers of the exact-vs-HNSW tests (memories: migration 0019, knowledge: 0020): a runtime on a
-database of its own, animas, random vectors, the flip and the rows' ``vector_indexed`` flags."""
+"""Helpers of the exact-vs-HNSW tests (memories: migration 0019, knowledge: 0020): animas, random
+vectors, the flip and the rows' ``vector_indexed`` flags (a runtime of their own: ``tests.support.databases``)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import numpy as np
 from sqlalchemy import text
 
-from elephantasm.db.migrate import upgrade_async
-from elephantasm.runtime import Runtime, build_runtime
+from elephantasm.runtime import Runtime
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.services.animas import create_anima
 from elephantasm.services.dreams import vector_flag
-from elephantasm.settings import Settings
 from tests.conftest import Tenant
-from tests.support.databases import create_database, drop_database
 
 DIM = 256
 SPACE = 99  # an embedding space code (migration 0026) no embedder of the tests registers
-
-
-@asynccontextmanager
-async def own_runtime(pg_url: str, settings: Settings, prefix: str) -> AsyncIterator[Runtime]:
-    """A runtime on a freshly migrated database of its own (dropped afterwards)."""
-    url = create_database(pg_url, prefix)
-    await upgrade_async(url)
-    runtime = build_runtime(settings, database_url=url)
-    try:
-        yield runtime
-    finally:
-        await runtime.close()
-        drop_database(url)
 
 
 async def new_anima(rt: Runtime, tenant: Tenant) -> uuid.UUID:
