@@ -139,6 +139,7 @@ def build_scheduler(dreamer: Dreamer) -> AsyncIOScheduler:
         args=(dreamer.sweep,),
         seconds=s.dreamer_sweep_seconds,
         id="dream-sweep",
+        name="dream-sweep",
         next_run_time=datetime.now(UTC),
         **common,
     )
@@ -148,6 +149,7 @@ def build_scheduler(dreamer: Dreamer) -> AsyncIOScheduler:
         args=(dreamer.threshold,),
         seconds=s.dreamer_poll_seconds,
         id="dream-threshold",
+        name="dream-threshold",
         **common,
     )
     return scheduler
