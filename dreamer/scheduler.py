@@ -133,25 +133,16 @@ def build_scheduler(dreamer: Dreamer) -> AsyncIOScheduler:
     s = dreamer.runtime.settings
     scheduler = AsyncIOScheduler(jobstores={"default": MemoryJobStore()}, timezone=UTC)
     common = {"max_instances": 1, "coalesce": True, "misfire_grace_time": None}
-    scheduler.add_job(
-        dreamer.run_job,
-        "interval",
-        args=(dreamer.sweep,),
-        seconds=s.dreamer_sweep_seconds,
-        id="dream-sweep",
-        name="dream-sweep",
-        next_run_time=datetime.now(UTC),
-        **common,
-    )
-    scheduler.add_job(
-        dreamer.run_job,
-        "interval",
-        args=(dreamer.threshold,),
-        seconds=s.dreamer_poll_seconds,
-        id="dream-threshold",
-        name="dream-threshold",
-        **common,
-    )
+    # The sweep's first run is right away; the poll's is one interval in. (APScheduler reads an
+    # explicit ``next_run_time=None`` as "paused", so the key is left out rather than set to None.)
+    jobs = {
+        "dream-sweep": (dreamer.sweep, s.dreamer_sweep_seconds, {"next_run_time": datetime.now(UTC)}),
+        "dream-threshold": (dreamer.threshold, s.dreamer_poll_seconds, {}),
+    }
+    for name, (job, seconds, first) in jobs.items():
+        scheduler.add_job(
+            dreamer.run_job, "interval", args=(job,), seconds=seconds, id=name, name=name, **common, **first
+        )
     return scheduler
 
 
