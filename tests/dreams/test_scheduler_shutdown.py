@@ -39,7 +39,7 @@ async def _stop_with_jobs_blocked(pg_url: str, settings: Settings, release_after
 
 async def _stop_with_jobs_blocked_on(runtime: Runtime, release_after: float | None) -> None:
     rt = variant(runtime, dreamer_poll_seconds=0.1)
-    url = runtime.engine.url.render_as_string(hide_password=False)
+    url = runtime.database_url
     holder = await connect(url)
     tx = holder.transaction()
     await tx.start()

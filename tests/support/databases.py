@@ -14,8 +14,8 @@ from typing import Any
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from elephantasm.db.migrate import upgrade_async
-from elephantasm.runtime import Runtime, build_runtime
+from elephantasm.cli.context import cli_runtime
+from elephantasm.runtime import Runtime
 from elephantasm.settings import Settings
 
 
@@ -98,12 +98,11 @@ def database_before(pg_url: str, revision: str, prefix: str) -> Iterator[tuple[s
 
 @asynccontextmanager
 async def own_runtime(pg_url: str, settings: Settings, prefix: str) -> AsyncIterator[Runtime]:
-    """A runtime on a freshly migrated database of its own (dropped afterwards)."""
+    """A runtime on a freshly migrated database of its own (dropped afterwards): the CLI's runtime
+    (:func:`elephantasm.cli.context.cli_runtime`: migrate, build, close) over a new database."""
     url = create_database(pg_url, prefix)
-    await upgrade_async(url)
-    runtime = build_runtime(settings, database_url=url)
     try:
-        yield runtime
+        async with cli_runtime(settings.model_copy(update={"database_url": url})) as runtime:
+            yield runtime
     finally:
-        await runtime.close()
         drop_database(url)
