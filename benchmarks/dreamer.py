@@ -126,9 +126,8 @@ async def _offline(url: str, work: Path, n: int) -> tuple[Any, float, str]:
 async def _llm(url: str, work: Path, n: int) -> Any:
     # Benchmarks never import tests, with one deliberate exception: the loopback OpenAI-compatible
     # server is test support code, and starting it here (and only here) keeps one implementation.
-    from tests.support.openai_server import OpenAIServer
-
     from elephantasm.services.dreams import run_dream
+    from tests.support.openai_server import OpenAIServer
 
     server = OpenAIServer().start()
     try:

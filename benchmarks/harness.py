@@ -8,6 +8,7 @@ Benchmarks never import ``tests``; the tests reuse the process handling here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -193,10 +194,8 @@ def migrated_database(prefix: str) -> Iterator[tuple[str, Path]]:
         upgrade(url)
         yield url, work
     finally:
-        try:
+        with contextlib.suppress(Exception):  # already stopped, or never started
             import_pgserver().get_server(work / f"pg{PG_MAJOR}", cleanup_mode="delete").cleanup()
-        except Exception:  # noqa: BLE001 - best effort: the temp dir goes below either way
-            pass
         shutil.rmtree(work, ignore_errors=True)
 
 
@@ -229,8 +228,6 @@ def deployment(workers: int = 1, **server_settings: str) -> Iterator[Deployment]
     finally:
         if server is not None:
             stop_server(server)
-        try:
+        with contextlib.suppress(Exception):  # already stopped, or never started
             import_pgserver().get_server(work / f"pg{PG_MAJOR}", cleanup_mode="delete").cleanup()
-        except Exception:  # noqa: BLE001 - best effort: the temp dir goes below either way
-            pass
         shutil.rmtree(work, ignore_errors=True)

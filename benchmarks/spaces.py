@@ -102,7 +102,7 @@ async def _measure(url: str, work: Path, n: int) -> tuple[list[list[str]], float
         await conn.execute("ANALYZE memories")
         for dim, (anima, _) in animas.items():
             rows.append([f"{n:,}", dim, "all in the server's space", *await _arm(conn, org, anima, dim)])
-        for dim, (anima, _) in animas.items():
+        for anima, _ in animas.values():
             await conn.execute("UPDATE memories SET embedding_space = $1 WHERE anima_id = $2 AND random() < 0.9",
                                OLD_SPACE, anima)
         await conn.execute("ANALYZE memories")

@@ -65,7 +65,7 @@ def test_hash_embedder_is_stable_across_processes() -> None:
         for seed in ("1", "2")
     }
     assert len(outs) == 1
-    assert eval(outs.pop()) == HashEmbedder().embed_one("Coffee at 9am")  # noqa: S307 - our own repr
+    assert eval(outs.pop()) == HashEmbedder().embed_one("Coffee at 9am")
 
 
 @pytest.mark.parametrize(
@@ -108,7 +108,7 @@ class _EmbeddingsHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server API
+    def do_POST(self) -> None:
         if self.path != "/v1/embeddings":
             return self._send(404, {"error": {"message": "not found"}})
         if self.headers.get("Authorization") != "Bearer test-key":

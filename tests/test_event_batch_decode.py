@@ -10,7 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 from pydantic import ValidationError as PydanticValidationError
 
 from elephantasm.domain.errors import DomainError

@@ -13,8 +13,8 @@ import pytest
 from elephantasm.llm import Embedder
 from elephantasm.llm.factory import build_embedder
 from elephantasm.llm.local_embedders import (
-    MissingExtraError,
     MiniLMEmbedder,
+    MissingExtraError,
     WordLlamaEmbedder,
     minilm_tokenizer_path,
 )

@@ -37,7 +37,7 @@ async def _seed(url: str) -> tuple[dict[str, uuid.UUID], list[uuid.UUID]]:
                 "VALUES ($1, $2, $3, 'message.in', 'hello', $4, $5)",
                 event, org, anima, datetime(2026, 1, 1, tzinfo=UTC), seq,
             )
-        for name, memory in memories.items():
+        for memory in memories.values():
             await conn.execute(
                 "INSERT INTO memories (id, org_id, anima_id, summary, content) "
                 "VALUES ($1, $2, $3, 'the printer jammed again', 'User: the printer jammed again, the printer!')",

@@ -97,7 +97,7 @@ async def test_upgrade_from_empty_creates_the_design_schema(empty_db: str) -> No
     server's embedding-space labels (migration 0026), which are no tenant's data."""
     await asyncio.to_thread(upgrade, empty_db)
     tables = await _tables(empty_db)
-    assert DESIGN_TABLES <= set(tables), f"missing tables: {DESIGN_TABLES - set(tables)}"
+    assert set(tables) >= DESIGN_TABLES, f"missing tables: {DESIGN_TABLES - set(tables)}"
     assert {"anima_key"} <= tables["events"] and not {"org_id", "anima_id"} & tables["events"]
     for name, columns in tables.items():
         if name in {"orgs", "alembic_version", "events", "embedding_spaces"}:
@@ -125,7 +125,7 @@ async def test_vector_and_fulltext_indexes_exist(empty_db: str) -> None:
                 and f"WITH (m='{HNSW_M}', ef_construction='{HNSW_EF_CONSTRUCTION}')" in d
                 for t, d in hnsw
             ), (table, dim, hnsw)
-    assert GIN_INDEXED <= _indexed_with(indexes, "gin")
+    assert _indexed_with(indexes, "gin") >= GIN_INDEXED
     for _, name, definition in indexes:
         if "USING hnsw" in definition:
             assert "halfvec_cosine_ops" in definition, name  # half precision since 0003
@@ -140,7 +140,7 @@ async def test_downgrade_to_base_leaves_nothing_and_upgrade_again_works(empty_db
     assert {table for table, _, _ in await _indexes(empty_db)} == {"alembic_version"}
 
     await asyncio.to_thread(upgrade, empty_db)
-    assert DESIGN_TABLES <= set(await _tables(empty_db))
+    assert set(await _tables(empty_db)) >= DESIGN_TABLES
     assert await _alembic_rows(empty_db) == 1
 
 

@@ -118,7 +118,7 @@ class _Run:
             self._diagnose(anima, questions)
         for q in questions:
             for budget in self.budgets:
-                pack = self._timed("packs", lambda: client.latest_pack(
+                pack = self._timed("packs", lambda q=q, budget=budget: client.latest_pack(
                     anima, q.question, budget, self.encoding, self.preset))
                 self.ev.pack_calls += 1
                 self._record(ELEPHANTASM, q, budget, cited_events(pack, id_map),

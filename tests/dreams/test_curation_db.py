@@ -9,18 +9,18 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, text, update
 
-from elephantasm.db.models import DreamAction, KnowledgeMemory, Memory
 from elephantasm.db.migrate import upgrade
-from elephantasm.runtime import Runtime, build_runtime
+from elephantasm.db.models import DreamAction, KnowledgeMemory, Memory
 from elephantasm.domain.dreaming.curation import MergeGroup
+from elephantasm.runtime import Runtime, build_runtime
 from elephantasm.services.dreams import curation, run_dream
 from elephantasm.services.dreams.journal import WriteContext
 from elephantasm.services.keys import create_key
 from elephantasm.settings import Settings
 from tests.conftest import Tenant
-from tests.support.databases import create_database, drop_database
 from tests.dreams.helpers import T0, add_events, journal, new_anima, turns, variant
 from tests.packs.helpers import add_memory
+from tests.support.databases import create_database, drop_database
 
 SAME = ["My favorite color is teal and I like long walks.", "Teal and long walks, noted."]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from functools import partial
 
@@ -11,8 +12,8 @@ from sqlalchemy import func, select
 from elephantasm.db.models import Event, IdentityVersion, Knowledge, Memory
 from elephantasm.llm.client import build_client
 from elephantasm.llm.distiller import LLMEngine
-from elephantasm.runtime import Runtime
 from elephantasm.llm.factory import build_dream_engine
+from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
 from tests.conftest import Tenant
 from tests.dreams.helpers import add_events, claimed_count, live_provenance, new_anima, pending_ids, turns, variant
@@ -96,7 +97,7 @@ async def test_transient_llm_trouble_is_absorbed(runtime: Runtime, tenant: Tenan
     run = await run_dream(runtime, tenant.org_id, anima_id, engine=llm)
     assert run.status == "completed", run.error
     assert run.llm_calls == 6 and run.events_read == len(events)
-    gaps = [b.received_at - a.received_at for a, b in zip(openai_server.chat_requests, openai_server.chat_requests[1:])]
+    gaps = [b.received_at - a.received_at for a, b in itertools.pairwise(openai_server.chat_requests)]
     assert gaps[3] >= 0.28  # the 429's Retry-After was honoured
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.packs import MemoryPackRead
-from elephantasm.tokens import get_token_counter
 from elephantasm.services.keys import create_key
+from elephantasm.tokens import get_token_counter
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import add_knowledge, add_memory, extract, latest, latest_url, set_identity

@@ -9,13 +9,12 @@ import httpx
 from sqlalchemy import text
 
 from elephantasm.runtime import Runtime
-from elephantasm.services.inspector.links import memories_of_event
 from elephantasm.services.inspector.composer import compose
+from elephantasm.services.inspector.links import memories_of_event
 from elephantasm.services.packs import build_request
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import add_knowledge, add_memory, extract
-
 
 WHEN = FROZEN_NOW - timedelta(days=3)
 

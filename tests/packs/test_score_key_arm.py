@@ -18,14 +18,13 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from elephantasm.db.vectors import large_anima_filter
 from elephantasm.db.driver_fetch import fetch
+from elephantasm.db.vectors import large_anima_filter
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs import candidates as cands
-from elephantasm.services.packs import compiler
-from elephantasm.services.packs import sql, topk
+from elephantasm.services.packs import compiler, sql, topk
 from elephantasm.services.packs.reads import snapshot_transaction
 from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant

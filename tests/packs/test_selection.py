@@ -10,7 +10,7 @@ import httpx
 import pytest
 from sqlalchemy import text
 
-from elephantasm.domain.presets import get_preset
+from elephantasm.domain.presets import PackConfig, get_preset
 from elephantasm.domain.scoring import score_candidate
 from elephantasm.runtime import Runtime
 from elephantasm.services import packs as svc
@@ -120,7 +120,7 @@ async def test_pruned_top_k_equals_brute_force(
         if preset == "important":
             assert cut > 0, "the bound should prune low-importance old memories here"
 
-        def score(r: dict) -> float:
+        def score(r: dict, config: PackConfig = config) -> float:
             return score_candidate(
                 as_of=FROZEN_NOW, weights=config.weights, recency_half_life_seconds=config.recency_half_life_seconds,
                 decay_half_life_seconds=config.decay_half_life_seconds, decay_growth=config.decay_growth,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
@@ -100,7 +100,7 @@ def test_next_delay_decisions() -> None:
 
 
 def test_parse_retry_after_forms() -> None:
-    now = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2025, 1, 1, tzinfo=UTC)
     assert parse_retry_after("5") == 5.0 and parse_retry_after("0.5") == 0.5 and parse_retry_after("-3") == 0.0
     date = (now + timedelta(seconds=12)).strftime("%a, %d %b %Y %H:%M:%S GMT")
     assert parse_retry_after(date, now=now) == 12.0

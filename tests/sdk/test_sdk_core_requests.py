@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from _sdk_support import pack_json
 
 from elephantasm_sdk import EventCreate, EventType, KnowledgeType, MemoryState
-from elephantasm_sdk._core import routes, routes_curated as rc
+from elephantasm_sdk._core import routes
+from elephantasm_sdk._core import routes_curated as rc
 from elephantasm_sdk._core.packs import PackKey, PackResult, compile_pack, latest_pack
 from elephantasm_sdk._core.request import RawResponse, default_headers, require_anima_id
 from elephantasm_sdk.config import resolve_options
@@ -69,7 +70,7 @@ def test_path_ids_are_escaped_and_required() -> None:
 
 
 def test_extract_always_sends_a_dedupe_key_and_resolves_types() -> None:
-    when = datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    when = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
     op = routes.extract_event(A, "MESSAGE_IN", "hello", role="user", occurred_at=when, importance_score=0.5)
     body = op.request.json
     assert (op.request.method, op.request.path) == ("POST", "/api/events")
