@@ -21,8 +21,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("name", choices=[*BENCHMARKS, "all"])
     parser.add_argument("--size", choices=SIZES, default="small")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="markdown file to write/update")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="API processes (`serve --workers N`); only benchmarks that take it (ingest)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="API processes (`serve --workers N`); only benchmarks that take it (ingest)",
+    )
     return parser
 
 

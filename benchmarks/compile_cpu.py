@@ -113,12 +113,20 @@ async def _measure(url: str, work: Any, n: int, compiles: int) -> list[list[str]
     rows: list[list[str]] = []
     try:
         async with rt.engine.begin() as conn:
-            org = (await conn.execute(text("INSERT INTO orgs (id, name) VALUES (:id, 'bench') RETURNING id"),
-                                      {"id": uuid.uuid4()})).scalar_one()
-            anima = (await conn.execute(text(
-                "INSERT INTO animas (id, org_id, name, meta, state_version, created_at, updated_at) "
-                "VALUES (:id, :org, 'bench', '{}', 1, now(), now()) RETURNING id"), {"id": uuid.uuid4(), "org": org}
-            )).scalar_one()
+            org = (
+                await conn.execute(
+                    text("INSERT INTO orgs (id, name) VALUES (:id, 'bench') RETURNING id"), {"id": uuid.uuid4()}
+                )
+            ).scalar_one()
+            anima = (
+                await conn.execute(
+                    text(
+                        "INSERT INTO animas (id, org_id, name, meta, state_version, created_at, updated_at) "
+                        "VALUES (:id, :org, 'bench', '{}', 1, now(), now()) RETURNING id"
+                    ),
+                    {"id": uuid.uuid4(), "org": org},
+                )
+            ).scalar_one()
         await load(url, str(org), str(anima), n)
         for with_query in (True, False):
 
@@ -141,9 +149,17 @@ async def _measure(url: str, work: Any, n: int, compiles: int) -> list[list[str]
             finally:
                 restore()
             stages = " · ".join(f"{k} {1000 * sum(v) / compiles:.1f}" for k, v in stage_times.items())
-            rows.append([f"{n:,}", "with query" if with_query else "no query", str(compiles),
-                         f"{1000 * statistics.median(cpu):.2f}", f"{1000 * min(cpu):.2f}",
-                         f"{1000 * statistics.median(wall):.2f}", stages])
+            rows.append(
+                [
+                    f"{n:,}",
+                    "with query" if with_query else "no query",
+                    str(compiles),
+                    f"{1000 * statistics.median(cpu):.2f}",
+                    f"{1000 * min(cpu):.2f}",
+                    f"{1000 * statistics.median(wall):.2f}",
+                    stages,
+                ]
+            )
     finally:
         await rt.close()
     return rows
@@ -162,6 +178,13 @@ def run(size: str) -> Section:
         "stage columns: wall ms per compile, summed over the stage's calls (candidates = every candidate statement, "
         "and the served items' provenance).",
     ]
-    headers = ["memories", "variant", "compiles", "API CPU p50 ms", "API CPU min ms", "wall p50 ms",
-               "stages (wall ms per compile)"]
+    headers = [
+        "memories",
+        "variant",
+        "compiles",
+        "API CPU p50 ms",
+        "API CPU min ms",
+        "wall p50 ms",
+        "stages (wall ms per compile)",
+    ]
     return Section(name="compile-cpu", title=TITLE, headers=headers, rows=rows, notes=notes)

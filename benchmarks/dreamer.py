@@ -47,12 +47,28 @@ SIZES = {"tiny": Size(500, 100), "small": Size(2000, 200), "full": Size(10_000, 
 
 _CITIES = ["Paris", "Berlin", "Lisbon", "Oslo", "Quito", "Lima", "Porto", "Kyoto", "Austin", "Dakar"]
 _COLORS = ["teal", "red", "green", "violet", "amber", "navy"]
-_TOPICS = ["the quarterly budget", "a trip to Rome", "the garden", "a piano lesson", "the deploy pipeline",
-           "a birthday dinner", "the new compiler", "a marathon plan", "the book club", "a tax question"]
+_TOPICS = [
+    "the quarterly budget",
+    "a trip to Rome",
+    "the garden",
+    "a piano lesson",
+    "the deploy pipeline",
+    "a birthday dinner",
+    "the new compiler",
+    "a marathon plan",
+    "the book club",
+    "a tax question",
+]
 _USER = [
-    "I live in {city} these days.", "My favorite color is {color}.", "Can you help me with {topic}?",
-    "I prefer tea over coffee, honestly.", "Let's plan {topic} for next week.", "What do you think about {topic}?",
-    "I love sushi but I hate olives.", "Please remind me about {topic} tomorrow.", "I moved to {city} last month.",
+    "I live in {city} these days.",
+    "My favorite color is {color}.",
+    "Can you help me with {topic}?",
+    "I prefer tea over coffee, honestly.",
+    "Let's plan {topic} for next week.",
+    "What do you think about {topic}?",
+    "I love sushi but I hate olives.",
+    "Please remind me about {topic} tomorrow.",
+    "I moved to {city} last month.",
     "Thanks, that was useful. One more question about {topic}.",
 ]
 _AGENT = [
@@ -75,10 +91,15 @@ def corpus(n: int, seed: int = 42, start: datetime | None = None) -> list[dict[s
         user = left % 2 == 0
         fill = {"city": rng.choice(_CITIES), "color": rng.choice(_COLORS), "topic": rng.choice(_TOPICS)}
         text = rng.choice(_USER if user else _AGENT).format(**fill) + f" (#{len(events)})"
-        events.append({
-            "event_type": "message.in" if user else "message.out", "role": "user" if user else "assistant",
-            "content": text, "session_id": f"session-{session}", "occurred_at": at,
-        })
+        events.append(
+            {
+                "event_type": "message.in" if user else "message.out",
+                "role": "user" if user else "assistant",
+                "content": text,
+                "session_id": f"session-{session}",
+                "occurred_at": at,
+            }
+        )
         at += timedelta(seconds=rng.randint(60, 180))
         left -= 1
     return events
@@ -94,8 +115,14 @@ async def _prepare(url: str, work: Path, events: list[dict[str, Any]], **setting
     from elephantasm.services.keys import get_or_create_org
     from elephantasm.settings import Settings
 
-    cfg = Settings(database_url=url, data_dir=work, secret_key="bench", dreamer_enabled=False,
-                   dreamer_max_events_per_run=len(events), **settings)
+    cfg = Settings(
+        database_url=url,
+        data_dir=work,
+        secret_key="bench",
+        dreamer_enabled=False,
+        dreamer_max_events_per_run=len(events),
+        **settings,
+    )
     rt = build_runtime(cfg, database_url=url)
     async with rt.unit_of_work() as session:
         org = await get_or_create_org(session, f"bench-{uuid.uuid4().hex[:6]}")
@@ -131,8 +158,9 @@ async def _llm(url: str, work: Path, n: int) -> Any:
 
     server = OpenAIServer().start()
     try:
-        rt, org_id, anima_id = await _prepare(url, work, corpus(n, seed=7), llm_base_url=server.base_url,
-                                              llm_model="bench-model")
+        rt, org_id, anima_id = await _prepare(
+            url, work, corpus(n, seed=7), llm_base_url=server.base_url, llm_model="bench-model"
+        )
         try:
             return await run_dream(rt, org_id, anima_id, trigger="benchmark")  # rt was built with the LLM settings
         finally:
@@ -193,8 +221,10 @@ def _section(spec: Size, runs: OfflineRuns, llm: Any, version: str) -> Section:
     per100 = 100 / max(1, llm.events_read)
     rows = [
         ["offline: events distilled (per run)", f"{offline.events_read:,}"],
-        ["offline: wall time (s), median [min–max]",
-         f"{statistics.median(walls):.2f} [{min(walls):.2f}–{max(walls):.2f}]"],
+        [
+            "offline: wall time (s), median [min–max]",
+            f"{statistics.median(walls):.2f} [{min(walls):.2f}–{max(walls):.2f}]",
+        ],
         ["offline: events/s end to end, median", f"{rate:,.0f}"],
         ["offline: events/s, each run", " / ".join(f"{r:,.0f}" for r in rates)],
         ["offline: events/s spread (max−min) / median", f"{(max(rates) - min(rates)) / rate:.0%}" if rate else "-"],
@@ -219,6 +249,14 @@ def _section(spec: Size, runs: OfflineRuns, llm: Any, version: str) -> Section:
         "estimates of the prompts actually sent, so they track prompt size, not a real tokenizer.",
         f"Runs: offline {offline.status}, llm {llm.status}" + (f" ({llm.error})" if llm.error else "") + ".",
     ]
-    return Section(name="dreamer", title=TITLE, headers=["measure", "value"], rows=rows, notes=notes,
-                   environment={"PostgreSQL": version,
-                                "corpus": f"{spec.offline_events:,} offline / {spec.llm_events:,} LLM events"})
+    return Section(
+        name="dreamer",
+        title=TITLE,
+        headers=["measure", "value"],
+        rows=rows,
+        notes=notes,
+        environment={
+            "PostgreSQL": version,
+            "corpus": f"{spec.offline_events:,} offline / {spec.llm_events:,} LLM events",
+        },
+    )

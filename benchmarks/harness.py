@@ -62,8 +62,21 @@ def start_server(
     """
     log = open(log_path, "ab")  # noqa: SIM115 - the process owns it until it exits
     proc = subprocess.Popen(
-        [sys.executable, "-m", "elephantasm.cli.main", "serve", *serve_args, "--host", "127.0.0.1", "--port", str(port)],
-        env=env, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "elephantasm.cli.main",
+            "serve",
+            *serve_args,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -94,7 +107,11 @@ def run_load(phase: Phase) -> PhaseResult:
     """Run one phase in a separate load-generator process."""
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.loadgen"],
-        input=json.dumps(asdict(phase)), capture_output=True, text=True, cwd=REPO_ROOT, check=False,
+        input=json.dumps(asdict(phase)),
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"load generator failed:\n{proc.stderr[-3000:]}")
@@ -219,11 +236,24 @@ def deployment(workers: int = 1, **server_settings: str) -> Iterator[Deployment]
         postmaster_pid = int((pgdata / "postmaster.pid").read_text().split()[0])
         port = free_port()
         serve_args = ("--no-dreamer", "--workers", str(workers)) if workers > 1 else ("--no-dreamer",)
-        server = start_server(server_env(url, work, **server_settings), port, work / "server.log",
-                              timeout=60 * workers, serve_args=serve_args)
+        server = start_server(
+            server_env(url, work, **server_settings),
+            port,
+            work / "server.log",
+            timeout=60 * workers,
+            serve_args=serve_args,
+        )
         yield Deployment(
-            base_url=f"http://127.0.0.1:{port}", host="127.0.0.1", port=port, api_key=key, org_id=org_id,
-            database_url=url, server=server, postmaster_pid=postmaster_pid, pg_version=version, work_dir=work,
+            base_url=f"http://127.0.0.1:{port}",
+            host="127.0.0.1",
+            port=port,
+            api_key=key,
+            org_id=org_id,
+            database_url=url,
+            server=server,
+            postmaster_pid=postmaster_pid,
+            pg_version=version,
+            work_dir=work,
         )
     finally:
         if server is not None:

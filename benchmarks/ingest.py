@@ -43,12 +43,33 @@ class Size:
 
 
 SIZES = {
-    "tiny": Size(health=200, single=200, single_one_anima=100, concurrency=8, animas=4,
-                 batches=((50, 4), (100, 2)), batch_concurrency=2),
-    "small": Size(health=3000, single=3000, single_one_anima=1000, concurrency=16, animas=16,
-                  batches=((500, 10), (1000, 6)), batch_concurrency=2),
-    "full": Size(health=20000, single=20000, single_one_anima=5000, concurrency=16, animas=16,
-                 batches=((500, 60), (1000, 30)), batch_concurrency=4),
+    "tiny": Size(
+        health=200,
+        single=200,
+        single_one_anima=100,
+        concurrency=8,
+        animas=4,
+        batches=((50, 4), (100, 2)),
+        batch_concurrency=2,
+    ),
+    "small": Size(
+        health=3000,
+        single=3000,
+        single_one_anima=1000,
+        concurrency=16,
+        animas=16,
+        batches=((500, 10), (1000, 6)),
+        batch_concurrency=2,
+    ),
+    "full": Size(
+        health=20000,
+        single=20000,
+        single_one_anima=5000,
+        concurrency=16,
+        animas=16,
+        batches=((500, 60), (1000, 30)),
+        batch_concurrency=4,
+    ),
 }
 
 
@@ -130,14 +151,27 @@ def _measure(d: Deployment, label: str, phase: Phase, events_per_request: int) -
     after = d.cpu()
     if result.errors:
         raise RuntimeError(f"{label}: {result.errors} unexpected responses, first: {result.first_error}")
-    return Measured(label, events_per_request, phase.concurrency, result, after.api - before.api,
-                    after.postgres - before.postgres, after.machine - before.machine)
+    return Measured(
+        label,
+        events_per_request,
+        phase.concurrency,
+        result,
+        after.api - before.api,
+        after.postgres - before.postgres,
+        after.machine - before.machine,
+    )
 
 
 def _phase(d: Deployment, path: str, requests: int, concurrency: int, bodies: list[str], status: int) -> Phase:
     return Phase(
-        host=d.host, port=d.port, path=path, requests=requests, concurrency=concurrency,
-        method="POST" if bodies else "GET", headers={} if path == "/api/health" else d.headers, bodies=bodies,
+        host=d.host,
+        port=d.port,
+        path=path,
+        requests=requests,
+        concurrency=concurrency,
+        method="POST" if bodies else "GET",
+        headers={} if path == "/api/health" else d.headers,
+        bodies=bodies,
         expect_status=status,
     )
 
@@ -153,11 +187,25 @@ def run(size: str, workers: int | None = None) -> Section:
         animas = _create_animas(d, s.animas)
         runs = [
             _measure(d, "GET /api/health", _phase(d, "/api/health", s.health, s.concurrency, [], 200), 0),
-            _measure(d, f"single event, {s.animas} animas", _phase(
-                d, "/api/events", s.single, s.concurrency,
-                [_single_body(a, f"w{i}") for i, a in enumerate(animas)], 201), 1),
-            _measure(d, "single event, 1 anima", _phase(
-                d, "/api/events", s.single_one_anima, s.concurrency, [_single_body(animas[0], "hot")], 201), 1),
+            _measure(
+                d,
+                f"single event, {s.animas} animas",
+                _phase(
+                    d,
+                    "/api/events",
+                    s.single,
+                    s.concurrency,
+                    [_single_body(a, f"w{i}") for i, a in enumerate(animas)],
+                    201,
+                ),
+                1,
+            ),
+            _measure(
+                d,
+                "single event, 1 anima",
+                _phase(d, "/api/events", s.single_one_anima, s.concurrency, [_single_body(animas[0], "hot")], 201),
+                1,
+            ),
         ]
         for batch_size, count in s.batches:
             bodies = [_batch_body(a, f"b{i}", batch_size) for i, a in enumerate(animas[: s.batch_concurrency])]
@@ -176,12 +224,21 @@ def _section(size: str, runs: list[Measured], pg_version: str, workers: int | No
     rows = []
     for m in runs:
         wall = m.result.elapsed_s
-        rows.append([
-            m.label, _fmt(m.result.requests), str(m.concurrency), _fmt(m.rps), _fmt(m.eps) if m.events_per_request else "",
-            _fmt(m.pct(0.50), 1), _fmt(m.pct(0.99), 1),
-            _fmt(100 * m.api_cpu_s / wall), _fmt(100 * m.pg_cpu_s / wall), _fmt(100 * m.result.client_cpu_s / wall),
-            _fmt(100 * m.other_cpu_s / wall),
-        ])
+        rows.append(
+            [
+                m.label,
+                _fmt(m.result.requests),
+                str(m.concurrency),
+                _fmt(m.rps),
+                _fmt(m.eps) if m.events_per_request else "",
+                _fmt(m.pct(0.50), 1),
+                _fmt(m.pct(0.99), 1),
+                _fmt(100 * m.api_cpu_s / wall),
+                _fmt(100 * m.pg_cpu_s / wall),
+                _fmt(100 * m.result.client_cpu_s / wall),
+                _fmt(100 * m.other_cpu_s / wall),
+            ]
+        )
     health, single, hot = runs[0], runs[1], runs[2]
     best_batch = max(runs[3:], key=lambda m: m.eps)
     per_event_ms = 1000 * single.api_cpu_s / max(1, single.result.requests)
@@ -208,8 +265,17 @@ def _section(size: str, runs: list[Measured], pg_version: str, workers: int | No
         name="ingest" if workers is None else f"ingest-workers-{workers}",
         title=TITLE if workers is None else f"HTTP ingest throughput (`serve --workers {workers}`)",
         headers=[
-            "phase", "requests", "conc.", "req/s", "events/s", "p50 ms", "p99 ms",
-            "API CPU %", "PG CPU %", "load CPU %", "other CPU %",
+            "phase",
+            "requests",
+            "conc.",
+            "req/s",
+            "events/s",
+            "p50 ms",
+            "p99 ms",
+            "API CPU %",
+            "PG CPU %",
+            "load CPU %",
+            "other CPU %",
         ],
         rows=rows,
         notes=notes,

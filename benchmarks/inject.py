@@ -87,9 +87,18 @@ class Measured:
 def _phase(d: Deployment, path: str, requests: int, body: str | None = None, warmup: int = 20) -> Phase:
     # The health check is measured as the public probe (no key): the floor cost of a request.
     headers = {} if path == "/api/health" else d.headers
-    return Phase(host=d.host, port=d.port, path=path, requests=requests, concurrency=1,
-                 method="POST" if body else "GET", headers=headers, bodies=[body] if body else [],
-                 expect_status=200, warmup=warmup)
+    return Phase(
+        host=d.host,
+        port=d.port,
+        path=path,
+        requests=requests,
+        concurrency=1,
+        method="POST" if body else "GET",
+        headers=headers,
+        bodies=[body] if body else [],
+        expect_status=200,
+        warmup=warmup,
+    )
 
 
 def _measure(d: Deployment, memories: int, label: str, phase: Phase, round_: int = 0) -> Measured:
@@ -126,7 +135,8 @@ def _round(d: Deployment, anima: str, n: int, s: Size, r: int) -> tuple[list[Mea
     cold_query = json.dumps({"anima_id": anima, "query": f"{QUERIES[1]} r{r} {COUNTER}"})
     # 72.<round><n>1 hours: distinct for every request of every round (round < 10), all ≈ 72 h.
     cold_plain = json.dumps({"anima_id": anima, "recency_half_life_hours": 0}).replace(
-        '"recency_half_life_hours": 0', f'"recency_half_life_hours": 72.{r}{COUNTER}1')
+        '"recency_half_life_hours": 0', f'"recency_half_life_hours": 72.{r}{COUNTER}1'
+    )
     runs = [
         _measure(d, n, "GET /api/health", _phase(d, "/api/health", s.hits), r),
         _measure(d, n, "latest, cache hit, no query", _phase(d, latest, s.hits), r),
@@ -179,8 +189,15 @@ def summarise(runs: list[Measured]) -> list[Summary]:
     for m in runs:
         groups.setdefault((m.memories, m.label), []).append(m)
     return [
-        Summary(n, label, tuple(m.pct(0.5) for m in ms), tuple(m.pct(0.99) for m in ms),
-                tuple(m.rps for m in ms), tuple(m.other_pct for m in ms), sum(m.result.requests for m in ms))
+        Summary(
+            n,
+            label,
+            tuple(m.pct(0.5) for m in ms),
+            tuple(m.pct(0.99) for m in ms),
+            tuple(m.rps for m in ms),
+            tuple(m.other_pct for m in ms),
+            sum(m.result.requests for m in ms),
+        )
         for (n, label), ms in groups.items()
     ]
 
@@ -216,17 +233,30 @@ def run(size: str) -> Section:
         )
     summaries = summarise(runs)
     notes += _aims(summaries, runs)
-    notes.append(f"each phase ran {s.rounds} rounds on the same deployment (rounds interleave the phases); "
-                 "p50 is the median of the rounds' p50s with [min–max] of them, p99 and req/s are medians; "
-                 "one request at a time (concurrency 1, keep-alive HTTP/1.1, separate load process); "
-                 "latencies include the HTTP round trip; auth is cached (auth_cache_seconds=5); "
-                 "'other CPU %' is the highest share of one core used by processes outside the benchmark "
-                 "during any round of the phase (non-zero means a noisy neighbour on this 2-core machine).")
-    rows = [[f"{m.memories:,}", m.label, f"{m.requests:,}", _spread(m.p50s), f"{statistics.median(m.p99s):.2f}",
-             f"{statistics.median(m.rps):,.0f}", f"{max(m.other_pct):.0f}"] for m in summaries]
+    notes.append(
+        f"each phase ran {s.rounds} rounds on the same deployment (rounds interleave the phases); "
+        "p50 is the median of the rounds' p50s with [min–max] of them, p99 and req/s are medians; "
+        "one request at a time (concurrency 1, keep-alive HTTP/1.1, separate load process); "
+        "latencies include the HTTP round trip; auth is cached (auth_cache_seconds=5); "
+        "'other CPU %' is the highest share of one core used by processes outside the benchmark "
+        "during any round of the phase (non-zero means a noisy neighbour on this 2-core machine)."
+    )
+    rows = [
+        [
+            f"{m.memories:,}",
+            m.label,
+            f"{m.requests:,}",
+            _spread(m.p50s),
+            f"{statistics.median(m.p99s):.2f}",
+            f"{statistics.median(m.rps):,.0f}",
+            f"{max(m.other_pct):.0f}",
+        ]
+        for m in summaries
+    ]
     headers = ["memories", "phase", "requests (all rounds)", "p50 ms, median [range]", "p99 ms", "req/s", "other CPU %"]
-    return Section(name="inject", title=TITLE, headers=headers,
-                   rows=rows, notes=notes, environment={"PostgreSQL": pg_version})
+    return Section(
+        name="inject", title=TITLE, headers=headers, rows=rows, notes=notes, environment={"PostgreSQL": pg_version}
+    )
 
 
 def _aims(summaries: list[Summary], runs: list[Measured]) -> list[str]:
@@ -234,12 +264,18 @@ def _aims(summaries: list[Summary], runs: list[Measured]) -> list[str]:
     for m in summaries:
         if m.label.startswith("latest, cache hit"):
             ratio = statistics.median(hit_ratios(runs, m.memories, m.label))
-            out.append(f"aim hit ÷ health p50 ≤ {AIM_HIT_RATIO} at {m.memories:,} ({m.label}): "
-                       f"{'met' if ratio <= AIM_HIT_RATIO else 'MISSED'} ({ratio:.2f}, median of rounds).")
-            out.append(f"aim hit p50 ≤ {AIM_HIT_MS} ms at {m.memories:,} ({m.label}): "
-                       f"{'met' if m.p50 <= AIM_HIT_MS else 'MISSED'} ({m.p50:.2f} ms).")
+            out.append(
+                f"aim hit ÷ health p50 ≤ {AIM_HIT_RATIO} at {m.memories:,} ({m.label}): "
+                f"{'met' if ratio <= AIM_HIT_RATIO else 'MISSED'} ({ratio:.2f}, median of rounds)."
+            )
+            out.append(
+                f"aim hit p50 ≤ {AIM_HIT_MS} ms at {m.memories:,} ({m.label}): "
+                f"{'met' if m.p50 <= AIM_HIT_MS else 'MISSED'} ({m.p50:.2f} ms)."
+            )
         if m.label == "cold compile, with query" and m.memories in AIM_COLD_QUERY_MS:
             aim = AIM_COLD_QUERY_MS[m.memories]
-            out.append(f"aim cold compile with query p50 ≤ {aim:.0f} ms at {m.memories:,}: "
-                       f"{'met' if m.p50 <= aim else 'MISSED'} ({m.p50:.1f} ms, median of rounds).")
+            out.append(
+                f"aim cold compile with query p50 ≤ {aim:.0f} ms at {m.memories:,}: "
+                f"{'met' if m.p50 <= aim else 'MISSED'} ({m.p50:.1f} ms, median of rounds)."
+            )
     return out

@@ -106,8 +106,12 @@ def bulk_indexes() -> list[Any]:
     define them: dropped for the COPY, then built once over the loaded rows."""
     from elephantasm.db.models import Knowledge, Memory
 
-    return [ix for model in (Memory, Knowledge) for ix in model.__table__.indexes  # type: ignore[attr-defined]
-            if "_embedding_hnsw" in ix.name or ix.name.endswith("_fts")]
+    return [
+        ix
+        for model in (Memory, Knowledge)
+        for ix in model.__table__.indexes  # type: ignore[attr-defined]
+        if "_embedding_hnsw" in ix.name or ix.name.endswith("_fts")
+    ]
 
 
 def create_sql(index: Any) -> str:
@@ -120,28 +124,63 @@ def create_sql(index: Any) -> str:
 def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, list[list[object]]]:
     """Every table's rows for one anima (deterministic for a seed)."""
     rng = random.Random(seed)
-    out: dict[str, list[list[object]]] = {"events": [], "memories": [], "memory_recalls": [], "knowledge": [],
-                                          "knowledge_memories": []}
+    out: dict[str, list[list[object]]] = {
+        "events": [],
+        "memories": [],
+        "memory_recalls": [],
+        "knowledge": [],
+        "knowledge_memories": [],
+    }
     memory_ids = []
     for i in range(n):
         mid, eid = str(uuid.uuid4()), str(uuid.uuid4())
         summary = memory_text(rng)
         when = now - timedelta(seconds=rng.uniform(3600, 365 * 86400))
         recalled = when + timedelta(days=rng.uniform(0, 30)) if rng.random() < 0.3 else None
-        out["events"].append([eid, "message.in", "user", summary, when, f"s{i // 20}",
-                              round(rng.random(), 3), when, i + 1])  # the anima's key is added at load
-        out["memories"].append([mid, org, anima, summary, round(rng.uniform(0.05, 0.95), 3),
-                                round(rng.uniform(0.3, 0.95), 3), "active", f"s{i // 20}", when, when,
-                                None, when, when, "{" + eid + "}"])
+        out["events"].append(
+            [eid, "message.in", "user", summary, when, f"s{i // 20}", round(rng.random(), 3), when, i + 1]
+        )  # the anima's key is added at load
+        out["memories"].append(
+            [
+                mid,
+                org,
+                anima,
+                summary,
+                round(rng.uniform(0.05, 0.95), 3),
+                round(rng.uniform(0.3, 0.95), 3),
+                "active",
+                f"s{i // 20}",
+                when,
+                when,
+                None,
+                when,
+                when,
+                "{" + eid + "}",
+            ]
+        )
         if recalled:
             out["memory_recalls"].append([mid, org, anima, rng.randint(0, 5), recalled])
         memory_ids.append(mid)
     for _ in range(max(1, n // 10)):
         kid, content = str(uuid.uuid4()), knowledge_text(rng)
         when = now - timedelta(seconds=rng.uniform(3600, 365 * 86400))
-        out["knowledge"].append([kid, org, anima, rng.choice(KNOWLEDGE_TYPES), rng.choice(TOPICS), content,
-                                 hashlib.sha256(content.encode()).hexdigest(), round(rng.uniform(0.4, 0.95), 3),
-                                 round(rng.uniform(0.2, 0.9), 3), when, None, when, when])
+        out["knowledge"].append(
+            [
+                kid,
+                org,
+                anima,
+                rng.choice(KNOWLEDGE_TYPES),
+                rng.choice(TOPICS),
+                content,
+                hashlib.sha256(content.encode()).hexdigest(),
+                round(rng.uniform(0.4, 0.95), 3),
+                round(rng.uniform(0.2, 0.9), 3),
+                when,
+                None,
+                when,
+                when,
+            ]
+        )
         for mid in {rng.choice(memory_ids), rng.choice(memory_ids)}:
             out["knowledge_memories"].append([kid, mid, org, anima])
     return out
@@ -155,22 +194,71 @@ def pending_rows(now: datetime, seed: int, after: int, live: int = 20, earlier: 
     for i in range(live + earlier):
         when = now - timedelta(seconds=30 * (live - i)) if i < live else now - timedelta(days=rng.uniform(1, 20))
         text_ = memory_text(rng)
-        rows.append([str(uuid.uuid4()), "message.in" if i % 2 else "message.out",
-                     "user" if i % 2 else "assistant", text_, when, "live" if i < live else f"old{i % 7}",
-                     round(rng.random(), 3), when, after + i + 1])
+        rows.append(
+            [
+                str(uuid.uuid4()),
+                "message.in" if i % 2 else "message.out",
+                "user" if i % 2 else "assistant",
+                text_,
+                when,
+                "live" if i < live else f"old{i % 7}",
+                round(rng.random(), 3),
+                when,
+                after + i + 1,
+            ]
+        )
     return rows
 
 
 _COLUMNS = {
     # updated_at is computed (migration 0015); org and anima are the key's (migration 0022)
-    "events": ["id", "event_type", "role", "content", "occurred_at", "session_id",
-               "importance_score", "created_at", "seq", "anima_key", "time_indexed"],
-    "memories": ["id", "org_id", "anima_id", "summary", "importance", "confidence", "state", "session_id",
-                 "time_start", "time_end", "embedding", "created_at", "updated_at", "event_ids",
-                 "embedding_space"],
+    "events": [
+        "id",
+        "event_type",
+        "role",
+        "content",
+        "occurred_at",
+        "session_id",
+        "importance_score",
+        "created_at",
+        "seq",
+        "anima_key",
+        "time_indexed",
+    ],
+    "memories": [
+        "id",
+        "org_id",
+        "anima_id",
+        "summary",
+        "importance",
+        "confidence",
+        "state",
+        "session_id",
+        "time_start",
+        "time_end",
+        "embedding",
+        "created_at",
+        "updated_at",
+        "event_ids",
+        "embedding_space",
+    ],
     "memory_recalls": ["memory_id", "org_id", "anima_id", "recall_count", "last_recalled_at"],
-    "knowledge": ["id", "org_id", "anima_id", "type", "topic", "content", "content_hash", "confidence", "importance",
-                  "valid_from", "embedding", "created_at", "updated_at", "embedding_space"],
+    "knowledge": [
+        "id",
+        "org_id",
+        "anima_id",
+        "type",
+        "topic",
+        "content",
+        "content_hash",
+        "confidence",
+        "importance",
+        "valid_from",
+        "embedding",
+        "created_at",
+        "updated_at",
+        "embedding_space",
+    ],
     "knowledge_memories": ["knowledge_id", "memory_id", "org_id", "anima_id"],
 }
 
@@ -196,28 +284,41 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
             # is on the HNSW path, so the COPY's rows are marked at insert by the trigger.
             from elephantasm.db.vectors import INDEX_THRESHOLD
 
-            await conn.execute(text("UPDATE animas SET vectors_indexed = :on WHERE id = :a"),
-                               {"on": n >= INDEX_THRESHOLD, "a": anima_id})
+            await conn.execute(
+                text("UPDATE animas SET vectors_indexed = :on WHERE id = :a"),
+                {"on": n >= INDEX_THRESHOLD, "a": anima_id},
+            )
             key = (await conn.execute(text("SELECT key FROM animas WHERE id = :a"), {"a": anima_id})).scalar_one()
             # As the inserts leave it (migration 0025): an anima of event_index.INDEX_THRESHOLD events or
             # more is in the time and session indexes, every row flagged; a smaller one's rows are not.
             from elephantasm.db.event_index import INDEX_THRESHOLD as EVENTS_THRESHOLD
 
             indexed = len(rows["events"]) >= EVENTS_THRESHOLD
-            await conn.execute(text("UPDATE animas SET events_indexed = :on WHERE id = :a"), {"on": indexed, "a": anima_id})
+            await conn.execute(
+                text("UPDATE animas SET events_indexed = :on WHERE id = :a"), {"on": indexed, "a": anima_id}
+            )
             # an event's only reference to its anima; the flag NULL ("") unless the anima is large
             rows["events"] = [[*r, key, "t" if indexed else ""] for r in rows["events"]]
             raw = (await conn.get_raw_connection()).driver_connection
             for table in ("events", "memories", "memory_recalls", "knowledge", "knowledge_memories"):
-                await raw.copy_to_table(table, source=io.BytesIO(_csv(rows[table])), columns=_COLUMNS[table],
-                                        format="csv", null="")
+                await raw.copy_to_table(
+                    table, source=io.BytesIO(_csv(rows[table])), columns=_COLUMNS[table], format="csv", null=""
+                )
             # Events 1..n were distilled (one chunk), the 220 after them are pending.
-            await conn.execute(text("UPDATE animas SET last_event_at = :now, state_version = state_version + 1, "
-                                    "distilled_seq = :n, event_seq = :top WHERE id = :a"),
-                               {"now": now, "a": anima_id, "n": n, "top": len(rows["events"])})
-            await conn.execute(text("INSERT INTO dream_chunks (id, org_id, anima_id, first_seq, last_seq, claimed_at, "
-                                    "distilled_at) VALUES (gen_random_uuid(), :o, :a, 1, :n, :now, :now)"),
-                               {"o": org_id, "a": anima_id, "n": n, "now": now})
+            await conn.execute(
+                text(
+                    "UPDATE animas SET last_event_at = :now, state_version = state_version + 1, "
+                    "distilled_seq = :n, event_seq = :top WHERE id = :a"
+                ),
+                {"now": now, "a": anima_id, "n": n, "top": len(rows["events"])},
+            )
+            await conn.execute(
+                text(
+                    "INSERT INTO dream_chunks (id, org_id, anima_id, first_seq, last_seq, claimed_at, "
+                    "distilled_at) VALUES (gen_random_uuid(), :o, :a, 1, :n, :now, :now)"
+                ),
+                {"o": org_id, "a": anima_id, "n": n, "now": now},
+            )
         loaded_at = asyncio.get_running_loop().time()
         async with engine.connect() as conn:
             await conn.execute(text("SET maintenance_work_mem = '512MB'"))

@@ -70,10 +70,17 @@ def _one_size(engine, store, target: int, probes: int) -> tuple[list[str], dict]
     first_restored = _first_token(engine, suffix)
     ttft_restore = time.perf_counter() - t0
     cert = certify(engine, prefix, state, probes)
-    row = [f"{len(prefix.tokens):,}", f"{ttft_recompute * 1000:,.0f}", f"{ttft_restore * 1000:,.0f}",
-           f"{ttft_recompute / ttft_restore:,.1f}x", f"{save * 1000:,.0f}", f"{load * 1000:,.0f}",
-           f"{len(blob) / len(prefix.tokens) * 1000 / 2**20:,.1f}",
-           f"{cert['identical_rate'] * 100:.0f}%", cert["grade"]]
+    row = [
+        f"{len(prefix.tokens):,}",
+        f"{ttft_recompute * 1000:,.0f}",
+        f"{ttft_restore * 1000:,.0f}",
+        f"{ttft_recompute / ttft_restore:,.1f}x",
+        f"{save * 1000:,.0f}",
+        f"{load * 1000:,.0f}",
+        f"{len(blob) / len(prefix.tokens) * 1000 / 2**20:,.1f}",
+        f"{cert['identical_rate'] * 100:.0f}%",
+        cert["grade"],
+    ]
     assert first_recomputed == first_restored or cert["grade"] != "A"
     return row, {"prefix": prefix, "items": items, "state": state, "blob": len(blob)}
 
@@ -87,11 +94,22 @@ def _pruning_rows(engine, probe: dict, probes: int) -> list[list[str]]:  # type:
     took = time.perf_counter() - t0
     tail = keep_tail(engine, prefix, items["tokens_after"], probes)
     rows = []
-    for name, result in (("item-aware: drop lowest-scored 25 % of items", items),
-                         ("blind: keep the last N tokens (same N)", tail)):
+    for name, result in (
+        ("item-aware: drop lowest-scored 25 % of items", items),
+        ("blind: keep the last N tokens (same N)", tail),
+    ):
         c = result["certificate"]
-        rows.append([name, f"{result['tokens_before']:,} → {result['tokens_after']:,}", f"{c['identical_rate'] * 100:.0f}%",
-                     f"{c['top1_agreement']:.3f}", f"{c['mean_kl']:.4f}", c["grade"], ""])
+        rows.append(
+            [
+                name,
+                f"{result['tokens_before']:,} → {result['tokens_after']:,}",
+                f"{c['identical_rate'] * 100:.0f}%",
+                f"{c['top1_agreement']:.3f}",
+                f"{c['mean_kl']:.4f}",
+                c["grade"],
+                "",
+            ]
+        )
     rows[0][-1] = f"{took * 1000:,.0f} ms incl. certificate"
     return rows
 
@@ -118,9 +136,15 @@ def _q8_row(f16, probe: dict, probes: int, n_ctx: int) -> list[str]:  # type: ig
         return len(prefix.tokens)
 
     c = measure((f16, recompute), (q8, q8_prefill), "f16 recompute", n_probes=probes)
-    return ["q8_0 KV (flash attention) vs f16", f"{len(state) / probe['blob'] * 100:.0f}% of f16 bytes",
-            f"{c['identical_rate'] * 100:.0f}%", f"{c['top1_agreement']:.3f}", f"{c['mean_kl']:.4f}", c["grade"],
-            f"prefill {prefill * 1000:,.0f} ms, restore {restore * 1000:,.0f} ms"]
+    return [
+        "q8_0 KV (flash attention) vs f16",
+        f"{len(state) / probe['blob'] * 100:.0f}% of f16 bytes",
+        f"{c['identical_rate'] * 100:.0f}%",
+        f"{c['top1_agreement']:.3f}",
+        f"{c['mean_kl']:.4f}",
+        c["grade"],
+        f"prefill {prefill * 1000:,.0f} ms, restore {restore * 1000:,.0f} ms",
+    ]
 
 
 def run(size: str) -> list[Section]:
@@ -140,22 +164,51 @@ def run(size: str) -> list[Section]:
             print(f"   {row[0]} tokens: recompute {row[1]} ms, restore {row[2]} ms", flush=True)
     probe = measured[min(1, len(measured) - 1)]
     quality_rows = _pruning_rows(engine, probe, probes) + [_q8_row(engine, probe, probes, n_ctx)]
-    env = {"model": engine.path.name, "llama.cpp threads": str(_threads()), "llama-cpp-python": engine.llama_cpp_version}
-    note = (f"Load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores when the run ended: absolute times "
-            "depend on what else runs; ratios are the meaningful part.")
+    env = {
+        "model": engine.path.name,
+        "llama.cpp threads": str(_threads()),
+        "llama-cpp-python": engine.llama_cpp_version,
+    }
+    note = (
+        f"Load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores when the run ended: absolute times "
+        "depend on what else runs; ratios are the meaningful part."
+    )
     engine_section = Section(
-        "kv", TITLE,
-        ["prefix tokens", "first token recomputed ms", "first token restored ms", "speed-up", "save ms", "load ms",
-         "MiB per 1k tokens", "identical greedy", "grade"],
-        rows, [note, f"{probes} probe prompts × 16 greedy tokens per size; load = read + one sha256 pass + set state; "
-               "restored first token includes load and the question's own prefill; save includes fsync.",
-               "Aims: ≥ 20× faster first token at 2,000 tokens, 100 % identical greedy output, restore ≤ 150 ms "
-               "at 2,000 tokens (the tiny/small sizes stop at 1,000 tokens)."], env)
+        "kv",
+        TITLE,
+        [
+            "prefix tokens",
+            "first token recomputed ms",
+            "first token restored ms",
+            "speed-up",
+            "save ms",
+            "load ms",
+            "MiB per 1k tokens",
+            "identical greedy",
+            "grade",
+        ],
+        rows,
+        [
+            note,
+            f"{probes} probe prompts × 16 greedy tokens per size; load = read + one sha256 pass + set state; "
+            "restored first token includes load and the question's own prefill; save includes fsync.",
+            "Aims: ≥ 20× faster first token at 2,000 tokens, 100 % identical greedy output, restore ≤ 150 ms "
+            "at 2,000 tokens (the tiny/small sizes stop at 1,000 tokens).",
+        ],
+        env,
+    )
     quality = Section(
-        "kv-pruning", f"Pruning and q8_0 KV at {len(probe['prefix'].tokens):,} prefix tokens, each vs its own recompute",
-        ["variant", "size", "identical greedy", "top-1 agreement", "mean KL (nats)", "grade", "time"], quality_rows,
-        [note, "Retention = the pruned/quantised cache vs recomputing the text it stands for (pruning) or the f16 "
-         "cache (q8_0), teacher-forced over the probes."], env)
+        "kv-pruning",
+        f"Pruning and q8_0 KV at {len(probe['prefix'].tokens):,} prefix tokens, each vs its own recompute",
+        ["variant", "size", "identical greedy", "top-1 agreement", "mean KL (nats)", "grade", "time"],
+        quality_rows,
+        [
+            note,
+            "Retention = the pruned/quantised cache vs recomputing the text it stands for (pruning) or the f16 "
+            "cache (q8_0), teacher-forced over the probes.",
+        ],
+        env,
+    )
     from benchmarks.kv_chat import chat_section
 
     return [engine_section, quality, chat_section(turns, note)]

@@ -4,13 +4,53 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-SUBJECTS = ("sister", "landlord", "manager", "neighbour", "dentist", "coach", "cousin", "teacher", "friend Jonas",
-            "colleague Mei", "partner", "son", "daughter", "uncle", "aunt", "mentor")
-VERBS = ("moved to", "recommended", "asked about", "complained about", "booked a trip to", "started learning",
-         "bought a ticket for", "wrote a letter about", "planned a dinner in", "painted a picture of")
-OBJECTS = ("Lisbon", "the jazz festival", "a vegan bakery", "Portuguese grammar", "the old harbour", "Kyoto",
-           "a second-hand piano", "the climbing gym", "Dvořák's eighth symphony", "the river walk", "a tax form",
-           "the allotment garden", "a night train to Vienna", "sourdough starters", "the chess club")
+SUBJECTS = (
+    "sister",
+    "landlord",
+    "manager",
+    "neighbour",
+    "dentist",
+    "coach",
+    "cousin",
+    "teacher",
+    "friend Jonas",
+    "colleague Mei",
+    "partner",
+    "son",
+    "daughter",
+    "uncle",
+    "aunt",
+    "mentor",
+)
+VERBS = (
+    "moved to",
+    "recommended",
+    "asked about",
+    "complained about",
+    "booked a trip to",
+    "started learning",
+    "bought a ticket for",
+    "wrote a letter about",
+    "planned a dinner in",
+    "painted a picture of",
+)
+OBJECTS = (
+    "Lisbon",
+    "the jazz festival",
+    "a vegan bakery",
+    "Portuguese grammar",
+    "the old harbour",
+    "Kyoto",
+    "a second-hand piano",
+    "the climbing gym",
+    "Dvořák's eighth symphony",
+    "the river walk",
+    "a tax form",
+    "the allotment garden",
+    "a night train to Vienna",
+    "sourdough starters",
+    "the chess club",
+)
 
 
 def memory_line(i: int) -> tuple[str, float]:

@@ -101,7 +101,9 @@ class _Run:
         body = bodies[worker % len(bodies)].replace(COUNTER, str(n)) if bodies else None
         return _encode(self.phase, body)
 
-    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, worker: int) -> tuple[float, int, bytes]:
+    async def _one(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, worker: int
+    ) -> tuple[float, int, bytes]:
         request = self._request(worker)
         started = time.perf_counter()
         writer.write(request)
@@ -130,7 +132,9 @@ async def run_phase(phase: Phase) -> PhaseResult:
     run = _Run(phase)
     go = asyncio.Event()
     ready: list[int] = []
-    quotas = [phase.requests // phase.concurrency + (i < phase.requests % phase.concurrency) for i in range(phase.concurrency)]
+    quotas = [
+        phase.requests // phase.concurrency + (i < phase.requests % phase.concurrency) for i in range(phase.concurrency)
+    ]
     tasks = [asyncio.create_task(run.worker(i, q, go, ready)) for i, q in enumerate(quotas)]
     while len(ready) < phase.concurrency:
         if any(t.done() for t in tasks):

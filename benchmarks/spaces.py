@@ -58,10 +58,14 @@ async def _arm(conn: Any, org: uuid.UUID, anima: uuid.UUID, dim: int) -> tuple[s
     for _ in range(QUERIES):
         qv = await conn.fetchval(_RANDOM_VECTOR, dim)
         async with conn.transaction():
-            await conn.execute("SET LOCAL hnsw.ef_search = 150; SET LOCAL hnsw.iterative_scan = relaxed_order; "
-                               "SET LOCAL max_parallel_workers_per_gather = 0")
-            plan = [r[0] for r in await conn.fetch("EXPLAIN (ANALYZE, COSTS OFF) " + _arm_sql(dim), org, anima,
-                                                   _space(dim), qv)]
+            await conn.execute(
+                "SET LOCAL hnsw.ef_search = 150; SET LOCAL hnsw.iterative_scan = relaxed_order; "
+                "SET LOCAL max_parallel_workers_per_gather = 0"
+            )
+            plan = [
+                r[0]
+                for r in await conn.fetch("EXPLAIN (ANALYZE, COSTS OFF) " + _arm_sql(dim), org, anima, _space(dim), qv)
+            ]
         # The first scan node names what the plan reads (HNSW, or another index/heap plus a sort).
         scan = next((line.strip().removeprefix("->").strip() for line in plan if " Scan" in line), "?")
         used = scan.split(" on memories")[0] + (" + sort" if any("Sort" in line for line in plan) else "")
@@ -103,8 +107,9 @@ async def _measure(url: str, work: Path, n: int) -> tuple[list[list[str]], float
         for dim, (anima, _) in animas.items():
             rows.append([f"{n:,}", dim, "all in the server's space", *await _arm(conn, org, anima, dim)])
         for anima, _ in animas.values():
-            await conn.execute("UPDATE memories SET embedding_space = $1 WHERE anima_id = $2 AND random() < 0.9",
-                               OLD_SPACE, anima)
+            await conn.execute(
+                "UPDATE memories SET embedding_space = $1 WHERE anima_id = $2 AND random() < 0.9", OLD_SPACE, anima
+            )
         await conn.execute("ANALYZE memories")
         for dim, (anima, _) in animas.items():
             rows.append([f"{n:,}", dim, "90 % still in another space", *await _arm(conn, org, anima, dim)])
@@ -132,6 +137,10 @@ def run(size: str) -> Section:
         f"reembed of that anima's {done:,} memories from another space: {seconds:.1f} s, {rate:,.0f} rows/s end to "
         "end (read, embed with the configured embedder, write in committed batches of 256 under the anima's lock).",
     ]
-    return Section(name="spaces", title=TITLE,
-                   headers=["memories / anima", "width", "state", "index read", "p50 ms"],
-                   rows=rows, notes=notes)
+    return Section(
+        name="spaces",
+        title=TITLE,
+        headers=["memories / anima", "width", "state", "index read", "p50 ms"],
+        rows=rows,
+        notes=notes,
+    )

@@ -45,8 +45,10 @@ def table_sizes(database_url: str) -> Sizes:
     """Rows and bytes of every table in the public schema."""
     rows = fetch(database_url, SIZES_SQL)
     counts = run_sql(database_url, [(f'SELECT count(*) FROM "{name}"', {}) for name, *_ in rows])
-    return {name: (int(n[0][0]), int(heap), int(idx), int(total))
-            for (name, heap, idx, total), n in zip(rows, counts, strict=True)}
+    return {
+        name: (int(n[0][0]), int(heap), int(idx), int(total))
+        for (name, heap, idx, total), n in zip(rows, counts, strict=True)
+    }
 
 
 WIDE_TABLES = ("events", "memories", "knowledge")
@@ -67,8 +69,15 @@ def index_sizes(database_url: str) -> dict[str, int]:
 
 def column_bytes(database_url: str, table: str, top: int = 6) -> list[tuple[str, float]]:
     """The ``top`` widest columns of ``table`` by mean stored bytes per row (``pg_column_size``)."""
-    cols = [c for (c,) in fetch(database_url, "SELECT column_name FROM information_schema.columns "
-                                "WHERE table_schema = 'public' AND table_name = :t ORDER BY ordinal_position", t=table)]
+    cols = [
+        c
+        for (c,) in fetch(
+            database_url,
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_schema = 'public' AND table_name = :t ORDER BY ordinal_position",
+            t=table,
+        )
+    ]
     if not cols:
         return []
     sql = "SELECT " + ", ".join(f'coalesce(avg(pg_column_size("{c}")), 0)' for c in cols) + f' FROM "{table}"'
@@ -113,13 +122,24 @@ def run(size: str) -> Section:
         pg_version = d.pg_version
     section = _section(size, cfg, ds, empty, live, packed, widths, timings, pg_version)
     n = len(ds.conversations)
-    section.notes.insert(-1, "indexes as left, KB/conv: " + ", ".join(
-        f"{name} {_kb(b / n)}" for name, b in indexes.items() if b > 8192 * 2))
+    section.notes.insert(
+        -1,
+        "indexes as left, KB/conv: " + ", ".join(f"{name} {_kb(b / n)}" for name, b in indexes.items() if b > 8192 * 2),
+    )
     return section
 
 
-def _section(size: str, cfg: GeneratorConfig, ds, empty: Sizes, live: Sizes, packed: Sizes,  # type: ignore[no-untyped-def]
-             widths: dict[str, list[tuple[str, float]]], timings: dict[str, float], pg_version: str) -> Section:
+def _section(
+    size: str,
+    cfg: GeneratorConfig,
+    ds,
+    empty: Sizes,
+    live: Sizes,
+    packed: Sizes,  # type: ignore[no-untyped-def]
+    widths: dict[str, list[tuple[str, float]]],
+    timings: dict[str, float],
+    pg_version: str,
+) -> Section:
     n = len(ds.conversations)
     turns = sum(len(c.turns()) for c in ds.conversations)
     zero = (0, 0, 0, 0)
@@ -128,8 +148,16 @@ def _section(size: str, cfg: GeneratorConfig, ds, empty: Sizes, live: Sizes, pac
         (r, heap, idx, total), base = live[name], empty.get(name, zero)
         if total == base[3] and r == base[0]:
             continue  # untouched by this workload
-        rows.append([name, f"{r - base[0]:,}", _kb((heap - base[1]) / n), _kb((idx - base[2]) / n),
-                     _kb((total - base[3]) / n), _kb((packed[name][3] - base[3]) / n)])
+        rows.append(
+            [
+                name,
+                f"{r - base[0]:,}",
+                _kb((heap - base[1]) / n),
+                _kb((idx - base[2]) / n),
+                _kb((total - base[3]) / n),
+                _kb((packed[name][3] - base[3]) / n),
+            ]
+        )
     grow_live = sum(v[3] for v in live.values()) - sum(v[3] for v in empty.values())
     grow_packed = sum(v[3] for v in packed.values()) - sum(v[3] for v in empty.values())
     rows.append(["**all tables, growth over empty schema**", "", "", "", _kb(grow_live / n), _kb(grow_packed / n)])
@@ -145,12 +173,18 @@ def _section(size: str, cfg: GeneratorConfig, ds, empty: Sizes, live: Sizes, pac
         f"aim ≤ {AIM_MB} MB per 1,000 conversations: {verdict} (as left after dreaming).",
         "per-table columns are growth over the empty schema in KB per conversation; 'rows' were added by the sample; "
         "heap includes TOAST.",
-        *[f"{t}: mean stored bytes per row, widest columns: " + ", ".join(f"{c} {b:,.0f}" for c, b in w)
-          for t, w in widths.items() if w and w[0][1] > 0],
+        *[
+            f"{t}: mean stored bytes per row, widest columns: " + ", ".join(f"{c} {b:,.0f}" for c, b in w)
+            for t, w in widths.items()
+            if w and w[0][1] > 0
+        ],
         f"time: ingest {timings['ingest']:.1f} s, dream {timings['dream']:.1f} s (measured, not asserted).",
     ]
     return Section(
-        name="storage", title=TITLE,
+        name="storage",
+        title=TITLE,
         headers=["table", "rows", "heap KB/conv", "index KB/conv", "total KB/conv", "after VACUUM FULL KB/conv"],
-        rows=rows, notes=notes, environment={"PostgreSQL": pg_version, "dream engine": "offline"},
+        rows=rows,
+        notes=notes,
+        environment={"PostgreSQL": pg_version, "dream engine": "offline"},
     )

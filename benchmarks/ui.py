@@ -74,14 +74,21 @@ def _pages(d: Deployment, anima: str, run: str) -> list[tuple[str, str]]:
         cursor = c.get("/api/memories", params={"anima_id": anima, "limit": "50"}).json()["next_cursor"]
     a = f"/ui/animas/{anima}"
     return [
-        ("animas", "/ui/animas"), ("anima overview", a), ("events, page 1", f"{a}/events"),
-        ("events of one session", f"{a}/events?session_id=s7"), ("event", f"/ui/events/{event}"),
-        ("memories, page 1", f"{a}/memories"), ("memories, page 2", f"{a}/memories?cursor={cursor}"),
+        ("animas", "/ui/animas"),
+        ("anima overview", a),
+        ("events, page 1", f"{a}/events"),
+        ("events of one session", f"{a}/events?session_id=s7"),
+        ("event", f"/ui/events/{event}"),
+        ("memories, page 1", f"{a}/memories"),
+        ("memories, page 2", f"{a}/memories?cursor={cursor}"),
         ("memories, state filter", f"{a}/memories?state=active"),
-        ("memories, search", f"{a}/memories?q={quote(QUERIES[0])}"), ("memory", f"/ui/memories/{memory}"),
-        ("knowledge", f"{a}/knowledge?superseded=true"), ("knowledge item + history", f"/ui/knowledge/{knowledge}"),
-        ("identity versions + diff", f"{a}/identity"), ("dream runs", f"{a}/dreams"), ("dream run + journal",
-                                                                                     f"/ui/dreams/{run}"),
+        ("memories, search", f"{a}/memories?q={quote(QUERIES[0])}"),
+        ("memory", f"/ui/memories/{memory}"),
+        ("knowledge", f"{a}/knowledge?superseded=true"),
+        ("knowledge item + history", f"/ui/knowledge/{knowledge}"),
+        ("identity versions + diff", f"{a}/identity"),
+        ("dream runs", f"{a}/dreams"),
+        ("dream run + journal", f"/ui/dreams/{run}"),
         ("pack composer, no query", f"{a}/pack"),
         ("pack composer, query", f"{a}/pack?query={quote(QUERIES[1])}&max_tokens=2000"),
     ]
@@ -98,22 +105,47 @@ def run(size: str) -> Section:
             cookie = _sign_in(c, d.api_key)
         runs: list[Measured] = []
         for label, path in _pages(d, anima, run_id):
-            phase = Phase(host=d.host, port=d.port, path=path, requests=s.requests, concurrency=1,
-                          headers={"Cookie": cookie}, expect_status=200, warmup=3)
+            phase = Phase(
+                host=d.host,
+                port=d.port,
+                path=path,
+                requests=s.requests,
+                concurrency=1,
+                headers={"Cookie": cookie},
+                expect_status=200,
+                warmup=3,
+            )
             runs.append(_measure(d, s.memories, label, phase))
         pg_version = d.pg_version
     worst = max(runs, key=lambda m: m.pct(0.5))
     notes = [
-        (f"{s.memories:,} memories ({s.memories // 10:,} knowledge, 220 pending events distilled by one offline "
-         f"dream run before measuring; loaded in {load_s:.0f} s)."),
-        (f"aim every page p50 < {AIM_MS:.0f} ms: {'met' if worst.pct(0.5) < AIM_MS else 'MISSED'} "
-         f"(slowest: {worst.label}, p50 {worst.pct(0.5):.1f} ms)."),
-        ("one request at a time (concurrency 1, keep-alive HTTP/1.1, separate load process) with a signed-in "
-         "session cookie; latencies include the HTTP round trip, the session check (one indexed read of the "
-         "key per request) and rendering; lists are 50 rows a page; 'other CPU %' as in the inject section."),
+        (
+            f"{s.memories:,} memories ({s.memories // 10:,} knowledge, 220 pending events distilled by one offline "
+            f"dream run before measuring; loaded in {load_s:.0f} s)."
+        ),
+        (
+            f"aim every page p50 < {AIM_MS:.0f} ms: {'met' if worst.pct(0.5) < AIM_MS else 'MISSED'} "
+            f"(slowest: {worst.label}, p50 {worst.pct(0.5):.1f} ms)."
+        ),
+        (
+            "one request at a time (concurrency 1, keep-alive HTTP/1.1, separate load process) with a signed-in "
+            "session cookie; latencies include the HTTP round trip, the session check (one indexed read of the "
+            "key per request) and rendering; lists are 50 rows a page; 'other CPU %' as in the inject section."
+        ),
     ]
-    rows = [[f"{m.memories:,}", m.label, f"{m.result.requests:,}", f"{m.pct(0.5):.1f}", f"{m.pct(0.95):.1f}",
-             f"{m.result.latencies_ms[-1]:.1f}", f"{m.other_pct:.0f}"] for m in runs]
+    rows = [
+        [
+            f"{m.memories:,}",
+            m.label,
+            f"{m.result.requests:,}",
+            f"{m.pct(0.5):.1f}",
+            f"{m.pct(0.95):.1f}",
+            f"{m.result.latencies_ms[-1]:.1f}",
+            f"{m.other_pct:.0f}",
+        ]
+        for m in runs
+    ]
     headers = ["memories", "page", "requests", "p50 ms", "p95 ms", "max ms", "other CPU %"]
-    return Section(name="ui", title=TITLE, headers=headers, rows=rows, notes=notes,
-                   environment={"PostgreSQL": pg_version})
+    return Section(
+        name="ui", title=TITLE, headers=headers, rows=rows, notes=notes, environment={"PostgreSQL": pg_version}
+    )

@@ -32,7 +32,9 @@ async def test_revoked_key_is_401(client: httpx.AsyncClient, runtime, tenant: Te
 
 async def test_expired_key_is_401(client: httpx.AsyncClient, runtime) -> None:  # type: ignore[no-untyped-def]
     async with runtime.unit_of_work() as session:
-        issued = await create_key(session, runtime.secret, "expiring-org", expires_at=runtime.clock() - timedelta(seconds=1))
+        issued = await create_key(
+            session, runtime.secret, "expiring-org", expires_at=runtime.clock() - timedelta(seconds=1)
+        )
     r = await client.get("/api/animas", headers={"Authorization": f"Bearer {issued.key}"})
     assert r.status_code == 401
 

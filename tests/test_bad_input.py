@@ -73,7 +73,9 @@ async def test_unknown_anima_is_404_and_writes_nothing(client: httpx.AsyncClient
 async def test_oversized_event_is_413(client: httpx.AsyncClient, tenant: Tenant, anima: dict, settings) -> None:  # type: ignore[no-untyped-def]
     big = "x" * (settings.max_event_bytes + 1)
     r = await client.post(
-        "/api/events", json={"anima_id": anima["id"], "event_type": "message.in", "content": big}, headers=tenant.headers
+        "/api/events",
+        json={"anima_id": anima["id"], "event_type": "message.in", "content": big},
+        headers=tenant.headers,
     )
     assert r.status_code == 413 and str(settings.max_event_bytes) in r.json()["detail"]
     events = [{"anima_id": anima["id"], "event_type": "message.in", "content": "ok"}] * 2
@@ -90,7 +92,11 @@ async def test_request_body_over_limit_is_413(client: httpx.AsyncClient, tenant:
 
 
 async def test_invalid_query_parameters_are_422(client: httpx.AsyncClient, tenant: Tenant) -> None:
-    for params, needle in (({"limit": 0}, "limit"), ({"event_type": "bogus"}, "event_type"), ({"cursor": "%%%"}, "cursor")):
+    for params, needle in (
+        ({"limit": 0}, "limit"),
+        ({"event_type": "bogus"}, "event_type"),
+        ({"cursor": "%%%"}, "cursor"),
+    ):
         r = await client.get("/api/events", params=params, headers=tenant.headers)
         assert r.status_code == 422 and needle in str(r.json()["detail"]), r.text
 

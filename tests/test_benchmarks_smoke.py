@@ -15,7 +15,10 @@ def test_ingest_benchmark_writes_its_table(tmp_path: Path) -> None:
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", "ingest", "--size", "tiny", "--out", str(out)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     text = out.read_text()
@@ -30,7 +33,10 @@ def test_ingest_benchmark_writes_its_table(tmp_path: Path) -> None:
     # A rerun replaces the section instead of appending a second one.
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", "ingest", "--size", "tiny", "--out", str(out)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert out.read_text().count("<!-- section:ingest -->") == 1

@@ -38,7 +38,11 @@ def cli(pg_url: str, data_dir: Path):  # type: ignore[no-untyped-def]
         )
         return subprocess.run(
             [sys.executable, "-m", "elephantasm.cli.main", *args],
-            env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+            env=env,
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
 
     return run
@@ -116,8 +120,13 @@ async def test_events_import_is_idempotent_and_all_or_nothing(cli, client: httpx
     anima_id = _ok(cli("animas", "create", "importer", "--org", org)).strip().splitlines()[-1]
     n = 120
     lines = [
-        {"event_type": "message.in" if i % 2 else "message.out", "content": f"line {i}",
-         "session_id": "s1", "dedupe_key": f"k{i}", "occurred_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z"}
+        {
+            "event_type": "message.in" if i % 2 else "message.out",
+            "content": f"line {i}",
+            "session_id": "s1",
+            "dedupe_key": f"k{i}",
+            "occurred_at": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z",
+        }
         for i in range(n)
     ]
     good = _write_jsonl(tmp_path / "events.jsonl", lines)

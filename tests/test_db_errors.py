@@ -17,13 +17,19 @@ async def test_integrity_and_data_errors_map_to_domain_errors(runtime: Runtime, 
     secret = f"secret-{uuid.uuid4().hex}"
     with pytest.raises(ConflictError) as unique:
         async with runtime.unit_of_work() as session:
-            await session.execute(text("INSERT INTO orgs (id, name) VALUES (:id, :n)"), {"id": uuid.uuid4(), "n": secret})
-            await session.execute(text("INSERT INTO orgs (id, name) VALUES (:id, :n)"), {"id": uuid.uuid4(), "n": secret})
+            await session.execute(
+                text("INSERT INTO orgs (id, name) VALUES (:id, :n)"), {"id": uuid.uuid4(), "n": secret}
+            )
+            await session.execute(
+                text("INSERT INTO orgs (id, name) VALUES (:id, :n)"), {"id": uuid.uuid4(), "n": secret}
+            )
     assert "orgs_name_key" in unique.value.detail and secret not in unique.value.detail
     with pytest.raises(ConflictError) as missing:
         async with runtime.unit_of_work() as session:
-            await session.execute(text("INSERT INTO animas (id, org_id, name) VALUES (:id, :org, 'x')"),
-                                  {"id": uuid.uuid4(), "org": uuid.uuid4()})
+            await session.execute(
+                text("INSERT INTO animas (id, org_id, name) VALUES (:id, :org, 'x')"),
+                {"id": uuid.uuid4(), "org": uuid.uuid4()},
+            )
     assert "no longer exists" in missing.value.detail
     with pytest.raises(ValidationError):
         async with runtime.unit_of_work() as session:

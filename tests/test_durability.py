@@ -89,9 +89,7 @@ async def test_acknowledged_events_survive_sigkill(
             acked.update({e["id"]: e["dedupe_key"] for e in r.json()["items"]})
 
             # Kill while four writers are mid-stream, once some of their events were acknowledged.
-            writers = [
-                asyncio.create_task(_post_until_killed(c, anima_id, 1000, acked, cut_off, w)) for w in range(4)
-            ]
+            writers = [asyncio.create_task(_post_until_killed(c, anima_id, 1000, acked, cut_off, w)) for w in range(4)]
             while len(acked) < 50 + 20 and not all(w.done() for w in writers):
                 await asyncio.sleep(0.01)
             proc.send_signal(signal.SIGKILL)

@@ -139,16 +139,26 @@ async def test_dreams_record_the_space_of_their_vectors(runtimes: tuple[Runtime,
     _, b = runtimes
     tenant = await make_tenant(b, "spaces")
     anima = await _anima(b, tenant)
-    events = [EventCreate(anima_id=anima, event_type="message.in", content=f"I moved to Lisbon, note {i}.",
-                          session_id="s") for i in range(3)]
+    events = [
+        EventCreate(anima_id=anima, event_type="message.in", content=f"I moved to Lisbon, note {i}.", session_id="s")
+        for i in range(3)
+    ]
     async with b.unit_of_work() as session:
         await record_events(session, tenant.org_id, events, b.clock())
     run = await run_dream(b, tenant.org_id, anima)
     assert run.status == "completed" and run.memories_created
     async with b.engine.connect() as conn:
-        spaces = set((await conn.execute(
-            text("SELECT DISTINCT embedding_space FROM memories WHERE anima_id = :a UNION "
-                 "SELECT DISTINCT embedding_space FROM knowledge WHERE anima_id = :a"), {"a": anima})).scalars())
+        spaces = set(
+            (
+                await conn.execute(
+                    text(
+                        "SELECT DISTINCT embedding_space FROM memories WHERE anima_id = :a UNION "
+                        "SELECT DISTINCT embedding_space FROM knowledge WHERE anima_id = :a"
+                    ),
+                    {"a": anima},
+                )
+            ).scalars()
+        )
     assert spaces == {await current_space(b)}
 
 
@@ -163,19 +173,38 @@ async def test_the_space_filter_keeps_the_hnsw_index_usable(runtimes: tuple[Runt
         await conn.execute(text("SET enable_seqscan = off"))
         await conn.execute(text("SET enable_sort = off"))
         dim = b.embedder.dim  # the width's partial HNSW index (migration 0010)
-        plan = "\n".join((await conn.execute(text(
-            f"EXPLAIN SELECT id FROM memories WHERE anima_id = :a AND {width_is('embedding', dim)} "
-            # A large anima's form (migration 0019: the index holds its rows only).
-            f"AND embedding_space = :s AND vector_indexed ORDER BY {hnsw_distance('embedding', ':v', dim)} LIMIT 10"),
-            {"a": uuid.uuid4(), "s": await current_space(b), "v": literal})).scalars())
+        plan = "\n".join(
+            (
+                await conn.execute(
+                    text(
+                        f"EXPLAIN SELECT id FROM memories WHERE anima_id = :a AND {width_is('embedding', dim)} "
+                        # A large anima's form (migration 0019: the index holds its rows only).
+                        f"AND embedding_space = :s AND vector_indexed ORDER BY {hnsw_distance('embedding', ':v', dim)} LIMIT 10"
+                    ),
+                    {"a": uuid.uuid4(), "s": await current_space(b), "v": literal},
+                )
+            ).scalars()
+        )
     assert f"ix_memories_embedding_hnsw{dim}" in plan, plan
 
 
 def _reembed_cli(db: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, ELEPHANTASM_DATABASE_URL=db, ELEPHANTASM_SECRET_KEY=TEST_SECRET,
-               ELEPHANTASM_DATA_DIR=str(data_dir), ELEPHANTASM_EMBEDDER="wordllama", COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "elephantasm.cli.main", "reembed", *args], env=env, cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=120)
+    env = dict(
+        os.environ,
+        ELEPHANTASM_DATABASE_URL=db,
+        ELEPHANTASM_SECRET_KEY=TEST_SECRET,
+        ELEPHANTASM_DATA_DIR=str(data_dir),
+        ELEPHANTASM_EMBEDDER="wordllama",
+        COLUMNS="200",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "elephantasm.cli.main", "reembed", *args],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 async def test_reembed_command(runtimes: tuple[Runtime, Runtime], space_db: str, data_dir: Path) -> None:

@@ -32,8 +32,11 @@ async def _count(runtime, anima_id: str) -> int:  # type: ignore[no-untyped-def]
 async def test_duplicate_keys_inside_one_batch_store_the_first(
     client: httpx.AsyncClient, tenant: Tenant, anima: dict
 ) -> None:
-    events = [_event(anima["id"], "first", dedupe_key="k"), _event(anima["id"], "plain"),
-              _event(anima["id"], "second", dedupe_key="k")]
+    events = [
+        _event(anima["id"], "first", dedupe_key="k"),
+        _event(anima["id"], "plain"),
+        _event(anima["id"], "second", dedupe_key="k"),
+    ]
     r = await client.post("/api/events/batch", json={"events": events}, headers=tenant.headers)
     assert r.status_code == 201, r.text
     body = r.json()
@@ -44,9 +47,19 @@ async def test_duplicate_keys_inside_one_batch_store_the_first(
 
 async def test_items_are_what_a_read_returns(client: httpx.AsyncClient, tenant: Tenant, anima: dict) -> None:
     events = [
-        _event(anima["id"], "with everything", role="user", author="sam", summary="s", session_id="s1",
-               meta={"z": [1, 2.5, None], "a": {"ü": "ä"}}, source_uri="chat://1", importance_score=0.25,
-               occurred_at="2026-01-02T03:04:05.123456+02:00", dedupe_key="all"),
+        _event(
+            anima["id"],
+            "with everything",
+            role="user",
+            author="sam",
+            summary="s",
+            session_id="s1",
+            meta={"z": [1, 2.5, None], "a": {"ü": "ä"}},
+            source_uri="chat://1",
+            importance_score=0.25,
+            occurred_at="2026-01-02T03:04:05.123456+02:00",
+            dedupe_key="all",
+        ),
         _event(anima["id"], "bare"),
     ]
     body = (await client.post("/api/events/batch", json={"events": events}, headers=tenant.headers)).json()
@@ -69,7 +82,11 @@ async def test_one_bump_per_batch_and_none_for_all_duplicates(
 
 
 async def test_a_missing_anima_anywhere_writes_nothing(
-    client: httpx.AsyncClient, runtime, tenant: Tenant, other_tenant: Tenant, anima: dict  # type: ignore[no-untyped-def]
+    client: httpx.AsyncClient,
+    runtime,
+    tenant: Tenant,
+    other_tenant: Tenant,
+    anima: dict,  # type: ignore[no-untyped-def]
 ) -> None:
     foreign = (await client.post("/api/animas", json={"name": "theirs"}, headers=other_tenant.headers)).json()
     for stranger in (foreign["id"], str(uuid.uuid4())):
@@ -83,23 +100,36 @@ async def test_a_missing_anima_anywhere_writes_nothing(
 async def test_two_batches_in_one_transaction(runtime, tenant: Tenant, anima: dict) -> None:  # type: ignore[no-untyped-def]
     anima_id = uuid.UUID(anima["id"])
     async with runtime.unit_of_work() as session:
-        first = await record_events(session, tenant.org_id, [EventCreate(anima_id=anima_id, event_type="system",
-                                                                          content="a", dedupe_key="x")], runtime.clock())
-        second = await record_events(session, tenant.org_id, [EventCreate(anima_id=anima_id, event_type="system",
-                                                                           content="b", dedupe_key="x"),
-                                                               EventCreate(anima_id=anima_id, event_type="system",
-                                                                           content="c")], runtime.clock())
+        first = await record_events(
+            session,
+            tenant.org_id,
+            [EventCreate(anima_id=anima_id, event_type="system", content="a", dedupe_key="x")],
+            runtime.clock(),
+        )
+        second = await record_events(
+            session,
+            tenant.org_id,
+            [
+                EventCreate(anima_id=anima_id, event_type="system", content="b", dedupe_key="x"),
+                EventCreate(anima_id=anima_id, event_type="system", content="c"),
+            ],
+            runtime.clock(),
+        )
     assert [s.created for s in first + second] == [True, False, True]
     assert second[0].event.id == first[0].event.id and second[0].event.content == "a"
     assert await _count(runtime, anima["id"]) == 2
 
 
 async def test_concurrent_identical_batches_store_each_key_once(
-    client: httpx.AsyncClient, runtime, tenant: Tenant, anima: dict  # type: ignore[no-untyped-def]
+    client: httpx.AsyncClient,
+    runtime,
+    tenant: Tenant,
+    anima: dict,  # type: ignore[no-untyped-def]
 ) -> None:
     events = [_event(anima["id"], f"race {i}", dedupe_key=f"race-{i}") for i in range(20)]
-    responses = await asyncio.gather(*(client.post("/api/events/batch", json={"events": events},
-                                                   headers=tenant.headers) for _ in range(6)))
+    responses = await asyncio.gather(
+        *(client.post("/api/events/batch", json={"events": events}, headers=tenant.headers) for _ in range(6))
+    )
     assert all(r.status_code == 201 for r in responses)
     assert sum(r.json()["created"] for r in responses) == 20
     assert len({tuple(e["id"] for e in r.json()["items"]) for r in responses}) == 1

@@ -23,13 +23,19 @@ EVENTS, SESSION_LENGTH = 50_000, 500
 async def _big_anima(runtime: Runtime, tenant: Tenant) -> uuid.UUID:
     anima = uuid.uuid4()
     async with runtime.unit_of_work() as session:
-        await session.execute(text("INSERT INTO animas (id, org_id, name, event_seq, events_indexed) VALUES (:a, :o, 'big', :n, true)"),
-                              {"a": anima, "o": tenant.org_id, "n": EVENTS})
-        await session.execute(text(
-            "INSERT INTO events (id, anima_key, event_type, content, occurred_at, session_id, seq, time_indexed) "
-            "SELECT gen_random_uuid(), (SELECT key FROM animas WHERE id = :a), 'message.in', 'turn ' || i, "
-            "timestamptz '2026-01-01' + i * interval '1 minute', 's' || (i / :len), i, true "
-            "FROM generate_series(1, :n) i"), {"a": anima, "n": EVENTS, "len": SESSION_LENGTH})
+        await session.execute(
+            text("INSERT INTO animas (id, org_id, name, event_seq, events_indexed) VALUES (:a, :o, 'big', :n, true)"),
+            {"a": anima, "o": tenant.org_id, "n": EVENTS},
+        )
+        await session.execute(
+            text(
+                "INSERT INTO events (id, anima_key, event_type, content, occurred_at, session_id, seq, time_indexed) "
+                "SELECT gen_random_uuid(), (SELECT key FROM animas WHERE id = :a), 'message.in', 'turn ' || i, "
+                "timestamptz '2026-01-01' + i * interval '1 minute', 's' || (i / :len), i, true "
+                "FROM generate_series(1, :n) i"
+            ),
+            {"a": anima, "n": EVENTS, "len": SESSION_LENGTH},
+        )
     async with runtime.engine.connect() as conn:
         await conn.execute(text("ANALYZE events"))
         await conn.commit()
@@ -48,9 +54,13 @@ async def test_a_late_session_is_listed_from_the_session_index(runtime: Runtime,
     event.listen(runtime.engine.sync_engine, "before_cursor_execute", capture)
     try:
         async with runtime.unit_of_work() as session:
-            rows, cursor = await list_events(session, tenant.org_id, EventFilter(anima_id=anima, session_id=late), 50, None)
+            rows, cursor = await list_events(
+                session, tenant.org_id, EventFilter(anima_id=anima, session_id=late), 50, None
+            )
             assert [r.seq for r in rows] == list(range(EVENTS - SESSION_LENGTH, EVENTS - SESSION_LENGTH + 50))
-            more, _ = await list_events(session, tenant.org_id, EventFilter(anima_id=anima, session_id=late), 50, cursor)
+            more, _ = await list_events(
+                session, tenant.org_id, EventFilter(anima_id=anima, session_id=late), 50, cursor
+            )
             assert more[0].seq == rows[-1].seq + 1
     finally:
         event.remove(runtime.engine.sync_engine, "before_cursor_execute", capture)

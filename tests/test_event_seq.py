@@ -26,9 +26,11 @@ def _event(anima_id: str, content: str, **extra) -> dict:  # type: ignore[no-unt
 async def _state(runtime: Runtime, anima_id: str) -> tuple[int, int, int]:
     """(state_version, event_seq, distilled_seq) of the anima."""
     async with runtime.read_session() as session:
-        row = (await session.execute(
-            select(Anima.state_version, Anima.event_seq, Anima.distilled_seq).where(Anima.id == uuid.UUID(anima_id))
-        )).one()
+        row = (
+            await session.execute(
+                select(Anima.state_version, Anima.event_seq, Anima.distilled_seq).where(Anima.id == uuid.UUID(anima_id))
+            )
+        ).one()
     return row.state_version, row.event_seq, row.distilled_seq
 
 
@@ -47,11 +49,17 @@ async def _seqs(runtime: Runtime, anima_id: str) -> list[int]:
 async def test_concurrent_single_and_batch_inserts_number_every_event_once(
     client: httpx.AsyncClient, tenant: Tenant, anima: dict, runtime: Runtime
 ) -> None:
-    singles = [client.post("/api/events", json=_event(anima["id"], f"single {i}"), headers=tenant.headers)
-               for i in range(12)]
-    batches = [client.post("/api/events/batch", headers=tenant.headers,
-                           json={"events": [_event(anima["id"], f"batch {b}.{i}") for i in range(5)]})
-               for b in range(4)]
+    singles = [
+        client.post("/api/events", json=_event(anima["id"], f"single {i}"), headers=tenant.headers) for i in range(12)
+    ]
+    batches = [
+        client.post(
+            "/api/events/batch",
+            headers=tenant.headers,
+            json={"events": [_event(anima["id"], f"batch {b}.{i}") for i in range(5)]},
+        )
+        for b in range(4)
+    ]
     replies = await asyncio.gather(*singles, *batches)
     assert all(r.status_code == 201 for r in replies), [r.text for r in replies]
     # No duplicates: the seqs are exactly 1..n, none lost to a race and none handed out twice.
@@ -59,13 +67,16 @@ async def test_concurrent_single_and_batch_inserts_number_every_event_once(
     assert (await _state(runtime, anima["id"]))[1:] == (32, 0)
 
 
-async def test_a_dedupe_hit_moves_nothing(client: httpx.AsyncClient, tenant: Tenant, anima: dict, runtime: Runtime) -> None:
+async def test_a_dedupe_hit_moves_nothing(
+    client: httpx.AsyncClient, tenant: Tenant, anima: dict, runtime: Runtime
+) -> None:
     first = await client.post("/api/events", json=_event(anima["id"], "hello", dedupe_key="k1"), headers=tenant.headers)
     assert first.status_code == 201 and first.json()["distilled_at"] is None
     before = await _state(runtime, anima["id"])
     again = await client.post("/api/events", json=_event(anima["id"], "hello", dedupe_key="k1"), headers=tenant.headers)
-    batch = await client.post("/api/events/batch", headers=tenant.headers,
-                              json={"events": [_event(anima["id"], "hello", dedupe_key="k1")]})
+    batch = await client.post(
+        "/api/events/batch", headers=tenant.headers, json={"events": [_event(anima["id"], "hello", dedupe_key="k1")]}
+    )
     assert again.status_code == 200 and again.json() == first.json()
     assert batch.status_code == 201 and batch.json()["items"] == [first.json()]
     assert await _state(runtime, anima["id"]) == before  # no state_version, no seq, no watermark move
@@ -76,10 +87,12 @@ async def test_racing_duplicates_store_one_event(
     client: httpx.AsyncClient, tenant: Tenant, anima: dict, runtime: Runtime
 ) -> None:
     before = await _state(runtime, anima["id"])
-    replies = await asyncio.gather(*(
-        client.post("/api/events", json=_event(anima["id"], "same", dedupe_key="race"), headers=tenant.headers)
-        for _ in range(8)
-    ))
+    replies = await asyncio.gather(
+        *(
+            client.post("/api/events", json=_event(anima["id"], "same", dedupe_key="race"), headers=tenant.headers)
+            for _ in range(8)
+        )
+    )
     assert sorted(r.status_code for r in replies) == [200] * 7 + [201]
     assert len({r.json()["id"] for r in replies}) == 1
     (seq,) = await _seqs(runtime, anima["id"])
@@ -97,8 +110,11 @@ async def test_distilled_at_on_the_wire_and_through_export_import(
     await client.post("/api/events/batch", json={"events": early}, headers=tenant.headers)
     run = await run_dream(runtime, tenant.org_id, aid)
     assert run.status == "completed" and run.events_read == 3
-    late = await client.post("/api/events", json=_event(anima["id"], "Also chives.", session_id="s1",
-                                                       occurred_at="2020-01-01T00:00:00Z"), headers=tenant.headers)
+    late = await client.post(
+        "/api/events",
+        json=_event(anima["id"], "Also chives.", session_id="s1", occurred_at="2020-01-01T00:00:00Z"),
+        headers=tenant.headers,
+    )
     listed = (await client.get(f"/api/events?anima_id={aid}", headers=tenant.headers)).json()["items"]
     stamps = {e["content"]: e["distilled_at"] for e in listed}
     assert stamps.pop("Also chives.") is None  # back-dated and recorded after the run: pending

@@ -22,8 +22,16 @@ async def _state_version(client: httpx.AsyncClient, tenant: Tenant, anima_id: st
 
 async def test_single_extract_stores_every_field(client: httpx.AsyncClient, tenant: Tenant, anima: dict) -> None:
     body = _event(
-        anima["id"], "I prefer tea", role="user", author="sam", summary="tea", session_id="s1",
-        meta={"channel": "chat"}, source_uri="chat://1", importance_score=0.8, occurred_at="2026-01-02T03:04:05Z",
+        anima["id"],
+        "I prefer tea",
+        role="user",
+        author="sam",
+        summary="tea",
+        session_id="s1",
+        meta={"channel": "chat"},
+        source_uri="chat://1",
+        importance_score=0.8,
+        occurred_at="2026-01-02T03:04:05Z",
     )
     r = await client.post("/api/events", json=body, headers=tenant.headers)
     assert r.status_code == 201, r.text
@@ -52,16 +60,25 @@ async def test_dedupe_key_returns_stored_event_with_200(client: httpx.AsyncClien
 
 
 async def test_twenty_concurrent_identical_extracts_leave_one_row(
-    client: httpx.AsyncClient, runtime, tenant: Tenant, anima: dict  # type: ignore[no-untyped-def]
+    client: httpx.AsyncClient,
+    runtime,
+    tenant: Tenant,
+    anima: dict,  # type: ignore[no-untyped-def]
 ) -> None:
     body = _event(anima["id"], "racing", dedupe_key="race-1")
-    responses = await asyncio.gather(*(client.post("/api/events", json=body, headers=tenant.headers) for _ in range(20)))
+    responses = await asyncio.gather(
+        *(client.post("/api/events", json=body, headers=tenant.headers) for _ in range(20))
+    )
     statuses = sorted(r.status_code for r in responses)
     assert statuses == [200] * 19 + [201]
     assert len({r.json()["id"] for r in responses}) == 1
     async with runtime.read_session() as session:
         count = (
-            await session.execute(select(func.count()).select_from(Event).where(*of_anima(Event, anima["id"]), Event.dedupe_key == "race-1"))
+            await session.execute(
+                select(func.count())
+                .select_from(Event)
+                .where(*of_anima(Event, anima["id"]), Event.dedupe_key == "race-1")
+            )
         ).scalar_one()
     assert count == 1
 

@@ -55,8 +55,18 @@ async def _flags(rt: Runtime, anima: uuid.UUID) -> dict[bool, int]:
 async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, indexed: bool, *, hnsw_only: bool) -> str:
     """EXPLAIN of the compile's long-term statement with a query, on the HNSW or the exact path."""
     cfg = build_request(rt, tenant.org_id, anima, query="memory", max_tokens=2000).config
-    scope = cands.Scope(tenant.org_id, anima, rt.clock(), "memory", vector_literal(random_vectors(1, 99)[0]),
-                        cfg.weights, cfg, SPACE, DIM, indexed)
+    scope = cands.Scope(
+        tenant.org_id,
+        anima,
+        rt.clock(),
+        "memory",
+        vector_literal(random_vectors(1, 99)[0]),
+        cfg.weights,
+        cfg,
+        SPACE,
+        DIM,
+        indexed,
+    )
     params = scope.params(exclude=[], k=20, kth=19, seed=200, t_cut=rt.clock() - timedelta(days=30))
     stmt = cands._long_term(True, DIM, scope.uses_decay, indexed)
     async with rt.engine.connect() as conn:
@@ -95,9 +105,18 @@ async def test_exact_search_of_a_small_anima_is_the_true_order_and_stays_in_its_
     async with rt.unit_of_work() as session:
         found = await search_memories(session, tenant.org_id, small, q, 10, space=SPACE)
     async with rt.engine.connect() as conn:
-        truth = (await conn.execute(text(
-            "SELECT id FROM memories WHERE anima_id = :a ORDER BY embedding <=> CAST(:q AS halfvec), id LIMIT 10"
-        ), {"a": small, "q": vector_literal(q)})).scalars().all()
+        truth = (
+            (
+                await conn.execute(
+                    text(
+                        "SELECT id FROM memories WHERE anima_id = :a ORDER BY embedding <=> CAST(:q AS halfvec), id LIMIT 10"
+                    ),
+                    {"a": small, "q": vector_literal(q)},
+                )
+            )
+            .scalars()
+            .all()
+        )
     assert [row.id for row, _ in found] == list(truth)
     assert all(row.anima_id == small for row, _ in found)
 
@@ -119,8 +138,13 @@ async def test_flip_indexes_every_memory_of_the_anima_and_later_inserts(rt: Runt
     assert await flip(rt, tenant, anima, threshold=4) is False  # once
     assert await _flags(rt, bystander) == {False: 5}
     async with rt.engine.connect() as conn:
-        flags = dict((await conn.execute(text("SELECT id, vectors_indexed FROM animas WHERE id IN (:a, :b)"),
-                                         {"a": anima, "b": bystander})).all())
+        flags = dict(
+            (
+                await conn.execute(
+                    text("SELECT id, vectors_indexed FROM animas WHERE id IN (:a, :b)"), {"a": anima, "b": bystander}
+                )
+            ).all()
+        )
     assert flags == {anima: True, bystander: False}
 
 

@@ -48,7 +48,9 @@ async def test_read_keys_cannot_write(client: httpx.AsyncClient, tenant: Tenant,
         client.post("/api/animas", json={"name": "x"}, headers=read),
         client.patch(f"/api/animas/{anima['id']}", json={"name": "y"}, headers=read),
         client.delete(f"/api/animas/{anima['id']}", headers=read),
-        client.post("/api/events", json={"anima_id": anima["id"], "event_type": "system", "content": "c"}, headers=read),
+        client.post(
+            "/api/events", json={"anima_id": anima["id"], "event_type": "system", "content": "c"}, headers=read
+        ),
         client.post("/api/dreams/trigger", json={"anima_id": anima["id"]}, headers=read),
         client.post("/api/animas/import", content=b"", headers=read),
     ]
@@ -90,8 +92,9 @@ async def test_a_minted_key_lives_no_longer_than_its_minter(
 async def _cached_app(runtime: Runtime, clock: list[datetime]) -> httpx.AsyncClient:
     from api.app import create_app
 
-    rt = dataclasses.replace(runtime, settings=runtime.settings.model_copy(update={"auth_cache_seconds": 300}),
-                             clock=lambda: clock[0])
+    rt = dataclasses.replace(
+        runtime, settings=runtime.settings.model_copy(update={"auth_cache_seconds": 300}), clock=lambda: clock[0]
+    )
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(rt)), base_url="http://cached")
 
 

@@ -85,8 +85,10 @@ def _minilm_tokenizer() -> Path | None:
         return None
 
 
-@pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None or _minilm_tokenizer() is None,
-                    reason="MiniLM extra or its tokenizer.json not installed (optional: README 'Embedders')")
+@pytest.mark.skipif(
+    importlib.util.find_spec("onnxruntime") is None or _minilm_tokenizer() is None,
+    reason="MiniLM extra or its tokenizer.json not installed (optional: README 'Embedders')",
+)
 async def test_minilm_ranks_a_paraphrase_above_an_unrelated_text(no_network: None) -> None:
     tokenizer = _minilm_tokenizer()
     assert tokenizer is not None

@@ -22,10 +22,14 @@ from tests.support.databases import connect, database_before
 ORG, ANIMA, RUN = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
 T1 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 T2 = T1 + timedelta(seconds=7)
-_OLD = ("INSERT INTO dream_actions (id, org_id, anima_id, run_id, action, target_type, target_id, before, after, "
-        "created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10)")
-_READ_OLD = ("SELECT id, action, target_type, target_id, before::text AS before, after::text AS after, created_at "
-             "FROM dream_actions ORDER BY created_at, action, id")
+_OLD = (
+    "INSERT INTO dream_actions (id, org_id, anima_id, run_id, action, target_type, target_id, before, after, "
+    "created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10)"
+)
+_READ_OLD = (
+    "SELECT id, action, target_type, target_id, before::text AS before, after::text AS after, created_at "
+    "FROM dream_actions ORDER BY created_at, action, id"
+)
 _READ_NEW = "SELECT * FROM dream_actions ORDER BY created_at, action, id"
 
 
@@ -40,7 +44,10 @@ def _entries() -> list[tuple]:
     m = [uuid.uuid4() for _ in range(4)]
     k = [uuid.uuid4() for _ in range(3)]
     return [
-        *[("created", "memory", x, "null", json.dumps({"events": i, "importance": 0.5}), T1) for i, x in enumerate(m[:3])],
+        *[
+            ("created", "memory", x, "null", json.dumps({"events": i, "importance": 0.5}), T1)
+            for i, x in enumerate(m[:3])
+        ],
         ("created", "knowledge", k[0], "null", json.dumps({"content": "User likes teal."}), T1),
         ("superseded", "knowledge", k[1], json.dumps({"value": "red"}), json.dumps({"value": "teal"}), T1),
         ("created", "knowledge", k[2], None, None, T1),  # SQL NULLs: read as None like JSON null
@@ -124,7 +131,14 @@ async def test_upgrade_batches_entries_that_read_back_the_same_and_downgrade_res
         await conn.execute(
             "INSERT INTO dream_actions (id, org_id, anima_id, run_id, created_at, action, target_type, target_ids, "
             "befores, afters) VALUES ($1, $2, $3, $4, $5, 'decaying', 'memory', $6, NULL, $7::jsonb)",
-            row_id, ORG, ANIMA, RUN, T2 + timedelta(seconds=1), targets, json.dumps([{"n": 0}, None, {"n": 2}]))
+            row_id,
+            ORG,
+            ANIMA,
+            RUN,
+            T2 + timedelta(seconds=1),
+            targets,
+            json.dumps([{"n": 0}, None, {"n": 2}]),
+        )
     finally:
         await conn.close()
     written, _ = await _new_entries(url)

@@ -98,8 +98,12 @@ async def test_upgrade_keys_events_by_anima_key_and_downgrade_restores(old_db: t
         assert defs["ix_events_anima_session"] == "(anima_id, session_id, occurred_at)"
         assert defs["uq_events_anima_dedupe"] == "(anima_id, dedupe_key) WHERE (dedupe_key IS NOT NULL)"
         assert sorted(await _foreign_keys(conn)) == ["events_anima_id_fkey", "events_org_id_fkey"]
-        columns = {r[0] for r in await conn.fetch(
-            "SELECT column_name FROM information_schema.columns WHERE table_name IN ('events', 'animas')")}
+        columns = {
+            r[0]
+            for r in await conn.fetch(
+                "SELECT column_name FROM information_schema.columns WHERE table_name IN ('events', 'animas')"
+            )
+        }
         assert not {"key", "anima_key"} & columns
         assert await conn.fetchval("SELECT count(*) FROM events") == 3
     finally:

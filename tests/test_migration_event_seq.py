@@ -40,15 +40,28 @@ async def _seed(url: str) -> dict[str, uuid.UUID]:
         for anima in (ANIMA, EMPTY):
             await conn.execute("INSERT INTO animas (id, org_id, name) VALUES ($1, $2, 'a')", anima, ORG)
         for run, status in ((DONE_RUN, "completed"), (LIVE_RUN, "running")):
-            await conn.execute("INSERT INTO dream_runs (id, org_id, anima_id, status, trigger, engine) "
-                               "VALUES ($1, $2, $3, $4, 'test', 'offline')", run, ORG, ANIMA, status)
+            await conn.execute(
+                "INSERT INTO dream_runs (id, org_id, anima_id, status, trigger, engine) "
+                "VALUES ($1, $2, $3, $4, 'test', 'offline')",
+                run,
+                ORG,
+                ANIMA,
+                status,
+            )
         for name, (minutes, distilled, claimed) in EVENTS.items():
             created = T + timedelta(minutes=minutes)
             await conn.execute(
                 "INSERT INTO events (id, org_id, anima_id, event_type, content, occurred_at, created_at, updated_at,"
                 " distilled_at, claimed_by, claimed_at) VALUES ($1, $2, $3, 'system', $4, $5, $6, $6, $7, $8, $9)",
-                ids[name], ORG, ANIMA, f"about the {name} kettle", T - timedelta(days=minutes), created,
-                distilled, claimed, created if claimed else None,
+                ids[name],
+                ORG,
+                ANIMA,
+                f"about the {name} kettle",
+                T - timedelta(days=minutes),
+                created,
+                distilled,
+                claimed,
+                created if claimed else None,
             )
     finally:
         await conn.close()
@@ -64,14 +77,23 @@ async def test_upgrade_numbers_distilled_events_first_and_downgrade_restores_the
     conn = await connect(url)
     try:
         # At 0011 an event still names its anima (0022 leaves only the key).
-        rows = await conn.fetch(f"SELECT e.id, e.seq, {event_state.distilled_at('e', 'e.anima_id')} AS at, "
-                                "e.fts @@ to_tsquery('english', 'kettle') AS matched FROM events e")
-        animas = {r["id"]: (r["event_seq"], r["distilled_seq"])
-                  for r in await conn.fetch("SELECT id, event_seq, distilled_seq FROM animas")}
-        chunks = [tuple(r) for r in await conn.fetch(
-            "SELECT first_seq, last_seq, run_id, distilled_at FROM dream_chunks ORDER BY first_seq")]
-        kind = await conn.fetchval("SELECT attgenerated FROM pg_attribute "
-                                   "WHERE attrelid = 'events'::regclass AND attname = 'fts'")
+        rows = await conn.fetch(
+            f"SELECT e.id, e.seq, {event_state.distilled_at('e', 'e.anima_id')} AS at, "
+            "e.fts @@ to_tsquery('english', 'kettle') AS matched FROM events e"
+        )
+        animas = {
+            r["id"]: (r["event_seq"], r["distilled_seq"])
+            for r in await conn.fetch("SELECT id, event_seq, distilled_seq FROM animas")
+        }
+        chunks = [
+            tuple(r)
+            for r in await conn.fetch(
+                "SELECT first_seq, last_seq, run_id, distilled_at FROM dream_chunks ORDER BY first_seq"
+            )
+        ]
+        kind = await conn.fetchval(
+            "SELECT attgenerated FROM pg_attribute WHERE attrelid = 'events'::regclass AND attname = 'fts'"
+        )
     finally:
         await conn.close()
     seq = {r["id"]: r["seq"] for r in rows}
@@ -84,8 +106,10 @@ async def test_upgrade_numbers_distilled_events_first_and_downgrade_restores_the
     await asyncio.to_thread(downgrade, url, before)
     conn = await connect(url)
     try:
-        back = {r["id"]: (r["distilled_at"], r["claimed_by"])
-                for r in await conn.fetch("SELECT id, distilled_at, claimed_by FROM events")}
+        back = {
+            r["id"]: (r["distilled_at"], r["claimed_by"])
+            for r in await conn.fetch("SELECT id, distilled_at, claimed_by FROM events")
+        }
         pending_index = await conn.fetchval("SELECT count(*) FROM pg_indexes WHERE indexname = 'ix_events_pending'")
     finally:
         await conn.close()

@@ -42,9 +42,11 @@ async def test_upgrade_flags_large_animas_and_narrows_hnsw_and_back(old_db: tupl
     assert str(await fetch_value(url, HNSW_DEF)).endswith("WHERE ((vector_dims(embedding) = 256) AND vector_indexed)")
     conn = await connect(url)
     try:
-        rows = await conn.fetch("SELECT a.id, a.vectors_indexed, bool_and(m.vector_indexed) AS all_, "
-                                "bool_or(m.vector_indexed) AS any_, count(*) FROM animas a "
-                                "JOIN memories m ON m.anima_id = a.id GROUP BY a.id, a.vectors_indexed")
+        rows = await conn.fetch(
+            "SELECT a.id, a.vectors_indexed, bool_and(m.vector_indexed) AS all_, "
+            "bool_or(m.vector_indexed) AS any_, count(*) FROM animas a "
+            "JOIN memories m ON m.anima_id = a.id GROUP BY a.id, a.vectors_indexed"
+        )
         got = {r["id"]: (r["vectors_indexed"], r["all_"], r["any_"], r["count"]) for r in rows}
         assert got == {SMALL: (False, False, False, 5), LARGE: (True, True, True, INDEX_THRESHOLD)}
         # The trigger marks later inserts by their anima's flag.

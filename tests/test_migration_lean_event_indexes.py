@@ -16,8 +16,11 @@ from tests.support.databases import connect, database_before
 ORG, ANIMA = uuid.uuid4(), uuid.uuid4()
 T = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 # (session_id, created_at, updated_at as stored before 0015; events never changed, so they are equal)
-EVENTS = [("s1", T, T), ("s1", T + timedelta(minutes=1), T + timedelta(minutes=1)), (None, T + timedelta(hours=1),
-          T + timedelta(hours=1))]
+EVENTS = [
+    ("s1", T, T),
+    ("s1", T + timedelta(minutes=1), T + timedelta(minutes=1)),
+    (None, T + timedelta(hours=1), T + timedelta(hours=1)),
+]
 
 
 @pytest.fixture
@@ -30,8 +33,10 @@ def old_db(pg_url: str) -> Iterator[tuple[str, str]]:
 async def _state(conn: asyncpg.Connection) -> tuple[tuple[str, str], str, list[tuple]]:
     defs = dict(await conn.fetch("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'events'"))
     index = (defs["ix_events_anima_session"], defs["ix_events_org_anima_occurred"])
-    generated = await conn.fetchval("SELECT attgenerated::text FROM pg_attribute WHERE attrelid = 'events'::regclass "
-                                    "AND attname = 'updated_at' AND NOT attisdropped")
+    generated = await conn.fetchval(
+        "SELECT attgenerated::text FROM pg_attribute WHERE attrelid = 'events'::regclass "
+        "AND attname = 'updated_at' AND NOT attisdropped"
+    )
     rows = await conn.fetch("SELECT session_id, created_at, updated_at FROM events ORDER BY seq")
     return index, generated, [tuple(r) for r in rows]
 
@@ -46,7 +51,14 @@ async def test_upgrade_narrows_the_time_index_and_computes_updated_at(old_db: tu
             await conn.execute(
                 "INSERT INTO events (id, org_id, anima_id, event_type, content, session_id, created_at, updated_at, "
                 "seq) VALUES ($1, $2, $3, 'message.in', 'x', $4, $5, $6, $7)",
-                uuid.uuid4(), ORG, ANIMA, session, created, updated, seq)
+                uuid.uuid4(),
+                ORG,
+                ANIMA,
+                session,
+                created,
+                updated,
+                seq,
+            )
     finally:
         await conn.close()
 
@@ -61,7 +73,12 @@ async def test_upgrade_narrows_the_time_index_and_computes_updated_at(old_db: tu
         later = T + timedelta(days=1)
         await conn.execute(
             "INSERT INTO events (id, org_id, anima_id, event_type, content, created_at, seq) "
-            "VALUES ($1, $2, $3, 'message.in', 'y', $4, 4)", uuid.uuid4(), ORG, ANIMA, later)
+            "VALUES ($1, $2, $3, 'message.in', 'y', $4, 4)",
+            uuid.uuid4(),
+            ORG,
+            ANIMA,
+            later,
+        )
         assert await conn.fetchval("SELECT updated_at FROM events WHERE seq = 4") == later
         with pytest.raises(asyncpg.GeneratedAlwaysError):  # never written
             await conn.execute("UPDATE events SET updated_at = now()")

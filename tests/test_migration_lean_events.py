@@ -48,8 +48,10 @@ async def test_upgrade_drops_the_tsvector_and_unkeyed_entries_and_downgrade_rest
     await asyncio.to_thread(upgrade, url, "0012")
     conn = await connect(url)
     try:
-        fts = await conn.fetchval("SELECT count(*) FROM pg_attribute WHERE attrelid = 'events'::regclass "
-                                  "AND attname = 'fts' AND NOT attisdropped")
+        fts = await conn.fetchval(
+            "SELECT count(*) FROM pg_attribute WHERE attrelid = 'events'::regclass "
+            "AND attname = 'fts' AND NOT attisdropped"
+        )
         indexdef, constraints = await _dedupe_index(conn)
         assert (fts, constraints) == (0, 0)
         assert indexdef is not None and "UNIQUE" in indexdef and "WHERE (dedupe_key IS NOT NULL)" in indexdef
@@ -64,12 +66,16 @@ async def test_upgrade_drops_the_tsvector_and_unkeyed_entries_and_downgrade_rest
     conn = await connect(url)
     try:
         matched = await conn.fetch("SELECT content, fts @@ to_tsquery('english', 'kettle') AS m FROM events")
-        kind = await conn.fetchval("SELECT attgenerated FROM pg_attribute "
-                                   "WHERE attrelid = 'events'::regclass AND attname = 'fts'")
+        kind = await conn.fetchval(
+            "SELECT attgenerated FROM pg_attribute WHERE attrelid = 'events'::regclass AND attname = 'fts'"
+        )
         _, constraints = await _dedupe_index(conn)
     finally:
         await conn.close()
     assert {r["content"]: r["m"] for r in matched} == {
-        "the kettle boiled": True, "kettles again": True, "x": False, "no key": False
+        "the kettle boiled": True,
+        "kettles again": True,
+        "x": False,
+        "no key": False,
     }
     assert kind == b"s" and constraints == 1  # stored again for every event; the constraint is back

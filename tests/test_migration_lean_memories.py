@@ -35,18 +35,27 @@ async def _seed(url: str) -> tuple[dict[str, uuid.UUID], list[uuid.UUID]]:
             await conn.execute(
                 "INSERT INTO events (id, org_id, anima_id, event_type, content, occurred_at, seq) "
                 "VALUES ($1, $2, $3, 'message.in', 'hello', $4, $5)",
-                event, org, anima, datetime(2026, 1, 1, tzinfo=UTC), seq,
+                event,
+                org,
+                anima,
+                datetime(2026, 1, 1, tzinfo=UTC),
+                seq,
             )
         for memory in memories.values():
             await conn.execute(
                 "INSERT INTO memories (id, org_id, anima_id, summary, content) "
                 "VALUES ($1, $2, $3, 'the printer jammed again', 'User: the printer jammed again, the printer!')",
-                memory, org, anima,
+                memory,
+                org,
+                anima,
             )
         for event in (events[2], events[0]):
             await conn.execute(
                 "INSERT INTO memory_events (memory_id, event_id, org_id, anima_id) VALUES ($1, $2, $3, $4)",
-                memories["two"], event, org, anima,
+                memories["two"],
+                event,
+                org,
+                anima,
             )
     finally:
         await conn.close()

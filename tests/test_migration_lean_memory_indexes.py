@@ -35,7 +35,10 @@ async def test_upgrade_keys_pack_indexes_on_the_anima_drops_time_end_and_back(ol
         await conn.execute("INSERT INTO animas (id, org_id, name) VALUES ($1, $2, 'a')", ANIMA, ORG)
         await conn.execute(
             "INSERT INTO memories (id, org_id, anima_id, summary, time_end) VALUES ($1, $2, $3, 's', now())",
-            uuid.uuid4(), ORG, ANIMA)
+            uuid.uuid4(),
+            ORG,
+            ANIMA,
+        )
     finally:
         await conn.close()
     assert await fetch_value(url, EXISTS) is True

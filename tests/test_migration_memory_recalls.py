@@ -39,7 +39,14 @@ async def _seed(url: str) -> dict[str, uuid.UUID]:
         for name, (count, at) in MEMORIES.items():
             await conn.execute(
                 "INSERT INTO memories (id, org_id, anima_id, summary, recall_count, last_recalled_at) "
-                "VALUES ($1, $2, $3, $4, $5, $6)", ids[name], ORG, ANIMA, name, count, at)
+                "VALUES ($1, $2, $3, $4, $5, $6)",
+                ids[name],
+                ORG,
+                ANIMA,
+                name,
+                count,
+                at,
+            )
     finally:
         await conn.close()
     return ids
@@ -62,8 +69,10 @@ async def test_upgrade_moves_recall_state_and_downgrade_moves_it_back(old_db: tu
     assert {names[m]: rest for m, *rest in moved} == {
         name: [ORG, ANIMA, count, at] for name, (count, at) in MEMORIES.items() if name != "never"
     }
-    columns = {r[0] for r in await _fetch(url, "SELECT column_name FROM information_schema.columns "
-                                               "WHERE table_name = 'memories'")}
+    columns = {
+        r[0]
+        for r in await _fetch(url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'memories'")
+    }
     assert not columns & {"recall_count", "last_recalled_at"}
     pack_indexes = await _fetch(url, "SELECT indexdef FROM pg_indexes WHERE indexname LIKE 'ix_memories_pack_%'")
     assert len(pack_indexes) == 2 and not any("recall" in d for (d,) in pack_indexes)

@@ -49,7 +49,13 @@ async def test_upgrade_indexes_the_score_key_and_keeps_packs_as_text_and_back(ol
         for importance, confidence in MEMORIES:
             await conn.execute(
                 "INSERT INTO memories (id, org_id, anima_id, summary, importance, confidence) "
-                "VALUES ($1, $2, $3, 's', $4, $5)", uuid.uuid4(), ORG, ANIMA, importance, confidence)
+                "VALUES ($1, $2, $3, 's', $4, $5)",
+                uuid.uuid4(),
+                ORG,
+                ANIMA,
+                importance,
+                confidence,
+            )
         await conn.execute(PACK_ROW, uuid.uuid4(), ORG, ANIMA, json.dumps(PACK))
     finally:
         await conn.close()
@@ -58,8 +64,7 @@ async def test_upgrade_indexes_the_score_key_and_keeps_packs_as_text_and_back(ol
     assert "INCLUDE (importance, confidence, time_start, time_end, id)" in definition[0]
     assert "WHERE ((deleted_at IS NULL) AND (merged_into IS NULL)" in definition[0]
     # The key (the statements' text, the index's expression) is the clamped sum.
-    keys = await _query(url, f"SELECT {memory_score_key('m')} FROM memories m WHERE m.anima_id = $1 "
-                             "ORDER BY 1", ANIMA)
+    keys = await _query(url, f"SELECT {memory_score_key('m')} FROM memories m WHERE m.anima_id = $1 ORDER BY 1", ANIMA)
     assert [round(k, 12) for (k,) in keys] == sorted(MEMORIES.values())
     (content,) = await _query(url, "SELECT content FROM memory_packs")
     assert isinstance(content[0], str) and json.loads(content[0]) == PACK
@@ -67,4 +72,6 @@ async def test_upgrade_indexes_the_score_key_and_keeps_packs_as_text_and_back(ol
     await asyncio.to_thread(downgrade, url, before)
     assert await _query(url, "SELECT to_regclass('ix_memories_pack_score')") == [(None,)]
     assert len(await _query(url, "SELECT 1 FROM memories")) == len(MEMORIES)
-    assert await _query(url, "SELECT content = CAST($1 AS text)::jsonb FROM memory_packs", json.dumps(PACK)) == [(True,)]
+    assert await _query(url, "SELECT content = CAST($1 AS text)::jsonb FROM memory_packs", json.dumps(PACK)) == [
+        (True,)
+    ]

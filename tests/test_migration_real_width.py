@@ -48,13 +48,22 @@ async def _seed(url: str, rows: dict[str, tuple[list[float], str | None]]) -> di
             await conn.execute(
                 "INSERT INTO memories (id, org_id, anima_id, summary, content, embedding, embedding_space) "
                 "VALUES ($1, $2, $3, $4, $4, $5::halfvec, $6)",
-                ids[name], org, anima, name, _literal(padded), space,
+                ids[name],
+                org,
+                anima,
+                name,
+                _literal(padded),
+                space,
             )
         vec, space = rows["wordllama"]
         await conn.execute(
             "INSERT INTO knowledge (id, org_id, anima_id, type, content, content_hash, embedding, embedding_space) "
             "VALUES ($1, $2, $3, 'FACT', 'k', 'h', $4::halfvec, $5)",
-            uuid.uuid4(), org, anima, _literal(vec + [0.0] * 128), space,
+            uuid.uuid4(),
+            org,
+            anima,
+            _literal(vec + [0.0] * 128),
+            space,
         )
     finally:
         await conn.close()
@@ -122,7 +131,11 @@ async def test_downgrade_refuses_vectors_wider_than_384(db: str) -> None:
         await conn.execute(
             "INSERT INTO memories (id, org_id, anima_id, summary, content, embedding, embedding_space) "
             "VALUES ($1, $2, $3, 's', 's', $4::halfvec, $5)",
-            uuid.uuid4(), org, anima, _literal(_unit(512, 9)), space,
+            uuid.uuid4(),
+            org,
+            anima,
+            _literal(_unit(512, 9)),
+            space,
         )
     finally:
         await conn.close()

@@ -45,7 +45,10 @@ async def test_upgrade_keeps_stored_rows_renders_new_ones_and_back(old_db: tuple
         await conn.execute(
             "INSERT INTO events (id, org_id, anima_id, event_type, role, content, occurred_at, seq, anima_key) "
             "SELECT $1, $2, $3, 'message.in', 'user', 'the printer jammed again', $4, 1, key FROM animas WHERE id = $3",
-            EVENT, ORG, ANIMA, datetime(2026, 1, 1, tzinfo=UTC),
+            EVENT,
+            ORG,
+            ANIMA,
+            datetime(2026, 1, 1, tzinfo=UTC),
         )
         await conn.execute(_MEMORY, OLD, ORG, ANIMA, RENDERED, [EVENT])
     finally:

@@ -25,9 +25,19 @@ from tests.support.databases import connect, create_database, drop_database
 # docs/design.md §4, with the provenance and history tables the models split out. A memory's
 # provenance (design: memory_events) is its ``event_ids`` array since migration 0013.
 DESIGN_TABLES = {
-    "orgs", "api_keys", "animas", "events", "memories", "knowledge",
-    "knowledge_memories", "identities", "identity_history", "memory_packs", "pack_snapshots",
-    "dream_runs", "dream_actions",
+    "orgs",
+    "api_keys",
+    "animas",
+    "events",
+    "memories",
+    "knowledge",
+    "knowledge_memories",
+    "identities",
+    "identity_history",
+    "memory_packs",
+    "pack_snapshots",
+    "dream_runs",
+    "dream_actions",
 }
 # Tables whose rows belong to one anima (docs/design.md §2: org_id and anima_id are both distribution keys).
 ANIMA_SCOPED = DESIGN_TABLES - {"orgs", "api_keys", "animas"}

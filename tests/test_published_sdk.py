@@ -108,7 +108,11 @@ async def test_extract_of_every_event_type_is_stored_exactly(
         # What the SDK parsed from our 201 is what we store.
         assert s["returned"]["id"] == event_id and s["returned"]["content"] == row["content"]
     assert {e["event_type"] for e in stored.values()} == {
-        "message.in", "message.out", "tool.call", "tool.result", "system"
+        "message.in",
+        "message.out",
+        "tool.call",
+        "tool.result",
+        "system",
     }
 
 

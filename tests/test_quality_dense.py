@@ -17,15 +17,17 @@ from elephantasm.tokens import get_token_counter
 COUNT = get_token_counter("o200k_base")
 TURNS = [
     Turn(f"e{n}", role, content, f"2025-01-01T10:{n:02d}:00+00:00")
-    for n, (role, content) in enumerate([
-        ("user", "ugh train delayed again, standing on the platform"),
-        ("assistant", "That sounds frustrating. Do you have a podcast to pass the time?"),
-        ("user", "My sister Ingrid adopted a grey kitten called Pebble."),
-        ("user", "can you explain what a hash map is in simple terms"),
-        ("assistant", "It's like a coat check: you hand over a key and find your item again instantly."),
-        ("user", "skipped the gym again lol, its been five days"),
-        ("assistant", "One day off is fine, five is a streak of a different kind."),
-    ])
+    for n, (role, content) in enumerate(
+        [
+            ("user", "ugh train delayed again, standing on the platform"),
+            ("assistant", "That sounds frustrating. Do you have a podcast to pass the time?"),
+            ("user", "My sister Ingrid adopted a grey kitten called Pebble."),
+            ("user", "can you explain what a hash map is in simple terms"),
+            ("assistant", "It's like a coat check: you hand over a key and find your item again instantly."),
+            ("user", "skipped the gym again lol, its been five days"),
+            ("assistant", "One day off is fine, five is a streak of a different kind."),
+        ]
+    )
 ]
 
 

@@ -17,8 +17,9 @@ from benchmarks.quality.metrics import mentions
 from benchmarks.quality.paraphrases import PARAPHRASES
 from benchmarks.quality.words import content_words, related, shared_content_words
 
-CFG = GeneratorConfig(seed=11, conversations=3, sessions=8, turns_per_session=16, facts=10, updates=3,
-                      paraphrases=4, spreads=4)
+CFG = GeneratorConfig(
+    seed=11, conversations=3, sessions=8, turns_per_session=16, facts=10, updates=3, paraphrases=4, spreads=4
+)
 
 
 @pytest.fixture(scope="module")

@@ -51,9 +51,9 @@ def test_recent_turns_respect_the_budget_exactly() -> None:
         assert pack.token_count == (COUNT(pack.context) if pack.context else 0) <= budget
         n = len(pack.event_ids)
         # A contiguous tail, oldest first, and the next older turn would not have fit.
-        assert pack.event_ids == tuple(t.event_id for t in TURNS[len(TURNS) - n:])
+        assert pack.event_ids == tuple(t.event_id for t in TURNS[len(TURNS) - n :])
         if n < len(TURNS):  # the next older turn (costed with its newline, as packed) would not fit
-            assert sum(COUNT(turn_line(t) + "\n") for t in TURNS[len(TURNS) - n - 1:]) > budget
+            assert sum(COUNT(turn_line(t) + "\n") for t in TURNS[len(TURNS) - n - 1 :]) > budget
     everything = recent_turns(TURNS, 10_000, COUNT)
     assert everything.context.splitlines()[0] == "- user: Can you recommend a podcast about space exploration?"
 
@@ -108,8 +108,9 @@ def test_dataset_round_trips_json_and_jsonl(tmp_path: Path) -> None:
 
 
 def test_generator_is_deterministic_and_well_formed() -> None:
-    cfg = GeneratorConfig(seed=3, conversations=2, sessions=6, turns_per_session=12, facts=8, updates=3,
-                          paraphrases=2, spreads=2)
+    cfg = GeneratorConfig(
+        seed=3, conversations=2, sessions=6, turns_per_session=12, facts=8, updates=3, paraphrases=2, spreads=2
+    )
     first, second = generate(cfg), generate(cfg)
     assert first.dumps() == second.dumps()
     assert generate(GeneratorConfig(seed=4, conversations=2, sessions=6, turns_per_session=12)).dumps() != first.dumps()
@@ -130,7 +131,10 @@ def test_quality_benchmark_smoke(tmp_path: Path) -> None:
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", "quality", "--size", "tiny", "--out", str(out)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     text = out.read_text()

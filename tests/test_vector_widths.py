@@ -55,8 +55,12 @@ async def runtimes(
 ) -> AsyncIterator[dict[int, Runtime]]:
     """Runtimes over one database, by width: WordLlama (256), hash (384), a remote embedder at 512."""
     await upgrade_async(width_db)
-    remote = {"embedder": "openai", "embedding_base_url": embeddings_server.base_url,
-              "embedding_api_key": "test", "embedding_dimensions": UNINDEXED}
+    remote = {
+        "embedder": "openai",
+        "embedding_base_url": embeddings_server.base_url,
+        "embedding_api_key": "test",
+        "embedding_dimensions": UNINDEXED,
+    }
     rts = {
         256: build_runtime(settings.model_copy(update={"embedder": "wordllama"}), database_url=width_db),
         384: build_runtime(settings.model_copy(update={"embedder": "hash"}), database_url=width_db),
@@ -75,9 +79,13 @@ async def _anima(rt: Runtime, tenant: Tenant) -> uuid.UUID:
 async def _widths(rt: Runtime, anima: uuid.UUID) -> dict[str, int]:
     async with rt.engine.connect() as conn:
         rows = await conn.execute(
-            text("SELECT s.label, vector_dims(m.embedding) FROM memories m "
-                 "JOIN embedding_spaces s ON s.id = m.embedding_space WHERE m.anima_id = :a "
-                 "AND m.embedding IS NOT NULL"), {"a": anima})
+            text(
+                "SELECT s.label, vector_dims(m.embedding) FROM memories m "
+                "JOIN embedding_spaces s ON s.id = m.embedding_space WHERE m.anima_id = :a "
+                "AND m.embedding IS NOT NULL"
+            ),
+            {"a": anima},
+        )
         return {space: dims for space, dims in rows}
 
 
@@ -122,8 +130,17 @@ async def test_a_remote_embedder_of_an_unindexed_width_dreams_and_curates(runtim
 async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, dim: int) -> str:
     """EXPLAIN of the long-term candidate statement a compile with a query runs at width ``dim``."""
     cfg = build_request(rt, tenant.org_id, anima, query=FACT, max_tokens=2000).config
-    scope = cands.Scope(tenant.org_id, anima, rt.clock(), FACT, "[" + ",".join(["0.1"] * dim) + "]",
-                        cfg.weights, cfg, await current_space(rt), dim)
+    scope = cands.Scope(
+        tenant.org_id,
+        anima,
+        rt.clock(),
+        FACT,
+        "[" + ",".join(["0.1"] * dim) + "]",
+        cfg.weights,
+        cfg,
+        await current_space(rt),
+        dim,
+    )
     params = scope.params(exclude=[], k=20, kth=19, seed=200, t_cut=rt.clock() - timedelta(days=30))
     stmt = cands._long_term(True, dim, scope.uses_decay, True)
     async with rt.engine.connect() as conn:

@@ -24,8 +24,14 @@ async def test_vector_literal_gives_the_same_halfvec_as_full_precision_text(runt
         "SELECT CAST(a AS halfvec) = CAST(b AS halfvec) FROM unnest(CAST(:a AS text[]), CAST(:b AS text[])) AS u(a, b)"
     )
     async with runtime.read_session() as session:
-        same = (await session.execute(
-            stmt, {"a": [_full_text(v) for v in vectors], "b": [vector_literal(v) for v in vectors]}
-        )).scalars().all()
+        same = (
+            (
+                await session.execute(
+                    stmt, {"a": [_full_text(v) for v in vectors], "b": [vector_literal(v) for v in vectors]}
+                )
+            )
+            .scalars()
+            .all()
+        )
     assert len(same) == len(vectors) and all(same)
     assert vector_literal([0.5, -1.0, 0.0]) == "[0.5,-1.0,0.0]"

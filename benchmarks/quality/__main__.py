@@ -34,14 +34,19 @@ def main(argv: list[str] | None = None) -> int:
     what.add_argument("--dataset", type=Path, help="a .json/.jsonl dataset in the generic format")
     what.add_argument("--export", type=Path, help="write the generated dataset of --size here and exit")
     parser.add_argument("--size", choices=list(SIZES), default="full")
-    parser.add_argument("--name", default=None,
-                        help="RESULTS.md section name (default quality-<file stem>, or quality when generated)")
+    parser.add_argument(
+        "--name", default=None, help="RESULTS.md section name (default quality-<file stem>, or quality when generated)"
+    )
     parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)), help="comma-separated token budgets")
     parser.add_argument("--preset", default=None, help="Elephantasm preset (default: the server's default)")
-    parser.add_argument("--embedder", default=None,
-                        help="embedder of the server and the dense baseline (default: the configured one)")
-    parser.add_argument("--baselines-only", action="store_true",
-                        help="no server: only recent turns, BM25 and dense (seconds; e.g. to compare embedders)")
+    parser.add_argument(
+        "--embedder", default=None, help="embedder of the server and the dense baseline (default: the configured one)"
+    )
+    parser.add_argument(
+        "--baselines-only",
+        action="store_true",
+        help="no server: only recent turns, BM25 and dense (seconds; e.g. to compare embedders)",
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     if args.export:
@@ -60,8 +65,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         ds = generate(SIZES[args.size])
         name, note = args.name or "quality", generated_note(args.size, ds)
-    sec = run_dataset(ds, name=name, dataset_note=note, budgets=budgets, preset=args.preset, embedder=args.embedder,
-                      baselines_only=args.baselines_only)
+    sec = run_dataset(
+        ds,
+        name=name,
+        dataset_note=note,
+        budgets=budgets,
+        preset=args.preset,
+        embedder=args.embedder,
+        baselines_only=args.baselines_only,
+    )
     write_section(args.out, sec, shlex.join(["python", "-m", "benchmarks.quality", *argv]))
     print(f"written to {args.out}")
     return 0

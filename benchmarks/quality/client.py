@@ -34,8 +34,9 @@ class MemoryClient:
 
     def _ok(self, response: httpx.Response) -> Any:
         if response.status_code >= 400:
-            raise RuntimeError(f"{response.request.method} {response.request.url} → {response.status_code}: "
-                               f"{response.text[:500]}")
+            raise RuntimeError(
+                f"{response.request.method} {response.request.url} → {response.status_code}: {response.text[:500]}"
+            )
         return response.json()
 
     def create_anima(self, name: str) -> str:
@@ -63,7 +64,7 @@ class MemoryClient:
         ]
         mapping: dict[str, str] = {}
         for start in range(0, len(events), BATCH):
-            chunk = events[start:start + BATCH]
+            chunk = events[start : start + BATCH]
             items = self._ok(self.http.post("/api/events/batch", json={"events": chunk}))["items"]
             for sent, stored in zip(chunk, items, strict=True):
                 mapping[str(stored["id"])] = sent["dedupe_key"]
@@ -115,16 +116,18 @@ class MemoryClient:
                 return runs
         raise DreamError(f"anima {anima_id}: events still pending after {max_runs} runs")
 
-    def latest_pack(self, anima_id: str, query: str, max_tokens: int, encoding: str,
-                    preset: str | None = None) -> dict[str, Any] | None:
+    def latest_pack(
+        self, anima_id: str, query: str, max_tokens: int, encoding: str, preset: str | None = None
+    ) -> dict[str, Any] | None:
         """``GET /api/animas/{id}/memory-packs/latest`` (None for an anima with nothing recorded)."""
         params: dict[str, Any] = {"query": query, "max_tokens": max_tokens, "encoding": encoding}
         if preset:
             params["preset"] = preset
         return self._ok(self.http.get(f"/api/animas/{anima_id}/memory-packs/latest", params=params))
 
-    def compile_pack(self, anima_id: str, query: str, max_tokens: int, encoding: str,
-                     overrides: dict[str, Any]) -> dict[str, Any]:
+    def compile_pack(
+        self, anima_id: str, query: str, max_tokens: int, encoding: str, overrides: dict[str, Any]
+    ) -> dict[str, Any]:
         """``POST /api/packs/compile``: the default preset with explicit overrides (weights, limits…)."""
         body = {"anima_id": anima_id, "query": query, "max_tokens": max_tokens, "encoding": encoding, **overrides}
         return self._ok(self.http.post("/api/packs/compile", json=body))
@@ -135,5 +138,10 @@ def cited_events(pack: dict[str, Any] | None, id_map: dict[str, str]) -> set[str
     if not pack:
         return set()
     content = pack.get("content") or {}
-    return {id_map[str(e)] for name in PACK_LISTS for item in content.get(name) or []
-            for e in item.get("provenance") or [] if str(e) in id_map}
+    return {
+        id_map[str(e)]
+        for name in PACK_LISTS
+        for item in content.get(name) or []
+        for e in item.get("provenance") or []
+        if str(e) in id_map
+    }

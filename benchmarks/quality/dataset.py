@@ -82,8 +82,10 @@ class Dataset:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data."""
-        return {"conversations": [asdict(c) for c in self.conversations],
-                "questions": [asdict(q) for q in self.questions]}
+        return {
+            "conversations": [asdict(c) for c in self.conversations],
+            "questions": [asdict(q) for q in self.questions],
+        }
 
     def dumps(self) -> str:
         """Canonical JSON (sorted keys, no whitespace): equal datasets give equal bytes."""
@@ -92,8 +94,10 @@ class Dataset:
 
 def _conversation(raw: dict[str, Any]) -> Conversation:
     sessions = [
-        Session(str(s["session_id"]), [Turn(str(t["event_id"]), t["role"], t["content"], t["occurred_at"])
-                                        for t in s["turns"]])
+        Session(
+            str(s["session_id"]),
+            [Turn(str(t["event_id"]), t["role"], t["content"], t["occurred_at"]) for t in s["turns"]],
+        )
         for s in raw["sessions"]
     ]
     return Conversation(str(raw["id"]), sessions)
@@ -101,9 +105,13 @@ def _conversation(raw: dict[str, Any]) -> Conversation:
 
 def _question(raw: dict[str, Any]) -> Question:
     return Question(
-        id=str(raw["id"]), conversation_id=str(raw["conversation_id"]), kind=raw.get("kind", "all"),
-        question=raw["question"], evidence_event_ids=[str(e) for e in raw["evidence_event_ids"]],
-        answer=raw.get("answer", ""), stale_values=list(raw.get("stale_values", [])),
+        id=str(raw["id"]),
+        conversation_id=str(raw["conversation_id"]),
+        kind=raw.get("kind", "all"),
+        question=raw["question"],
+        evidence_event_ids=[str(e) for e in raw["evidence_event_ids"]],
+        answer=raw.get("answer", ""),
+        stale_values=list(raw.get("stale_values", [])),
     )
 
 

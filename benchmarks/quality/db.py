@@ -10,7 +10,9 @@ from sqlalchemy import text
 from elephantasm.db.engine import create_engine
 
 
-def run_sql(database_url: str, statements: list[tuple[str, dict[str, Any]]], autocommit: bool = False) -> list[list[tuple]]:
+def run_sql(
+    database_url: str, statements: list[tuple[str, dict[str, Any]]], autocommit: bool = False
+) -> list[list[tuple]]:
     """Run each ``(sql, params)`` on one connection; returns each statement's rows (``[]`` for none)."""
 
     async def go() -> list[list[tuple]]:
@@ -52,9 +54,16 @@ def distilled(database_url: str, anima_id: str) -> dict[str, bool]:
 
 def memory_states(database_url: str, anima_id: str) -> dict[str, int]:
     """Memory counts by state, plus current and superseded knowledge."""
-    rows = fetch(database_url, "SELECT state, count(*) FROM memories WHERE anima_id = CAST(:a AS uuid) GROUP BY state",
-                 a=anima_id)
-    rows += fetch(database_url, "SELECT CASE WHEN valid_to IS NULL AND superseded_by IS NULL THEN 'knowledge' "
-                  "ELSE 'knowledge_superseded' END, count(*) FROM knowledge WHERE anima_id = CAST(:a AS uuid) "
-                  "GROUP BY 1", a=anima_id)
+    rows = fetch(
+        database_url,
+        "SELECT state, count(*) FROM memories WHERE anima_id = CAST(:a AS uuid) GROUP BY state",
+        a=anima_id,
+    )
+    rows += fetch(
+        database_url,
+        "SELECT CASE WHEN valid_to IS NULL AND superseded_by IS NULL THEN 'knowledge' "
+        "ELSE 'knowledge_superseded' END, count(*) FROM knowledge WHERE anima_id = CAST(:a AS uuid) "
+        "GROUP BY 1",
+        a=anima_id,
+    )
     return {str(k): int(v) for k, v in rows}

@@ -65,8 +65,10 @@ def _tidy(rng: random.Random, cfg: GeneratorConfig, plants: list[Plant]) -> list
         else:
             fill = _fill(rng)
             user, reply = (s.format(**fill) for s in topics[pair % len(topics)])
-        out += [("user", user, plant), ("assistant", " ".join([reply, *rng.sample(ELABORATIONS, rng.randint(1, 2))]),
-                                        None)]
+        out += [
+            ("user", user, plant),
+            ("assistant", " ".join([reply, *rng.sample(ELABORATIONS, rng.randint(1, 2))]), None),
+        ]
     return out
 
 
@@ -82,17 +84,27 @@ def _noisy(rng: random.Random, cfg: GeneratorConfig, plants: list[Plant]) -> lis
     threads: dict[int, list[Message]] = {}
     for plant in plants:  # already in rank order: a fact's parts stay in order within its thread
         threads.setdefault(plant.fact, []).extend(
-            [("user", _rough_plant(rng, plant), plant),
-             ("assistant", rng.choice(chat.ECHO_ACKS if plant.ack == "echo" else chat.ACKS), None)])
+            [
+                ("user", _rough_plant(rng, plant), plant),
+                ("assistant", rng.choice(chat.ECHO_ACKS if plant.ack == "echo" else chat.ACKS), None),
+            ]
+        )
     alive = list(threads.values())
     target = cfg.turns_per_session + rng.randint(-2, 2)
     for thread in rng.sample(chat.THREADS, len(chat.THREADS)):
         if sum(map(len, alive)) >= target:
             break
         fill = _fill(rng)
-        alive.append([("user" if r == "u" else "assistant",
-                       chat.roughen(rng, t.format(**fill)) if r == "u" else t.format(**fill), None)
-                      for r, t in thread])
+        alive.append(
+            [
+                (
+                    "user" if r == "u" else "assistant",
+                    chat.roughen(rng, t.format(**fill)) if r == "u" else t.format(**fill),
+                    None,
+                )
+                for r, t in thread
+            ]
+        )
     out: list[Message] = []
     current = rng.randrange(len(alive)) if alive else 0
     while alive:
@@ -104,8 +116,9 @@ def _noisy(rng: random.Random, cfg: GeneratorConfig, plants: list[Plant]) -> lis
     return out
 
 
-def _session(rng: random.Random, cfg: GeneratorConfig, session_id: str, start: datetime,
-             plants: list[Plant]) -> Session:
+def _session(
+    rng: random.Random, cfg: GeneratorConfig, session_id: str, start: datetime, plants: list[Plant]
+) -> Session:
     noisy = rng.random() < cfg.noisy
     messages = _noisy(rng, cfg, plants) if noisy else _tidy(rng, cfg, plants)
     turns, t = [], start
@@ -148,8 +161,15 @@ def generate_conversation(cfg: GeneratorConfig, index: int) -> tuple[Conversatio
 
 
 def _question(conv_id: str, n: int, fact: Fact) -> Question:
-    return Question(f"{conv_id}-q{n:02d}", conv_id, fact.kind, fact.question, [p.event_id for p in fact.evidence],
-                    fact.answer, list(fact.stale))
+    return Question(
+        f"{conv_id}-q{n:02d}",
+        conv_id,
+        fact.kind,
+        fact.question,
+        [p.event_id for p in fact.evidence],
+        fact.answer,
+        list(fact.stale),
+    )
 
 
 def generate(cfg: GeneratorConfig | None = None) -> Dataset:

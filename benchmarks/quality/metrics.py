@@ -47,14 +47,20 @@ class Outcome:
     tokens: int
 
 
-def score_pack(system: str, question: Question, budget: int, cited: Iterable[str], context: str,
-               tokens: int) -> Outcome:
+def score_pack(
+    system: str, question: Question, budget: int, cited: Iterable[str], context: str, tokens: int
+) -> Outcome:
     """Score one pack: ``cited`` are dataset event ids, ``context`` its rendered text."""
     evidence = set(question.evidence_event_ids)
     hit = evidence & set(cited)
     return Outcome(
-        system=system, question_id=question.id, kind=question.kind, budget=budget,
-        covered=hit == evidence, any_cited=bool(hit), partial=len(hit) / len(evidence),
+        system=system,
+        question_id=question.id,
+        kind=question.kind,
+        budget=budget,
+        covered=hit == evidence,
+        any_cited=bool(hit),
+        partial=len(hit) / len(evidence),
         stale=is_stale(context, question.stale_values) if question.stale_values else None,
         tokens=tokens,
     )

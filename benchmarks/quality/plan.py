@@ -76,8 +76,9 @@ class _Planner:
 
     def echoes(self, texts: tuple[str, ...]) -> None:
         for _ in range(self.rng.randint(max(0, self.cfg.echoes - 1), self.cfg.echoes + 1)):
-            echo = Plant(-1 - len(self.plants), self.rng.randrange(self.cfg.sessions), 0,
-                         self.rng.choice(texts), "echo")
+            echo = Plant(
+                -1 - len(self.plants), self.rng.randrange(self.cfg.sessions), 0, self.rng.choice(texts), "echo"
+            )
             self.plants.append(echo)
 
     def slot_fact(self, slot: Slot, kind: str) -> None:
@@ -94,8 +95,13 @@ class _Planner:
             fact = Fact(kind, rng.choice(slot.questions), [first], value)
         if kind == UPDATED:
             new = self.value(slot.pool)
-            later = self.plant(rng.randint(session + 1, self.cfg.sessions - 1), 1,
-                               rng.choice(slot.updates).format(val=new), "update", new)
+            later = self.plant(
+                rng.randint(session + 1, self.cfg.sessions - 1),
+                1,
+                rng.choice(slot.updates).format(val=new),
+                "update",
+                new,
+            )
             fact = Fact(kind, rng.choice(slot.updated_questions), [later], new, [value])
         self.facts.append(fact)
 

@@ -47,28 +47,44 @@ def _rows(ds: Dataset, ev: Evaluation, budgets: Sequence[int]) -> list[list[str]
         for metric, get in RECALLS.items():
             rows += [row(metric, kind, n, s, lambda c, b, get=get: _pct(get(c))) for s in systems]
     rows += [row("partial ER", ALL, n_all, s, lambda c, b: _pct(c.partial)) for s in systems]
-    rows += [["answer in text", f"{ALL} ({n_all})", s,
-              *[_pct(sum(ev.answer_present[(s, b)]) / len(ev.answer_present[(s, b)])) for b in budgets]]
-             for s in systems]
+    rows += [
+        [
+            "answer in text",
+            f"{ALL} ({n_all})",
+            s,
+            *[_pct(sum(ev.answer_present[(s, b)]) / len(ev.answer_present[(s, b)])) for b in budgets],
+        ]
+        for s in systems
+    ]
     stale_n = cells[(systems[0], ALL, budgets[0])].stale_n
     rows += [row("stale rate", ALL, stale_n, s, lambda c, b: _pct(c.stale_rate), "updated facts") for s in systems]
     rows += [row("mean tokens", ALL, n_all, s, lambda c, b: f"{c.mean_tokens:,.0f}") for s in systems]
     for s in _present(ev, ABLATIONS):  # diagnostics, not verdicts
-        rows += [*[row(f"diag. {metric}", ALL, n_all, s, lambda c, b, get=get: _pct(get(c)))
-                   for metric, get in RECALLS.items()],
-                 row("diag. stale rate", ALL, stale_n, s, lambda c, b: _pct(c.stale_rate), "updated facts"),
-                 row("diag. mean tokens", ALL, n_all, s, lambda c, b: f"{c.mean_tokens:,.0f}")]
+        rows += [
+            *[
+                row(f"diag. {metric}", ALL, n_all, s, lambda c, b, get=get: _pct(get(c)))
+                for metric, get in RECALLS.items()
+            ],
+            row("diag. stale rate", ALL, stale_n, s, lambda c, b: _pct(c.stale_rate), "updated facts"),
+            row("diag. mean tokens", ALL, n_all, s, lambda c, b: f"{c.mean_tokens:,.0f}"),
+        ]
     return rows
 
 
 def _recall_verdict(cells: dict[tuple[str, str, int], Cell], metric: str, kind: str, budgets: Sequence[int]) -> str:
     get = RECALLS[metric]
-    lost = [f"{b}: {_pct(get(cells[(ELEPHANTASM, kind, b)]))} vs "
-            + ", ".join(f"{s} {_pct(get(cells[(s, kind, b)]))}" for s in BASELINES)
-            for b in budgets if get(cells[(ELEPHANTASM, kind, b)]) <= max(get(cells[(s, kind, b)]) for s in BASELINES)]
+    lost = [
+        f"{b}: {_pct(get(cells[(ELEPHANTASM, kind, b)]))} vs "
+        + ", ".join(f"{s} {_pct(get(cells[(s, kind, b)]))}" for s in BASELINES)
+        for b in budgets
+        if get(cells[(ELEPHANTASM, kind, b)]) <= max(get(cells[(s, kind, b)]) for s in BASELINES)
+    ]
     where = f"{metric}, {kind} questions"
-    return (f"{where}: Elephantasm beats every baseline at every budget." if not lost else
-            f"{where}: Elephantasm does NOT beat every baseline at " + "; ".join(lost) + ".")
+    return (
+        f"{where}: Elephantasm beats every baseline at every budget."
+        if not lost
+        else f"{where}: Elephantasm does NOT beat every baseline at " + "; ".join(lost) + "."
+    )
 
 
 def verdicts(ev: Evaluation, budgets: Sequence[int]) -> list[str]:
@@ -94,8 +110,11 @@ def verdicts(ev: Evaluation, budgets: Sequence[int]) -> list[str]:
     if stale:
         out.append("stale rate: Elephantasm is NOT below every baseline at " + "; ".join(stale) + tied + ".")
     else:
-        out.append("stale rate: Elephantasm is below every baseline at every budget"
-                   + (" where any is stale at all" + tied if ties else "") + ".")
+        out.append(
+            "stale rate: Elephantasm is below every baseline at every budget"
+            + (" where any is stale at all" + tied if ties else "")
+            + "."
+        )
     return out
 
 
@@ -113,20 +132,35 @@ def diagnostics(ds: Dataset, ev: Evaluation, budgets: Sequence[int]) -> list[str
             f"{states['none']}. Misses at {top}: {len(missed)} ({why['live']} with evidence in a live memory, "
             f"i.e. not selected; {why['archived']} archived/merged; {why['none']} never distilled)."
         )
-        notes.append("memories/knowledge by state (all animas): "
-                     + ", ".join(f"{k} {v:,}" for k, v in sorted(ev.states.items())))
+        notes.append(
+            "memories/knowledge by state (all animas): " + ", ".join(f"{k} {v:,}" for k, v in sorted(ev.states.items()))
+        )
     for b in budgets if ev.traces else ():
         traces = [t for t in ev.traces if t.budget == b]
         mean = {k: sum(t.layers[k] for t in traces) / len(traces) for k in traces[0].layers} if traces else {}
         stale_layers = Counter(layer for t in traces for layer in t.stale_layers)
-        notes.append(f"Elephantasm at {b}: mean items " + ", ".join(f"{k} {v:.1f}" for k, v in mean.items())
-                     + ("; stale values came from " + ", ".join(f"{k} ×{v}" for k, v in sorted(stale_layers.items()))
-                        if stale_layers else ""))
+        notes.append(
+            f"Elephantasm at {b}: mean items "
+            + ", ".join(f"{k} {v:.1f}" for k, v in mean.items())
+            + (
+                "; stale values came from " + ", ".join(f"{k} ×{v}" for k, v in sorted(stale_layers.items()))
+                if stale_layers
+                else ""
+            )
+        )
     return notes
 
 
-def section(ds: Dataset, ev: Evaluation, budgets: Sequence[int], *, name: str, title: str,
-            dataset_note: str, environment: dict[str, str]) -> Section:
+def section(
+    ds: Dataset,
+    ev: Evaluation,
+    budgets: Sequence[int],
+    *,
+    name: str,
+    title: str,
+    dataset_note: str,
+    environment: dict[str, str],
+) -> Section:
     """The RESULTS.md section for one evaluation."""
     calls = max(1, ev.pack_calls)
     ablations = _present(ev, ABLATIONS)
@@ -142,19 +176,30 @@ def section(ds: Dataset, ev: Evaluation, budgets: Sequence[int], *, name: str, t
         f"'dense turns' = turns ranked by cosine to the question with embedder `{ev.dense_embedder}` (the project's "
         "configured embedder, as the server builds it), packed greedily. Conversation times are shifted so each "
         "ends one hour before the run; Elephantasm uses the default preset.",
-        *(["diag. rows: Elephantasm through `POST /api/packs/compile` with overrides ("
-           + "; ".join(f"{name}: `{json.dumps(ABLATIONS[name], separators=(',', ':'))}`" for name in ablations)
-           + "), run after each conversation's default packs; they locate what limits recall and are not verdicts."]
-          if ablations else []),
+        *(
+            [
+                "diag. rows: Elephantasm through `POST /api/packs/compile` with overrides ("
+                + "; ".join(f"{name}: `{json.dumps(ABLATIONS[name], separators=(',', ':'))}`" for name in ablations)
+                + "), run after each conversation's default packs; they locate what limits recall and are not verdicts."
+            ]
+            if ablations
+            else []
+        ),
         *verdicts(ev, budgets),
         *diagnostics(ds, ev, budgets),
-        (f"time: ingest {ev.seconds['ingest']:.1f} s, dream {ev.seconds['dream']:.1f} s ({ev.dream_runs} runs), "
-         f"{ev.pack_calls} packs at {1000 * ev.seconds['packs'] / calls:.0f} ms mean, " if ev.pack_calls else
-         "baselines only, no server; time: ")
+        (
+            f"time: ingest {ev.seconds['ingest']:.1f} s, dream {ev.seconds['dream']:.1f} s ({ev.dream_runs} runs), "
+            f"{ev.pack_calls} packs at {1000 * ev.seconds['packs'] / calls:.0f} ms mean, "
+            if ev.pack_calls
+            else "baselines only, no server; time: "
+        )
         + f"dense baseline indexing {ev.seconds['dense index']:.1f} s (measured, not asserted).",
     ]
     return Section(
-        name=name, title=title,
+        name=name,
+        title=title,
         headers=["metric", "questions", "system", *[f"N={b:,}" for b in budgets]],
-        rows=_rows(ds, ev, budgets), notes=notes, environment=environment,
+        rows=_rows(ds, ev, budgets),
+        notes=notes,
+        environment=environment,
     )

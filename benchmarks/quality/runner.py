@@ -81,16 +81,27 @@ def _trace(question: Question, budget: int, pack: dict[str, Any] | None) -> Pack
     content = (pack or {}).get("content") or {}
     context = (pack or {}).get("context") or ""
     layers = {name: len(content.get(name) or []) for name in PACK_LISTS}
-    stale = tuple(name for name in PACK_LISTS for item in content.get(name) or []
-                  if any(mentions(_item_text(item), v) for v in question.stale_values))
+    stale = tuple(
+        name
+        for name in PACK_LISTS
+        for item in content.get(name) or []
+        if any(mentions(_item_text(item), v) for v in question.stale_values)
+    )
     if question.stale_values and not stale and any(mentions(context, v) for v in question.stale_values):
         stale = ("other",)
     return PackTrace(question.id, budget, layers, tuple(sorted(set(stale))), mentions(context, question.answer))
 
 
 class _Run:
-    def __init__(self, client: MemoryClient | None, budgets: Sequence[int], encoding: str, preset: str | None,
-                 database_url: str | None, embedder: SyncEmbedder) -> None:
+    def __init__(
+        self,
+        client: MemoryClient | None,
+        budgets: Sequence[int],
+        encoding: str,
+        preset: str | None,
+        database_url: str | None,
+        embedder: SyncEmbedder,
+    ) -> None:
         self.client, self.budgets, self.encoding, self.preset = client, budgets, encoding, preset
         self.database_url, self.embedder = database_url, embedder
         self.count = get_token_counter(encoding)
@@ -118,19 +129,35 @@ class _Run:
             self._diagnose(anima, questions)
         for q in questions:
             for budget in self.budgets:
-                pack = self._timed("packs", lambda q=q, budget=budget: client.latest_pack(
-                    anima, q.question, budget, self.encoding, self.preset))
+                pack = self._timed(
+                    "packs",
+                    lambda q=q, budget=budget: client.latest_pack(
+                        anima, q.question, budget, self.encoding, self.preset
+                    ),
+                )
                 self.ev.pack_calls += 1
-                self._record(ELEPHANTASM, q, budget, cited_events(pack, id_map),
-                             (pack or {}).get("context") or "", int((pack or {}).get("token_count") or 0))
+                self._record(
+                    ELEPHANTASM,
+                    q,
+                    budget,
+                    cited_events(pack, id_map),
+                    (pack or {}).get("context") or "",
+                    int((pack or {}).get("token_count") or 0),
+                )
                 self.ev.traces.append(_trace(q, budget, pack))
         self.baselines(conv, questions)
         for name, overrides in ABLATIONS.items():
             for q in questions:
                 for budget in self.budgets:
                     pack = client.compile_pack(anima, q.question, budget, self.encoding, overrides)
-                    self._record(name, q, budget, cited_events(pack, id_map), pack.get("context") or "",
-                                 int(pack.get("token_count") or 0))
+                    self._record(
+                        name,
+                        q,
+                        budget,
+                        cited_events(pack, id_map),
+                        pack.get("context") or "",
+                        int(pack.get("token_count") or 0),
+                    )
 
     def baselines(self, conv: Conversation, questions: list[Question]) -> None:
         """Recent turns, BM25 and dense packs for every question and budget."""
@@ -150,13 +177,23 @@ class _Run:
         self.ev.states.update(memory_states(self.database_url or "", anima))
         for q in questions:
             flags = [cited.get(e) for e in q.evidence_event_ids]
-            self.ev.evidence_state[q.id] = ("live" if all(flags) else
-                                            "none" if any(f is None for f in flags) else "archived")
+            self.ev.evidence_state[q.id] = (
+                "live" if all(flags) else "none" if any(f is None for f in flags) else "archived"
+            )
 
 
-def evaluate(ds: Dataset, base_url: str, headers: dict[str, str], *, budgets: Sequence[int] = BUDGETS,
-             encoding: str = ENCODING, preset: str | None = None, database_url: str | None = None,
-             embedder: SyncEmbedder | None = None, log: Callable[[str], None] = print) -> Evaluation:
+def evaluate(
+    ds: Dataset,
+    base_url: str,
+    headers: dict[str, str],
+    *,
+    budgets: Sequence[int] = BUDGETS,
+    encoding: str = ENCODING,
+    preset: str | None = None,
+    database_url: str | None = None,
+    embedder: SyncEmbedder | None = None,
+    log: Callable[[str], None] = print,
+) -> Evaluation:
     """Evaluate every question of ``ds`` at every budget for Elephantasm and the baselines.
 
     ``database_url`` (optional) enables diagnostics read straight from Postgres: whether each
@@ -173,8 +210,10 @@ def evaluate(ds: Dataset, base_url: str, headers: dict[str, str], *, budgets: Se
             questions = [q for q in ds.questions if q.conversation_id == conv.id]
             started = time.perf_counter()
             run.conversation(conv, questions, end)
-            log(f"   conversation {n}/{len(ds.conversations)} ({len(conv.turns())} turns, "
-                f"{len(questions)} questions) in {time.perf_counter() - started:.1f} s")
+            log(
+                f"   conversation {n}/{len(ds.conversations)} ({len(conv.turns())} turns, "
+                f"{len(questions)} questions) in {time.perf_counter() - started:.1f} s"
+            )
     finally:
         client.close()
         if embedder is None:
@@ -182,8 +221,9 @@ def evaluate(ds: Dataset, base_url: str, headers: dict[str, str], *, budgets: Se
     return run.ev
 
 
-def evaluate_baselines(ds: Dataset, *, embedder: SyncEmbedder, budgets: Sequence[int] = BUDGETS,
-                       encoding: str = ENCODING) -> Evaluation:
+def evaluate_baselines(
+    ds: Dataset, *, embedder: SyncEmbedder, budgets: Sequence[int] = BUDGETS, encoding: str = ENCODING
+) -> Evaluation:
     """Only the raw-turn baselines, no server: seconds, to compare datasets or embedders quickly."""
     run = _Run(None, budgets, encoding, None, None, embedder)
     for conv in ds.conversations:

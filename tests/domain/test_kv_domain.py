@@ -39,8 +39,12 @@ def test_snapshot_round_trip_and_damage_detected() -> None:
 def test_snapshot_key_changes_with_every_input() -> None:
     base = snapshot_key("m", "tmpl", "prefix", "f16")
     assert base == snapshot_key("m", "tmpl", "prefix", "f16")
-    others = {snapshot_key("m2", "tmpl", "prefix", "f16"), snapshot_key("m", "tmpl2", "prefix", "f16"),
-              snapshot_key("m", "tmpl", "prefix!", "f16"), snapshot_key("m", "tmpl", "prefix", "q8_0")}
+    others = {
+        snapshot_key("m2", "tmpl", "prefix", "f16"),
+        snapshot_key("m", "tmpl2", "prefix", "f16"),
+        snapshot_key("m", "tmpl", "prefix!", "f16"),
+        snapshot_key("m", "tmpl", "prefix", "q8_0"),
+    }
     assert base not in others and len(others) == 4
 
 
@@ -76,8 +80,11 @@ def test_item_spans_and_prune_choice() -> None:
     assert "".join(lines) == text
     tokens, starts = line_offsets(lines, lambda line, i: list(range(len(line.split()))))
     assert len(tokens) == starts[-1]
-    spans = item_spans(lines, starts, [("a", "likes tea", 0.9), ("b", "lives in Berlin", 0.2),
-                                      ("c", "has a cat", 0.5), ("d", "not there", 1.0)])
+    spans = item_spans(
+        lines,
+        starts,
+        [("a", "likes tea", 0.9), ("b", "lives in Berlin", 0.2), ("c", "has a cat", 0.5), ("d", "not there", 1.0)],
+    )
     assert [s.item_id for s in spans] == ["a", "b", "c"]
     assert [s.line for s in spans] == [2, 3, 4]
     dropped = choose_prune(spans, 0.5)

@@ -15,15 +15,21 @@ from elephantasm.tokens import TokenCounter
 
 
 def test_filler_goes_and_speakers_are_labelled_once() -> None:
-    text = ("User: I moved to Porto last week. Assistant: That sounds great. How do you like it so far? "
-            "User: The flat is near the river.")
+    text = (
+        "User: I moved to Porto last week. Assistant: That sounds great. How do you like it so far? "
+        "User: The flat is near the river."
+    )
     assert lean_text(text) == "User: I moved to Porto last week. The flat is near the river."
 
 
 def test_content_is_never_filler() -> None:
-    for sentence in ("Noted: green tea.", "Noted, no peanuts.", "Sure, your dentist is Dr. Kwame.",
-                     "Okay, see you on the 5th.",
-                     "Got it, the meeting moved to 14:30 on Friday."):
+    for sentence in (
+        "Noted: green tea.",
+        "Noted, no peanuts.",
+        "Sure, your dentist is Dr. Kwame.",
+        "Okay, see you on the 5th.",
+        "Got it, the meeting moved to 14:30 on Friday.",
+    ):
         assert not is_filler(sentence), sentence
     for sentence in ("Noted!", "Got it, I'll remember that.", "Interesting, tell me more if you like.", "Thanks!"):
         assert is_filler(sentence), sentence
@@ -31,14 +37,18 @@ def test_content_is_never_filler() -> None:
 
 def test_a_line_of_only_filler_becomes_empty_and_is_not_packed() -> None:
     assert lean_text("assistant: Thanks, that helps. Sounds good!") == ""
-    res = pack({Layer.SESSION: [PackItem("a", lean_text("assistant: Noted!")), PackItem("b", "user: hi there")]},
-               max_tokens=100, count=TokenCounter("o200k_base"))
+    res = pack(
+        {Layer.SESSION: [PackItem("a", lean_text("assistant: Noted!")), PackItem("b", "user: hi there")]},
+        max_tokens=100,
+        count=TokenCounter("o200k_base"),
+    )
     assert [it.id for it in res.items(Layer.SESSION)] == ["b"]
 
 
 def test_text_without_labels_is_kept_whole() -> None:
     assert lean_text("Switched the team from Jenkins to GitHub Actions.") == (
-        "Switched the team from Jenkins to GitHub Actions.")
+        "Switched the team from Jenkins to GitHub Actions."
+    )
 
 
 @given(st.text(max_size=300))
@@ -50,8 +60,13 @@ def test_lean_text_is_stable_and_never_longer(text) -> None:
 
 def test_identity_is_at_most_three_short_lines_without_internals() -> None:
     stats = {"casual": 105, "contractions": 227}
-    ident = IdentityText("Ada", "research assistant " * 20, "Inquisitive Helper", "balanced, neutral, asks questions often",
-                         prose=f"I tend to write medium-length messages. {json.dumps(stats)}")
+    ident = IdentityText(
+        "Ada",
+        "research assistant " * 20,
+        "Inquisitive Helper",
+        "balanced, neutral, asks questions often",
+        prose=f"I tend to write medium-length messages. {json.dumps(stats)}",
+    )
     lines = identity_lines(ident, brief=False)
     assert [k for k, _ in lines] == ["name", "personality", "style"]
     assert all(len(line) <= 130 for _, line in lines)

@@ -19,16 +19,23 @@ from tests.domain.test_packing_properties import (
 
 
 @PROPS
-@given(candidate_sets(), budgets, share_maps, limit_maps, st.sampled_from(sorted(COUNTERS)),
-       st.sampled_from([None, 0.3, 0.6]))
+@given(
+    candidate_sets(),
+    budgets,
+    share_maps,
+    limit_maps,
+    st.sampled_from(sorted(COUNTERS)),
+    st.sampled_from([None, 0.3, 0.6]),
+)
 def test_trace_changes_nothing_and_explains_every_candidate(  # type: ignore[no-untyped-def]
     cands, max_tokens, shares, limits, counter_name, min_score
 ) -> None:
     count = COUNTERS[counter_name]
     plain = pack(cands, max_tokens=max_tokens, count=count, shares=shares, limits=limits, min_score=min_score)
     trace = PackTrace()
-    traced = pack(cands, max_tokens=max_tokens, count=count, shares=shares, limits=limits, min_score=min_score,
-                  trace=trace)
+    traced = pack(
+        cands, max_tokens=max_tokens, count=count, shares=shares, limits=limits, min_score=min_score, trace=trace
+    )
     assert traced.text.encode() == plain.text.encode() and traced.layers == plain.layers
     # one entry per candidate given, and "chosen" in the trace is exactly what the pack holds
     assert len(trace.items) == sum(len(v) for v in cands.values())
@@ -54,8 +61,13 @@ def test_budget_cut_names_the_tokens_needed_and_left() -> None:
     big = PackItem("big", "word " * 200, score=0.9)
     small = PackItem("small", "tea", score=0.1)
     trace = PackTrace()
-    result = pack({Layer.LONG_TERM: [big, small]}, max_tokens=40, count=COUNTERS["o200k"],
-                  shares={Layer.LONG_TERM: 1.0}, trace=trace)
+    result = pack(
+        {Layer.LONG_TERM: [big, small]},
+        max_tokens=40,
+        count=COUNTERS["o200k"],
+        shares={Layer.LONG_TERM: 1.0},
+        trace=trace,
+    )
     assert [it.id for it in result.items(Layer.LONG_TERM)] == ["small"]
     (cut,) = trace.cut()
     assert cut.item.id == "big" and cut.decision is Decision.NO_ROOM
@@ -65,10 +77,18 @@ def test_budget_cut_names_the_tokens_needed_and_left() -> None:
 
 
 def test_duplicates_empty_and_min_score_are_named() -> None:
-    items = [PackItem("a", "alpha", score=0.9), PackItem("a", "alpha again", score=0.5),
-             PackItem("b", "   ", score=0.8), PackItem("c", "gamma", score=0.05)]
+    items = [
+        PackItem("a", "alpha", score=0.9),
+        PackItem("a", "alpha again", score=0.5),
+        PackItem("b", "   ", score=0.8),
+        PackItem("c", "gamma", score=0.05),
+    ]
     trace = PackTrace()
     pack({Layer.KNOWLEDGE: items}, max_tokens=500, count=COUNTERS["o200k"], min_score=0.1, trace=trace)
     by_decision = {t.decision: t.item.text for t in trace.items}
-    assert by_decision == {Decision.RESERVED: "alpha", Decision.DUPLICATE: "alpha again", Decision.EMPTY: "   ",
-                           Decision.BELOW_MIN_SCORE: "gamma"}
+    assert by_decision == {
+        Decision.RESERVED: "alpha",
+        Decision.DUPLICATE: "alpha again",
+        Decision.EMPTY: "   ",
+        Decision.BELOW_MIN_SCORE: "gamma",
+    }

@@ -21,7 +21,10 @@ from elephantasm.tokens import TokenCounter
 GOLDEN = Path(__file__).parent / "golden" / "pack_render.txt"
 AS_OF = datetime(2025, 3, 10, 12, 0, tzinfo=UTC)
 IDENTITY = IdentityText(
-    "Ada", "research assistant for a small lab", "INTJ", "warm, concise,\n  and direct",
+    "Ada",
+    "research assistant for a small lab",
+    "INTJ",
+    "warm, concise,\n  and direct",
     prose="I tend to write short messages in a warm tone. Our conversations often touch on budgets.",
 )
 
@@ -48,8 +51,15 @@ def fixed_candidates() -> dict[Layer, list[PackItem]]:
                 score=0.72,
                 time=datetime(2025, 2, 20, tzinfo=UTC),
             ),
-            PackItem("m-3", lean_text("User: Mentioned a cat named Turing. Assistant: Interesting, tell me more if you "
-                                      "like. User: It sleeps on the keyboard."), score=0.4, time=None),
+            PackItem(
+                "m-3",
+                lean_text(
+                    "User: Mentioned a cat named Turing. Assistant: Interesting, tell me more if you "
+                    "like. User: It sleeps on the keyboard."
+                ),
+                score=0.4,
+                time=None,
+            ),
         ],
         Layer.SESSION: [
             PackItem(
@@ -59,7 +69,9 @@ def fixed_candidates() -> dict[Layer, list[PackItem]]:
                 time=datetime(2025, 3, 10, 11, 42, tzinfo=UTC),
             ),
             PackItem(
-                "s-2", lean_text("assistant: Got it, I'll remember that. We capped it at 5k EUR."), score=0.8,
+                "s-2",
+                lean_text("assistant: Got it, I'll remember that. We capped it at 5k EUR."),
+                score=0.8,
                 time=datetime(2025, 3, 10, 11, 43, tzinfo=UTC),
             ),
         ],

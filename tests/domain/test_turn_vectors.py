@@ -74,8 +74,10 @@ def test_the_best_turn_comes_with_its_line_in_the_content() -> None:
 
 def test_scoring_every_blob_at_once_equals_one_by_one() -> None:
     rng = np.random.default_rng(3)
-    blobs = [tv.encode([_unit(rng, 16) for _ in range(n)], 16, [(i, 5)] * n) if n else None for i, n in
-             enumerate([3, 0, 1, 5, 2])]
+    blobs = [
+        tv.encode([_unit(rng, 16) for _ in range(n)], 16, [(i, 5)] * n) if n else None
+        for i, n in enumerate([3, 0, 1, 5, 2])
+    ]
     blobs.append(b"\x09junk")
     q = np.asarray(_unit(rng, 16), dtype=np.float32)
     together = tv.best_turns(q, blobs)

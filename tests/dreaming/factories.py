@@ -10,8 +10,15 @@ from elephantasm.domain.dreaming import EventInput
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 
 
-def ev(index: int, content: str, *, minutes: float | None = None, session: str | None = "s1",
-       inbound: bool | None = None, **extra: object) -> EventInput:
+def ev(
+    index: int,
+    content: str,
+    *,
+    minutes: float | None = None,
+    session: str | None = "s1",
+    inbound: bool | None = None,
+    **extra: object,
+) -> EventInput:
     """An event; by default alternating user/assistant messages one minute apart."""
     inbound = index % 2 == 0 if inbound is None else inbound
     return EventInput(

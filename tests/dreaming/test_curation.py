@@ -22,11 +22,22 @@ NOW = datetime(2024, 6, 1, tzinfo=UTC)
 TH = CurationThresholds()
 
 
-def stats(id_: str = "m", *, state: str = "active", importance: float = 0.2, recalls: int = 0,
-          age_days: float = 0, recalled_days_ago: float | None = None, state_days_ago: float | None = None,
-          best_match: float | None = None) -> MemoryStats:
+def stats(
+    id_: str = "m",
+    *,
+    state: str = "active",
+    importance: float = 0.2,
+    recalls: int = 0,
+    age_days: float = 0,
+    recalled_days_ago: float | None = None,
+    state_days_ago: float | None = None,
+    best_match: float | None = None,
+) -> MemoryStats:
     return MemoryStats(
-        id=id_, state=state, importance=importance, recall_count=recalls,
+        id=id_,
+        state=state,
+        importance=importance,
+        recall_count=recalls,
         created_at=NOW - timedelta(days=age_days),
         last_recalled_at=None if recalled_days_ago is None else NOW - timedelta(days=recalled_days_ago),
         state_since=None if state_days_ago is None else NOW - timedelta(days=state_days_ago),
@@ -105,8 +116,13 @@ def test_merge_has_no_chaining_and_respects_caps() -> None:
     # a ~ b and b ~ c but a !~ c: c is not merged into a through b
     a, b, c = _vec(1, 0), _vec(math.cos(0.3), math.sin(0.3)), _vec(math.cos(0.6), math.sin(0.6))
     th = CurationThresholds(merge_similarity=math.cos(0.35))
-    groups = plan_merges([MergeCandidate(id=i, vector=v, summary=i, importance=imp)
-                          for i, v, imp in (("a", a, 0.9), ("b", b, 0.5), ("c", c, 0.1))], th)
+    groups = plan_merges(
+        [
+            MergeCandidate(id=i, vector=v, summary=i, importance=imp)
+            for i, v, imp in (("a", a, 0.9), ("b", b, 0.5), ("c", c, 0.1))
+        ],
+        th,
+    )
     assert [(g.survivor_id, g.merged_ids) for g in groups] == [("a", ("b",))]
     many = [MergeCandidate(id=f"m{i}", vector=_vec(1, 0), summary=f"s{i}", importance=i / 100) for i in range(30)]
     capped = plan_merges(many, CurationThresholds(max_group_size=4, max_merge_groups=2))

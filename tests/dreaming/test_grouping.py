@@ -38,8 +38,12 @@ def test_sessions_are_never_mixed_and_groups_are_ordered_by_time() -> None:
 
 
 def test_time_gap_splits_events_without_a_session() -> None:
-    events = [ev(0, "hi", session=None), ev(1, "hello", session=None, minutes=1),
-              ev(2, "back again", session=None, minutes=300), ev(3, "welcome back", session=None, minutes=301)]
+    events = [
+        ev(0, "hi", session=None),
+        ev(1, "hello", session=None, minutes=1),
+        ev(2, "back again", session=None, minutes=300),
+        ev(3, "welcome back", session=None, minutes=301),
+    ]
     groups = group_events(events, config=GroupingConfig(gap=timedelta(minutes=30)))
     assert [[e.index for e in g] for g in groups] == [[0, 1], [2, 3]]
 
@@ -65,8 +69,12 @@ def test_uses_the_token_counter_it_is_given() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 500), st.sampled_from(["A", "B", None]), st.integers(0, 400)),
-                min_size=1, max_size=60), st.randoms(use_true_random=False))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 500), st.sampled_from(["A", "B", None]), st.integers(0, 400)), min_size=1, max_size=60
+    ),
+    st.randoms(use_true_random=False),
+)
 def test_partition_is_complete_and_independent_of_input_order(spec, rnd: random.Random) -> None:
     events = [ev(i, "w " * size, minutes=minute, session=session) for i, (minute, session, size) in enumerate(spec)]
     groups = group_events(events)

@@ -29,8 +29,9 @@ pytest_plugins = ["tests.support.fixtures"]
 
 def make_engine(server: OpenAIServer, *, timeout: float = 5.0, max_retries: int = 3) -> LLMEngine:
     client = build_client(server.base_url, None, timeout=timeout)
-    return LLMEngine(client, "test-model", max_retries=max_retries, timeout=timeout,
-                     backoff_base=0.01, backoff_max=0.05)
+    return LLMEngine(
+        client, "test-model", max_retries=max_retries, timeout=timeout, backoff_base=0.01, backoff_max=0.05
+    )
 
 
 def events(n: int = 100) -> list[EventInput]:
@@ -66,8 +67,12 @@ async def test_happy_path_batches_cites_and_counts(openai_server: OpenAIServer) 
     assert evs[4].id in result.memories[homes[0].source_memory_indices[0]].event_ids
 
     # every event shown exactly once; structured outputs requested; identity only on the last call
-    shown = [line.split("]")[0] for r in chats for line in r.body["messages"][-1]["content"].splitlines()
-             if line.startswith("[")]
+    shown = [
+        line.split("]")[0]
+        for r in chats
+        for line in r.body["messages"][-1]["content"].splitlines()
+        if line.startswith("[")
+    ]
     assert sorted(shown, key=lambda s: int(s[1:])) == [f"[{i}" for i in range(100)]
     formats = [r.body["response_format"] for r in chats]
     assert all(f["type"] == "json_schema" and f["json_schema"]["strict"] for f in formats)
@@ -79,11 +84,25 @@ async def test_happy_path_batches_cites_and_counts(openai_server: OpenAIServer) 
     assert result.usage.prompt_tokens == expected_prompt and result.usage.completion_tokens > 0
 
 
-@pytest.mark.parametrize("bad", [malformed(), empty(), Reply(lambda body: {"memories": [], "knowledge": []}),
-                                 Reply(partial(lambda body: {**distill_reply(body), "memories": [
-                                     {"summary": "x", "content": "x", "importance": 0.5, "confidence": 0.5,
-                                      "event_indices": [9999]}]}))],
-                         ids=["malformed", "empty", "no-memories", "unknown-index"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        malformed(),
+        empty(),
+        Reply(lambda body: {"memories": [], "knowledge": []}),
+        Reply(
+            partial(
+                lambda body: {
+                    **distill_reply(body),
+                    "memories": [
+                        {"summary": "x", "content": "x", "importance": 0.5, "confidence": 0.5, "event_indices": [9999]}
+                    ],
+                }
+            )
+        ),
+    ],
+    ids=["malformed", "empty", "no-memories", "unknown-index"],
+)
 async def test_bad_reply_is_retried_then_succeeds(openai_server: OpenAIServer, bad) -> None:  # type: ignore[no-untyped-def]
     evs = events(20)
     openai_server.script(bad)

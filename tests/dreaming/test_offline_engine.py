@@ -27,11 +27,26 @@ from elephantasm.domain.dreaming import (
 from tests.dreaming.factories import T0, conversation, ev
 
 SENTENCES = [
-    "I live in Paris.", "I moved to Berlin last week!", "My favourite colour is blue.", "My favorite color is green.",
-    "I love sushi.", "I hate sushi.", "We decided to ship on Friday.", "What time is it?", "Sure, I can help 🙂",
-    "To make tea, boil water and steep it for 3 minutes.", "My name is Ana.", "I work at Acme Corp.",
-    "I'm going to visit Rome on June 5.", "Always answer in English.", "ok", "", "Remember the deadline is 2024-06-01.",
-    "Python is a language that reads like prose.", "my sister is named Clara", "I'm allergic to peanuts.",
+    "I live in Paris.",
+    "I moved to Berlin last week!",
+    "My favourite colour is blue.",
+    "My favorite color is green.",
+    "I love sushi.",
+    "I hate sushi.",
+    "We decided to ship on Friday.",
+    "What time is it?",
+    "Sure, I can help 🙂",
+    "To make tea, boil water and steep it for 3 minutes.",
+    "My name is Ana.",
+    "I work at Acme Corp.",
+    "I'm going to visit Rome on June 5.",
+    "Always answer in English.",
+    "ok",
+    "",
+    "Remember the deadline is 2024-06-01.",
+    "Python is a language that reads like prose.",
+    "my sister is named Clara",
+    "I'm allergic to peanuts.",
 ]
 
 event_spec = st.tuples(
@@ -46,9 +61,16 @@ event_spec = st.tuples(
 
 def _events(specs: list[tuple]) -> list[EventInput]:
     return [
-        EventInput(index=i, id=uuid.UUID(int=(i * 7919) % 100_003 + 1), event_type=kind, content=text,
-                   occurred_at=T0 + timedelta(minutes=minute), session_id=session, importance_score=score,
-                   author=author if kind == "message.in" else None)
+        EventInput(
+            index=i,
+            id=uuid.UUID(int=(i * 7919) % 100_003 + 1),
+            event_type=kind,
+            content=text,
+            occurred_at=T0 + timedelta(minutes=minute),
+            session_id=session,
+            importance_score=score,
+            author=author if kind == "message.in" else None,
+        )
         for i, (text, kind, session, minute, score, author) in enumerate(specs)
     ]
 
@@ -84,8 +106,14 @@ def test_same_output_across_processes_and_hash_seeds() -> None:
     )
     root = Path(__file__).resolve().parents[2]
     digests = {
-        subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True,
-                       env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)}).stdout.strip()
+        subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(root)},
+        ).stdout.strip()
         for seed in ("1", "2", "3")
     }
     assert len(digests) == 1
@@ -94,23 +122,41 @@ def test_same_output_across_processes_and_hash_seeds() -> None:
 
 def sample_result():  # used by the cross-process test above
     rnd = random.Random(7)
-    specs = [(" ".join(rnd.sample(SENTENCES, 2)), rnd.choice(["message.in", "message.out"]), rnd.choice(["a", "b"]),
-              i * 3, None, None) for i in range(120)]
+    specs = [
+        (
+            " ".join(rnd.sample(SENTENCES, 2)),
+            rnd.choice(["message.in", "message.out"]),
+            rnd.choice(["a", "b"]),
+            i * 3,
+            None,
+            None,
+        )
+        for i in range(120)
+    ]
     return distil_offline(_events(specs))
 
 
 def test_changed_home_and_preferences_share_subject_keys() -> None:
     events = conversation(["I live in Paris.", "Nice!", "My favorite color is blue. I love sushi.", "Noted."])
-    events += conversation(["Big news: I moved to Berlin last week.", "Congrats!",
-                            "My favourite colour is green now. I hate sushi.", "Noted."], start=10)
+    events += conversation(
+        [
+            "Big news: I moved to Berlin last week.",
+            "Congrats!",
+            "My favourite colour is green now. I hate sushi.",
+            "Noted.",
+        ],
+        start=10,
+    )
     knowledge = distil_offline(events).knowledge
     by_key: dict[str, list] = {}
     for k in knowledge:
         by_key.setdefault(k.subject_key, []).append(k)
 
-    for key, old_value, new_value in (("user.home_city", "Paris", "Berlin"),
-                                      ("user.favorite_color", "blue", "green"),
-                                      ("user.opinion.sushi", "likes", "dislikes")):
+    for key, old_value, new_value in (
+        ("user.home_city", "Paris", "Berlin"),
+        ("user.favorite_color", "blue", "green"),
+        ("user.opinion.sushi", "likes", "dislikes"),
+    ):
         old, new = by_key[key]
         assert (old.value, new.value) == (old_value, new_value)
         assert is_contradiction(old, new) and not is_contradiction(old, old)
@@ -133,8 +179,11 @@ def test_named_authors_get_their_own_subjects() -> None:
 
 def test_summary_says_who_said_what_and_importance_follows_signals() -> None:
     dull = distil_offline(conversation(["ok", "ok"])).memories[0]
-    rich = distil_offline(conversation(["We decided to launch on May 3rd; remember it is important.",
-                                        "Got it, I will remind you on Friday."])).memories[0]
+    rich = distil_offline(
+        conversation(
+            ["We decided to launch on May 3rd; remember it is important.", "Got it, I will remind you on Friday."]
+        )
+    ).memories[0]
     assert rich.summary.startswith("User: We decided") and "Assistant:" in rich.summary
     assert rich.importance > dull.importance
     explicit = distil_offline([ev(0, "ok", importance_score=1.0), ev(1, "ok")]).memories[0]

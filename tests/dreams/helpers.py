@@ -31,10 +31,15 @@ def turns(texts: Sequence[str], session: str = "s1", start: datetime = T0, step:
     out = []
     for i, text in enumerate(texts):
         user = i % 2 == 0
-        out.append({
-            "event_type": "message.in" if user else "message.out", "role": "user" if user else "assistant",
-            "content": text, "session_id": session, "occurred_at": start + timedelta(seconds=step * i),
-        })
+        out.append(
+            {
+                "event_type": "message.in" if user else "message.out",
+                "role": "user" if user else "assistant",
+                "content": text,
+                "session_id": session,
+                "occurred_at": start + timedelta(seconds=step * i),
+            }
+        )
     return out
 
 
@@ -55,8 +60,10 @@ async def add_events(runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, s
 def variant(runtime: Runtime, engine: Any = None, **settings: Any) -> Runtime:
     """The same database and pool with other settings / engine and its own background tasks."""
     return dataclasses.replace(
-        runtime, settings=runtime.settings.model_copy(update=settings),
-        dream_engine=engine if engine is not None else runtime.dream_engine, dream_tasks=DreamTasks(),
+        runtime,
+        settings=runtime.settings.model_copy(update=settings),
+        dream_engine=engine if engine is not None else runtime.dream_engine,
+        dream_tasks=DreamTasks(),
     )
 
 
@@ -73,10 +80,13 @@ async def pending_ids(runtime: Runtime, anima_id: uuid.UUID) -> set[uuid.UUID]:
     """Events of the anima not yet distilled: above its watermark. Checks on the way that the
     ``distilled_at`` every reader sees (derived from the chunks) says the same."""
     async with runtime.read_session() as session:
-        rows = (await session.execute(
-            select(Event.id, Event.distilled_at, Event.seq > Anima.distilled_seq)
-            .join(Anima, Anima.key == Event.anima_key).where(Anima.id == anima_id)
-        )).all()
+        rows = (
+            await session.execute(
+                select(Event.id, Event.distilled_at, Event.seq > Anima.distilled_seq)
+                .join(Anima, Anima.key == Event.anima_key)
+                .where(Anima.id == anima_id)
+            )
+        ).all()
     assert all((at is None) == above for _, at, above in rows), "distilled_at disagrees with the watermark"
     return {event_id for event_id, _, above in rows if above}
 
@@ -84,12 +94,17 @@ async def pending_ids(runtime: Runtime, anima_id: uuid.UUID) -> set[uuid.UUID]:
 async def claimed_count(runtime: Runtime, anima_id: uuid.UUID) -> int:
     """Pending events inside a claimed (not yet distilled) chunk of the anima."""
     async with runtime.read_session() as session:
-        return (await session.execute(
-            select(func.count()).select_from(Event).join(
-                DreamChunk,
-                (DreamChunk.anima_id == anima_id) & Event.seq.between(DreamChunk.first_seq, DreamChunk.last_seq),
-            ).where(*of_anima(Event, anima_id), DreamChunk.distilled_at.is_(None))
-        )).scalar_one()
+        return (
+            await session.execute(
+                select(func.count())
+                .select_from(Event)
+                .join(
+                    DreamChunk,
+                    (DreamChunk.anima_id == anima_id) & Event.seq.between(DreamChunk.first_seq, DreamChunk.last_seq),
+                )
+                .where(*of_anima(Event, anima_id), DreamChunk.distilled_at.is_(None))
+            )
+        ).scalar_one()
 
 
 async def wait_finished(client: httpx.AsyncClient, headers: dict, run_id: str, timeout: float = 30.0) -> dict:

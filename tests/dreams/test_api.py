@@ -60,8 +60,9 @@ async def test_trigger_is_202_then_409_while_running(gated, tenant: Tenant) -> N
     await asyncio.wait_for(engine.entered.wait(), 5)
     second = await client.post("/api/dreams/trigger", json={"anima_id": str(anima_id)}, headers=tenant.headers)
     assert second.status_code == 409 and run["id"] in second.json()["detail"]
-    listed = await client.get("/api/dreams/sessions", params={"anima_id": str(anima_id), "status": "running"},
-                              headers=tenant.headers)
+    listed = await client.get(
+        "/api/dreams/sessions", params={"anima_id": str(anima_id), "status": "running"}, headers=tenant.headers
+    )
     assert [r["id"] for r in listed.json()["items"]] == [run["id"]]
 
     engine.gate.set()
@@ -72,8 +73,9 @@ async def test_trigger_is_202_then_409_while_running(gated, tenant: Tenant) -> N
     assert {a["action"] for a in done["actions"]} >= {"created"}
     assert all("embedding" not in a.get("after", {}) for a in done["actions"] if a["after"])
     # Each new memory's journal entry names it (the run is the entry's) and copies none of its text.
-    created = {a["target_id"]: a["after"] for a in done["actions"]
-               if (a["action"], a["target_type"]) == ("created", "memory")}
+    created = {
+        a["target_id"]: a["after"] for a in done["actions"] if (a["action"], a["target_type"]) == ("created", "memory")
+    }
     assert len(created) == done["memories_created"]
     for memory_id, after in created.items():
         memory = (await client.get(f"/api/memories/{memory_id}", headers=tenant.headers)).json()
@@ -111,8 +113,9 @@ async def test_memories_routes(client: httpx.AsyncClient, tenant: Tenant, dreamt
     page = (await client.get("/api/memories", params={"anima_id": dreamt["anima"], "limit": 1}, headers=h)).json()
     assert len(page["items"]) == 1 and page["next_cursor"]
     everything = (await client.get("/api/memories", params={"anima_id": dreamt["anima"]}, headers=h)).json()["items"]
-    second = await client.get("/api/memories", params={"anima_id": dreamt["anima"], "cursor": page["next_cursor"]},
-                              headers=h)
+    second = await client.get(
+        "/api/memories", params={"anima_id": dreamt["anima"], "cursor": page["next_cursor"]}, headers=h
+    )
     assert [m["id"] for m in page["items"] + second.json()["items"]] == [m["id"] for m in everything]
     assert sorted(e for m in everything for e in m["event_ids"]) == sorted(dreamt["events"])
     assert all("embedding" not in m and "fts" not in m for m in everything)
@@ -124,8 +127,11 @@ async def test_memories_routes(client: httpx.AsyncClient, tenant: Tenant, dreamt
     assert all(e["distilled_at"] for e in events)
 
     version = (await client.get(f"/api/animas/{dreamt['anima']}", headers=h)).json()["state_version"]
-    patched = await client.patch(f"/api/memories/{memory['id']}", headers=h,
-                                 json={"summary": "User lives in Lisbon.", "importance": 0.9, "state": "decaying"})
+    patched = await client.patch(
+        f"/api/memories/{memory['id']}",
+        headers=h,
+        json={"summary": "User lives in Lisbon.", "importance": 0.9, "state": "decaying"},
+    )
     assert patched.status_code == 200, patched.text
     body = patched.json()
     assert (body["summary"], body["importance"], body["state"]) == ("User lives in Lisbon.", 0.9, "decaying")
@@ -136,15 +142,19 @@ async def test_memories_routes(client: httpx.AsyncClient, tenant: Tenant, dreamt
     bad = await client.patch(f"/api/memories/{memory['id']}", headers=h, json={"state": "forgotten"})
     assert bad.status_code == 422
 
-    found = await client.post("/api/memories/search/semantic", headers=h,
-                              json={"anima_id": dreamt["anima"], "query": "Lisbon home", "include_archived": True})
+    found = await client.post(
+        "/api/memories/search/semantic",
+        headers=h,
+        json={"anima_id": dreamt["anima"], "query": "Lisbon home", "include_archived": True},
+    )
     assert found.status_code == 200, found.text
     hits = found.json()
     assert hits[0]["id"] == memory["id"] and hits[0]["similarity"] > 0.3
     assert [x["similarity"] for x in hits] == sorted((x["similarity"] for x in hits), reverse=True)
 
-    decaying = (await client.get("/api/memories", params={"anima_id": dreamt["anima"], "state": "decaying"},
-                                 headers=h)).json()["items"]
+    decaying = (
+        await client.get("/api/memories", params={"anima_id": dreamt["anima"], "state": "decaying"}, headers=h)
+    ).json()["items"]
     assert [m["id"] for m in decaying] == [memory["id"]]
     assert (await client.delete(f"/api/memories/{memory['id']}", headers=h)).status_code == 204
     assert (await client.get(f"/api/memories/{memory['id']}", headers=h)).status_code == 404
@@ -160,19 +170,26 @@ async def test_knowledge_routes(client: httpx.AsyncClient, tenant: Tenant, dream
     assert all(k["memory_ids"] and set(k["event_ids"]) <= set(dreamt["events"]) for k in items)
     green = next(k for k in items if "green" in k["content"].lower())
     assert green["type"] == "FACT" and len(green["memory_ids"]) == 2  # said in both sessions: one item
-    facts = (await client.get("/api/knowledge", params={"anima_id": dreamt["anima"], "type": "FACT"},
-                              headers=h)).json()["items"]
+    facts = (
+        await client.get("/api/knowledge", params={"anima_id": dreamt["anima"], "type": "FACT"}, headers=h)
+    ).json()["items"]
     assert {k["type"] for k in facts} == {"FACT"}
-    by_topic = (await client.get("/api/knowledge", params={"anima_id": dreamt["anima"], "topic": green["topic"]},
-                                 headers=h)).json()["items"]
+    by_topic = (
+        await client.get("/api/knowledge", params={"anima_id": dreamt["anima"], "topic": green["topic"]}, headers=h)
+    ).json()["items"]
     assert green["id"] in {k["id"] for k in by_topic}
     assert (await client.get("/api/knowledge", params={"type": "OPINION"}, headers=h)).status_code == 422
     one = (await client.get(f"/api/knowledge/{green['id']}", headers=h)).json()
     assert one == green
     history = (await client.get(f"/api/knowledge/{green['id']}/history", headers=h)).json()
     assert [k["id"] for k in history] == [green["id"]]
-    found = (await client.post("/api/knowledge/search/semantic", headers=h,
-                               json={"anima_id": dreamt["anima"], "query": "favorite color green"})).json()
+    found = (
+        await client.post(
+            "/api/knowledge/search/semantic",
+            headers=h,
+            json={"anima_id": dreamt["anima"], "query": "favorite color green"},
+        )
+    ).json()
     assert found[0]["id"] == green["id"] and "embedding" not in found[0]
 
 
@@ -184,7 +201,8 @@ async def test_identity_routes(client: httpx.AsyncClient, runtime: Runtime, tena
     assert [v["version"] for v in history] == [1] and history[0]["reason"] and history[0]["run_id"] == dreamt["run"]
 
     long_answers = [
-        "Hey!", "Absolutely, here is a detailed plan. First we outline the goals, then we list every "
+        "Hey!",
+        "Absolutely, here is a detailed plan. First we outline the goals, then we list every "
         "constraint, and finally we compare three options with their costs, risks and benefits in turn. "
         "Furthermore, I will structure it as a numbered list so that each step is clear and easy to follow later.",
     ] * 6
@@ -204,8 +222,9 @@ async def test_identity_routes(client: httpx.AsyncClient, runtime: Runtime, tena
     assert (await client.get(f"/api/animas/{anima}", headers=h)).json()["state_version"] == version + 1
     missing = await client.post(f"/api/identities/anima/{anima}/restore", json={"version": 99}, headers=h)
     assert missing.status_code == 404
-    assert (await client.post(f"/api/identities/anima/{anima}/restore", json={"version": 0},
-                              headers=h)).status_code == 422
+    assert (
+        await client.post(f"/api/identities/anima/{anima}/restore", json={"version": 0}, headers=h)
+    ).status_code == 422
 
 
 async def test_identity_of_new_anima_is_404(client: httpx.AsyncClient, tenant: Tenant, anima: dict) -> None:

@@ -11,8 +11,13 @@ from tests.support.servers import REPO_ROOT
 
 def test_dreamer_benchmark_writes_its_section(tmp_path: Path) -> None:
     out = tmp_path / "RESULTS.md"
-    proc = subprocess.run([sys.executable, "-m", "benchmarks", "dreamer", "--size", "tiny", "--out", str(out)],
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "dreamer", "--size", "tiny", "--out", str(out)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     text = out.read_text()
     assert "<!-- section:dreamer -->" in text and "<!-- /section:dreamer -->" in text

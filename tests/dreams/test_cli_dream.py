@@ -21,10 +21,21 @@ from tests.support.servers import REPO_ROOT
 @pytest.fixture
 def cli(pg_url: str, data_dir: Path):  # type: ignore[no-untyped-def]
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        env = dict(os.environ, ELEPHANTASM_DATABASE_URL=pg_url, ELEPHANTASM_SECRET_KEY=TEST_SECRET,
-                   ELEPHANTASM_DATA_DIR=str(data_dir), COLUMNS="200")
-        return subprocess.run([sys.executable, "-m", "elephantasm.cli.main", *args], env=env, cwd=REPO_ROOT,
-                              capture_output=True, text=True, timeout=120)
+        env = dict(
+            os.environ,
+            ELEPHANTASM_DATABASE_URL=pg_url,
+            ELEPHANTASM_SECRET_KEY=TEST_SECRET,
+            ELEPHANTASM_DATA_DIR=str(data_dir),
+            COLUMNS="200",
+        )
+        return subprocess.run(
+            [sys.executable, "-m", "elephantasm.cli.main", *args],
+            env=env,
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     return run
 
@@ -54,7 +65,16 @@ async def test_dream_by_id_and_by_name(cli, runtime: Runtime) -> None:  # type: 
 async def test_dream_while_another_runs_exits_2(cli, runtime: Runtime, tenant) -> None:  # type: ignore[no-untyped-def]
     anima_id = await new_anima(runtime, tenant.org_id)
     async with runtime.unit_of_work() as session:
-        session.add(DreamRun(org_id=tenant.org_id, anima_id=anima_id, status="running", trigger="test",
-                             engine="offline", started_at=runtime.clock(), heartbeat_at=runtime.clock()))
+        session.add(
+            DreamRun(
+                org_id=tenant.org_id,
+                anima_id=anima_id,
+                status="running",
+                trigger="test",
+                engine="offline",
+                started_at=runtime.clock(),
+                heartbeat_at=runtime.clock(),
+            )
+        )
     result = cli("dream", str(anima_id))
     assert result.returncode == 2 and "already running" in result.stderr

@@ -49,8 +49,15 @@ async def _running(runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, n: 
     runs = []
     async with runtime.unit_of_work() as session:
         for _ in range(n):
-            run = DreamRun(org_id=org_id, anima_id=anima_id, status="running", trigger="race",
-                           engine="offline", started_at=runtime.clock(), heartbeat_at=runtime.clock())
+            run = DreamRun(
+                org_id=org_id,
+                anima_id=anima_id,
+                status="running",
+                trigger="race",
+                engine="offline",
+                started_at=runtime.clock(),
+                heartbeat_at=runtime.clock(),
+            )
             session.add(run)
             runs.append(run)
     return runs
@@ -147,8 +154,12 @@ class ArrivingEngine(OfflineEngine):
 
     async def distil(self, events, existing_identity):  # type: ignore[no-untyped-def]
         if not self.arrived:
-            spec = {"event_type": "message.in", "content": "I forgot to say: I live in Quito.",
-                    "session_id": "s1", "occurred_at": T0 - timedelta(days=1)}
+            spec = {
+                "event_type": "message.in",
+                "content": "I forgot to say: I live in Quito.",
+                "session_id": "s1",
+                "occurred_at": T0 - timedelta(days=1),
+            }
             self.arrived = await add_events(*self.args, [spec])
         return await super().distil(events, existing_identity)
 
@@ -171,11 +182,21 @@ async def test_killed_run_loses_nothing_and_the_next_run_completes(
     anima_id = await new_anima(runtime, tenant.org_id)
     events = await add_events(runtime, tenant.org_id, anima_id, _chat(30))
     openai_server.script(slow(60))  # the LLM call hangs: the process is killed during it
-    env = dict(os.environ, ELEPHANTASM_DATABASE_URL=pg_url, ELEPHANTASM_SECRET_KEY=TEST_SECRET,
-               ELEPHANTASM_DATA_DIR=str(data_dir), ELEPHANTASM_LLM_BASE_URL=openai_server.base_url,
-               ELEPHANTASM_DREAMER_HEARTBEAT_SECONDS="0.2")
-    proc = subprocess.Popen([sys.executable, "-m", "elephantasm.cli.main", "dream", str(anima_id)], env=env,
-                            cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = dict(
+        os.environ,
+        ELEPHANTASM_DATABASE_URL=pg_url,
+        ELEPHANTASM_SECRET_KEY=TEST_SECRET,
+        ELEPHANTASM_DATA_DIR=str(data_dir),
+        ELEPHANTASM_LLM_BASE_URL=openai_server.base_url,
+        ELEPHANTASM_DREAMER_HEARTBEAT_SECONDS="0.2",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "elephantasm.cli.main", "dream", str(anima_id)],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         while not openai_server.chat_requests:

@@ -34,8 +34,13 @@ async def _memories(runtime: Runtime, anima_id: uuid.UUID) -> dict[uuid.UUID, Me
 async def _links(runtime: Runtime, anima_id: uuid.UUID) -> tuple[dict, list]:
     async with runtime.read_session() as session:
         mem = (await session.execute(select(Memory.id, Memory.event_ids).where(Memory.anima_id == anima_id))).all()
-        know = (await session.execute(select(KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id)
-                                      .where(KnowledgeMemory.anima_id == anima_id))).all()
+        know = (
+            await session.execute(
+                select(KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id).where(
+                    KnowledgeMemory.anima_id == anima_id
+                )
+            )
+        ).all()
     out: dict[uuid.UUID, set[uuid.UUID]] = {}
     for m, events in mem:
         if events:
@@ -94,16 +99,24 @@ async def test_decay_archive_and_reactivation(runtime: Runtime, tenant: Tenant) 
     # recalled (e.g. served in a pack) after it was archived -> active again
     recalled = later + timedelta(hours=1)
     async with runtime.unit_of_work() as session:
-        await session.execute(text(
-            "INSERT INTO memory_recalls (memory_id, org_id, anima_id, recall_count, last_recalled_at) "
-            "VALUES (:m, :o, :a, 1, :at)"), {"m": memory_id, "o": tenant.org_id, "a": anima_id, "at": recalled})
+        await session.execute(
+            text(
+                "INSERT INTO memory_recalls (memory_id, org_id, anima_id, recall_count, last_recalled_at) "
+                "VALUES (:m, :o, :a, 1, :at)"
+            ),
+            {"m": memory_id, "o": tenant.org_id, "a": anima_id, "at": recalled},
+        )
     rt.clock = lambda: recalled + timedelta(hours=1)
     run = await run_dream(rt, tenant.org_id, anima_id)
     assert run.counts["reactivated"] == 1 and (await _memories(runtime, anima_id))[memory_id].state == "active"
     async with runtime.read_session() as session:
         (action,) = await journal(session, DreamAction.run_id == run.id)
     assert (action.action, action.before, action.after["state"], action.after["reason"]) == (
-        "reactivated", {"state": "archived"}, "active", "recalled")
+        "reactivated",
+        {"state": "archived"},
+        "active",
+        "recalled",
+    )
 
 
 @pytest.fixture
@@ -140,8 +153,11 @@ async def test_strong_match_reactivates_archived_memory(lone_runtime: tuple[Runt
     await run_dream(runtime, tenant.org_id, anima_id)
     (memory_id,) = (await _memories(runtime, anima_id)).keys()
     async with runtime.unit_of_work() as session:
-        await session.execute(update(Memory).where(Memory.id == memory_id).values(
-            state="archived", meta={"state_since": (T0 - timedelta(days=1)).isoformat()}))
+        await session.execute(
+            update(Memory)
+            .where(Memory.id == memory_id)
+            .values(state="archived", meta={"state_since": (T0 - timedelta(days=1)).isoformat()})
+        )
     similar = ["We discussed the quarterly budget for the marketing team again.", "Yes, the budget plan."]
     await add_events(runtime, tenant.org_id, anima_id, turns(similar, session="s2", start=T0 + timedelta(days=9)))
     run = await run_dream(runtime, tenant.org_id, anima_id)
@@ -153,19 +169,34 @@ async def test_merge_sums_recall_counts_into_the_survivor(runtime: Runtime, tena
     """Recall state is in memory_recalls (migration 0014): a survivor gains its members' recalls and keeps
     its own last recall time; a member without recalls adds nothing; the members' rows stay as they were."""
     anima_id = await new_anima(runtime, tenant.org_id)
-    ids = {name: await add_memory(runtime, tenant, anima_id, f"{name} copy", time_end=T0)
-           for name in ("kept", "recalled", "never", "alone", "gives")}
+    ids = {
+        name: await add_memory(runtime, tenant, anima_id, f"{name} copy", time_end=T0)
+        for name in ("kept", "recalled", "never", "alone", "gives")
+    }
     seen = T0 + timedelta(days=2)
     async with runtime.unit_of_work() as session:
         for name, count, at in (("kept", 2, seen), ("recalled", 3, T0), ("gives", 4, None)):
-            await session.execute(text(
-                "INSERT INTO memory_recalls (memory_id, org_id, anima_id, recall_count, last_recalled_at) "
-                "VALUES (:m, :o, :a, :n, :at)"), {"m": ids[name], "o": tenant.org_id, "a": anima_id, "n": count, "at": at})
+            await session.execute(
+                text(
+                    "INSERT INTO memory_recalls (memory_id, org_id, anima_id, recall_count, last_recalled_at) "
+                    "VALUES (:m, :o, :a, :n, :at)"
+                ),
+                {"m": ids[name], "o": tenant.org_id, "a": anima_id, "n": count, "at": at},
+            )
         ctx = WriteContext(tenant.org_id, anima_id, uuid.uuid4(), T0 + timedelta(days=3))
-        groups = [MergeGroup(ids["kept"], (ids["recalled"], ids["never"]), 0.99), MergeGroup(ids["alone"], (ids["gives"],), 0.99)]
+        groups = [
+            MergeGroup(ids["kept"], (ids["recalled"], ids["never"]), 0.99),
+            MergeGroup(ids["alone"], (ids["gives"],), 0.99),
+        ]
         await curation._merge(session, ctx, groups, [])
     async with runtime.read_session() as session:
-        rows = {r[0]: r[1:] for r in (await session.execute(text(
-            "SELECT memory_id, recall_count, last_recalled_at FROM memory_recalls WHERE anima_id = :a"),
-            {"a": anima_id})).all()}
+        rows = {
+            r[0]: r[1:]
+            for r in (
+                await session.execute(
+                    text("SELECT memory_id, recall_count, last_recalled_at FROM memory_recalls WHERE anima_id = :a"),
+                    {"a": anima_id},
+                )
+            ).all()
+        }
     assert rows == {ids["kept"]: (5, seen), ids["recalled"]: (3, T0), ids["alone"]: (4, None), ids["gives"]: (4, None)}

@@ -33,9 +33,12 @@ class YieldingEngine(OfflineEngine):
 def _spec(writer: str, i: int) -> dict:
     # Every third event is back-dated by days: pending is about seq, never about occurred_at.
     back = timedelta(days=3) if i % 3 == 0 else timedelta(0)
-    return {"event_type": "message.in" if i % 2 else "message.out", "session_id": writer,
-            "content": f"{writer} turn {i}: the {['kiln', 'sloop', 'quince', 'tabla'][i % 4]} again ({i}).",
-            "occurred_at": T0 + timedelta(minutes=i) - back}
+    return {
+        "event_type": "message.in" if i % 2 else "message.out",
+        "session_id": writer,
+        "content": f"{writer} turn {i}: the {['kiln', 'sloop', 'quince', 'tabla'][i % 4]} again ({i}).",
+        "occurred_at": T0 + timedelta(minutes=i) - back,
+    }
 
 
 @pytest.mark.parametrize("engine", [OfflineEngine(), YieldingEngine()], ids=["in-process", "claimed"])
@@ -56,8 +59,9 @@ async def test_events_recorded_during_runs_are_each_distilled_once(
     async def singles() -> None:
         for i in range(20):
             async with driver_connection(rt.engine) as conn:
-                row, created = await insert_one(conn, tenant.org_id, EventCreate(anima_id=anima_id, **_spec("one", i)),
-                                                rt.clock())
+                row, created = await insert_one(
+                    conn, tenant.org_id, EventCreate(anima_id=anima_id, **_spec("one", i)), rt.clock()
+                )
             assert created and row is not None
             recorded.append(row["id"])
             await asyncio.sleep(0.002)

@@ -53,9 +53,13 @@ def _wire(a: dict) -> tuple:
     return a["action"], a["target_type"], uuid.UUID(a["target_id"]), a["before"], a["after"]
 
 
-async def test_journal_reads_in_order_at_every_limit(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant) -> None:
+async def test_journal_reads_in_order_at_every_limit(
+    client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant
+) -> None:
     run_id, expected = await _journal(runtime, tenant)
-    full = (await client.get(f"/api/dreams/sessions/{run_id}", params={"actions_limit": 100}, headers=tenant.headers)).json()
+    full = (
+        await client.get(f"/api/dreams/sessions/{run_id}", params={"actions_limit": 100}, headers=tenant.headers)
+    ).json()
     assert full["action_count"] == len(expected) == 7
     assert [_wire(a) for a in full["actions"]] == expected
     ids = [a["id"] for a in full["actions"]]

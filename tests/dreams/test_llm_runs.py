@@ -19,8 +19,16 @@ from tests.conftest import Tenant
 from tests.dreams.helpers import add_events, claimed_count, live_provenance, new_anima, pending_ids, turns, variant
 from tests.support.openai_server import OpenAIServer, Reply, Status, distill_reply, empty, malformed, rate_limited, slow
 
-TEXTS = ["Hi, I live in Paris.", "Hello! Paris is great.", "Planning a picnic on Sunday.", "Bring a blanket.",
-         "Actually I moved to Berlin.", "Berlin then!", "My favorite color is teal.", "Teal is nice."]
+TEXTS = [
+    "Hi, I live in Paris.",
+    "Hello! Paris is great.",
+    "Planning a picnic on Sunday.",
+    "Bring a blanket.",
+    "Actually I moved to Berlin.",
+    "Berlin then!",
+    "My favorite color is teal.",
+    "Teal is nice.",
+]
 
 
 def engine(server: OpenAIServer, timeout: float = 5.0) -> LLMEngine:
@@ -52,11 +60,18 @@ async def test_llm_run_writes_memories_knowledge_identity(
     prov = await live_provenance(runtime, anima_id)
     assert sorted(e for ids in prov.values() for e in ids) == sorted(e.id for e in events)
     async with runtime.read_session() as session:
-        homes = list((await session.execute(select(Knowledge).where(
-            Knowledge.anima_id == anima_id, Knowledge.subject_key == "user.home_city").order_by(
-            Knowledge.valid_from))).scalars())
-        (version,) = (await session.execute(select(IdentityVersion).where(
-            IdentityVersion.anima_id == anima_id))).scalars()
+        homes = list(
+            (
+                await session.execute(
+                    select(Knowledge)
+                    .where(Knowledge.anima_id == anima_id, Knowledge.subject_key == "user.home_city")
+                    .order_by(Knowledge.valid_from)
+                )
+            ).scalars()
+        )
+        (version,) = (
+            await session.execute(select(IdentityVersion).where(IdentityVersion.anima_id == anima_id))
+        ).scalars()
     assert [(k.meta["value"], k.valid_to is None) for k in homes] == [("Paris", False), ("Berlin", True)]
     assert version.personality_type == "Helpful Guide" and version.reason and version.run_id == run.id
 
@@ -72,7 +87,10 @@ async def test_settings_pick_the_llm_engine(runtime: Runtime, tenant: Tenant, op
 
 @pytest.mark.parametrize("bad", [Status(500), malformed(), empty()], ids=["500", "malformed", "empty"])
 async def test_llm_failure_leaves_events_pending_with_the_error_recorded(
-    runtime: Runtime, tenant: Tenant, openai_server: OpenAIServer, bad  # type: ignore[no-untyped-def]
+    runtime: Runtime,
+    tenant: Tenant,
+    openai_server: OpenAIServer,
+    bad,  # type: ignore[no-untyped-def]
 ) -> None:
     anima_id, events = await _setup(runtime, tenant)
     openai_server.script(*[bad] * 4)  # the first attempt and all three retries
@@ -91,8 +109,14 @@ async def test_llm_failure_leaves_events_pending_with_the_error_recorded(
 async def test_transient_llm_trouble_is_absorbed(runtime: Runtime, tenant: Tenant, openai_server: OpenAIServer) -> None:
     """Malformed, empty, 500, 429 with Retry-After and a too-slow reply are retried; the run completes."""
     anima_id, events = await _setup(runtime, tenant)
-    llm = LLMEngine(build_client(openai_server.base_url, None, timeout=0.5), "test-model", max_retries=5,
-                    timeout=0.5, backoff_base=0.01, backoff_max=0.05)
+    llm = LLMEngine(
+        build_client(openai_server.base_url, None, timeout=0.5),
+        "test-model",
+        max_retries=5,
+        timeout=0.5,
+        backoff_base=0.01,
+        backoff_max=0.05,
+    )
     openai_server.script(malformed(), empty(), Status(500), rate_limited(0.3), slow(2.0))
     run = await run_dream(runtime, tenant.org_id, anima_id, engine=llm)
     assert run.status == "completed", run.error

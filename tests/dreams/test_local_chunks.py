@@ -23,8 +23,12 @@ class AwaitingEngine(OfflineEngine):
 
 
 def _chat(n: int) -> list[dict]:
-    return turns([f"I keep a {w} diary and water the {w} plants ({i})." for i, w in
-                  enumerate(["fern", "cactus", "orchid", "basil", "mint"] * (n // 5 + 1))][:n])
+    return turns(
+        [
+            f"I keep a {w} diary and water the {w} plants ({i})."
+            for i, w in enumerate(["fern", "cactus", "orchid", "basil", "mint"] * (n // 5 + 1))
+        ][:n]
+    )
 
 
 def test_only_the_stock_offline_engine_with_a_local_embedder_runs_in_process(runtime: Runtime) -> None:
@@ -81,10 +85,12 @@ async def test_a_chunk_that_fails_to_write_leaves_its_events_pending_and_unclaim
     assert failed.status == "failed" and "disk full" in (failed.error or "")
     assert await pending_ids(runtime, anima_id) == {e.id for e in events}
     async with runtime.read_session() as session:
-        chunks = (await session.execute(select(func.count()).select_from(DreamChunk).where(
-            DreamChunk.anima_id == anima_id))).scalar_one()
-        memories = (await session.execute(select(func.count()).select_from(Memory).where(
-            Memory.anima_id == anima_id))).scalar_one()
+        chunks = (
+            await session.execute(select(func.count()).select_from(DreamChunk).where(DreamChunk.anima_id == anima_id))
+        ).scalar_one()
+        memories = (
+            await session.execute(select(func.count()).select_from(Memory).where(Memory.anima_id == anima_id))
+        ).scalar_one()
     assert chunks == 0 and memories == 0  # all of the chunk or nothing
 
     monkeypatch.undo()

@@ -37,7 +37,9 @@ async def test_offline_run_writes_everything_with_exact_provenance(runtime: Runt
     async with runtime.read_session() as session:
         knowledge = list((await session.execute(select(Knowledge).where(Knowledge.anima_id == anima_id))).scalars())
         actions = await journal(session, DreamAction.run_id == run.id)
-        claimed = set((await session.execute(select(DreamChunk.run_id).where(DreamChunk.anima_id == anima_id))).scalars())
+        claimed = set(
+            (await session.execute(select(DreamChunk.run_id).where(DreamChunk.anima_id == anima_id))).scalars()
+        )
     assert any("teal" in k.content.lower() for k in knowledge)
     assert {a.action for a in actions} >= {"created"}
     assert claimed == {run.id}  # the run that distilled each event stays on record
@@ -46,8 +48,18 @@ async def test_offline_run_writes_everything_with_exact_provenance(runtime: Runt
 def _shape(memories, events_by_id, prov):  # type: ignore[no-untyped-def]
     """Memories with ids replaced by event positions: comparable across animas."""
     return sorted(
-        (m.summary, content, m.importance, m.confidence, m.state, m.session_id, m.time_start, m.time_end,
-         tuple(sorted(events_by_id[e] for e in prov.get(m.id, ()))), m.merged_into is None)
+        (
+            m.summary,
+            content,
+            m.importance,
+            m.confidence,
+            m.state,
+            m.session_id,
+            m.time_start,
+            m.time_end,
+            tuple(sorted(events_by_id[e] for e in prov.get(m.id, ()))),
+            m.merged_into is None,
+        )
         for m, content in memories
     )
 
@@ -68,8 +80,11 @@ async def _snapshot(runtime: Runtime, anima_id, events):  # type: ignore[no-unty
             for k in (await session.execute(select(Knowledge).where(Knowledge.anima_id == anima_id))).scalars()
         )
         ident = (await session.execute(select(Identity).where(Identity.anima_id == anima_id))).scalar_one()
-    return _shape(memories, position, prov), knowledge, (ident.personality_type, ident.communication_style,
-                                                         ident.self, ident.prose, ident.version)
+    return (
+        _shape(memories, position, prov),
+        knowledge,
+        (ident.personality_type, ident.communication_style, ident.self, ident.prose, ident.version),
+    )
 
 
 async def test_offline_output_is_identical_for_the_same_events(runtime: Runtime, tenant: Tenant) -> None:

@@ -12,8 +12,12 @@ from elephantasm.services.dreams.identity import current_identity
 from tests.conftest import Tenant
 from tests.dreams.helpers import add_events, new_anima, turns
 
-CHAT = ["Hi! I live in Lisbon and my favorite color is green.", "Lovely, green it is.",
-        "I prefer tea over coffee.", "Noted: tea."]
+CHAT = [
+    "Hi! I live in Lisbon and my favorite color is green.",
+    "Lovely, green it is.",
+    "I prefer tea over coffee.",
+    "Noted: tea.",
+]
 
 
 async def test_read_helpers_scope_by_org(runtime: Runtime, tenant: Tenant, other_tenant: Tenant) -> None:
@@ -22,8 +26,9 @@ async def test_read_helpers_scope_by_org(runtime: Runtime, tenant: Tenant, other
     run = await run_dream(runtime, tenant.org_id, anima_id, trigger="test")
     async with runtime.read_session() as session:
         memory_ids = list((await session.execute(select(Memory.id).where(Memory.anima_id == anima_id))).scalars())
-        knowledge_ids = list((await session.execute(
-            select(Knowledge.id).where(Knowledge.anima_id == anima_id))).scalars())
+        knowledge_ids = list(
+            (await session.execute(select(Knowledge.id).where(Knowledge.anima_id == anima_id))).scalars()
+        )
         assert memory_ids and knowledge_ids
 
         mine = await memories.provenance(session, tenant.org_id, memory_ids)

@@ -54,19 +54,29 @@ async def _dreamed(runtime: Runtime, tenant: Tenant) -> tuple[uuid.UUID, dict[uu
     specs = [{**s, "session_id": "s1", "occurred_at": T0 + timedelta(minutes=i)} for i, s in enumerate(SPECS)]
     # Two more, unlike each other (no curation merge): more memories to edit, merge and forget.
     for n, (said, answer) in enumerate(MORE, start=1):
-        specs += [{"event_type": "message.in", "role": "user", "content": said, "session_id": f"s{n + 1}",
-                   "occurred_at": T0 + timedelta(days=n)},
-                  {"event_type": "message.out", "role": "assistant", "content": answer, "session_id": f"s{n + 1}",
-                   "occurred_at": T0 + timedelta(days=n, minutes=1)}]
+        specs += [
+            {
+                "event_type": "message.in",
+                "role": "user",
+                "content": said,
+                "session_id": f"s{n + 1}",
+                "occurred_at": T0 + timedelta(days=n),
+            },
+            {
+                "event_type": "message.out",
+                "role": "assistant",
+                "content": answer,
+                "session_id": f"s{n + 1}",
+                "occurred_at": T0 + timedelta(days=n, minutes=1),
+            },
+        ]
     events = await add_events(runtime, tenant.org_id, anima, specs)
     run = await run_dream(runtime, tenant.org_id, anima)
     assert run.status == "completed", run.error
     by_id = {e.id: e for e in to_inputs(events)}
     async with runtime.engine.connect() as conn:
         rows = (await conn.execute(text("SELECT id, event_ids FROM memories WHERE anima_id = :a"), {"a": anima})).all()
-    expected = {
-        r.id: memory_from_group(sorted((by_id[e] for e in r.event_ids), key=event_order)).content for r in rows
-    }
+    expected = {r.id: memory_from_group(sorted((by_id[e] for e in r.event_ids), key=event_order)).content for r in rows}
     return anima, expected
 
 
@@ -101,8 +111,10 @@ async def test_offline_memories_store_no_content_and_every_reader_renders_it(
     assert {uuid.UUID(r["id"]): r["content"] for r in records} == expected
 
     # Full text ranks on the whole exchange, as the generated column did.
-    sql = text("SELECT m.id, m.fts = strip(to_tsvector('english', m.summary || ' ' || CAST(:c AS text))) AS same "
-               "FROM memories m WHERE m.id = :id")
+    sql = text(
+        "SELECT m.id, m.fts = strip(to_tsvector('english', m.summary || ' ' || CAST(:c AS text))) AS same "
+        "FROM memories m WHERE m.id = :id"
+    )
     async with runtime.engine.connect() as conn:
         for mid, content in expected.items():
             assert (await conn.execute(sql, {"id": mid, "c": content})).one().same
@@ -132,8 +144,10 @@ async def test_edits_forget_and_merges_keep_the_text_honest(
     # A merge changes a rendered memory's events: it stores the text it had first.
     async with runtime.engine.begin() as conn:
         await conn.execute(
-            text("UPDATE memories SET event_ids = (SELECT array_agg(DISTINCT e ORDER BY e) FROM memories y, "
-                 "unnest(y.event_ids) e WHERE y.id IN (:s, :m)) WHERE id = :s"),
+            text(
+                "UPDATE memories SET event_ids = (SELECT array_agg(DISTINCT e ORDER BY e) FROM memories y, "
+                "unnest(y.event_ids) e WHERE y.id IN (:s, :m)) WHERE id = :s"
+            ),
             {"s": survivor, "m": absorbed},
         )
     (row,) = [x for x in await _stored(runtime, anima) if x.id == survivor]
@@ -146,9 +160,11 @@ async def test_edits_forget_and_merges_keep_the_text_honest(
     async with runtime.engine.connect() as conn:
         gone = (
             await conn.execute(
-                text("SELECT content, content_rendered, fts::text AS fts, "
-                     "CASE WHEN content_rendered THEN memory_text(anima_id, event_ids) ELSE content END AS seen "
-                     "FROM memories WHERE id = :id"),
+                text(
+                    "SELECT content, content_rendered, fts::text AS fts, "
+                    "CASE WHEN content_rendered THEN memory_text(anima_id, event_ids) ELSE content END AS seen "
+                    "FROM memories WHERE id = :id"
+                ),
                 {"id": victim},
             )
         ).one()
@@ -160,12 +176,21 @@ async def test_content_that_is_not_its_events_rendering_stays_stored(runtime: Ru
     anima = await new_anima(runtime, tenant.org_id, "stored")
     elsewhere = await new_anima(runtime, tenant.org_id, "elsewhere")
     (other,) = await add_events(
-        runtime, tenant.org_id, elsewhere, [{"event_type": "message.in", "role": "user", "content": "elsewhere",
-                                             "occurred_at": T0}]
+        runtime,
+        tenant.org_id,
+        elsewhere,
+        [{"event_type": "message.in", "role": "user", "content": "elsewhere", "occurred_at": T0}],
     )
-    (event,) = await add_events(runtime, tenant.org_id, anima, [{"event_type": "message.in", "role": "user", "content": "hello there", "occurred_at": T0}])
-    sql = text("INSERT INTO memories (id, org_id, anima_id, summary, content, event_ids) "
-               "VALUES (:id, :o, :a, :s, :c, CAST(:e AS uuid[])) RETURNING content, content_rendered")
+    (event,) = await add_events(
+        runtime,
+        tenant.org_id,
+        anima,
+        [{"event_type": "message.in", "role": "user", "content": "hello there", "occurred_at": T0}],
+    )
+    sql = text(
+        "INSERT INTO memories (id, org_id, anima_id, summary, content, event_ids) "
+        "VALUES (:id, :o, :a, :s, :c, CAST(:e AS uuid[])) RETURNING content, content_rendered"
+    )
     cases = [
         ("s", "User: hello there", [event.id], (None, True)),  # the rendering: not stored
         ("s", "The user greeted me.", [event.id], ("The user greeted me.", False)),  # an LLM's wording
@@ -195,7 +220,9 @@ async def test_packs_are_the_same_as_from_stored_content_and_span_blobs(runtime:
     assert "User: Yes, tram 28 every morning to my office." in before[0]["context"]  # a turn snippet from a blob
 
     async with runtime.engine.begin() as conn:
-        rows = (await conn.execute(text("SELECT id, turn_vectors FROM memories WHERE anima_id = :a"), {"a": anima})).all()
+        rows = (
+            await conn.execute(text("SELECT id, turn_vectors FROM memories WHERE anima_id = :a"), {"a": anima})
+        ).all()
         for r in rows:
             await conn.execute(
                 text("UPDATE memories SET content = :c, turn_vectors = :t WHERE id = :id"),

@@ -95,12 +95,25 @@ async def test_dreamer_command_runs_alone_and_stops_on_sigterm(
 ) -> None:
     anima_id = await new_anima(runtime, tenant.org_id)
     await add_events(runtime, tenant.org_id, anima_id, turns(["Remember: my favorite color is red.", "Red it is."]))
-    env = dict(os.environ, ELEPHANTASM_DATABASE_URL=pg_url, ELEPHANTASM_SECRET_KEY=TEST_SECRET,
-               ELEPHANTASM_DATA_DIR=str(data_dir), ELEPHANTASM_DREAMER_POLL_SECONDS="0.2",
-               ELEPHANTASM_DREAMER_TRIGGER_EVENTS="1", ELEPHANTASM_DREAMER_DEBOUNCE_SECONDS="0")
-    proc = subprocess.Popen([sys.executable, "-m", "elephantasm.cli.main", "dreamer"], env=env, cwd=REPO_ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = dict(
+        os.environ,
+        ELEPHANTASM_DATABASE_URL=pg_url,
+        ELEPHANTASM_SECRET_KEY=TEST_SECRET,
+        ELEPHANTASM_DATA_DIR=str(data_dir),
+        ELEPHANTASM_DREAMER_POLL_SECONDS="0.2",
+        ELEPHANTASM_DREAMER_TRIGGER_EVENTS="1",
+        ELEPHANTASM_DREAMER_DEBOUNCE_SECONDS="0",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "elephantasm.cli.main", "dreamer"],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
+
         async def distilled() -> bool:
             assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
             return not await pending_ids(runtime, anima_id)
@@ -130,18 +143,28 @@ async def test_serve_runs_the_dreamer_in_process(pg_url: str, data_dir: Path) ->
     await upgrade_async(db_url)
     port = free_port()
     log = data_dir / f"serve-dreamer-{port}.log"
-    env = server_env(db_url, TEST_SECRET, data_dir, ELEPHANTASM_DREAMER_ENABLED="true",
-                     ELEPHANTASM_DREAMER_POLL_SECONDS="0.2", ELEPHANTASM_DREAMER_TRIGGER_EVENTS="2",
-                     ELEPHANTASM_DREAMER_DEBOUNCE_SECONDS="0")
+    env = server_env(
+        db_url,
+        TEST_SECRET,
+        data_dir,
+        ELEPHANTASM_DREAMER_ENABLED="true",
+        ELEPHANTASM_DREAMER_POLL_SECONDS="0.2",
+        ELEPHANTASM_DREAMER_TRIGGER_EVENTS="2",
+        ELEPHANTASM_DREAMER_DEBOUNCE_SECONDS="0",
+    )
     proc = start_server(env, port, log)
     try:
         key_file = data_dir / "first-api-key"  # first-start bootstrap (stdout is a log: not there)
         key = re.search(r"export ELEPHANTASM_API_KEY=(\S+)", key_file.read_text()).group(1)
         key_file.unlink()
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {key}"}) as http:
+        async with httpx.AsyncClient(
+            base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {key}"}
+        ) as http:
             anima = (await http.post("/api/animas", json={"name": "served"})).json()
-            batch = [{"anima_id": anima["id"], **{k: (v.isoformat() if k == "occurred_at" else v) for k, v in e.items()}}
-                     for e in turns(["I live in Nairobi.", "Nairobi, nice!", "I like tea.", "Tea it is."])]
+            batch = [
+                {"anima_id": anima["id"], **{k: (v.isoformat() if k == "occurred_at" else v) for k, v in e.items()}}
+                for e in turns(["I live in Nairobi.", "Nairobi, nice!", "I like tea.", "Tea it is."])
+            ]
             assert (await http.post("/api/events/batch", json={"events": batch})).status_code == 201
 
             async def run_finished() -> bool:
@@ -180,6 +203,7 @@ async def test_idle_animas_get_a_sleep_run(runtime: Runtime, tenant: Tenant) -> 
     await rt.dream_tasks.wait()
     assert await _triggers(rt, anima_id) == ["manual", "sleep"]
     async with rt.read_session() as session:
-        last = (await session.execute(select(DreamRun).where(DreamRun.anima_id == anima_id, DreamRun.trigger == "sleep"))
-                ).scalar_one()
+        last = (
+            await session.execute(select(DreamRun).where(DreamRun.anima_id == anima_id, DreamRun.trigger == "sleep"))
+        ).scalar_one()
     assert last.status == "completed" and last.events_read == 0 and last.counts["decaying"] == 1

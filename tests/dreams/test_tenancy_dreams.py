@@ -49,7 +49,9 @@ async def victim(runtime: Runtime, tenant: Tenant) -> dict:
     run = await run_dream(runtime, tenant.org_id, anima_id)
     async with runtime.read_session() as session:
         memory = (await session.execute(select(Memory.id).where(Memory.anima_id == anima_id))).scalars().first()
-        knowledge = (await session.execute(select(Knowledge.id).where(Knowledge.anima_id == anima_id))).scalars().first()
+        knowledge = (
+            (await session.execute(select(Knowledge.id).where(Knowledge.anima_id == anima_id))).scalars().first()
+        )
     assert memory and knowledge
     return {"anima": str(anima_id), "run": str(run.id), "memory": str(memory), "knowledge": str(knowledge)}
 
@@ -64,7 +66,7 @@ async def test_cross_org_access_is_404(
     assert "secret" not in r.text and "marmalade" not in r.text
     after = (await client.get(f"/api/memories/{victim['memory']}", headers=tenant.headers)).json()
     assert after == before
-    runs = (await client.get("/api/dreams/sessions", params={"anima_id": victim["anima"]}, headers=tenant.headers))
+    runs = await client.get("/api/dreams/sessions", params={"anima_id": victim["anima"]}, headers=tenant.headers)
     assert [r["id"] for r in runs.json()["items"]] == [victim["run"]]  # nothing was triggered
 
 

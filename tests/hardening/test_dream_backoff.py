@@ -49,10 +49,12 @@ async def rt(settings: Settings, pg_url: str) -> AsyncIterator[Runtime]:
     """A runtime on a database of its own (the sweep looks at every anima it can see)."""
     url = create_database(pg_url, "backoff")
     await upgrade_async(url)
-    s = settings.model_copy(update={"dreamer_retry_base_seconds": 60, "dreamer_retry_max_seconds": 600,
-                                    "dreamer_max_failures": 3})
-    runtime = dataclasses.replace(build_runtime(s, database_url=url), dream_engine=PoisonedEngine(),
-                                  clock=Clock(), dream_tasks=DreamTasks())
+    s = settings.model_copy(
+        update={"dreamer_retry_base_seconds": 60, "dreamer_retry_max_seconds": 600, "dreamer_max_failures": 3}
+    )
+    runtime = dataclasses.replace(
+        build_runtime(s, database_url=url), dream_engine=PoisonedEngine(), clock=Clock(), dream_tasks=DreamTasks()
+    )
     try:
         yield runtime
     finally:

@@ -24,15 +24,19 @@ async def test_deep_event_meta_is_422_and_writes_nothing(
 ) -> None:  # type: ignore[no-untyped-def]
     fields = {"anima_id": anima["id"], "event_type": "system", "content": "x"}
     for depth in (settings.max_json_depth + 1, 300, 900, 5000, 100_000):
-        r = await client.post("/api/events", content=body_with(fields, {"meta": deep_json(depth)}),
-                              headers=tenant.headers | JSON)
+        r = await client.post(
+            "/api/events", content=body_with(fields, {"meta": deep_json(depth)}), headers=tenant.headers | JSON
+        )
         detail = error(r, 422)
         if depth > 1000:  # past what the JSON decoder takes: refused as a malformed body
             assert "nested too deeply" in detail
             continue
         assert "meta" in detail and str(settings.max_json_depth) in detail and "max_json_depth" in detail
-    ok = await client.post("/api/events", content=body_with(fields, {"meta": deep_json(settings.max_json_depth - 1)}),
-                           headers=tenant.headers | JSON)
+    ok = await client.post(
+        "/api/events",
+        content=body_with(fields, {"meta": deep_json(settings.max_json_depth - 1)}),
+        headers=tenant.headers | JSON,
+    )
     assert ok.status_code == 201, ok.text
     assert len(await _events(client, tenant, anima["id"])) == 1
 
@@ -42,8 +46,9 @@ async def test_deep_meta_in_a_batch_names_the_event_and_writes_none(
 ) -> None:
     good = body_with({"anima_id": anima["id"], "event_type": "system", "content": "fine"}, {})
     bad = body_with({"anima_id": anima["id"], "event_type": "system", "content": "x"}, {"meta": deep_json(400)})
-    r = await client.post("/api/events/batch", content=b'{"events": [' + good + b", " + bad + b"]}",
-                          headers=tenant.headers | JSON)
+    r = await client.post(
+        "/api/events/batch", content=b'{"events": [' + good + b", " + bad + b"]}", headers=tenant.headers | JSON
+    )
     assert "events[1].meta" in error(r, 422)
     assert await _events(client, tenant, anima["id"]) == []
 
@@ -57,8 +62,9 @@ async def test_deep_or_huge_anima_meta_is_422(client: httpx.AsyncClient, tenant:
     detail = error(r, 422)
     assert "meta" in detail and "max_json_bytes" in detail
     created = await client.post("/api/animas", json={"name": "fine"}, headers=tenant.headers)
-    r = await client.patch(f"/api/animas/{created.json()['id']}", content=body_with({}, {"meta": deep_json(500)}),
-                           headers=h)
+    r = await client.patch(
+        f"/api/animas/{created.json()['id']}", content=body_with({}, {"meta": deep_json(500)}), headers=h
+    )
     assert "meta" in error(r, 422)
     listed = await client.get("/api/animas", headers=tenant.headers)
     assert listed.status_code == 200 and [a["name"] for a in listed.json()["items"]] == ["fine"]
@@ -69,14 +75,19 @@ async def test_rows_already_holding_deep_json_do_not_break_lists(
     client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: dict
 ) -> None:
     """Rows written before the limit existed (or by hand) are served with their meta elided."""
-    r = await client.post("/api/events", json={"anima_id": anima["id"], "event_type": "system", "content": "old"},
-                          headers=tenant.headers)
+    r = await client.post(
+        "/api/events", json={"anima_id": anima["id"], "event_type": "system", "content": "old"}, headers=tenant.headers
+    )
     event_id = r.json()["id"]
     async with runtime.unit_of_work() as session:
-        await session.execute(text("UPDATE events SET meta = CAST(:m AS jsonb) WHERE id = :id"),
-                              {"m": deep_json(995).decode(), "id": uuid.UUID(event_id)})
-        await session.execute(text("UPDATE animas SET meta = CAST(:m AS jsonb) WHERE id = :id"),
-                              {"m": deep_json(900).decode(), "id": uuid.UUID(anima["id"])})
+        await session.execute(
+            text("UPDATE events SET meta = CAST(:m AS jsonb) WHERE id = :id"),
+            {"m": deep_json(995).decode(), "id": uuid.UUID(event_id)},
+        )
+        await session.execute(
+            text("UPDATE animas SET meta = CAST(:m AS jsonb) WHERE id = :id"),
+            {"m": deep_json(900).decode(), "id": uuid.UUID(anima["id"])},
+        )
     items = await _events(client, tenant, anima["id"])
     assert [e["id"] for e in items] == [event_id]
     assert "elided" in str(items[0]["meta"])

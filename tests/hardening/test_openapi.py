@@ -33,7 +33,10 @@ def _schema(doc: dict, name: str) -> dict:
 
 async def test_bearer_scheme_and_security_on_every_keyed_route(doc: dict) -> None:
     assert doc["components"]["securitySchemes"]["bearer"] == {
-        "type": "http", "scheme": "bearer", "description": "Authorization: Bearer sk_live_…"}
+        "type": "http",
+        "scheme": "bearer",
+        "description": "Authorization: Bearer sk_live_…",
+    }
     for method, path, op in _operations(doc):
         if path == "/api/health":
             assert {} in op["security"]
@@ -83,8 +86,10 @@ async def test_enums_are_enums(doc: dict) -> None:
     queries = {
         ("/api/animas/{anima_id}/memory-packs/latest", "preset"): PRESET_NAMES,
         ("/api/animas/{anima_id}/memory-packs/latest", "encoding"): SUPPORTED_ENCODINGS,
-        ("/api/events", "event_type"): EVENT_TYPES, ("/api/memories", "state"): MEMORY_STATES,
-        ("/api/knowledge", "type"): KNOWLEDGE_TYPES, ("/api/dreams/sessions", "status"): DREAM_STATUSES,
+        ("/api/events", "event_type"): EVENT_TYPES,
+        ("/api/memories", "state"): MEMORY_STATES,
+        ("/api/knowledge", "type"): KNOWLEDGE_TYPES,
+        ("/api/dreams/sessions", "status"): DREAM_STATUSES,
     }
     for (path, name), values in queries.items():
         (param,) = [p for p in doc["paths"][path]["get"]["parameters"] if p["name"] == name]

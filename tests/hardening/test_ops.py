@@ -67,7 +67,7 @@ async def doomed_postgres(settings: Settings) -> AsyncIterator[tuple[Runtime, Se
 
 
 async def test_postgres_down_is_503_with_retry_after_and_logs_no_key_or_content(
-    doomed_postgres: tuple[Runtime, Settings, Path]
+    doomed_postgres: tuple[Runtime, Settings, Path],
 ) -> None:
     runtime, _, root = doomed_postgres
     async with runtime.unit_of_work() as session:
@@ -103,8 +103,10 @@ async def _requests_while_down(c: httpx.AsyncClient, headers: dict[str, str], an
 async def test_failed_auth_is_rate_limited_per_client_address(runtime: Runtime, tenant: Tenant) -> None:
     import dataclasses
 
-    limited = dataclasses.replace(runtime, settings=runtime.settings.model_copy(
-        update={"auth_failure_limit": 3, "auth_failure_window_seconds": 60}))
+    limited = dataclasses.replace(
+        runtime,
+        settings=runtime.settings.model_copy(update={"auth_failure_limit": 3, "auth_failure_window_seconds": 60}),
+    )
     app = create_app(limited)
     bad = {"Authorization": "Bearer sk_live_" + "x" * 43}
     async with await _client(app, "10.0.0.1") as attacker, await _client(app, "10.0.0.2") as bystander:

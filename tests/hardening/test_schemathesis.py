@@ -38,8 +38,13 @@ from elephantasm.services.dreams import run_dream
 from tests.conftest import TEST_SECRET, make_tenant
 from tests.support.servers import free_port, server_env, start_server, stop_server
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_headers_conformance,
-          response_schema_conformance]
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+]
 EXAMPLES = int(os.environ.get("ELEPHANTASM_FUZZ_EXAMPLES", "20"))
 
 
@@ -58,11 +63,23 @@ async def _seed(runtime: Runtime, base_url: str) -> tuple[dict[str, str], dict[s
     tenant = await make_tenant(runtime, "fuzz")
     async with httpx.AsyncClient(base_url=base_url, headers=tenant.headers, timeout=60) as http:
         anima = (await http.post("/api/animas", json={"name": "fuzzed"})).json()
-        events = [{"anima_id": anima["id"], "event_type": "message.in" if i % 2 == 0 else "message.out",
-                   "role": "user" if i % 2 == 0 else "assistant", "session_id": "s1",
-                   "content": text} for i, text in enumerate(
-                       ["I live in Porto and I love green tea.", "Porto is lovely.",
-                        "My sister Ana is a chemist.", "Nice, chemistry!"])]
+        events = [
+            {
+                "anima_id": anima["id"],
+                "event_type": "message.in" if i % 2 == 0 else "message.out",
+                "role": "user" if i % 2 == 0 else "assistant",
+                "session_id": "s1",
+                "content": text,
+            }
+            for i, text in enumerate(
+                [
+                    "I live in Porto and I love green tea.",
+                    "Porto is lovely.",
+                    "My sister Ana is a chemist.",
+                    "Nice, chemistry!",
+                ]
+            )
+        ]
         stored = (await http.post("/api/events/batch", json={"events": events})).json()["items"]
         await run_dream(runtime, tenant.org_id, uuid.UUID(anima["id"]))
         memories = (await http.get("/api/memories", params={"anima_id": anima["id"]})).json()["items"]
@@ -90,10 +107,22 @@ def _with_known_ids(case: schemathesis.Case, ids: dict[str, str]) -> None:
         case.body["anima_id"] = ids["anima_id"]
 
 
-def _fuzz(operation: Any, mode: GenerationMode, base_url: str, headers: dict[str, str],
-          ids: dict[str, str] | None, session: requests.Session) -> None:
-    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
-              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+def _fuzz(
+    operation: Any,
+    mode: GenerationMode,
+    base_url: str,
+    headers: dict[str, str],
+    ids: dict[str, str] | None,
+    session: requests.Session,
+) -> None:
+    @settings(
+        max_examples=EXAMPLES,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(case=operation.as_strategy(generation_mode=mode))
     def run(case: schemathesis.Case) -> None:
         if ids is not None:
@@ -113,8 +142,11 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(runtim
     schema = schemathesis.openapi.from_url(f"{fuzz_server}/schema/openapi.json")
     # The model-level routes (local GGUF model) are left to tests/local: each call there is a real
     # generation (seconds on CPU), and without the optional extra they answer a documented 503.
-    operations = [op for op in (result.ok() for result in schema.get_all_operations())
-                  if not op.path.startswith(LOCAL_MODEL_PATHS)]
+    operations = [
+        op
+        for op in (result.ok() for result in schema.get_all_operations())
+        if not op.path.startswith(LOCAL_MODEL_PATHS)
+    ]
     assert len(operations) >= 30
     # DELETEs last, so the seeded rows serve every other operation first.
     operations.sort(key=lambda op: (op.method.upper() == "DELETE", op.label))

@@ -98,8 +98,9 @@ async def test_null_for_a_required_anima_field_is_422(client: httpx.AsyncClient,
 async def test_identity_restore_version_out_of_range_is_422(
     client: httpx.AsyncClient, tenant: Tenant, anima: dict, version: int
 ) -> None:
-    r = await client.post(f"/api/identities/anima/{anima['id']}/restore", json={"version": version},
-                          headers=tenant.headers)
+    r = await client.post(
+        f"/api/identities/anima/{anima['id']}/restore", json={"version": version}, headers=tenant.headers
+    )
     assert "version" in error(r, 422)
 
 

@@ -27,11 +27,18 @@ async def test_out_of_window_event_times_are_repaired_and_kept_in_meta(pg_url: s
                     "INSERT INTO events (id, org_id, anima_id, event_type, content, occurred_at, created_at,"
                     " updated_at)"
                     " VALUES ($1, $2, $3, 'system', 'x', $4::text::timestamptz, '2026-03-01 00:00:00+00', now())",
-                    event_id, org, anima, at,
+                    event_id,
+                    org,
+                    anima,
+                    at,
                 )
             await upgrade_async(url)
-            rows = {r["id"]: r for r in await conn.fetch(
-                "SELECT id, occurred_at::text AS at, meta->>'original_occurred_at' AS original FROM events")}
+            rows = {
+                r["id"]: r
+                for r in await conn.fetch(
+                    "SELECT id, occurred_at::text AS at, meta->>'original_occurred_at' AS original FROM events"
+                )
+            }
             for event_id in bad.values():
                 assert rows[event_id]["at"] == "2026-03-01 00:00:00+00" and rows[event_id]["original"]
             assert rows[bad["-infinity"]]["original"] == "-infinity"

@@ -12,8 +12,7 @@ import pytest
 from tests.conftest import Tenant
 from tests.hardening.helpers import error
 
-OVERFLOWING = ["0001-01-01T00:00:00Z", "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00",
-               "9999-12-31T23:59:59Z"]
+OVERFLOWING = ["0001-01-01T00:00:00Z", "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00", "9999-12-31T23:59:59Z"]
 
 
 def _event(anima: dict, **extra: str) -> dict:

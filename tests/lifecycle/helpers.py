@@ -28,8 +28,9 @@ LATER = [
 
 async def populated_anima(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, name: str = "full") -> str:
     """An anima with two dream runs (so knowledge is superseded), an identity, a served pack."""
-    r = await client.post("/api/animas", json={"name": name, "description": "d", "meta": {"team": "x"}},
-                          headers=tenant.headers)
+    r = await client.post(
+        "/api/animas", json={"name": name, "description": "d", "meta": {"team": "x"}}, headers=tenant.headers
+    )
     assert r.status_code == 201, r.text
     anima_id = r.json()["id"]
     await add_events(runtime, tenant.org_id, uuid.UUID(anima_id), turns(CHAT))
@@ -37,8 +38,9 @@ async def populated_anima(client: httpx.AsyncClient, runtime: Runtime, tenant: T
     later = turns(LATER, session="s2", start=T0 + timedelta(days=3))
     await add_events(runtime, tenant.org_id, uuid.UUID(anima_id), later)
     assert (await run_dream(runtime, tenant.org_id, uuid.UUID(anima_id), trigger="test")).status == "completed"
-    r = await client.get(f"/api/animas/{anima_id}/memory-packs/latest", params={"query": "colour"},
-                         headers=tenant.headers)
+    r = await client.get(
+        f"/api/animas/{anima_id}/memory-packs/latest", params={"query": "colour"}, headers=tenant.headers
+    )
     assert r.status_code == 200 and r.json() is not None, r.text
     await runtime.packs.recalls.flush()  # its recalls written now, not in the middle of a test
     return anima_id
@@ -68,5 +70,7 @@ async def rows_of(runtime: Runtime, anima_id: str) -> dict[str, int]:
         key = _KEYS.setdefault(a, key) if key is not None else _KEYS.get(a)
         n = (await session.execute(text("SELECT count(*) FROM events WHERE anima_key = :k"), {"k": key})).scalar()
         counts["events"] = int(n or 0)
-        counts["animas"] = int((await session.execute(text("SELECT count(*) FROM animas WHERE id = :a"), {"a": a})).scalar() or 0)
+        counts["animas"] = int(
+            (await session.execute(text("SELECT count(*) FROM animas WHERE id = :a"), {"a": a})).scalar() or 0
+        )
     return counts

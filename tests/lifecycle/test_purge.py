@@ -23,8 +23,18 @@ async def test_purge_removes_every_row_and_snapshot_of_the_anima(
     anima_id = await populated_anima(client, runtime, tenant)
     keep = await populated_anima(client, runtime, tenant, name="bystander")
     before = await rows_of(runtime, anima_id)
-    for table in ("events", "memories", "knowledge", "knowledge_memories", "identities",
-                  "identity_history", "memory_packs", "pack_snapshots", "dream_runs", "dream_actions"):
+    for table in (
+        "events",
+        "memories",
+        "knowledge",
+        "knowledge_memories",
+        "identities",
+        "identity_history",
+        "memory_packs",
+        "pack_snapshots",
+        "dream_runs",
+        "dream_actions",
+    ):
         assert before[table] > 0, (table, before)
     called: list[tuple[uuid.UUID, uuid.UUID, int]] = []
 
@@ -85,14 +95,26 @@ async def test_a_failing_hook_aborts_the_purge(client: httpx.AsyncClient, runtim
 
 def run_cli(pg_url: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``python -m elephantasm.cli.main ARGS`` over the test database."""
-    env = dict(os.environ, ELEPHANTASM_DATABASE_URL=pg_url, ELEPHANTASM_SECRET_KEY=TEST_SECRET,
-               ELEPHANTASM_DATA_DIR=str(data_dir), COLUMNS="250")
-    return subprocess.run([sys.executable, "-m", "elephantasm.cli.main", *args], env=env, cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=120)
+    env = dict(
+        os.environ,
+        ELEPHANTASM_DATABASE_URL=pg_url,
+        ELEPHANTASM_SECRET_KEY=TEST_SECRET,
+        ELEPHANTASM_DATA_DIR=str(data_dir),
+        COLUMNS="250",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "elephantasm.cli.main", *args],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
-async def test_cli_purge(pg_url: str, data_dir: Path, client: httpx.AsyncClient, runtime: Runtime,
-                         tenant: Tenant) -> None:
+async def test_cli_purge(
+    pg_url: str, data_dir: Path, client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant
+) -> None:
     anima_id = (await client.post("/api/animas", json={"name": "cli"}, headers=tenant.headers)).json()["id"]
     body = {"anima_id": anima_id, "event_type": "message.in", "content": "erase me too"}
     assert (await client.post("/api/events", json=body, headers=tenant.headers)).status_code == 201

@@ -49,16 +49,24 @@ async def test_round_trip_into_another_org(
     assert normalised(second) == normalised(first)
     assert source not in "".join(second) and copy in second[0]
     counts, copied = await rows_of(runtime, source), await rows_of(runtime, copy)
-    for table in ("events", "memories", "memory_recalls", "knowledge", "knowledge_memories", "identities",
-                  "identity_history"):
+    for table in (
+        "events",
+        "memories",
+        "memory_recalls",
+        "knowledge",
+        "knowledge_memories",
+        "identities",
+        "identity_history",
+    ):
         assert copied[table] == counts[table], table
 
     # The copy serves the same pack text as the original (same state, query, as_of).
     as_of = datetime(2026, 6, 1, 12, tzinfo=UTC).isoformat()
     packs = []
     for who, anima in ((tenant, source), (other_tenant, copy)):
-        r = await client.post("/api/packs/compile", json={"anima_id": anima, "query": "colour", "as_of": as_of},
-                              headers=who.headers)
+        r = await client.post(
+            "/api/packs/compile", json={"anima_id": anima, "query": "colour", "as_of": as_of}, headers=who.headers
+        )
         assert r.status_code == 200, r.text
         packs.append(r.json()["context"])
     assert packs[0] == packs[1] and "orange" in packs[0].lower()
@@ -75,8 +83,12 @@ async def test_http_export_and_import(
     assert r.text.splitlines(keepends=True) == await export(runtime, tenant.org_id, source)
     assert (await client.get(f"/api/animas/{source}/export", headers=other_tenant.headers)).status_code == 404
 
-    r = await client.post("/api/animas/import", content=r.content, params={"name": "moved"},
-                          headers=other_tenant.headers | {"content-type": "application/x-ndjson"})
+    r = await client.post(
+        "/api/animas/import",
+        content=r.content,
+        params={"name": "moved"},
+        headers=other_tenant.headers | {"content-type": "application/x-ndjson"},
+    )
     assert r.status_code == 201, r.text
     assert r.json()["name"] == "moved" and r.json()["id"] != source
     again = await client.get(f"/api/animas/{r.json()['id']}/export", headers=other_tenant.headers)
@@ -98,7 +110,7 @@ async def test_a_bad_import_writes_nothing_and_names_the_line(
     for _ in range(200):
         deep = {"d": deep}
     cases = {
-        "dangling": [*lines[:memory_line], json.dumps(broken), *lines[memory_line + 1:]],
+        "dangling": [*lines[:memory_line], json.dumps(broken), *lines[memory_line + 1 :]],
         "no header": lines[1:],
         "unknown kind": [lines[0], json.dumps({"kind": "secret"})],
         "bad event": [lines[0], json.dumps(json.loads(lines[1]) | {"event_type": "message.sideways"})],
@@ -106,8 +118,11 @@ async def test_a_bad_import_writes_nothing_and_names_the_line(
         "deep meta": [lines[0], *lines[1:memory_line], json.dumps(json.loads(lines[memory_line]) | {"meta": deep})],
     }
     for case, body in cases.items():
-        r = await client.post("/api/animas/import", content="".join(x if x.endswith("\n") else x + "\n" for x in body),
-                              headers=other_tenant.headers)
+        r = await client.post(
+            "/api/animas/import",
+            content="".join(x if x.endswith("\n") else x + "\n" for x in body),
+            headers=other_tenant.headers,
+        )
         assert r.status_code == 422, (case, r.text)
         assert "line" in r.json()["detail"] or case == "no header", (case, r.text)
     assert (await client.get("/api/animas", headers=other_tenant.headers)).json()["items"] == before

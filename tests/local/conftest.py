@@ -36,6 +36,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if HERE in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.skip(reason=reason))
 
+
 FACTS = [
     "The user lives in Berlin and works as a violin teacher.",
     "The user prefers green tea over coffee in the morning.",
@@ -67,16 +68,25 @@ def engine() -> Iterator[LocalEngine]:
 def system_prompt(n_facts: int = len(FACTS)) -> str:
     """A pack-like system text of a few hundred tokens."""
     lines = [f"- {f}" for f in FACTS[:n_facts]]
-    return "You are a helpful assistant with a long-term memory. What you remember:\n\n## Knowledge\n" + "\n".join(
-        lines
-    ) + "\n"
+    return (
+        "You are a helpful assistant with a long-term memory. What you remember:\n\n## Knowledge\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 async def seed_anima(client: httpx.AsyncClient, headers: dict[str, str], anima_id: str, n: int = len(FACTS)) -> None:
     """Record ``n`` facts as events of an earlier session (long-term candidates of chat packs)."""
     events = [
-        {"anima_id": anima_id, "event_type": "message.in", "role": "user", "content": fact,
-         "session_id": "earlier", "dedupe_key": f"seed-{i}", "importance_score": 0.8}
+        {
+            "anima_id": anima_id,
+            "event_type": "message.in",
+            "role": "user",
+            "content": fact,
+            "session_id": "earlier",
+            "dedupe_key": f"seed-{i}",
+            "importance_score": 0.8,
+        }
         for i, fact in enumerate(FACTS[:n])
     ]
     r = await client.post("/api/events/batch", json={"events": events}, headers=headers)

@@ -21,8 +21,11 @@ QUESTION = [{"role": "user", "content": "Which city do I live in?"}]
 
 def _openai(app, tenant: Tenant) -> AsyncOpenAI:  # type: ignore[no-untyped-def]
     transport = httpx.ASGITransport(app=app)
-    return AsyncOpenAI(base_url="http://test/v1", api_key=tenant.api_key,
-                       http_client=httpx.AsyncClient(transport=transport, base_url="http://test/v1"))
+    return AsyncOpenAI(
+        base_url="http://test/v1",
+        api_key=tenant.api_key,
+        http_client=httpx.AsyncClient(transport=transport, base_url="http://test/v1"),
+    )
 
 
 async def _events(client: httpx.AsyncClient, tenant: Tenant, anima_id: str) -> list[dict]:
@@ -32,12 +35,16 @@ async def _events(client: httpx.AsyncClient, tenant: Tenant, anima_id: str) -> l
 
 
 async def test_chat_records_turns_hits_snapshot_and_replays(
-    app, client: httpx.AsyncClient, tenant: Tenant, anima: dict  # type: ignore[no-untyped-def]
+    app,
+    client: httpx.AsyncClient,
+    tenant: Tenant,
+    anima: dict,  # type: ignore[no-untyped-def]
 ) -> None:
     await seed_anima(client, tenant.headers, anima["id"])
     oa = _openai(app, tenant)
     first = await oa.chat.completions.with_raw_response.create(
-        model="local", messages=QUESTION, user=anima["id"], temperature=0, max_tokens=24)
+        model="local", messages=QUESTION, user=anima["id"], temperature=0, max_tokens=24
+    )
     assert first.headers["x-elephantasm-kv"] == "miss"
     assert len(first.headers["x-elephantasm-pack"]) == 64
     reply = first.parse()
@@ -50,19 +57,22 @@ async def test_chat_records_turns_hits_snapshot_and_replays(
     assert all(e["dedupe_key"].startswith("chat:") for e in turns)
 
     second = await oa.chat.completions.with_raw_response.create(
-        model="local", messages=QUESTION, user=anima["id"], temperature=0, max_tokens=24)
+        model="local", messages=QUESTION, user=anima["id"], temperature=0, max_tokens=24
+    )
     assert second.headers["x-elephantasm-kv"] == "hit", "the pack is unchanged: its KV state is restored"
     assert second.parse().choices[0].message.content == text
     assert len(await _events(client, tenant, anima["id"])) == 2, "a repeated turn is recorded once"
 
     follow_up = [*QUESTION, {"role": "assistant", "content": text}, {"role": "user", "content": "And my cat?"}]
     third = await oa.chat.completions.with_raw_response.create(
-        model="local", messages=follow_up, user=anima["id"], temperature=0, max_tokens=8)
+        model="local", messages=follow_up, user=anima["id"], temperature=0, max_tokens=8
+    )
     assert third.headers["x-elephantasm-kv"] == "hit", "same conversation, same pack: the prefix is reused"
     assert third.headers["x-elephantasm-pack"] != first.headers["x-elephantasm-pack"], "recorded turns moved it"
 
     sampled = await oa.chat.completions.with_raw_response.create(
-        model="local", messages=QUESTION, user=anima["id"], temperature=0.9, top_p=0.95, seed=7, max_tokens=16)
+        model="local", messages=QUESTION, user=anima["id"], temperature=0.9, top_p=0.95, seed=7, max_tokens=16
+    )
     gen_id = sampled.headers["x-elephantasm-generation"]
     r = await client.post(f"/api/generations/{gen_id}/replay", headers=tenant.headers)
     assert r.status_code == 200, r.text
@@ -74,13 +84,21 @@ async def test_chat_records_turns_hits_snapshot_and_replays(
 
 
 async def test_streaming_with_the_header_anima(
-    app, client: httpx.AsyncClient, tenant: Tenant, anima: dict  # type: ignore[no-untyped-def]
+    app,
+    client: httpx.AsyncClient,
+    tenant: Tenant,
+    anima: dict,  # type: ignore[no-untyped-def]
 ) -> None:
     await seed_anima(client, tenant.headers, anima["id"])
     oa = _openai(app, tenant)
     raw = await oa.chat.completions.with_raw_response.create(
-        model="local", messages=[{"role": "user", "content": "Do I have a pet?"}], stream=True, temperature=0,
-        max_tokens=16, extra_headers={"X-Elephantasm-Anima": anima["id"]})
+        model="local",
+        messages=[{"role": "user", "content": "Do I have a pet?"}],
+        stream=True,
+        temperature=0,
+        max_tokens=16,
+        extra_headers={"X-Elephantasm-Anima": anima["id"]},
+    )
     assert raw.headers["x-elephantasm-kv"] in {"hit", "miss"}
     assert raw.headers["content-type"].startswith("text/event-stream")
     pieces, finish = [], None
@@ -95,7 +113,11 @@ async def test_streaming_with_the_header_anima(
 
 
 async def test_models_auth_and_isolation(
-    app, client: httpx.AsyncClient, tenant: Tenant, other_tenant: Tenant, anima: dict  # type: ignore[no-untyped-def]
+    app,
+    client: httpx.AsyncClient,
+    tenant: Tenant,
+    other_tenant: Tenant,
+    anima: dict,  # type: ignore[no-untyped-def]
 ) -> None:
     models = await _openai(app, tenant).models.list()
     assert [m.id for m in models.data] == ["SmolLM2-135M-Instruct.Q4_1"]
@@ -106,8 +128,11 @@ async def test_models_auth_and_isolation(
     assert "X-Elephantasm-Anima" in missing.value.response.json()["detail"]
     r = await client.post("/v1/chat/completions", json={"messages": QUESTION, "user": anima["id"]})
     assert r.status_code == 401
-    r = await client.post("/v1/chat/completions", headers=tenant.headers,
-                          json={"messages": [{"role": "assistant", "content": "hi"}], "user": anima["id"]})
+    r = await client.post(
+        "/v1/chat/completions",
+        headers=tenant.headers,
+        json={"messages": [{"role": "assistant", "content": "hi"}], "user": anima["id"]},
+    )
     assert r.status_code == 422 and "last message" in r.json()["detail"]
 
 
@@ -123,13 +148,19 @@ async def missing_model_app(settings: Settings, pg_url: str, tmp_path: Path) -> 
 
 async def test_missing_model_is_503_naming_the_setting(missing_model_app, tenant: Tenant, anima: dict) -> None:  # type: ignore[no-untyped-def]
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=missing_model_app), base_url="http://t") as c:
-        r = await c.post("/v1/chat/completions", headers=tenant.headers, json={"messages": QUESTION, "user": anima["id"]})
+        r = await c.post(
+            "/v1/chat/completions", headers=tenant.headers, json={"messages": QUESTION, "user": anima["id"]}
+        )
     assert r.status_code == 503
     assert "ELEPHANTASM_LOCAL_MODEL_PATH" in r.json()["detail"]
 
 
 async def test_a_stream_cut_short_stops_the_model_and_still_records_the_turn(
-    app, client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: dict  # type: ignore[no-untyped-def]
+    app,
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    tenant: Tenant,
+    anima: dict,  # type: ignore[no-untyped-def]
 ) -> None:
     """What a disconnecting client leaves behind: the server stops iterating the stream early."""
     from elephantasm.local.sampling import Sampling
@@ -139,8 +170,15 @@ async def test_a_stream_cut_short_stops_the_model_and_still_records_the_turn(
     await seed_anima(client, tenant.headers, anima["id"])
     engine = await runtime.local.aengine(runtime.settings)
     question = [{"role": "user", "content": "Tell me a long story about my garden."}]
-    plan = await plan_chat(runtime, engine, tenant.org_id, uuid.UUID(anima["id"]), question,
-                           Sampling(seed=3, temperature=0.8, top_p=0.95, max_tokens=400), None)
+    plan = await plan_chat(
+        runtime,
+        engine,
+        tenant.org_id,
+        uuid.UUID(anima["id"]),
+        question,
+        Sampling(seed=3, temperature=0.8, top_p=0.95, max_tokens=400),
+        None,
+    )
     stream = ChatStream(runtime, engine, plan)
     await stream.start()
     pieces = stream.pieces()

@@ -16,10 +16,21 @@ from tests.support.servers import REPO_ROOT
 
 
 def _kv(pg_url: str, data_dir: Path, org: str, *args: str) -> str:
-    env = {**os.environ, "ELEPHANTASM_DATABASE_URL": pg_url, "ELEPHANTASM_SECRET_KEY": TEST_SECRET,
-           "ELEPHANTASM_DATA_DIR": str(data_dir), "COLUMNS": "250"}
-    out = subprocess.run([sys.executable, "-m", "elephantasm.cli.main", "kv", *args, "--org", org], env=env,
-                         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "ELEPHANTASM_DATABASE_URL": pg_url,
+        "ELEPHANTASM_SECRET_KEY": TEST_SECRET,
+        "ELEPHANTASM_DATA_DIR": str(data_dir),
+        "COLUMNS": "250",
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "elephantasm.cli.main", "kv", *args, "--org", org],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, f"exit {out.returncode}\n{out.stdout}\n{out.stderr}"
     return out.stdout
 

@@ -67,10 +67,12 @@ def test_restored_equals_recomputed_in_a_fresh_process(engine: LocalEngine, tmp_
         engine.extend(engine.tokenize_suffix(args["suffix"]))
         print(json.dumps({{"status": status, "tokens": engine.generate(Sampling(max_tokens={GREEDY.max_tokens})).tokens}}))
     """)
-    payload = json.dumps({"prefix": prefix_text, "suffix": suffix_text, "root": str(tmp_path), "org": str(org),
-                          "digest": digest})
-    out = subprocess.run([sys.executable, "-c", script], input=payload, capture_output=True, text=True, timeout=120,
-                         check=True)
+    payload = json.dumps(
+        {"prefix": prefix_text, "suffix": suffix_text, "root": str(tmp_path), "org": str(org), "digest": digest}
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], input=payload, capture_output=True, text=True, timeout=120, check=True
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result == {"status": "hit", "tokens": reference}
 

@@ -20,7 +20,9 @@ from tests.local.conftest import seed_anima
 
 
 @pytest.fixture
-async def second_server(settings: Settings, pg_url: str, tmp_path: Path) -> AsyncIterator[tuple[Runtime, httpx.AsyncClient]]:
+async def second_server(
+    settings: Settings, pg_url: str, tmp_path: Path
+) -> AsyncIterator[tuple[Runtime, httpx.AsyncClient]]:
     """Another server process's view: its own data dir and snapshot store, the same server secret."""
     from api.app import create_app
 
@@ -41,7 +43,11 @@ async def _snapshot_id(client: httpx.AsyncClient, runtime: Runtime, tenant: Tena
 
 
 async def test_export_import_verify_round_trip(
-    client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, other_tenant: Tenant, anima: dict,
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    tenant: Tenant,
+    other_tenant: Tenant,
+    anima: dict,
     second_server: tuple[Runtime, httpx.AsyncClient],
 ) -> None:
     sid = await _snapshot_id(client, runtime, tenant, anima["id"])
@@ -60,30 +66,39 @@ async def test_export_import_verify_round_trip(
     rt_b, client_b = second_server
     tenant_b = await make_tenant(rt_b, "server-b")
     anima_b = (await client_b.post("/api/animas", json={"name": "moved"}, headers=tenant_b.headers)).json()
-    r = await client_b.post("/api/kv-packages", params={"anima_id": anima_b["id"]}, content=package,
-                            headers={**tenant_b.headers, "content-type": "application/octet-stream"})
+    r = await client_b.post(
+        "/api/kv-packages",
+        params={"anima_id": anima_b["id"]},
+        content=package,
+        headers={**tenant_b.headers, "content-type": "application/octet-stream"},
+    )
     assert r.status_code == 201, r.text
     imported = r.json()["snapshot"]
     assert imported["source"] == "imported" and imported["n_tokens"] == manifest["n_tokens"]
     store_b = rt_b.local.store(rt_b.settings)
     assert store_b.path(tenant_b.org_id, imported["sha256"]).is_file()
     assert str(store_b.root).startswith(str(rt_b.settings.data_dir))
-    r = await client_b.post(f"/api/kv-snapshots/{imported['id']}/verify", params={"probes": 1},
-                            headers=tenant_b.headers)
+    r = await client_b.post(
+        f"/api/kv-snapshots/{imported['id']}/verify", params={"probes": 1}, headers=tenant_b.headers
+    )
     assert r.status_code == 200 and r.json()["greedy_identical"] is True
 
     damaged = bytearray(package)
     damaged[len(damaged) // 2] ^= 0x01
-    r = await client_b.post("/api/kv-packages", params={"anima_id": anima_b["id"]}, content=bytes(damaged),
-                            headers=tenant_b.headers)
+    r = await client_b.post(
+        "/api/kv-packages", params={"anima_id": anima_b["id"]}, content=bytes(damaged), headers=tenant_b.headers
+    )
     assert r.status_code == 422 and "package rejected" in r.json()["detail"]
-    forged = seal_package({**manifest, "model_digest": "0" * 64}, cert, open_package(package, runtime.secret)[2],
-                          runtime.secret)
-    r = await client_b.post("/api/kv-packages", params={"anima_id": anima_b["id"]}, content=forged,
-                            headers=tenant_b.headers)
+    forged = seal_package(
+        {**manifest, "model_digest": "0" * 64}, cert, open_package(package, runtime.secret)[2], runtime.secret
+    )
+    r = await client_b.post(
+        "/api/kv-packages", params={"anima_id": anima_b["id"]}, content=forged, headers=tenant_b.headers
+    )
     assert r.status_code == 422 and "identical models only" in r.json()["detail"]
-    r = await client_b.post("/api/kv-packages", params={"anima_id": anima["id"]}, content=package,
-                            headers=tenant_b.headers)
+    r = await client_b.post(
+        "/api/kv-packages", params={"anima_id": anima["id"]}, content=package, headers=tenant_b.headers
+    )
     assert r.status_code == 404, "another org's anima"
 
     assert (await client.delete(f"/api/kv-snapshots/{sid}", headers=other_tenant.headers)).status_code == 404
@@ -95,8 +110,9 @@ async def test_package_signed_by_another_secret_is_refused(
     client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: dict
 ) -> None:
     stranger = seal_package({"model_digest": "x"}, {"grade": "A"}, b"kv", b"another-server-secret")
-    r = await client.post("/api/kv-packages", params={"anima_id": anima["id"]}, content=stranger,
-                          headers=tenant.headers)
+    r = await client.post(
+        "/api/kv-packages", params={"anima_id": anima["id"]}, content=stranger, headers=tenant.headers
+    )
     assert r.status_code == 422 and "signature" in r.json()["detail"]
     r = await client.post("/api/kv-packages", params={"anima_id": anima["id"]}, content=b"", headers=tenant.headers)
     assert r.status_code == 422

@@ -67,12 +67,25 @@ async def add_memory(
     (embedding,) = await runtime.embedder.embed([lean_text(summary)])  # as the dreamer embeds it
     memory_id = uuid.uuid4()
     async with runtime.unit_of_work() as session:
-        await session.execute(insert(Memory).values(
-            id=memory_id, org_id=tenant.org_id, anima_id=anima, summary=summary, importance=importance,
-            confidence=confidence, state=state, session_id=session_id, time_start=time_end, time_end=time_end,
-            embedding=embedding, embedding_space=await current_space(runtime), created_at=time_end,
-            updated_at=time_end, event_ids=sorted({uuid.UUID(str(e)) for e in event_ids}),
-        ))
+        await session.execute(
+            insert(Memory).values(
+                id=memory_id,
+                org_id=tenant.org_id,
+                anima_id=anima,
+                summary=summary,
+                importance=importance,
+                confidence=confidence,
+                state=state,
+                session_id=session_id,
+                time_start=time_end,
+                time_end=time_end,
+                embedding=embedding,
+                embedding_space=await current_space(runtime),
+                created_at=time_end,
+                updated_at=time_end,
+                event_ids=sorted({uuid.UUID(str(e)) for e in event_ids}),
+            )
+        )
         await bump_state_version(session, [anima])
     return memory_id
 
@@ -93,15 +106,26 @@ async def add_knowledge(
     (embedding,) = await runtime.embedder.embed([content])
     kid = uuid.uuid4()
     async with runtime.unit_of_work() as session:
-        await session.execute(insert(Knowledge).values(
-            id=kid, org_id=tenant.org_id, anima_id=anima, type=type_, topic="test", content=content,
-            content_hash=hashlib.sha256(content.encode()).hexdigest(), importance=importance, confidence=0.8,
-            embedding=embedding, embedding_space=await current_space(runtime),
-            valid_to=runtime.clock() if superseded else None,
-        ))
+        await session.execute(
+            insert(Knowledge).values(
+                id=kid,
+                org_id=tenant.org_id,
+                anima_id=anima,
+                type=type_,
+                topic="test",
+                content=content,
+                content_hash=hashlib.sha256(content.encode()).hexdigest(),
+                importance=importance,
+                confidence=0.8,
+                embedding=embedding,
+                embedding_space=await current_space(runtime),
+                valid_to=runtime.clock() if superseded else None,
+            )
+        )
         for mid in memory_ids:
-            await session.execute(insert(KnowledgeMemory).values(
-                knowledge_id=kid, memory_id=mid, org_id=tenant.org_id, anima_id=anima))
+            await session.execute(
+                insert(KnowledgeMemory).values(knowledge_id=kid, memory_id=mid, org_id=tenant.org_id, anima_id=anima)
+            )
         await bump_state_version(session, [anima])
     return kid
 
@@ -111,16 +135,22 @@ async def set_identity(runtime: Runtime, tenant: Tenant, anima_id: str | uuid.UU
     anima = uuid.UUID(str(anima_id))
     async with runtime.unit_of_work() as session:
         # A dict, not keywords: the identity's ``self`` column collides with values()'s own self.
-        await session.execute(insert(Identity).values({"id": uuid.uuid4(), "org_id": tenant.org_id, "anima_id": anima, **fields}))
+        await session.execute(
+            insert(Identity).values({"id": uuid.uuid4(), "org_id": tenant.org_id, "anima_id": anima, **fields})
+        )
         await bump_state_version(session, [anima])
 
 
 async def recall_state(runtime: Runtime, memory_id: uuid.UUID) -> tuple[int, datetime | None]:
     """(recall_count, last_recalled_at) of a memory, as stored (memory_recalls; no row: (0, None))."""
     async with runtime.read_session() as session:
-        row = (await session.execute(
-            select(MemoryRecall.recall_count, MemoryRecall.last_recalled_at)
-            .where(MemoryRecall.memory_id == memory_id))).one_or_none()
+        row = (
+            await session.execute(
+                select(MemoryRecall.recall_count, MemoryRecall.last_recalled_at).where(
+                    MemoryRecall.memory_id == memory_id
+                )
+            )
+        ).one_or_none()
     return (0, None) if row is None else (row[0], row[1])
 
 

@@ -79,8 +79,13 @@ async def test_recompiling_without_any_cache_gives_the_same_pack(
 ) -> None:
     """Determinism: same state, query and config → same fingerprint, id and bytes of content."""
     for i in range(5):
-        await extract(pclient, tenant, panima["id"], f"note {i} about the budget",
-                      occurred_at=(FROZEN_NOW - timedelta(minutes=i)).isoformat())
+        await extract(
+            pclient,
+            tenant,
+            panima["id"],
+            f"note {i} about the budget",
+            occurred_at=(FROZEN_NOW - timedelta(minutes=i)).isoformat(),
+        )
     await add_memory(pack_runtime, tenant, panima["id"], "budget was approved", time_end=FROZEN_NOW - timedelta(days=1))
     req = svc.build_request(pack_runtime, tenant.org_id, uuid.UUID(panima["id"]), query="budget")
     a = await svc.compile_pack(pack_runtime, req)

@@ -41,13 +41,21 @@ SHAPES = {
 async def _memories(runtime: Runtime, tenant: Tenant, anima: str) -> dict[uuid.UUID, str]:
     ids = {}
     for i, (name, (summary, content, turns, in_space)) in enumerate(SHAPES.items()):
-        mid = await add_memory(runtime, tenant, anima, summary or "placeholder", session_id="s1",
-                               time_end=FROZEN_NOW - timedelta(hours=i + 1))
+        mid = await add_memory(
+            runtime,
+            tenant,
+            anima,
+            summary or "placeholder",
+            session_id="s1",
+            time_end=FROZEN_NOW - timedelta(hours=i + 1),
+        )
         async with runtime.unit_of_work() as session:
             await session.execute(
-                text("UPDATE memories SET summary = :s, content = :c, turn_vectors = :t, "
-                     "embedding_space = CASE WHEN :in_space THEN embedding_space ELSE -1 END "
-                     "WHERE id = :id"),
+                text(
+                    "UPDATE memories SET summary = :s, content = :c, turn_vectors = :t, "
+                    "embedding_space = CASE WHEN :in_space THEN embedding_space ELSE -1 END "
+                    "WHERE id = :id"
+                ),
                 {"s": summary, "c": content, "t": turns, "in_space": in_space, "id": mid},
             )
         ids[mid] = name
@@ -64,15 +72,30 @@ async def test_memory_candidates_match_the_full_rows(pack_runtime: Runtime, tena
     rt, anima = pack_runtime, panima["id"]
     ids = await _memories(rt, tenant, anima)
     async with rt.engine.connect() as conn:
-        full = {r.id: r for r in (await conn.execute(text(
-            "SELECT id, summary, content, turn_vectors, embedding_space FROM memories WHERE anima_id = :a"
-        ), {"a": uuid.UUID(anima)})).all()}
+        full = {
+            r.id: r
+            for r in (
+                await conn.execute(
+                    text(
+                        "SELECT id, summary, content, turn_vectors, embedding_space FROM memories WHERE anima_id = :a"
+                    ),
+                    {"a": uuid.UUID(anima)},
+                )
+            ).all()
+        }
     for query in ("who approved the budget", None):
         req = build_request(rt, tenant.org_id, uuid.UUID(anima), query=query, as_of=FROZEN_NOW)
         vec = (await rt.embedder.embed([query]))[0] if query else None
         scope = cands.Scope(
-            req.org_id, req.anima_id, req.as_of, req.query, vector_literal(vec) if vec else None,
-            compile_weights(req.config, req.query), req.config, await current_space(rt), len(vec) if vec else None,
+            req.org_id,
+            req.anima_id,
+            req.as_of,
+            req.query,
+            vector_literal(vec) if vec else None,
+            compile_weights(req.config, req.query),
+            req.config,
+            await current_space(rt),
+            len(vec) if vec else None,
         )
         async with snapshot_transaction(rt) as conn:
             long_term = await cands.long_term_memories(conn, scope, 50, [])

@@ -15,10 +15,21 @@ from tests.support.servers import REPO_ROOT
 
 
 def _cli(pg_url: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, ELEPHANTASM_DATABASE_URL=pg_url, ELEPHANTASM_SECRET_KEY=TEST_SECRET,
-               ELEPHANTASM_DATA_DIR=str(data_dir), COLUMNS="200")
-    return subprocess.run([sys.executable, "-m", "elephantasm.cli.main", "inject", *args], env=env, cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=120)
+    env = dict(
+        os.environ,
+        ELEPHANTASM_DATABASE_URL=pg_url,
+        ELEPHANTASM_SECRET_KEY=TEST_SECRET,
+        ELEPHANTASM_DATA_DIR=str(data_dir),
+        COLUMNS="200",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "elephantasm.cli.main", "inject", *args],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 async def test_inject_prints_prompt_and_token_table(

@@ -57,9 +57,11 @@ async def test_tsvector_text_is_parsed_with_quotes_backslashes_and_repeats(runti
     async with runtime.engine.connect() as conn:
         tv = (await conn.execute(text("SELECT CAST(:t AS tsvector)::text"), {"t": literal})).scalar_one()
         expected = dict(
-            (await conn.execute(
-                text("SELECT lexeme, cardinality(positions) FROM unnest(CAST(:t AS tsvector))"), {"t": literal}
-            )).all()
+            (
+                await conn.execute(
+                    text("SELECT lexeme, cardinality(positions) FROM unnest(CAST(:t AS tsvector))"), {"t": literal}
+                )
+            ).all()
         )
     assert text_rank.parse_tsvector(tv) == expected
     assert expected == {"O'Brien": 2, "back\\slash": 1, "plain": 3, "it's\\'": 1}
@@ -89,9 +91,7 @@ async def _both(runtime: Runtime, tenant: Tenant, anima: uuid.UUID, query: str, 
     return new, old
 
 
-async def test_pending_events_are_the_rows_and_ranks_the_stored_tsvector_gave(
-    runtime: Runtime, tenant: Tenant
-) -> None:
+async def test_pending_events_are_the_rows_and_ranks_the_stored_tsvector_gave(runtime: Runtime, tenant: Tenant) -> None:
     anima = await new_anima(runtime, tenant.org_id)
     rnd = random.Random(9)
     t0 = runtime.clock() - timedelta(days=3)
@@ -119,9 +119,12 @@ async def test_pending_events_are_the_rows_and_ranks_the_stored_tsvector_gave(
 
 async def test_a_lost_cache_entry_is_read_again_not_misranked(runtime: Runtime, tenant: Tenant) -> None:
     anima = await new_anima(runtime, tenant.org_id)
-    await add_events(runtime, tenant.org_id, anima, [
-        {"event_type": "message.in", "content": f"the kettle boiled over on day {i}"} for i in range(12)
-    ])
+    await add_events(
+        runtime,
+        tenant.org_id,
+        anima,
+        [{"event_type": "message.in", "content": f"the kettle boiled over on day {i}"} for i in range(12)],
+    )
     before, old = await _both(runtime, tenant, anima, "kettle boiled", 4)
     assert before == old
     # The cache claims every pending event is held but has lost them (an older snapshot, an eviction).

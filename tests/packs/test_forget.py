@@ -52,8 +52,9 @@ async def _memory_with(client: httpx.AsyncClient, tenant: Tenant, anima_id: str,
 
 
 async def _knowledge(client: httpx.AsyncClient, tenant: Tenant, anima_id: str) -> list[dict]:
-    r = await client.get("/api/knowledge", params={"anima_id": anima_id, "include_superseded": "true"},
-                         headers=tenant.headers)
+    r = await client.get(
+        "/api/knowledge", params={"anima_id": anima_id, "include_superseded": "true"}, headers=tenant.headers
+    )
     assert r.status_code == 200, r.text
     return r.json()["items"]
 
@@ -187,8 +188,11 @@ async def test_editing_a_memorys_text_withdraws_every_served_copy_of_the_old_tex
     pack = (await latest(pclient, tenant, panima["id"], query="door code")).json()
     assert "4711" in pack["context"]
 
-    r = await pclient.patch(f"/api/memories/{wrong}", headers=tenant.headers,
-                            json={"summary": "User's door code changed; ask them.", "importance": 0.9})
+    r = await pclient.patch(
+        f"/api/memories/{wrong}",
+        headers=tenant.headers,
+        json={"summary": "User's door code changed; ask them.", "importance": 0.9},
+    )
     assert r.status_code == 200 and r.json()["summary"].startswith("User's door code changed")
 
     assert (await pclient.get(f"/api/memory-packs/{pack['id']}", headers=tenant.headers)).status_code == 404

@@ -18,11 +18,15 @@ async def test_history_lists_and_gets_recorded_packs(pclient: httpx.AsyncClient,
     await extract(pclient, tenant, panima["id"], "hello there")
     served = [(await latest(pclient, tenant, panima["id"], query=q)).json() for q in ("a", "b", "c")]
     await latest(pclient, tenant, panima["id"], query="a")  # a cache hit records nothing new
-    page = (await pclient.get(f"/api/animas/{panima['id']}/memory-packs", params={"limit": 2},
-                              headers=tenant.headers)).json()
+    page = (
+        await pclient.get(f"/api/animas/{panima['id']}/memory-packs", params={"limit": 2}, headers=tenant.headers)
+    ).json()
     assert [p["query"] for p in page["items"]] == ["c", "b"] and page["next_cursor"]
-    rest = (await pclient.get(f"/api/animas/{panima['id']}/memory-packs", params={"cursor": page["next_cursor"]},
-                              headers=tenant.headers)).json()
+    rest = (
+        await pclient.get(
+            f"/api/animas/{panima['id']}/memory-packs", params={"cursor": page["next_cursor"]}, headers=tenant.headers
+        )
+    ).json()
     assert [p["query"] for p in rest["items"]] == ["a"] and rest["next_cursor"] is None
     one = (await pclient.get(f"/api/memory-packs/{served[1]['id']}", headers=tenant.headers)).json()
     assert one == served[1]
@@ -45,8 +49,9 @@ async def test_served_memories_record_recalls_once_per_bucket_without_bumping_st
     # Only the explicit flush() below may write: a slow (loaded) machine must not let the 1 s background
     # flush run first and make the counts racy.
     pack_runtime.packs.recalls.interval = 3600
-    memory = await add_memory(pack_runtime, tenant, panima["id"], "The user plays the cello.",
-                              time_end=FROZEN_NOW - timedelta(days=3))
+    memory = await add_memory(
+        pack_runtime, tenant, panima["id"], "The user plays the cello.", time_end=FROZEN_NOW - timedelta(days=3)
+    )
     version = (await pclient.get(f"/api/animas/{panima['id']}", headers=tenant.headers)).json()["state_version"]
     first = await latest(pclient, tenant, panima["id"])
     assert str(memory) in [m["id"] for m in first.json()["content"]["long_term_memories"]]

@@ -16,7 +16,10 @@ def _run_tiny(name: str, tmp_path: Path) -> str:
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", name, "--size", "tiny", "--out", str(out)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out.read_text()
@@ -25,7 +28,12 @@ def _run_tiny(name: str, tmp_path: Path) -> str:
 def test_inject_benchmark_writes_its_table(tmp_path: Path) -> None:
     text = _run_tiny("inject", tmp_path)
     assert "<!-- section:inject -->" in text and "| memories | phase |" in text
-    for phase in ("GET /api/health", "latest, cache hit, no query", "cold compile, with query", "cold compile, no query"):
+    for phase in (
+        "GET /api/health",
+        "latest, cache hit, no query",
+        "cold compile, with query",
+        "cold compile, no query",
+    ):
         assert f"| {phase} |" in text, phase
     assert "hit ÷ health p50, median [range] of 2 rounds" in text
     # Every cold request of every round compiled (the round number keeps later rounds off the cache):

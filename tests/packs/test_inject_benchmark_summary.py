@@ -9,8 +9,14 @@ HEALTH = "GET /api/health"
 
 
 def _measured(n: int, label: str, round_: int, latencies: list[float]) -> Measured:
-    result = PhaseResult(requests=len(latencies), elapsed_s=1.0, latencies_ms=sorted(latencies), errors=0,
-                         first_error="", client_cpu_s=0.0)
+    result = PhaseResult(
+        requests=len(latencies),
+        elapsed_s=1.0,
+        latencies_ms=sorted(latencies),
+        errors=0,
+        first_error="",
+        client_cpu_s=0.0,
+    )
     return Measured(n, label, result, 0.0, round_)
 
 

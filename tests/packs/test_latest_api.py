@@ -24,11 +24,24 @@ async def test_new_anima_gets_null(pclient: httpx.AsyncClient, tenant: Tenant, p
 
 async def test_raw_events_appear_before_any_dream(pclient: httpx.AsyncClient, tenant: Tenant, panima: dict) -> None:
     """Nothing distilled yet: the current session's turns are in the pack, each tracing to itself."""
-    first = await extract(pclient, tenant, panima["id"], "My favourite drink is green tea.", session_id="s1",
-                          occurred_at=(FROZEN_NOW - timedelta(minutes=2)).isoformat())
-    second = await extract(pclient, tenant, panima["id"], "Noted: green tea.", session_id="s1",
-                           event_type="message.out", role="assistant",
-                           occurred_at=(FROZEN_NOW - timedelta(minutes=1)).isoformat())
+    first = await extract(
+        pclient,
+        tenant,
+        panima["id"],
+        "My favourite drink is green tea.",
+        session_id="s1",
+        occurred_at=(FROZEN_NOW - timedelta(minutes=2)).isoformat(),
+    )
+    second = await extract(
+        pclient,
+        tenant,
+        panima["id"],
+        "Noted: green tea.",
+        session_id="s1",
+        event_type="message.out",
+        role="assistant",
+        occurred_at=(FROZEN_NOW - timedelta(minutes=1)).isoformat(),
+    )
     pack = (await latest(pclient, tenant, panima["id"])).json()
     MemoryPackRead.model_validate(pack)
     assert pack["context"] == pack["content"]["context"]
@@ -36,7 +49,8 @@ async def test_raw_events_appear_before_any_dream(pclient: httpx.AsyncClient, te
     assert "assistant: Noted: green tea." in pack["context"]
     session = pack["content"]["session_memories"]
     assert [(m["id"], m["kind"], m["provenance"]) for m in session] == [
-        (first["id"], "event", [first["id"]]), (second["id"], "event", [second["id"]]),
+        (first["id"], "event", [first["id"]]),
+        (second["id"], "event", [second["id"]]),
     ]
     assert pack["session_id"] == "s1" and pack["session_memory_count"] == 2
     assert all(m["breakdown"]["relevance"] == 0.0 for m in session)  # a number even without a query
@@ -45,8 +59,14 @@ async def test_raw_events_appear_before_any_dream(pclient: httpx.AsyncClient, te
 async def test_earlier_sessions_pending_events_are_long_term_candidates(
     pclient: httpx.AsyncClient, tenant: Tenant, panima: dict
 ) -> None:
-    old = await extract(pclient, tenant, panima["id"], "We planned a hiking trip to the Alps.", session_id="old",
-                        occurred_at=(FROZEN_NOW - timedelta(days=3)).isoformat())
+    old = await extract(
+        pclient,
+        tenant,
+        panima["id"],
+        "We planned a hiking trip to the Alps.",
+        session_id="old",
+        occurred_at=(FROZEN_NOW - timedelta(days=3)).isoformat(),
+    )
     await extract(pclient, tenant, panima["id"], "What's the weather like?", session_id="new")
     pack = (await latest(pclient, tenant, panima["id"], query="hiking trip")).json()
     long_term = pack["content"]["long_term_memories"]
@@ -64,9 +84,15 @@ async def test_explicit_and_gap_sessions(pclient: httpx.AsyncClient, tenant: Ten
 
     gap = await pclient.post("/api/animas", json={"name": "gap"}, headers=tenant.headers)
     anima = gap.json()["id"]
-    early = await extract(pclient, tenant, anima, "yesterday's chat", occurred_at=(FROZEN_NOW - timedelta(hours=5)).isoformat())
-    recent = [await extract(pclient, tenant, anima, f"now {i}", occurred_at=(FROZEN_NOW - timedelta(minutes=10 - i)).isoformat())
-              for i in range(3)]
+    early = await extract(
+        pclient, tenant, anima, "yesterday's chat", occurred_at=(FROZEN_NOW - timedelta(hours=5)).isoformat()
+    )
+    recent = [
+        await extract(
+            pclient, tenant, anima, f"now {i}", occurred_at=(FROZEN_NOW - timedelta(minutes=10 - i)).isoformat()
+        )
+        for i in range(3)
+    ]
     pack = (await latest(pclient, tenant, anima)).json()
     assert [m["id"] for m in pack["content"]["session_memories"]] == [e["id"] for e in recent]
     assert [m["id"] for m in pack["content"]["long_term_memories"]] == [early["id"]]
@@ -76,18 +102,37 @@ async def test_every_layer_and_the_wire_shape(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
     event = await extract(pclient, tenant, panima["id"], "I am allergic to peanuts.", session_id="s")
-    memory = await add_memory(pack_runtime, tenant, panima["id"], "The user is allergic to peanuts.",
-                              time_end=FROZEN_NOW - timedelta(days=2), importance=0.9, event_ids=[event["id"]])
+    memory = await add_memory(
+        pack_runtime,
+        tenant,
+        panima["id"],
+        "The user is allergic to peanuts.",
+        time_end=FROZEN_NOW - timedelta(days=2),
+        importance=0.9,
+        event_ids=[event["id"]],
+    )
     await add_knowledge(pack_runtime, tenant, panima["id"], "User is allergic to peanuts.", memory_ids=[memory])
     await add_knowledge(pack_runtime, tenant, panima["id"], "User likes peanuts.", superseded=True)
-    await set_identity(pack_runtime, tenant, panima["id"], personality_type="INTJ", communication_style="concise",
-                       self={"values": ["care"]}, prose="A careful assistant.")
+    await set_identity(
+        pack_runtime,
+        tenant,
+        panima["id"],
+        personality_type="INTJ",
+        communication_style="concise",
+        self={"values": ["care"]},
+        prose="A careful assistant.",
+    )
     r = await latest(pclient, tenant, panima["id"], query="peanuts", max_tokens=500)
     pack = r.json()
     MemoryPackRead.model_validate(pack)
     content = pack["content"]
-    assert content["identity"] == {"name": "pack-anima", "personality_type": "INTJ", "communication_style": "concise",
-                                   "self_reflection": {"values": ["care"]}, "prose": "A careful assistant."}
+    assert content["identity"] == {
+        "name": "pack-anima",
+        "personality_type": "INTJ",
+        "communication_style": "concise",
+        "self_reflection": {"values": ["care"]},
+        "prose": "A careful assistant.",
+    }
     assert [k["content"] for k in content["knowledge"]] == ["User is allergic to peanuts."]  # superseded one left out
     assert content["knowledge"][0]["provenance"] == [event["id"]] and content["knowledge"][0]["type"] == "FACT"
     assert [m["id"] for m in content["long_term_memories"]] == [str(memory)]
@@ -104,8 +149,10 @@ async def test_every_layer_and_the_wire_shape(
     temporal = timed_pack["content"]["temporal_context"]
     assert temporal["last_event_at"] and temporal["hours_ago"] == 0.0
     timed = timed_pack["context"]
-    order = [timed.index(h) for h in ("## Identity", "## Knowledge", "## Long-term memories", "## Current session",
-                                      "## Temporal context")]
+    order = [
+        timed.index(h)
+        for h in ("## Identity", "## Knowledge", "## Long-term memories", "## Current session", "## Temporal context")
+    ]
     assert order == sorted(order)  # stable layers first, volatile last
     full = (await latest(pclient, tenant, panima["id"])).json()["context"]  # no query: the whole identity
     assert "- Personality: INTJ\n- Style: concise\n" in full and "## Temporal context" in full
@@ -116,8 +163,14 @@ async def test_token_count_is_exact_and_within_budget(
     pclient: httpx.AsyncClient, tenant: Tenant, panima: dict, max_tokens: int
 ) -> None:
     for i in range(40):
-        await extract(pclient, tenant, panima["id"], f"Turn {i}: a fairly long message about the roadmap, the budget "
-                      f"and the Berlin offsite, with enough words to fill the budget quickly.", session_id=f"s{i % 3}")
+        await extract(
+            pclient,
+            tenant,
+            panima["id"],
+            f"Turn {i}: a fairly long message about the roadmap, the budget "
+            f"and the Berlin offsite, with enough words to fill the budget quickly.",
+            session_id=f"s{i % 3}",
+        )
     for encoding in ("o200k_base", "cl100k_base"):
         pack = (await latest(pclient, tenant, panima["id"], max_tokens=max_tokens, encoding=encoding)).json()
         count = get_token_counter(encoding)(pack["context"])
@@ -126,10 +179,16 @@ async def test_token_count_is_exact_and_within_budget(
     assert pack["max_tokens"] == max_tokens
 
 
-@pytest.mark.parametrize(("params", "name"), [
-    ({"max_tokens": 199}, "max_tokens"), ({"max_tokens": 128_001}, "max_tokens"), ({"max_tokens": "lots"}, "max_tokens"),
-    ({"preset": "nope"}, "preset"), ({"encoding": "gpt2"}, "encoding"),
-])
+@pytest.mark.parametrize(
+    ("params", "name"),
+    [
+        ({"max_tokens": 199}, "max_tokens"),
+        ({"max_tokens": 128_001}, "max_tokens"),
+        ({"max_tokens": "lots"}, "max_tokens"),
+        ({"preset": "nope"}, "preset"),
+        ({"encoding": "gpt2"}, "encoding"),
+    ],
+)
 async def test_bad_parameters_are_422_naming_them(
     pclient: httpx.AsyncClient, tenant: Tenant, panima: dict, params: dict, name: str
 ) -> None:

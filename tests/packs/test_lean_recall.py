@@ -14,8 +14,10 @@ from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import add_memory, extract, set_identity
 from tests.packs.helpers import compile_json as _compile
 
-FACT = ("User: I relocated to Lisbon last spring and rent a flat near the river. "
-        "Assistant: That sounds great, thanks for telling me.")
+FACT = (
+    "User: I relocated to Lisbon last spring and rent a flat near the river. "
+    "Assistant: That sounds great, thanks for telling me."
+)
 CHATTER = [
     "User: Can you give me a quick recipe for banana bread? Assistant: Sure. Keep it simple and taste as you go.",
     "User: I'm stuck on a flaky test in my Rust code. Assistant: Try the smallest input and add logging.",
@@ -26,14 +28,25 @@ QUESTION = "Where is the user living these days?"  # shares no content word with
 
 
 async def _seed(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: str) -> None:
-    await set_identity(runtime, tenant, anima, personality_type="Inquisitive Helper",
-                       communication_style="balanced, neutral, asks questions often",
-                       self={"style_stats": {"casual": 105, "contractions": 227}, "traits": ["balanced"]},
-                       prose="I tend to write medium-length messages in a neutral tone.")
+    await set_identity(
+        runtime,
+        tenant,
+        anima,
+        personality_type="Inquisitive Helper",
+        communication_style="balanced, neutral, asks questions often",
+        self={"style_stats": {"casual": 105, "contractions": 227}, "traits": ["balanced"]},
+        prose="I tend to write medium-length messages in a neutral tone.",
+    )
     await add_memory(runtime, tenant, anima, FACT, time_end=FROZEN_NOW - timedelta(days=20), importance=0.6)
     for i in range(30):
-        await add_memory(runtime, tenant, anima, CHATTER[i % len(CHATTER)].replace("quick", f"quick #{i}"),
-                         time_end=FROZEN_NOW - timedelta(days=1, hours=i), importance=0.5)
+        await add_memory(
+            runtime,
+            tenant,
+            anima,
+            CHATTER[i % len(CHATTER)].replace("quick", f"quick #{i}"),
+            time_end=FROZEN_NOW - timedelta(days=1, hours=i),
+            importance=0.5,
+        )
     for i in range(6):  # the current session: recent chatter unrelated to the question
         await extract(client, tenant, anima, f"Another note on the banana bread, step {i}.", session_id="now")
 
@@ -61,8 +74,12 @@ async def test_without_a_query_identity_keeps_three_natural_lines(
     await _seed(pclient, pack_runtime, tenant, panima["id"])
     text = (await _compile(pclient, tenant, {"anima_id": panima["id"], "max_tokens": 500}))["context"]
     identity = text.split("\n\n")[0].splitlines()
-    assert identity == ["## Identity", "- Name: pack-anima", "- Personality: Inquisitive Helper",
-                        "- Style: balanced, neutral, asks questions often"]
+    assert identity == [
+        "## Identity",
+        "- Name: pack-anima",
+        "- Personality: Inquisitive Helper",
+        "- Style: balanced, neutral, asks questions often",
+    ]
 
 
 async def test_relevance_fusion_is_chosen_per_compile(

@@ -15,12 +15,27 @@ from tests.conftest import Tenant
 from tests.packs.helpers import extract, latest_url
 
 
-@pytest.mark.parametrize(("header", "ok"), [
-    (None, False), ("", False), ("identity", False), ("br, deflate", False),
-    ("gzip", True), ("GZIP", True), ("x-gzip", True), ("gzip, deflate, br, zstd", True), ("deflate, gzip;q=0.5", True),
-    ("gzip;q=0", False), ("gzip; q=0.0", False), ("*", True), ("*;q=0", False), ("gzip;q=0, *", False),
-    ("gzip;q=nonsense", False), ("gzip;q=1.5", False),
-])
+@pytest.mark.parametrize(
+    ("header", "ok"),
+    [
+        (None, False),
+        ("", False),
+        ("identity", False),
+        ("br, deflate", False),
+        ("gzip", True),
+        ("GZIP", True),
+        ("x-gzip", True),
+        ("gzip, deflate, br, zstd", True),
+        ("deflate, gzip;q=0.5", True),
+        ("gzip;q=0", False),
+        ("gzip; q=0.0", False),
+        ("*", True),
+        ("*;q=0", False),
+        ("gzip;q=0, *", False),
+        ("gzip;q=nonsense", False),
+        ("gzip;q=1.5", False),
+    ],
+)
 def test_accept_encoding_negotiation(header: str | None, ok: bool) -> None:
     assert accepts_gzip(header) is ok
 
@@ -77,7 +92,9 @@ async def test_compile_endpoint_gzips_too_and_sdk_style_clients_decode_it(
     # httpx (what the SDKs use) asks for gzip by default and decodes it.
     r = await pclient.post("/api/packs/compile", json=body, headers=tenant.headers)
     assert r.status_code == 200 and r.headers["content-encoding"] == "gzip"
-    plain = await pclient.post("/api/packs/compile", json=body, headers={**tenant.headers, "Accept-Encoding": "identity"})
+    plain = await pclient.post(
+        "/api/packs/compile", json=body, headers={**tenant.headers, "Accept-Encoding": "identity"}
+    )
     assert "content-encoding" not in plain.headers and plain.content == r.content and "cat" in r.json()["context"]
 
 

@@ -20,8 +20,10 @@ WHEN = FROZEN_NOW - timedelta(days=3)
 
 
 async def _events(client: httpx.AsyncClient, tenant: Tenant, anima_id: str, n: int) -> list[str]:
-    return [(await extract(client, tenant, anima_id, f"turn {i} about the harbour", session_id="old"))["id"]
-            for i in range(n)]
+    return [
+        (await extract(client, tenant, anima_id, f"turn {i} about the harbour", session_id="old"))["id"]
+        for i in range(n)
+    ]
 
 
 async def test_served_items_carry_their_sources_in_id_order(
@@ -30,13 +32,15 @@ async def test_served_items_carry_their_sources_in_id_order(
     a = panima["id"]
     e = await _events(pclient, tenant, a, 3)
     two = await add_memory(pack_runtime, tenant, a, "The harbour opens at six.", time_end=WHEN, event_ids=[e[2], e[0]])
-    one = await add_memory(pack_runtime, tenant, a, "The harbour has a red lighthouse.", time_end=WHEN,
-                           event_ids=[e[1], e[0]])
+    one = await add_memory(
+        pack_runtime, tenant, a, "The harbour has a red lighthouse.", time_end=WHEN, event_ids=[e[1], e[0]]
+    )
     none = await add_memory(pack_runtime, tenant, a, "The harbour master is called Ines.", time_end=WHEN)
     # Two memories share e[0]: the knowledge item cites it once.
     fact = await add_knowledge(pack_runtime, tenant, a, "The harbour opens at six.", memory_ids=[two, one])
-    r = await pclient.get(f"/api/animas/{a}/memory-packs/latest", params={"query": "harbour", "max_tokens": 4000},
-                          headers=tenant.headers)
+    r = await pclient.get(
+        f"/api/animas/{a}/memory-packs/latest", params={"query": "harbour", "max_tokens": 4000}, headers=tenant.headers
+    )
     assert r.status_code == 200, r.text
     content = r.json()["content"]
     served = {m["id"]: m["provenance"] for m in content["long_term_memories"] if m["kind"] == "memory"}
@@ -50,8 +54,14 @@ async def test_a_traced_compile_gives_cut_candidates_their_sources_too(
     a = panima["id"]
     events = await _events(pclient, tenant, a, 30)
     for i, event_id in enumerate(events):
-        await add_memory(pack_runtime, tenant, a, f"Harbour fact number {i}: the pier {i} is {i} metres long.",
-                         time_end=WHEN, event_ids=[event_id])
+        await add_memory(
+            pack_runtime,
+            tenant,
+            a,
+            f"Harbour fact number {i}: the pier {i} is {i} metres long.",
+            time_end=WHEN,
+            event_ids=[event_id],
+        )
     req = build_request(pack_runtime, tenant.org_id, uuid.UUID(a), query="harbour pier", max_tokens=200)
     composition = await compose(pack_runtime, req)
     cut = [c for c in composition.cut() if c["kind"] == "memory"]
@@ -67,12 +77,14 @@ async def test_an_events_memories_and_a_memorys_events_read_the_array_both_ways(
     stored ascending whatever order the sources came in."""
     a = panima["id"]
     # Recorded in one order, happened in the other: e[2] first.
-    e = [(await extract(pclient, tenant, a, f"turn {i}", occurred_at=(WHEN - timedelta(hours=i)).isoformat()))["id"]
-         for i in range(3)]
-    cites = await add_memory(pack_runtime, tenant, a, "The harbour opens at six.", time_end=WHEN,
-                             event_ids=[e[0], e[2]])
-    await add_memory(pack_runtime, tenant, a, "The harbour master is called Ines.", time_end=WHEN,
-                     event_ids=[e[1]])
+    e = [
+        (await extract(pclient, tenant, a, f"turn {i}", occurred_at=(WHEN - timedelta(hours=i)).isoformat()))["id"]
+        for i in range(3)
+    ]
+    cites = await add_memory(
+        pack_runtime, tenant, a, "The harbour opens at six.", time_end=WHEN, event_ids=[e[0], e[2]]
+    )
+    await add_memory(pack_runtime, tenant, a, "The harbour master is called Ines.", time_end=WHEN, event_ids=[e[1]])
     r = await pclient.get(f"/api/memories/{cites}", headers=tenant.headers)
     assert r.status_code == 200 and r.json()["event_ids"] == [e[2], e[0]]  # when they happened
     r = await pclient.get(f"/api/memories/{cites}/events", headers=tenant.headers)

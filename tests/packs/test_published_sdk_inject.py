@@ -61,20 +61,38 @@ async def test_published_client_gets_a_pack_with_every_layer(
     assert setup["empty_is_none"] is True
     anima = setup["anima"]
     now = datetime.now(UTC)
-    memory = await add_memory(runtime, tenant, anima, "The user has a severe peanut allergy.",
-                              time_end=now - timedelta(days=5), importance=0.9, event_ids=setup["events"][:1])
+    memory = await add_memory(
+        runtime,
+        tenant,
+        anima,
+        "The user has a severe peanut allergy.",
+        time_end=now - timedelta(days=5),
+        importance=0.9,
+        event_ids=setup["events"][:1],
+    )
     await add_knowledge(runtime, tenant, anima, "User is allergic to peanuts.", memory_ids=[memory])
-    await set_identity(runtime, tenant, anima, personality_type="ISFJ", communication_style="warm",
-                       self={"values": ["safety"]}, prose="A careful helper.")
+    await set_identity(
+        runtime,
+        tenant,
+        anima,
+        personality_type="ISFJ",
+        communication_style="warm",
+        self={"values": ["safety"]},
+        prose="A careful helper.",
+    )
 
     out = run_sdk_script(sdk_python, INJECT_SCRIPT, tenant.api_key, live_server, ANIMA_ID=anima)
     assert out["prompt"].strip() and "peanut" in out["prompt"]
     assert out["anima_id"] == anima and out["preset"] == "conversational"
     assert 0 < out["token_count"] <= out["max_tokens"] == 4000
-    assert out["identity"]["personality_type"] == "ISFJ" and out["identity"]["self_reflection"] == {"values": ["safety"]}
+    assert out["identity"]["personality_type"] == "ISFJ" and out["identity"]["self_reflection"] == {
+        "values": ["safety"]
+    }
     assert [m["id"] for m in out["session"]] == setup["events"]
-    assert all(set(m["breakdown"]) == {"importance", "confidence", "recency", "decay", "relevance"}
-               for m in out["session"] + out["long_term"])
+    assert all(
+        set(m["breakdown"]) == {"importance", "confidence", "recency", "decay", "relevance"}
+        for m in out["session"] + out["long_term"]
+    )
     assert [m["id"] for m in out["long_term"]] == [str(memory)]
     assert [(k["content"], k["type"]) for k in out["knowledge"]] == [("User is allergic to peanuts.", "FACT")]
     # The question is about time, so the (lean) pack keeps its temporal line and data.

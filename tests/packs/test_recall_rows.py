@@ -29,15 +29,18 @@ async def _serve_and_flush(client: httpx.AsyncClient, runtime: Runtime, tenant: 
 async def _row_version(runtime: Runtime, memory_id: uuid.UUID) -> tuple[str, str]:
     """(ctid, xmin) of the memory's row: both change whenever the row is rewritten."""
     async with runtime.engine.connect() as conn:
-        row = (await conn.execute(text("SELECT ctid::text, xmin::text FROM memories WHERE id = :id"),
-                                  {"id": memory_id})).one()
+        row = (
+            await conn.execute(text("SELECT ctid::text, xmin::text FROM memories WHERE id = :id"), {"id": memory_id})
+        ).one()
     return row[0], row[1]
 
 
 async def _recall_rows(runtime: Runtime, memory_id: uuid.UUID) -> list[tuple]:
     async with runtime.engine.connect() as conn:
-        rows = await conn.execute(text("SELECT org_id, anima_id, recall_count, last_recalled_at FROM memory_recalls "
-                                       "WHERE memory_id = :id"), {"id": memory_id})
+        rows = await conn.execute(
+            text("SELECT org_id, anima_id, recall_count, last_recalled_at FROM memory_recalls WHERE memory_id = :id"),
+            {"id": memory_id},
+        )
         return [tuple(r) for r in rows]
 
 
@@ -49,8 +52,9 @@ async def test_recalls_are_recorded_beside_the_memory_and_read_back_by_the_api(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
     pack_runtime.packs.recalls.interval = 3600  # only the explicit flushes write
-    memory = await add_memory(pack_runtime, tenant, panima["id"], "The user keeps bees on the roof.",
-                              time_end=FROZEN_NOW - timedelta(days=2))
+    memory = await add_memory(
+        pack_runtime, tenant, panima["id"], "The user keeps bees on the roof.", time_end=FROZEN_NOW - timedelta(days=2)
+    )
     fresh = (await pclient.get(f"/api/memories/{memory}", headers=tenant.headers)).json()
     assert (fresh["recall_count"], fresh["last_recalled_at"]) == (0, None)  # never recalled: no row, not an error
     version = await _row_version(pack_runtime, memory)
@@ -62,8 +66,13 @@ async def test_recalls_are_recorded_beside_the_memory_and_read_back_by_the_api(
 
     one = (await pclient.get(f"/api/memories/{memory}", headers=tenant.headers)).json()
     listed = (await pclient.get("/api/memories", params={"anima_id": panima["id"]}, headers=tenant.headers)).json()
-    found = (await pclient.post("/api/memories/search/semantic", headers=tenant.headers,
-                                json={"anima_id": panima["id"], "query": "bees on the roof"})).json()
+    found = (
+        await pclient.post(
+            "/api/memories/search/semantic",
+            headers=tenant.headers,
+            json={"anima_id": panima["id"], "query": "bees on the roof"},
+        )
+    ).json()
     for wire in (one, *listed["items"], *found):
         assert (wire["recall_count"], _at(wire["last_recalled_at"])) == (1, FROZEN_NOW), wire
 
@@ -80,16 +89,22 @@ async def test_recall_state_stays_in_its_tenant(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, other_tenant: Tenant, panima: dict
 ) -> None:
     pack_runtime.packs.recalls.interval = 3600
-    memory = await add_memory(pack_runtime, tenant, panima["id"], "The user's locker code is 4417.",
-                              time_end=FROZEN_NOW - timedelta(days=1))
+    memory = await add_memory(
+        pack_runtime, tenant, panima["id"], "The user's locker code is 4417.", time_end=FROZEN_NOW - timedelta(days=1)
+    )
     await _serve_and_flush(pclient, pack_runtime, tenant, panima["id"])
     assert (await pclient.get(f"/api/memories/{memory}", headers=other_tenant.headers)).status_code == 404
     theirs = (await pclient.get("/api/memories", headers=other_tenant.headers)).json()["items"]
     assert str(memory) not in [m["id"] for m in theirs]
     # An id served by another tenant's pack (or made up) adds nothing to this tenant's memory.
     stranger = await pclient.post("/api/animas", json={"name": "stranger"}, headers=other_tenant.headers)
-    other_memory = await add_memory(pack_runtime, other_tenant, stranger.json()["id"], "Someone else's fact.",
-                                    time_end=FROZEN_NOW - timedelta(days=1))
+    other_memory = await add_memory(
+        pack_runtime,
+        other_tenant,
+        stranger.json()["id"],
+        "Someone else's fact.",
+        time_end=FROZEN_NOW - timedelta(days=1),
+    )
     later = FROZEN_NOW + timedelta(hours=1)
     pack_runtime.packs.recalls.record(pack_runtime.engine, [other_memory, uuid.uuid4()], later.replace(minute=0), later)
     assert await pack_runtime.packs.recalls.flush() == 1
@@ -103,10 +118,12 @@ async def test_removing_a_memory_removes_its_recall_row(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
     pack_runtime.packs.recalls.interval = 3600
-    first = await add_memory(pack_runtime, tenant, panima["id"], "The user runs on Tuesdays.",
-                             time_end=FROZEN_NOW - timedelta(days=1))
-    second = await add_memory(pack_runtime, tenant, panima["id"], "The user swims on Fridays.",
-                              time_end=FROZEN_NOW - timedelta(days=1))
+    first = await add_memory(
+        pack_runtime, tenant, panima["id"], "The user runs on Tuesdays.", time_end=FROZEN_NOW - timedelta(days=1)
+    )
+    second = await add_memory(
+        pack_runtime, tenant, panima["id"], "The user swims on Fridays.", time_end=FROZEN_NOW - timedelta(days=1)
+    )
     await _serve_and_flush(pclient, pack_runtime, tenant, panima["id"])
     assert len(await _recall_rows(pack_runtime, first)) == len(await _recall_rows(pack_runtime, second)) == 1
     async with pack_runtime.engine.begin() as conn:  # a hard delete of one memory (as curation tooling might)

@@ -60,9 +60,15 @@ def _statement(key: str | None) -> Any:
         topk.top_k_union(
             # As the compile writes it (candidates._long_term): the arms test the anima alone, so they
             # can be index-only scans of the covering pack indexes; the org is tested on the rows read.
-            "memories", "m", f"{sql.MEMORY_ALIVE_OF_ANIMA} AND m.id <> ALL(:exclude){large_anima_filter('m', True)}",
+            "memories",
+            "m",
+            f"{sql.MEMORY_ALIVE_OF_ANIMA} AND m.id <> ALL(:exclude){large_anima_filter('m', True)}",
             sql.MEMORY_FACTORS_NO_DECAY,
-            sql.memory_columns(False), False, happened=sql.MEMORY_HAPPENED, row_join=sql.MEMORY_RECALLS, key=key,
+            sql.memory_columns(False),
+            False,
+            happened=sql.MEMORY_HAPPENED,
+            row_join=sql.MEMORY_RECALLS,
+            key=key,
             owner=sql.MEMORY_OWNER,
         )
     )
@@ -123,10 +129,17 @@ def _plain_long_term(has_query: bool, dim: int | None, decay: bool, indexed: boo
     """``candidates._long_term`` as it was before the key: the importance arm over every row above the cut."""
     return text(
         topk.top_k_union(
-            "memories", "m", f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude){large_anima_filter('m', indexed)}",
-            sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY, sql.memory_columns(has_query), has_query,
-            happened=sql.MEMORY_HAPPENED, dim=dim, score_join=sql.MEMORY_RECALLS if decay else "",
-            row_join=sql.MEMORY_RECALLS, exhaustive=not indexed,
+            "memories",
+            "m",
+            f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude){large_anima_filter('m', indexed)}",
+            sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY,
+            sql.memory_columns(has_query),
+            has_query,
+            happened=sql.MEMORY_HAPPENED,
+            dim=dim,
+            score_join=sql.MEMORY_RECALLS if decay else "",
+            row_join=sql.MEMORY_RECALLS,
+            exhaustive=not indexed,
         )
     )
 

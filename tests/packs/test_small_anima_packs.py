@@ -85,24 +85,53 @@ async def _load(
     for i, (summary, vector) in enumerate(zip(summaries, embedded, strict=True)):
         at = None if i % 37 == 0 else FROZEN_NOW - timedelta(hours=rng.choice([1, 5, 30, 200, 900, 4000]))
         mid = uuid.uuid4()
-        memories.append({
-            "id": mid, "org_id": tenant.org_id, "anima_id": anima, "summary": summary,
-            "importance": rng.choice([0.1, 0.3, 0.5, 0.5, 0.7, 0.9]), "confidence": rng.choice([0.4, 0.6, 0.8]),
-            "state": "archived" if i % 53 == 0 else "active", "session_id": f"s{i % 7}",
-            "time_start": at, "time_end": at, "embedding": vector, "embedding_space": space,
-            "created_at": at or FROZEN_NOW, "updated_at": at or FROZEN_NOW,
-            "deleted_at": FROZEN_NOW if i % 71 == 0 else None,
-        })
+        memories.append(
+            {
+                "id": mid,
+                "org_id": tenant.org_id,
+                "anima_id": anima,
+                "summary": summary,
+                "importance": rng.choice([0.1, 0.3, 0.5, 0.5, 0.7, 0.9]),
+                "confidence": rng.choice([0.4, 0.6, 0.8]),
+                "state": "archived" if i % 53 == 0 else "active",
+                "session_id": f"s{i % 7}",
+                "time_start": at,
+                "time_end": at,
+                "embedding": vector,
+                "embedding_space": space,
+                "created_at": at or FROZEN_NOW,
+                "updated_at": at or FROZEN_NOW,
+                "deleted_at": FROZEN_NOW if i % 71 == 0 else None,
+            }
+        )
         if i % 5 == 0:
-            recalls.append({"memory_id": mid, "org_id": tenant.org_id, "anima_id": anima, "recall_count": i % 4,
-                            "last_recalled_at": FROZEN_NOW - timedelta(hours=i % 50)})
+            recalls.append(
+                {
+                    "memory_id": mid,
+                    "org_id": tenant.org_id,
+                    "anima_id": anima,
+                    "recall_count": i % 4,
+                    "last_recalled_at": FROZEN_NOW - timedelta(hours=i % 50),
+                }
+            )
     contents = [f"{rng.choice(WHO)} likes {rng.choice(WHAT)}" for _ in range(n_knowledge)]
     kvectors = await rt.embedder.embed(contents) if vectors else [None] * n_knowledge
     knowledge = [
-        {"id": uuid.uuid4(), "org_id": tenant.org_id, "anima_id": anima, "type": "FACT", "topic": "t",
-         "content": c, "content_hash": hashlib.sha256(f"{c}{i}".encode()).hexdigest(),
-         "importance": rng.choice([0.4, 0.6, 0.8]), "confidence": 0.8, "embedding": v, "embedding_space": space,
-         "valid_from": FROZEN_NOW - timedelta(days=i), "valid_to": FROZEN_NOW if i % 9 == 0 else None}
+        {
+            "id": uuid.uuid4(),
+            "org_id": tenant.org_id,
+            "anima_id": anima,
+            "type": "FACT",
+            "topic": "t",
+            "content": c,
+            "content_hash": hashlib.sha256(f"{c}{i}".encode()).hexdigest(),
+            "importance": rng.choice([0.4, 0.6, 0.8]),
+            "confidence": 0.8,
+            "embedding": v,
+            "embedding_space": space,
+            "valid_from": FROZEN_NOW - timedelta(days=i),
+            "valid_to": FROZEN_NOW if i % 9 == 0 else None,
+        }
         for i, (c, v) in enumerate(zip(contents, kvectors, strict=True))
     ]
     async with rt.unit_of_work() as session:
@@ -133,8 +162,12 @@ async def _flags(rt: Runtime, anima: uuid.UUID) -> tuple[bool, set[bool], set[bo
     async with rt.engine.connect() as conn:
         head = (await conn.execute(text("SELECT vectors_indexed FROM animas WHERE id = :a"), {"a": anima})).scalar()
         rows = [
-            {r[0] for r in await conn.execute(text(f"SELECT DISTINCT vector_indexed FROM {t} WHERE anima_id = :a"),
-                                               {"a": anima})}
+            {
+                r[0]
+                for r in await conn.execute(
+                    text(f"SELECT DISTINCT vector_indexed FROM {t} WHERE anima_id = :a"), {"a": anima}
+                )
+            }
             for t in ("memories", "knowledge")
         ]
     return bool(head), rows[0], rows[1]
@@ -174,8 +207,18 @@ async def test_packs_are_byte_identical_before_and_after_the_flip(
 def _scope(tenant: Tenant, anima: uuid.UUID, indexed: bool, query: str | None, qv: str | None) -> cands.Scope:
     weights = ScoringWeights(importance=0.25, confidence=0.10, recency=0.2, decay=0.1, relevance=1.4)
     # No space: nothing is compared (the statement's text, hence its plan shape, is the same).
-    return cands.Scope(tenant.org_id, anima, FROZEN_NOW, query, qv, weights, PackConfig(),
-                       None, 256 if qv else None, vectors_indexed=indexed)
+    return cands.Scope(
+        tenant.org_id,
+        anima,
+        FROZEN_NOW,
+        query,
+        qv,
+        weights,
+        PackConfig(),
+        None,
+        256 if qv else None,
+        vectors_indexed=indexed,
+    )
 
 
 async def _plan(rt: Runtime, statement: Any, params: dict[str, Any]) -> str:
@@ -240,8 +283,10 @@ async def test_dreamer_hash_lookup_finds_the_same_items_small_and_large(
             rows = await dream_knowledge._load_current(session, anima, hashes, [], [])
         got.append([r.id for r in rows])
     assert got[0] == got[1] and 0 < len(got[0]) <= 5
-    lookup = ("EXPLAIN SELECT id FROM knowledge WHERE anima_id = :a AND valid_to IS NULL AND deleted_at IS NULL "
-              "AND content_hash = ANY(:h) AND vector_indexed")
+    lookup = (
+        "EXPLAIN SELECT id FROM knowledge WHERE anima_id = :a AND valid_to IS NULL AND deleted_at IS NULL "
+        "AND content_hash = ANY(:h) AND vector_indexed"
+    )
     async with rt.engine.connect() as conn:
         await conn.execute(text("SET enable_seqscan = off"))
         plan = "\n".join(r[0] for r in await conn.execute(text(lookup), {"a": anima, "h": hashes}))

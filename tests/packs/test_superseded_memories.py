@@ -18,10 +18,22 @@ async def test_switched_favourite_supersedes_old_memory(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
     anima = panima["id"]
-    await extract(pclient, tenant, anima, "My favorite board game is Catan.", session_id="s1",
-                  occurred_at=(FROZEN_NOW - timedelta(days=3)).isoformat())
-    await extract(pclient, tenant, anima, "I switched my go-to board game to Azul.", session_id="s2",
-                  occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat())
+    await extract(
+        pclient,
+        tenant,
+        anima,
+        "My favorite board game is Catan.",
+        session_id="s1",
+        occurred_at=(FROZEN_NOW - timedelta(days=3)).isoformat(),
+    )
+    await extract(
+        pclient,
+        tenant,
+        anima,
+        "I switched my go-to board game to Azul.",
+        session_id="s2",
+        occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat(),
+    )
     run = await run_dream(pack_runtime, tenant.org_id, uuid.UUID(anima))
     assert run.status == "completed", run.error
 
@@ -42,9 +54,12 @@ async def _tell_then_update(
     client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: str, first: str, update: str
 ) -> dict:
     """``first`` three days ago, ``update`` yesterday (two sessions), then one dream; returns the update event."""
-    await extract(client, tenant, anima, first, session_id="s1", occurred_at=(FROZEN_NOW - timedelta(days=3)).isoformat())
-    later = await extract(client, tenant, anima, update, session_id="s2",
-                          occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat())
+    await extract(
+        client, tenant, anima, first, session_id="s1", occurred_at=(FROZEN_NOW - timedelta(days=3)).isoformat()
+    )
+    later = await extract(
+        client, tenant, anima, update, session_id="s2", occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat()
+    )
     run = await run_dream(runtime, tenant.org_id, uuid.UUID(anima))
     assert run.status == "completed", run.error
     return later
@@ -54,9 +69,14 @@ async def test_an_exchange_with_one_superseded_value_is_dropped_and_its_other_fa
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
     anima = panima["id"]
-    await _tell_then_update(pclient, pack_runtime, tenant, anima,
-                            "My favorite board game is Catan. My favorite cuisine is Ethiopian.",
-                            "I switched my go-to board game to Azul.")
+    await _tell_then_update(
+        pclient,
+        pack_runtime,
+        tenant,
+        anima,
+        "My favorite board game is Catan. My favorite cuisine is Ethiopian.",
+        "I switched my go-to board game to Azul.",
+    )
 
     for query in ("what board game do I like?", "which cuisine do I like?"):
         pack = (await latest(pclient, tenant, anima, query=query, max_tokens=1000)).json()
@@ -71,9 +91,16 @@ async def test_the_update_itself_is_kept_when_it_also_names_the_old_value(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
     anima = panima["id"]
-    update = await _tell_then_update(pclient, pack_runtime, tenant, anima, "My favorite board game is Catan.",
-                                     "My favorite board game is Azul now, Catan got old.")
+    update = await _tell_then_update(
+        pclient,
+        pack_runtime,
+        tenant,
+        anima,
+        "My favorite board game is Catan.",
+        "My favorite board game is Azul now, Catan got old.",
+    )
     pack = (await latest(pclient, tenant, anima, query="what board game do I like?", max_tokens=1000)).json()
-    cited = {p for m in pack["content"]["long_term_memories"] + pack["content"]["session_memories"]
-             for p in m["provenance"]}
+    cited = {
+        p for m in pack["content"]["long_term_memories"] + pack["content"]["session_memories"] for p in m["provenance"]
+    }
     assert update["id"] in cited, pack["context"]

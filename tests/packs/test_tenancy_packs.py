@@ -25,13 +25,16 @@ async def victim(pclient: httpx.AsyncClient, tenant: Tenant) -> dict:
     return {"anima": anima["id"], "pack": pack["id"]}
 
 
-@pytest.mark.parametrize(("method", "path", "body"), [
-    ("GET", "/api/animas/{anima}/memory-packs/latest", None),
-    ("GET", "/api/animas/{anima}/memory-packs/latest?query=secret", None),
-    ("GET", "/api/animas/{anima}/memory-packs", None),
-    ("GET", "/api/memory-packs/{pack}", None),
-    ("POST", "/api/packs/compile", {"anima_id": "{anima}", "query": "secret"}),
-])
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("GET", "/api/animas/{anima}/memory-packs/latest", None),
+        ("GET", "/api/animas/{anima}/memory-packs/latest?query=secret", None),
+        ("GET", "/api/animas/{anima}/memory-packs", None),
+        ("GET", "/api/memory-packs/{pack}", None),
+        ("POST", "/api/packs/compile", {"anima_id": "{anima}", "query": "secret"}),
+    ],
+)
 async def test_cross_org_pack_access_is_404(
     pclient: httpx.AsyncClient, other_tenant: Tenant, victim: dict, method: str, path: str, body: dict | None
 ) -> None:
@@ -41,10 +44,15 @@ async def test_cross_org_pack_access_is_404(
     assert "cardamom" not in r.text and "victim" not in r.text
 
 
-async def test_deleted_anima_is_404_on_every_pack_route(pclient: httpx.AsyncClient, tenant: Tenant, victim: dict) -> None:
+async def test_deleted_anima_is_404_on_every_pack_route(
+    pclient: httpx.AsyncClient, tenant: Tenant, victim: dict
+) -> None:
     assert (await pclient.delete(f"/api/animas/{victim['anima']}", headers=tenant.headers)).status_code == 204
-    for path in (f"/api/animas/{victim['anima']}/memory-packs/latest", f"/api/animas/{victim['anima']}/memory-packs",
-                 f"/api/memory-packs/{victim['pack']}"):
+    for path in (
+        f"/api/animas/{victim['anima']}/memory-packs/latest",
+        f"/api/animas/{victim['anima']}/memory-packs",
+        f"/api/memory-packs/{victim['pack']}",
+    ):
         assert (await pclient.get(path, headers=tenant.headers)).status_code == 404, path
 
 
@@ -71,8 +79,10 @@ async def test_a_memory_row_of_another_org_never_reaches_a_pack(
     a row that names the anima under another org (never written by the service) is still not served."""
     rt, anima = pack_runtime, uuid.UUID(panima["id"])
     async with rt.engine.begin() as conn:
-        for org, summary in ((tenant.org_id, "the secret recipe is cardamom"),
-                             (other_tenant.org_id, "the secret recipe is saffron")):
+        for org, summary in (
+            (tenant.org_id, "the secret recipe is cardamom"),
+            (other_tenant.org_id, "the secret recipe is saffron"),
+        ):
             await conn.execute(text(_ROW), {"org": org, "anima": anima, "summary": summary, "at": FROZEN_NOW})
     for query in ("secret recipe", None):
         req = build_request(rt, tenant.org_id, anima, query=query, as_of=FROZEN_NOW)

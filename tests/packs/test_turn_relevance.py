@@ -36,11 +36,24 @@ async def _record_and_dream(client: httpx.AsyncClient, runtime: Runtime, tenant:
     """The noisy exchange and one unrelated turn, distilled by one completed dream run."""
     start = FROZEN_NOW - timedelta(days=3)
     for i, (role, content) in enumerate(NOISY_EXCHANGE):
-        await extract(client, tenant, anima, content, role=role, session_id="s1",
-                      event_type="message.in" if role == "user" else "message.out",
-                      occurred_at=(start + timedelta(minutes=i)).isoformat())
-    await extract(client, tenant, anima, "My neighbour plays loud music every evening, I can't sleep.",
-                  session_id="s2", occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat())
+        await extract(
+            client,
+            tenant,
+            anima,
+            content,
+            role=role,
+            session_id="s1",
+            event_type="message.in" if role == "user" else "message.out",
+            occurred_at=(start + timedelta(minutes=i)).isoformat(),
+        )
+    await extract(
+        client,
+        tenant,
+        anima,
+        "My neighbour plays loud music every evening, I can't sleep.",
+        session_id="s2",
+        occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat(),
+    )
     run = await run_dream(runtime, tenant.org_id, uuid.UUID(anima))
     assert run.status == "completed", run.error
 
@@ -52,9 +65,14 @@ async def test_a_fact_inside_a_long_noisy_exchange_outranks_an_unrelated_memory(
     await _record_and_dream(pclient, pack_runtime, tenant, anima)
 
     async with pack_runtime.engine.connect() as conn:
-        rows = (await conn.execute(text(
-            "SELECT summary, octet_length(turn_vectors) AS n FROM memories WHERE anima_id = :a ORDER BY time_end"
-        ), {"a": uuid.UUID(anima)})).all()
+        rows = (
+            await conn.execute(
+                text(
+                    "SELECT summary, octet_length(turn_vectors) AS n FROM memories WHERE anima_id = :a ORDER BY time_end"
+                ),
+                {"a": uuid.UUID(anima)},
+            )
+        ).all()
     exchange, unrelated = rows
     assert "puppy" not in exchange.summary  # the answering line is not in the summary
     dim = pack_runtime.embedder.space.dim
@@ -75,8 +93,9 @@ async def test_a_fact_inside_a_long_noisy_exchange_outranks_an_unrelated_memory(
     assert cos(q, summary_vec) < cos(q, unrelated_vec)
 
     pack = (await latest(pclient, tenant, anima, query=QUESTION, max_tokens=2000)).json()
-    memories = sorted(pack["content"]["long_term_memories"] + pack["content"]["session_memories"],
-                      key=lambda m: -m["score"])
+    memories = sorted(
+        pack["content"]["long_term_memories"] + pack["content"]["session_memories"], key=lambda m: -m["score"]
+    )
     assert memories[0]["summary"] == exchange.summary, [m["summary"] for m in memories]
     assert memories[0]["similarity"] > cos(q, summary_vec) + 0.05
     # The prompt shows the turn that matched; the wire keeps the stored summary.

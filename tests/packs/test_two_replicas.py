@@ -35,8 +35,10 @@ async def test_a_write_on_one_replica_is_never_answered_with_the_old_pack_by_the
     replicas: tuple[str, str], tenant: Tenant
 ) -> None:
     url_a, url_b = replicas
-    async with httpx.AsyncClient(base_url=url_a, headers=tenant.headers, timeout=30) as a, \
-            httpx.AsyncClient(base_url=url_b, headers=tenant.headers, timeout=30) as b:
+    async with (
+        httpx.AsyncClient(base_url=url_a, headers=tenant.headers, timeout=30) as a,
+        httpx.AsyncClient(base_url=url_b, headers=tenant.headers, timeout=30) as b,
+    ):
         anima_id = (await a.post("/api/animas", json={"name": "replicated"})).json()["id"]
         latest = f"/api/animas/{anima_id}/memory-packs/latest"
         first = {"anima_id": anima_id, "event_type": "message.in", "content": "I keep bees on the roof"}

@@ -27,15 +27,43 @@ async def test_body_is_the_models_json_byte_for_byte(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
     anima = panima["id"]
-    await set_identity(pack_runtime, tenant, anima, personality_type="INTP", communication_style="terse",
-                       self={"values": ["honesty"], "mood": "calm", "n": 3}, prose="Curious and careful.")
+    await set_identity(
+        pack_runtime,
+        tenant,
+        anima,
+        personality_type="INTP",
+        communication_style="terse",
+        self={"values": ["honesty"], "mood": "calm", "n": 3},
+        prose="Curious and careful.",
+    )
     for i in range(4):
-        await extract(pclient, tenant, anima, f"we talked about the budget, item {i} — ünïcode 数据 🙂 \"q\"\t",
-                      occurred_at=(FROZEN_NOW - timedelta(minutes=i)).isoformat(), session_id="s1")
-    mid = await add_memory(pack_runtime, tenant, anima, "the budget was approved by Alice",
-                           time_end=FROZEN_NOW - timedelta(days=400), importance=0.000005, confidence=1.0)
-    await add_memory(pack_runtime, tenant, anima, "lunch with Bob on Friday", time_end=FROZEN_NOW - timedelta(hours=3),
-                     importance=0.9, confidence=0.1, session_id="s1")
+        await extract(
+            pclient,
+            tenant,
+            anima,
+            f'we talked about the budget, item {i} — ünïcode 数据 🙂 "q"\t',
+            occurred_at=(FROZEN_NOW - timedelta(minutes=i)).isoformat(),
+            session_id="s1",
+        )
+    mid = await add_memory(
+        pack_runtime,
+        tenant,
+        anima,
+        "the budget was approved by Alice",
+        time_end=FROZEN_NOW - timedelta(days=400),
+        importance=0.000005,
+        confidence=1.0,
+    )
+    await add_memory(
+        pack_runtime,
+        tenant,
+        anima,
+        "lunch with Bob on Friday",
+        time_end=FROZEN_NOW - timedelta(hours=3),
+        importance=0.9,
+        confidence=0.1,
+        session_id="s1",
+    )
     await add_knowledge(pack_runtime, tenant, anima, "Alice approves budgets", memory_ids=[mid], importance=1e-6)
     org, anima_id = tenant.org_id, uuid.UUID(anima)
     requests = [

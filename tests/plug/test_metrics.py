@@ -30,7 +30,8 @@ def scrape(text: str) -> dict[tuple[str, tuple], float]:
     """Parse an exposition into {(sample name, sorted labels): value}."""
     return {
         (s.name, tuple(sorted(s.labels.items()))): s.value
-        for family in text_string_to_metric_families(text) for s in family.samples
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
     }
 
 
@@ -41,8 +42,9 @@ async def test_metrics_need_no_key_and_label_requests_by_route_template(
     before = value("elephantasm_http_requests_total", method="GET", route=route, status="200")
     missing_before = value("elephantasm_http_requests_total", method="GET", route=route, status="404")
     assert (await client.get(f"/api/animas/{anima['id']}", headers=tenant.headers)).status_code == 200
-    assert (await client.get("/api/animas/00000000-0000-0000-0000-000000000000",
-                             headers=tenant.headers)).status_code == 404
+    assert (
+        await client.get("/api/animas/00000000-0000-0000-0000-000000000000", headers=tenant.headers)
+    ).status_code == 404
 
     r = await client.get("/metrics")  # no Authorization header
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
@@ -62,10 +64,14 @@ async def test_pack_cache_embedder_and_pool_are_counted(
     embedder = runtime.embedder.name  # the configured default (labels carry the backend's name)
     event = {"anima_id": anima["id"], "event_type": "message.in", "content": "I keep bees on the roof"}
     assert (await client.post("/api/events", json=event, headers=tenant.headers)).status_code == 201
-    miss, memory_hit = value("elephantasm_pack_cache_lookups_total", result="miss"), \
-        value("elephantasm_pack_cache_lookups_total", result="memory_hit")
-    compiles, compile_count = value("elephantasm_pack_compiles_total"), \
-        value("elephantasm_pack_compile_duration_seconds_count")
+    miss, memory_hit = (
+        value("elephantasm_pack_cache_lookups_total", result="miss"),
+        value("elephantasm_pack_cache_lookups_total", result="memory_hit"),
+    )
+    compiles, compile_count = (
+        value("elephantasm_pack_compiles_total"),
+        value("elephantasm_pack_compile_duration_seconds_count"),
+    )
     embeds = value("elephantasm_embedder_calls_total", embedder=embedder)
     url = f"/api/animas/{anima['id']}/memory-packs/latest?query=a%20query%20never%20seen%20before%20{anima['id']}"
     for _ in range(2):
@@ -84,8 +90,10 @@ async def test_dream_runs_events_and_llm_tokens_are_counted(
 ) -> None:
     anima_id = await new_anima(runtime, tenant.org_id)
     await add_events(runtime, tenant.org_id, anima_id, turns(["I moved to Lisbon", "Noted!", "I love surfing", "Nice"]))
-    completed, distilled = value("elephantasm_dream_runs_total", outcome="completed"), \
-        value("elephantasm_events_distilled_total")
+    completed, distilled = (
+        value("elephantasm_dream_runs_total", outcome="completed"),
+        value("elephantasm_events_distilled_total"),
+    )
     calls = value("elephantasm_llm_calls_total", model="metrics-model")
     prompt = value("elephantasm_llm_tokens_total", model="metrics-model", kind="prompt")
     engine = LLMEngine(build_client(openai_server.base_url, None, timeout=5), "metrics-model", max_retries=0, timeout=5)
@@ -99,7 +107,9 @@ async def test_dream_runs_events_and_llm_tokens_are_counted(
 
 
 async def test_metrics_can_be_turned_off(runtime: Runtime) -> None:
-    off = create_app(dataclasses.replace(runtime, settings=runtime.settings.model_copy(update={"metrics_enabled": False})))
+    off = create_app(
+        dataclasses.replace(runtime, settings=runtime.settings.model_copy(update={"metrics_enabled": False}))
+    )
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=off), base_url="http://test") as c:
         r = await c.get("/metrics")
     assert r.status_code == 404 and "detail" in r.json()

@@ -53,8 +53,14 @@ async def test_two_workers_serve_and_elect_one_scheduler(pg_url: str, data_dir: 
 
 async def _two_workers(pg_url: str, data_dir: Path, log_path: Path) -> None:
     group, port = uuid.uuid4().hex, free_port()
-    env = server_env(pg_url, TEST_SECRET, data_dir, ELEPHANTASM_DREAMER_ENABLED="true",
-                     ELEPHANTASM_WORKER_GROUP=group, ELEPHANTASM_DREAMER_POLL_SECONDS="1")
+    env = server_env(
+        pg_url,
+        TEST_SECRET,
+        data_dir,
+        ELEPHANTASM_DREAMER_ENABLED="true",
+        ELEPHANTASM_WORKER_GROUP=group,
+        ELEPHANTASM_DREAMER_POLL_SECONDS="1",
+    )
     proc = await asyncio.to_thread(harness.start_server, env, port, log_path, 180, ("--workers", "2"))
     try:
         pids: set[int] = set()

@@ -168,13 +168,22 @@ def pack_json(pack_id: str, anima_id: str, context: str = "## Memory\n- hello") 
             "provenance": ["00000000-0000-4000-8000-000000000011"]}  # fmt: skip
     content = {
         "context": context,
-        "identity": {"name": "agent", "personality_type": "INTJ", "communication_style": "terse",
-                     "self_reflection": {"values": ["care"]}, "prose": "I help."},  # fmt: skip
+        "identity": {
+            "name": "agent",
+            "personality_type": "INTJ",
+            "communication_style": "terse",
+            "self_reflection": {"values": ["care"]},
+            "prose": "I help.",
+        },  # fmt: skip
         "session_memories": [mem],
         "long_term_memories": [mem],
         "knowledge": [know],
-        "temporal_context": {"last_event_at": iso(), "hours_ago": 3.0, "memory_summary": None,
-                             "formatted": "3 hours since last interaction"},  # fmt: skip
+        "temporal_context": {
+            "last_event_at": iso(),
+            "hours_ago": 3.0,
+            "memory_summary": None,
+            "formatted": "3 hours since last interaction",
+        },  # fmt: skip
         "new_layer": {"x": 1},
     }
     return {"id": pack_id, "anima_id": anima_id, "query": None, "preset_name": "conversational",

@@ -102,7 +102,12 @@ def test_latest_pack_request_and_conditional_header() -> None:
     key = PackKey(A, "tea?", "conversational", 500, "o200k_base")
     spec = latest_pack(key).request
     assert spec.path == f"/api/animas/{A}/memory-packs/latest"
-    assert dict(spec.params) == {"query": "tea?", "preset": "conversational", "max_tokens": "500", "encoding": "o200k_base"}
+    assert dict(spec.params) == {
+        "query": "tea?",
+        "preset": "conversational",
+        "max_tokens": "500",
+        "encoding": "o200k_base",
+    }
     assert "If-None-Match" not in spec.headers
     cached = PackResult(pack=None, etag='"abc"')
     assert latest_pack(key, cached).request.headers["If-None-Match"] == '"abc"'
@@ -134,9 +139,18 @@ def test_options_from_environment() -> None:
            "ELEPHANTASM_TIMEOUT": "7", "ELEPHANTASM_MAX_RETRIES": "5"}  # fmt: skip
     opts = resolve_options(env=env)
     assert (opts.api_key, opts.anima_id, opts.endpoint, opts.timeout, opts.retry.max_retries) == (
-        "k", A, "http://h:1", 7.0, 5,
+        "k",
+        A,
+        "http://h:1",
+        7.0,
+        5,
     )
     explicit = resolve_options(api_key="x", endpoint="http://e", timeout=2, max_retries=0, env=env)
-    assert (explicit.api_key, explicit.endpoint, explicit.timeout, explicit.retry.max_retries) == ("x", "http://e", 2.0, 0)
+    assert (explicit.api_key, explicit.endpoint, explicit.timeout, explicit.retry.max_retries) == (
+        "x",
+        "http://e",
+        2.0,
+        0,
+    )
     with pytest.raises(ValueError, match="API key required"):
         resolve_options(env={})

@@ -104,7 +104,9 @@ async def test_inject_new_anima_is_none(sdk) -> None:
 
 async def test_inject_after_events_returns_pack(sdk) -> None:
     anima = await _new_anima(sdk)
-    await call(sdk.extract, "message.in", "My favourite drink is green tea.", anima_id=anima.id, session_id="s", role="user")
+    await call(
+        sdk.extract, "message.in", "My favourite drink is green tea.", anima_id=anima.id, session_id="s", role="user"
+    )
     await call(sdk.extract, "message.out", "Noted: green tea.", anima_id=anima.id, session_id="s", role="assistant")
     pack = await call(sdk.inject, anima.id, max_tokens=800)
     assert isinstance(pack, MemoryPack) and pack.anima_id == anima.id
@@ -140,7 +142,9 @@ async def test_errors_carry_the_server_detail(sdk, make_client, live_server: str
     with pytest.raises(AuthenticationError) as auth:
         await call(bad.animas.create, "nope")
     assert auth.value.status_code == 401
-    assert auth.value.detail == _raw_detail(live_server, "POST", "/api/animas", "sk_live_" + "x" * 40, json={"name": "nope"})
+    assert auth.value.detail == _raw_detail(
+        live_server, "POST", "/api/animas", "sk_live_" + "x" * 40, json={"name": "nope"}
+    )
 
     missing = str(uuid.uuid4())
     with pytest.raises(NotFoundError) as nf:

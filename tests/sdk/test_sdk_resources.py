@@ -156,5 +156,8 @@ def test_module_functions_use_the_environment(loopback: LoopbackServer, monkeypa
     assert elephantasm_sdk.extract("MESSAGE_IN", "hi", role="user").content == "hi"
     assert elephantasm_sdk.inject(query="q", max_tokens=300) is None
     assert [r.headers["authorization"] for r in loopback.requests] == ["Bearer sk_env"] * 3
-    assert loopback.requests[1].body["anima_id"] == A and loopback.requests[2].query == {"query": "q", "max_tokens": "300"}
+    assert loopback.requests[1].body["anima_id"] == A and loopback.requests[2].query == {
+        "query": "q",
+        "max_tokens": "300",
+    }
     functions._default_client.close()

@@ -45,24 +45,40 @@ def distill_reply(body: dict[str, Any], *, skip: frozenset[int] = frozenset(), g
     kept = [e for e in events if e[0] not in skip]
     for start in range(0, len(kept), group_size):
         chunk = kept[start : start + group_size]
-        memories.append({
-            "summary": f"{chunk[0][2]}: {chunk[0][3][:80]}",
-            "content": " ".join(f"{who}: {text}" for _, _, who, text in chunk),
-            "importance": 0.5, "confidence": 0.8,
-            "event_indices": [i for i, *_ in chunk],
-        })
+        memories.append(
+            {
+                "summary": f"{chunk[0][2]}: {chunk[0][3][:80]}",
+                "content": " ".join(f"{who}: {text}" for _, _, who, text in chunk),
+                "importance": 0.5,
+                "confidence": 0.8,
+                "event_indices": [i for i, *_ in chunk],
+            }
+        )
     for index, _session, _who, text in kept:
         for pattern, key, template in _FACTS:
             if m := pattern.search(text):
-                knowledge.append({"type": "FACT", "topic": "user", "subject_key": key, "value": m.group(1),
-                                  "content": template.format(m.group(1)), "confidence": 0.9,
-                                  "importance": 0.7, "event_indices": [index]})
+                knowledge.append(
+                    {
+                        "type": "FACT",
+                        "topic": "user",
+                        "subject_key": key,
+                        "value": m.group(1),
+                        "content": template.format(m.group(1)),
+                        "confidence": 0.9,
+                        "importance": 0.7,
+                        "event_indices": [index],
+                    }
+                )
     reply: dict[str, Any] = {"memories": memories, "knowledge": knowledge}
     if "identity" in body.get("response_format", {}).get("json_schema", {}).get("schema", {}).get("properties", {}):
-        reply["identity"] = {"personality_type": "Helpful Guide", "communication_style": "warm, concise",
-                             "self_reflection": f"I have talked through {len(events)} more events.",
-                             "traits": ["warm", "concise"], "prose": "I help with warmth and brevity.",
-                             "reason": "distilled a new batch of conversations"}
+        reply["identity"] = {
+            "personality_type": "Helpful Guide",
+            "communication_style": "warm, concise",
+            "self_reflection": f"I have talked through {len(events)} more events.",
+            "traits": ["warm", "concise"],
+            "prose": "I help with warmth and brevity.",
+            "reason": "distilled a new batch of conversations",
+        }
     return reply
 
 
@@ -127,7 +143,7 @@ def fake_embedding(text: str, dimensions: int) -> list[float]:
     while len(raw) < dimensions * 4:
         raw += hashlib.sha256(f"{counter}:{text}".encode()).digest()
         counter += 1
-    values = [(b / 255.0) - 0.5 for b in raw[: dimensions]]
+    values = [(b / 255.0) - 0.5 for b in raw[:dimensions]]
     norm = math.sqrt(sum(v * v for v in values)) or 1.0
     return [v / norm for v in values]
 
@@ -245,13 +261,20 @@ class OpenAIServer:
         prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
         usage = {"prompt_tokens": prompt_chars // 4 + 1, "completion_tokens": len(content or "") // 4 + 1}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        await _send_json(send, 200, {
-            "id": f"chatcmpl-{len(self._requests)}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", "test-model"),
-            "choices": [{"index": 0, "finish_reason": finish,
-                         "message": {"role": "assistant", "content": content}}],
-            "usage": usage,
-        })
+        await _send_json(
+            send,
+            200,
+            {
+                "id": f"chatcmpl-{len(self._requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "test-model"),
+                "choices": [
+                    {"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": content}}
+                ],
+                "usage": usage,
+            },
+        )
 
     def _embeddings(self, body: dict) -> dict:
         inputs = body.get("input", [])
@@ -264,8 +287,12 @@ class OpenAIServer:
             encoded: Any = base64.b64encode(struct.pack(f"<{dims}f", *vector)).decode() if as_base64 else vector
             data.append({"object": "embedding", "index": i, "embedding": encoded})
         tokens = sum(len(t) // 4 + 1 for t in texts)
-        return {"object": "list", "data": data, "model": body.get("model", "test-embedding"),
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+        return {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", "test-embedding"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
 
 
 async def _send_json(send: Callable, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:

@@ -60,8 +60,18 @@ def published_sdk_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     python = venv / "bin" / "python"
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-index",
-         "--find-links", str(house), SDK_REQUIREMENT],
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "--no-index",
+            "--find-links",
+            str(house),
+            SDK_REQUIREMENT,
+        ],
         capture_output=True,
         text=True,
     )

@@ -27,8 +27,12 @@ class World:
 async def world(runtime: Runtime) -> World:
     """Seeded once per module (three dreams each): the pages only read it."""
     owner, other = await make_tenant(runtime, "ui-owner"), await make_tenant(runtime, "ui-other")
-    return World(owner, await seed_anima(runtime, owner.org_id), other,
-                 await seed_anima(runtime, other.org_id, "other-assistant"))
+    return World(
+        owner,
+        await seed_anima(runtime, owner.org_id),
+        other,
+        await seed_anima(runtime, other.org_id, "other-assistant"),
+    )
 
 
 @pytest.fixture

@@ -16,13 +16,35 @@ from elephantasm.services.dreams import run_dream
 from tests.dreams.helpers import add_events, new_anima, turns
 
 CONVERSATIONS = [
-    ("trip", ["Hi! I live in Paris and my favorite color is teal.", "Nice to meet you. Paris is lovely.",
-              "Can you help me plan a trip to Rome next month?", "Certainly. Rome in spring is wonderful.",
-              "Please remember I prefer trains over planes.", "Noted: trains over planes."]),
-    ("move", ["I moved to Berlin last week.", "Welcome to Berlin! How is the new flat?",
-              "Great, and I started learning German.", "Viel Erfolg! I can quiz you on vocabulary."]),
-    ("work", ["Our team ships the billing migration on Friday.", "Good luck with the billing migration.",
-              "Remind me to email Dana about the budget review.", "I will remind you about Dana and the budget."]),
+    (
+        "trip",
+        [
+            "Hi! I live in Paris and my favorite color is teal.",
+            "Nice to meet you. Paris is lovely.",
+            "Can you help me plan a trip to Rome next month?",
+            "Certainly. Rome in spring is wonderful.",
+            "Please remember I prefer trains over planes.",
+            "Noted: trains over planes.",
+        ],
+    ),
+    (
+        "move",
+        [
+            "I moved to Berlin last week.",
+            "Welcome to Berlin! How is the new flat?",
+            "Great, and I started learning German.",
+            "Viel Erfolg! I can quiz you on vocabulary.",
+        ],
+    ),
+    (
+        "work",
+        [
+            "Our team ships the billing migration on Friday.",
+            "Good luck with the billing migration.",
+            "Remind me to email Dana about the budget review.",
+            "I will remind you about Dana and the budget.",
+        ],
+    ),
 ]
 
 
@@ -48,15 +70,26 @@ async def seed_anima(runtime: Runtime, org_id: uuid.UUID, name: str = "assistant
         await add_events(runtime, org_id, anima_id, turns(texts, session=session, start=start + timedelta(days=6 * i)))
         run = await run_dream(runtime, org_id, anima_id, trigger="seed")
         assert run.status == "completed", run.error
-    await add_events(runtime, org_id, anima_id, turns(
-        ["What was I doing on Friday?", "Shipping the billing migration."], session="today",
-        start=datetime.now(UTC) - timedelta(minutes=5)))
+    await add_events(
+        runtime,
+        org_id,
+        anima_id,
+        turns(
+            ["What was I doing on Friday?", "Shipping the billing migration."],
+            session="today",
+            start=datetime.now(UTC) - timedelta(minutes=5),
+        ),
+    )
     assert run is not None
     async with runtime.read_session() as session:
         event = (await session.execute(select(Event.id).where(*of_anima(Event, anima_id)).limit(1))).scalar_one()
         memory = (await session.execute(select(Memory.id).where(Memory.anima_id == anima_id).limit(1))).scalar_one()
-        old = (await session.execute(select(Knowledge).where(
-            Knowledge.anima_id == anima_id, Knowledge.superseded_by.is_not(None)).limit(1))).scalar_one()
-        versions = len((await session.execute(
-            select(IdentityVersion.id).where(IdentityVersion.anima_id == anima_id))).all())
+        old = (
+            await session.execute(
+                select(Knowledge).where(Knowledge.anima_id == anima_id, Knowledge.superseded_by.is_not(None)).limit(1)
+            )
+        ).scalar_one()
+        versions = len(
+            (await session.execute(select(IdentityVersion.id).where(IdentityVersion.anima_id == anima_id))).all()
+        )
     return Seeded(anima_id, event, memory, old.superseded_by, old.id, run.id, versions)

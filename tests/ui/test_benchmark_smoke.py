@@ -13,7 +13,11 @@ def test_ui_benchmark_writes_its_table(tmp_path: Path) -> None:
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", "ui", "--size", "tiny", "--out", str(out)],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600, check=False,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     text = out.read_text()

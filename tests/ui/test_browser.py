@@ -71,12 +71,17 @@ def _pages(world: World) -> list[tuple[str, str, str]]:
     """(screenshot name, path, element id that must be on the page)."""
     s, a = world.seeded, f"/ui/animas/{world.seeded.anima_id}"
     return [
-        ("animas", "/ui/animas", "animas"), ("anima", a, "org-name"), ("events", f"{a}/events", "events"),
-        ("event", f"/ui/events/{s.event_id}", "event-memories"), ("memories", f"{a}/memories", "memories"),
-        ("memory-search", f"{a}/memories?q=Berlin", "memories"), ("memory", f"/ui/memories/{s.memory_id}", "provenance"),
+        ("animas", "/ui/animas", "animas"),
+        ("anima", a, "org-name"),
+        ("events", f"{a}/events", "events"),
+        ("event", f"/ui/events/{s.event_id}", "event-memories"),
+        ("memories", f"{a}/memories", "memories"),
+        ("memory-search", f"{a}/memories?q=Berlin", "memories"),
+        ("memory", f"/ui/memories/{s.memory_id}", "provenance"),
         ("knowledge", f"{a}/knowledge?superseded=true", "knowledge"),
         ("knowledge-history", f"/ui/knowledge/{s.knowledge_id}", "supersession"),
-        ("identity", f"{a}/identity", "identity-diff"), ("dreams", f"{a}/dreams", "dreams"),
+        ("identity", f"{a}/identity", "identity-diff"),
+        ("dreams", f"{a}/dreams", "dreams"),
         ("dream", f"/ui/dreams/{s.run_id}", "journal"),
     ]
 
@@ -106,8 +111,11 @@ def test_owner_browses_every_page_and_composes_a_pack(driver: Any, live_server: 
     driver.find_element(By.ID, "compose").click()
     _wait_for(driver, lambda d: "max_tokens=200" in d.current_url)
     shown = driver.find_element(By.ID, "pack-context").get_attribute("textContent")
-    served = httpx.get(f"{live_server}/api/animas/{world.seeded.anima_id}/memory-packs/latest",
-                       params={"max_tokens": 200}, headers=world.owner.headers).json()
+    served = httpx.get(
+        f"{live_server}/api/animas/{world.seeded.anima_id}/memory-packs/latest",
+        params={"max_tokens": 200},
+        headers=world.owner.headers,
+    ).json()
     if served["fingerprint"][:16] not in driver.page_source:  # the as_of hour ticked in between: compose again
         driver.refresh()
         shown = driver.find_element(By.ID, "pack-context").get_attribute("textContent")

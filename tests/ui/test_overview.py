@@ -17,8 +17,13 @@ async def test_counts_are_exact_scoped_and_capped(runtime: Runtime, world: World
         exact = (await anima_counts(session, world.owner.org_id, [s.anima_id]))[s.anima_id]
         capped = (await anima_counts(session, world.owner.org_id, [s.anima_id], cap=2))[s.anima_id]
         foreign = await anima_counts(session, world.other.org_id, [s.anima_id, world.other_seeded.anima_id])
-        live = (await session.execute(select(func.count()).select_from(Memory).where(
-            Memory.anima_id == s.anima_id, Memory.deleted_at.is_(None), Memory.merged_into.is_(None)))).scalar_one()
+        live = (
+            await session.execute(
+                select(func.count())
+                .select_from(Memory)
+                .where(Memory.anima_id == s.anima_id, Memory.deleted_at.is_(None), Memory.merged_into.is_(None))
+            )
+        ).scalar_one()
     turns = sum(len(texts) for _, texts in CONVERSATIONS) + 2
     assert (exact.events, exact.pending, exact.dream_runs) == (turns, 2, len(CONVERSATIONS))
     assert exact.memories == live >= 1 and exact.knowledge >= 1

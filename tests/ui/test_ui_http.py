@@ -21,14 +21,21 @@ def owner_pages(world: World) -> dict[str, str]:
     s = world.seeded
     a = f"/ui/animas/{s.anima_id}"
     return {
-        "/ui/animas": "assistant", a: "Dream runs", f"{a}/events": "I moved to Berlin last week.",
+        "/ui/animas": "assistant",
+        a: "Dream runs",
+        f"{a}/events": "I moved to Berlin last week.",
         f"{a}/events?session_id=move&event_type=message.in": "I moved to Berlin last week.",
         f"{a}/events?since=2000-01-01": "I moved to Berlin last week.",
-        f"/ui/events/{s.event_id}": "Memories distilled from it", f"{a}/memories": "from events",
-        f"{a}/memories?q=Berlin": "similarity", f"/ui/memories/{s.memory_id}": "Provenance",
-        f"{a}/knowledge?superseded=true": "superseded", f"/ui/knowledge/{s.knowledge_id}": "Berlin",
-        f"/ui/knowledge/{s.superseded_id}": "Paris", f"{a}/identity": "Compare versions",
-        f"{a}/dreams": "completed", f"/ui/dreams/{s.run_id}": "Journal",
+        f"/ui/events/{s.event_id}": "Memories distilled from it",
+        f"{a}/memories": "from events",
+        f"{a}/memories?q=Berlin": "similarity",
+        f"/ui/memories/{s.memory_id}": "Provenance",
+        f"{a}/knowledge?superseded=true": "superseded",
+        f"/ui/knowledge/{s.knowledge_id}": "Berlin",
+        f"/ui/knowledge/{s.superseded_id}": "Paris",
+        f"{a}/identity": "Compare versions",
+        f"{a}/dreams": "completed",
+        f"/ui/dreams/{s.run_id}": "Journal",
         f"{a}/pack?query=where+do+I+live&max_tokens=300": "Cut, and why",
     }
 
@@ -55,8 +62,10 @@ async def test_sign_in_sets_a_strict_httponly_cookie_that_does_not_hold_the_key(
     assert world.owner.api_key not in session_cookie and world.owner.api_key[8:20] not in session_cookie
     page = await browser_like.get("/ui/animas")
     assert page.status_code == 200 and world.owner.org_name in page.text
-    assert page.headers["cache-control"] == "no-store" and "frame-ancestors 'none'" in page.headers[
-        "content-security-policy"]
+    assert (
+        page.headers["cache-control"] == "no-store"
+        and "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    )
 
 
 async def test_cookie_is_secure_over_https(app, world: World) -> None:  # type: ignore[no-untyped-def]
@@ -109,8 +118,9 @@ async def test_another_org_sees_none_of_it(browser_like: httpx.AsyncClient, worl
         assert r.status_code == 404, path
         assert "I moved to Berlin" not in r.text
     csrf = hidden(CSRF, listing.text)  # a valid token of this session: the org scope still says 404
-    r = await browser_like.post(f"/ui/animas/{world.seeded.anima_id}/identity/restore",
-                                data={"version": "1", "csrf_token": csrf})
+    r = await browser_like.post(
+        f"/ui/animas/{world.seeded.anima_id}/identity/restore", data={"version": "1", "csrf_token": csrf}
+    )
     assert r.status_code == 404
     assert (await browser_like.get("/ui/animas/not-a-uuid")).status_code == 404
 
@@ -124,8 +134,11 @@ async def test_composer_shows_exactly_the_served_prompt(
     params = {"max_tokens": 200, "preset": "conversational"}
     for _ in range(2):  # the as_of hour may tick between the two requests: then once more
         page = await browser_like.get(f"/ui/animas/{world.seeded.anima_id}/pack", params=params)
-        served = (await client.get(f"/api/animas/{world.seeded.anima_id}/memory-packs/latest", params=params,
-                                   headers=world.owner.headers)).json()
+        served = (
+            await client.get(
+                f"/api/animas/{world.seeded.anima_id}/memory-packs/latest", params=params, headers=world.owner.headers
+            )
+        ).json()
         if served["fingerprint"][:16] in page.text:
             break
     assert page.status_code == 200
@@ -173,10 +186,15 @@ async def test_sign_out_and_revocation_end_the_session(
 async def test_bad_filters_are_422_pages(browser_like: httpx.AsyncClient, world: World) -> None:
     await sign_in(browser_like, world.owner.api_key)
     a = f"/ui/animas/{world.seeded.anima_id}"
-    for path, name in ((f"{a}/events?event_type=nope", "event_type"), (f"{a}/memories?state=nope", "state"),
-                       (f"{a}/knowledge?type=nope", "type"), (f"{a}/pack?preset=nope", "preset"),
-                       (f"{a}/pack?max_tokens=5", "max_tokens"), (f"{a}/identity?b=99", "version 99"),
-                       (f"{a}/events?since=yesterday", "since")):
+    for path, name in (
+        (f"{a}/events?event_type=nope", "event_type"),
+        (f"{a}/memories?state=nope", "state"),
+        (f"{a}/knowledge?type=nope", "type"),
+        (f"{a}/pack?preset=nope", "preset"),
+        (f"{a}/pack?max_tokens=5", "max_tokens"),
+        (f"{a}/identity?b=99", "version 99"),
+        (f"{a}/events?since=yesterday", "since"),
+    ):
         r = await browser_like.get(path)
         assert r.status_code in (400, 404, 422), (path, r.status_code)
         assert r.headers["content-type"].startswith("text/html"), (path, r.text)
@@ -200,8 +218,14 @@ async def test_an_empty_anima_renders_every_page(
     created = await client.post("/api/animas", json={"name": "blank"}, headers=world.owner.headers)
     a = f"/ui/animas/{created.json()['id']}"
     await sign_in(browser_like, world.owner.api_key)
-    for path, marker in ((a, "none yet"), (f"{a}/events", 'id="no-events"'), (f"{a}/memories", 'id="no-memories"'),
-                         (f"{a}/knowledge", 'id="no-knowledge"'), (f"{a}/identity", 'id="no-identity"'),
-                         (f"{a}/dreams", 'id="no-dreams"'), (f"{a}/pack", 'id="pack-null"')):
+    for path, marker in (
+        (a, "none yet"),
+        (f"{a}/events", 'id="no-events"'),
+        (f"{a}/memories", 'id="no-memories"'),
+        (f"{a}/knowledge", 'id="no-knowledge"'),
+        (f"{a}/identity", 'id="no-identity"'),
+        (f"{a}/dreams", 'id="no-dreams"'),
+        (f"{a}/pack", 'id="pack-null"'),
+    ):
         r = await browser_like.get(path)
         assert r.status_code == 200 and marker in r.text, path
