@@ -104,16 +104,13 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     learnt = await _links(
         session, KnowledgeMemory, KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id, org_id, anima_id
     )
-    live = set(
-        (
-            await session.execute(
-                select(col(Knowledge.id)).where(col(Knowledge.anima_id) == anima_id, *visible(Knowledge, org_id))
-            )
-        ).scalars()
-    )
+    exportable = (col(Knowledge.anima_id) == anima_id, *visible(Knowledge, org_id))
+    live = set((await session.execute(select(col(Knowledge.id)).where(*exportable))).scalars())
+    # The same predicate again, not "id IN (live)": one bound parameter per item would fail past
+    # Postgres's 32,767 per statement.
     knowledge = (
         select(Knowledge)
-        .where(col(Knowledge.id).in_(live))
+        .where(*exportable)
         .order_by(col(Knowledge.created_at), col(Knowledge.valid_from), col(Knowledge.id))
     )
     async for row in _rows(session, knowledge):

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+from sqlalchemy import text
 
 from elephantasm.runtime import Runtime
 from elephantasm.services.anima_export import export_lines
@@ -143,3 +144,32 @@ async def test_cli_export_and_import(
     assert (await rows_of(runtime, copy))["events"] == (await rows_of(runtime, source))["events"]
     missing = run_cli(pg_url, data_dir, "animas", "export", str(uuid.uuid4()))
     assert missing.returncode == 1 and "not found" in missing.stderr
+
+
+async def test_export_of_an_anima_with_more_knowledge_than_a_statement_can_bind(
+    client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    """Postgres takes at most 32,767 bound parameters per statement: neither the export nor the
+    import may send one per knowledge item."""
+    r = await client.post("/api/animas", json={"name": "many-facts"}, headers=tenant.headers)
+    assert r.status_code == 201, r.text
+    anima_id = r.json()["id"]
+    many = 33_000
+    async with runtime.engine.begin() as conn:
+        await conn.execute(
+            text(
+                "INSERT INTO knowledge (id, org_id, anima_id, type, content, content_hash, meta) "
+                "SELECT gen_random_uuid(), :org, :anima, 'FACT', 'fact number ' || i, md5(i::text), '{}' "
+                "FROM generate_series(1, :n) i"
+            ),
+            {"org": tenant.org_id, "anima": uuid.UUID(anima_id), "n": many},
+        )
+        await conn.execute(
+            text("UPDATE knowledge SET deleted_at = now() WHERE anima_id = :anima AND content = 'fact number 7'"),
+            {"anima": uuid.UUID(anima_id)},
+        )
+    lines = await export(runtime, tenant.org_id, anima_id)
+    facts = [json.loads(line)["content"] for line in lines if json.loads(line)["kind"] == "knowledge"]
+    assert len(facts) == many - 1 and "fact number 7" not in facts  # a forgotten item stays out
+    copy = str(await import_anima(runtime, other_tenant.org_id, lines))
+    assert (await rows_of(runtime, copy))["knowledge"] == many - 1
