@@ -7,10 +7,8 @@ the first-``serve`` bootstrap runs on a fresh database of its own.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -18,8 +16,9 @@ import httpx
 import pytest
 
 from tests.conftest import TEST_SECRET
+from tests.support.cli import run_cli
 from tests.support.databases import create_database, drop_database
-from tests.support.servers import REPO_ROOT, free_port, server_env, start_server, stop_server
+from tests.support.servers import free_port, server_env, start_server, stop_server
 
 KEY_LINE = re.compile(r"^export ELEPHANTASM_API_KEY=(sk_live_\S+)$", re.MULTILINE)
 
@@ -29,21 +28,7 @@ def cli(pg_url: str, data_dir: Path):  # type: ignore[no-untyped-def]
     """Run ``python -m elephantasm.cli.main ARGS`` against the test database."""
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        env = dict(os.environ)
-        env.update(
-            ELEPHANTASM_DATABASE_URL=pg_url,
-            ELEPHANTASM_SECRET_KEY=TEST_SECRET,
-            ELEPHANTASM_DATA_DIR=str(data_dir),
-            COLUMNS="250",  # rich tables must not wrap or elide ids in a narrow pipe
-        )
-        return subprocess.run(
-            [sys.executable, "-m", "elephantasm.cli.main", *args],
-            env=env,
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return run_cli(pg_url, data_dir, *args)
 
     return run
 

@@ -7,9 +7,7 @@ Runs on a database of its own, so "nothing left to re-embed" means exactly this 
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
@@ -32,10 +30,10 @@ from elephantasm.services.packs import build_request, compile_pack
 from elephantasm.services.reembed import reembed, reembed_pending, stale_counts
 from elephantasm.services.spaces import current_space
 from elephantasm.settings import Settings
-from tests.conftest import TEST_SECRET, Tenant, make_tenant
+from tests.conftest import Tenant, make_tenant
 from tests.packs.helpers import add_knowledge, add_memory
+from tests.support.cli import run_cli
 from tests.support.databases import create_database, drop_database
-from tests.support.servers import REPO_ROOT
 
 LISBON = "The user relocated to Lisbon last spring and rents a flat near the river."
 DISTRACTORS = [
@@ -189,22 +187,7 @@ async def test_the_space_filter_keeps_the_hnsw_index_usable(runtimes: tuple[Runt
 
 
 def _reembed_cli(db: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(
-        os.environ,
-        ELEPHANTASM_DATABASE_URL=db,
-        ELEPHANTASM_SECRET_KEY=TEST_SECRET,
-        ELEPHANTASM_DATA_DIR=str(data_dir),
-        ELEPHANTASM_EMBEDDER="wordllama",
-        COLUMNS="200",
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "elephantasm.cli.main", "reembed", *args],
-        env=env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_cli(db, data_dir, "reembed", *args, ELEPHANTASM_EMBEDDER="wordllama")
 
 
 async def test_reembed_command(runtimes: tuple[Runtime, Runtime], space_db: str, data_dir: Path) -> None:

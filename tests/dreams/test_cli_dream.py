@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -13,29 +11,14 @@ import pytest
 from elephantasm.db.models import DreamRun
 from elephantasm.runtime import Runtime
 from elephantasm.services.keys import get_or_create_org
-from tests.conftest import TEST_SECRET
 from tests.dreams.helpers import add_events, new_anima, pending_ids, turns
-from tests.support.servers import REPO_ROOT
+from tests.support.cli import run_cli
 
 
 @pytest.fixture
 def cli(pg_url: str, data_dir: Path):  # type: ignore[no-untyped-def]
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        env = dict(
-            os.environ,
-            ELEPHANTASM_DATABASE_URL=pg_url,
-            ELEPHANTASM_SECRET_KEY=TEST_SECRET,
-            ELEPHANTASM_DATA_DIR=str(data_dir),
-            COLUMNS="200",
-        )
-        return subprocess.run(
-            [sys.executable, "-m", "elephantasm.cli.main", *args],
-            env=env,
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return run_cli(pg_url, data_dir, *args)
 
     return run
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
@@ -12,9 +9,9 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.runtime import Runtime
-from tests.conftest import TEST_SECRET, Tenant
+from tests.conftest import Tenant
 from tests.lifecycle.helpers import populated_anima, rows_of
-from tests.support.servers import REPO_ROOT
+from tests.support.cli import run_cli
 
 
 async def test_purge_removes_every_row_and_snapshot_of_the_anima(
@@ -91,25 +88,6 @@ async def test_a_failing_hook_aborts_the_purge(client: httpx.AsyncClient, runtim
         runtime.anima_purge_hooks.remove(broken)
     assert (await rows_of(runtime, anima_id))["animas"] == 1  # nothing went: the purge can be retried
     assert (await client.delete(f"/api/animas/{anima_id}?purge=true", headers=tenant.headers)).status_code == 204
-
-
-def run_cli(pg_url: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m elephantasm.cli.main ARGS`` over the test database."""
-    env = dict(
-        os.environ,
-        ELEPHANTASM_DATABASE_URL=pg_url,
-        ELEPHANTASM_SECRET_KEY=TEST_SECRET,
-        ELEPHANTASM_DATA_DIR=str(data_dir),
-        COLUMNS="250",
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "elephantasm.cli.main", *args],
-        env=env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 async def test_cli_purge(

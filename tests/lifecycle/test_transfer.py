@@ -19,7 +19,7 @@ from elephantasm.services.anima_export import export_lines
 from elephantasm.services.anima_import import import_anima
 from tests.conftest import Tenant
 from tests.lifecycle.helpers import populated_anima, rows_of
-from tests.lifecycle.test_purge import run_cli
+from tests.support.cli import run_cli
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 

@@ -3,34 +3,17 @@ service the API's verify route tests; each command here loads the model once).""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 
-from tests.conftest import TEST_SECRET, Tenant
+from tests.conftest import Tenant
 from tests.local.conftest import seed_anima
-from tests.support.servers import REPO_ROOT
+from tests.support.cli import run_cli
 
 
 def _kv(pg_url: str, data_dir: Path, org: str, *args: str) -> str:
-    env = {
-        **os.environ,
-        "ELEPHANTASM_DATABASE_URL": pg_url,
-        "ELEPHANTASM_SECRET_KEY": TEST_SECRET,
-        "ELEPHANTASM_DATA_DIR": str(data_dir),
-        "COLUMNS": "250",
-    }
-    out = subprocess.run(
-        [sys.executable, "-m", "elephantasm.cli.main", "kv", *args, "--org", org],
-        env=env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    out = run_cli(pg_url, data_dir, "kv", *args, "--org", org, timeout=300)
     assert out.returncode == 0, f"exit {out.returncode}\n{out.stdout}\n{out.stderr}"
     return out.stdout
 

@@ -2,34 +2,18 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 
-from tests.conftest import TEST_SECRET, Tenant
+from tests.conftest import Tenant
 from tests.packs.helpers import extract
-from tests.support.servers import REPO_ROOT
+from tests.support.cli import run_cli
 
 
 def _cli(pg_url: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(
-        os.environ,
-        ELEPHANTASM_DATABASE_URL=pg_url,
-        ELEPHANTASM_SECRET_KEY=TEST_SECRET,
-        ELEPHANTASM_DATA_DIR=str(data_dir),
-        COLUMNS="200",
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "elephantasm.cli.main", "inject", *args],
-        env=env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_cli(pg_url, data_dir, "inject", *args)
 
 
 async def test_inject_prints_prompt_and_token_table(
