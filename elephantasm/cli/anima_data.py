@@ -68,17 +68,19 @@ async def animas_export(args: argparse.Namespace, settings: Settings) -> int:
     anima_id = _anima_id(args.anima)
     if anima_id is None:
         return 1
-    async with cli_runtime(settings) as rt, rt.read_session() as session:
-        org_id = await anima_svc.org_of_anima(session, anima_id)
+    async with cli_runtime(settings) as rt:
+        async with rt.read_session() as session:
+            org_id = await anima_svc.org_of_anima(session, anima_id)
         if org_id is None:
             err_console.print(f"[red]anima {anima_id} not found[/red]")
             return 1
         out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
         try:
             count = 0
-            async for line in export_lines(session, org_id, anima_id):
-                out.write(line)
-                count += 1
+            async with rt.read_session() as session:  # a session of its own: the export is one snapshot
+                async for line in export_lines(session, org_id, anima_id):
+                    out.write(line)
+                    count += 1
         finally:
             if out is not sys.stdout:
                 out.close()

@@ -81,7 +81,14 @@ async def _pairs(session: AsyncSession, stmt: Any) -> AsyncIterator[Any]:
 
 
 async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> AsyncIterator[Record]:
-    """Every record of one live anima of the org, header first (NotFoundError otherwise)."""
+    """Every record of one live anima of the org, header first (NotFoundError otherwise).
+
+    ``session`` must not have begun its transaction yet: every read here is made in one
+    REPEATABLE READ snapshot, so writes committed meanwhile (a dream, an extract, a forget) show in
+    all of them or in none, and the export never names an event or memory it does not contain."""
+    if session.in_transaction():  # the isolation level could no longer be chosen
+        raise RuntimeError("export_records needs a session whose transaction has not begun")
+    await session.connection(execution_options={"isolation_level": "REPEATABLE READ", "postgresql_readonly": True})
     anima = await get_anima(session, org_id, anima_id)
     yield AnimaRecord(**_fields(anima, AnimaRecord))
     events = select(Event).where(*of_anima(Event, anima_id, anima.key))

@@ -17,7 +17,9 @@ from sqlalchemy import text
 from elephantasm.runtime import Runtime
 from elephantasm.services.anima_export import export_lines
 from elephantasm.services.anima_import import import_anima
+from elephantasm.services.dreams import run_dream
 from tests.conftest import Tenant
+from tests.dreams.helpers import add_events, turns
 from tests.lifecycle.helpers import populated_anima, rows_of
 from tests.support.cli import run_cli
 
@@ -173,3 +175,25 @@ async def test_export_of_an_anima_with_more_knowledge_than_a_statement_can_bind(
     assert len(facts) == many - 1 and "fact number 7" not in facts  # a forgotten item stays out
     copy = str(await import_anima(runtime, other_tenant.org_id, lines))
     assert (await rows_of(runtime, copy))["knowledge"] == many - 1
+
+
+async def test_an_export_is_one_snapshot_while_the_dreamer_writes(
+    client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, other_tenant: Tenant
+) -> None:
+    """Events, memories and knowledge are read by several statements: a dream that commits while
+    an export is under way must show in all of them or in none, or the export would name events it
+    does not contain and could not be imported."""
+    source = await populated_anima(client, runtime, tenant, name="busy")
+    async with runtime.read_session() as session:
+        stream = export_lines(session, tenant.org_id, uuid.UUID(source))
+        lines = [await anext(stream), await anext(stream)]  # the anima, then the first event: its read is open
+        assert json.loads(lines[-1])["kind"] == "event"
+        more = turns(["By the way, I adopted a cat named Miso.", "Miso is a lovely name!"], session="s3")
+        await add_events(runtime, tenant.org_id, uuid.UUID(source), more)
+        assert (await run_dream(runtime, tenant.org_id, uuid.UUID(source), trigger="test")).status == "completed"
+        lines += [line async for line in stream]
+    records = [json.loads(line) for line in lines]
+    assert not any("Miso" in json.dumps(r) for r in records)  # written after the export began
+    events = {r["id"] for r in records if r["kind"] == "event"}
+    assert all(set(r["event_ids"]) <= events for r in records if r["kind"] == "memory")
+    await import_anima(runtime, other_tenant.org_id, lines)  # raises on a reference outside the export
