@@ -187,19 +187,16 @@ def _choose(
     if query_vec is not None:
         for layer in (Layer.SESSION, Layer.LONG_TERM):
             got.layers[layer] = _turn_cosines(query_vec, got.layers[layer])
-    relevances = None
-    if req.query is not None:
-        pool = [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
-        signals = [(c.cosine, c.fts_rank) for c in pool]
-        fuse = rank_fusion if cfg.relevance_fusion == "rrf" else contextual_relevance
-        relevances = {(c.kind, c.id): v for c, v in zip(pool, fuse(signals), strict=True)}
-        got.layers[Layer.KNOWLEDGE] = [
-            c for c in got.layers.get(Layer.KNOWLEDGE, []) if (relevances[(c.kind, c.id)] or 0.0) >= KNOWLEDGE_FLOOR
-        ]
-    scorer = Scorer(cfg, weights, req.query is not None, req.as_of, relevances, wants_dates(req.query))
+    relevances = _relevances(cfg.relevance_fusion, got) if req.query is not None else None
+    scorer = Scorer(cfg, weights, req.query is not None, req.as_of, wants_dates(req.query))
     identity = _identity(got.head)
     temporal = temporal_context(got.head.last_event_at, req.as_of)
-    items = {layer: [scorer.item(c) for c in got.layers.get(layer, [])] for layer in RENDER_ORDER}
+    items = {
+        layer: [scorer.item(c, r) for c, r in zip(got.layers.get(layer, []), relevances[layer], strict=True)]
+        if relevances is not None
+        else [scorer.item(c) for c in got.layers.get(layer, [])]
+        for layer in RENDER_ORDER
+    }
     if cfg.include_identity:
         # With a query, a small pack keeps only the identity's name line: the rest answers nothing.
         brief = req.query is not None and req.max_tokens < IDENTITY_FULL_TOKENS
@@ -218,6 +215,28 @@ def _choose(
         distinct=True,
     )
     return _Chosen(result, scorer, identity, temporal)
+
+
+def _relevances(fusion: str, got: Gathered) -> dict[Layer, list[float | None]]:
+    """Each candidate's relevance, normalised over the compile's candidates, per layer in candidate
+    order (a list beside each layer's: a dict keyed by candidate cost more than the fusion itself).
+    Knowledge below :data:`KNOWLEDGE_FLOOR` leaves ``got`` here, with its relevance."""
+    pool = [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
+    fuse = rank_fusion if fusion == "rrf" else contextual_relevance
+    fused = fuse([(c.cosine, c.fts_rank) for c in pool])
+    out: dict[Layer, list[float | None]] = {}
+    start = 0
+    for layer in RENDER_ORDER:
+        end = start + len(got.layers.get(layer, []))
+        out[layer], start = fused[start:end], end
+    kept = [
+        (c, r)
+        for c, r in zip(got.layers.get(Layer.KNOWLEDGE, []), out[Layer.KNOWLEDGE], strict=True)
+        if (r or 0.0) >= KNOWLEDGE_FLOOR
+    ]
+    got.layers[Layer.KNOWLEDGE] = [c for c, _ in kept]
+    out[Layer.KNOWLEDGE] = [r for _, r in kept]
+    return out
 
 
 def _needing_provenance(result: PackResult, got: Gathered, trace: PackTrace | None) -> list[cands.Candidate]:

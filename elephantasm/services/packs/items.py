@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -16,7 +14,6 @@ from elephantasm.domain.scoring import (
     ScoreBreakdown,
     ScoredCandidate,
     ScoringWeights,
-    fuse_relevance,
 )
 from elephantasm.domain.temporal import TemporalContext
 from elephantasm.services.packs.candidates import Candidate
@@ -61,8 +58,6 @@ class Scorer:
     weights: ScoringWeights
     has_query: bool
     as_of: datetime
-    # Relevance per (kind, id), fused within this compile's candidates (PackConfig.relevance_fusion).
-    relevances: Mapping[tuple[str, uuid.UUID], float | None] | None = None
     # Whether memory lines show their dates (domain.lean.wants_dates of the query).
     dated: bool = True
     _fast: FactorScorer = field(init=False, repr=False, compare=False)
@@ -81,22 +76,14 @@ class Scorer:
         )
         object.__setattr__(self, "_fast", fast)
 
-    def relevance(self, c: Candidate) -> float | None:
-        """``c``'s relevance: its in-compile normalised value, else cosine and text rank fused."""
-        if not self.has_query:
-            return None
-        if self.relevances is not None and (key := (c.kind, c.id)) in self.relevances:
-            return self.relevances[key]
-        return fuse_relevance(c.cosine, c.fts_rank)
-
-    def _inputs(self, c: Candidate) -> FactorInputs:
-        return c.importance, c.confidence, c.happened_at, c.touched_at, c.created_at, c.recall_count, self.relevance(c)
-
-    def item(self, c: Candidate) -> PackItem:
+    def item(self, c: Candidate, relevance: float | None = None) -> PackItem:
         """A pack item carrying ``(candidate, scored)`` as its ``ref`` (``scored``: a :class:`LazyScored`):
-        the domain's five-factor score of ``c`` (relevance normalised within the compile), as
-        :func:`~elephantasm.domain.scoring.score_candidate` gives it."""
-        inputs = self._inputs(c)
+        the domain's five-factor score of ``c``, as :func:`~elephantasm.domain.scoring.score_candidate`
+        gives it. ``relevance``: ``c``'s, normalised within the compile's candidates
+        (PackConfig.relevance_fusion); it counts only in a compile with a query."""
+        if not self.has_query:
+            relevance = None
+        inputs = (c.importance, c.confidence, c.happened_at, c.touched_at, c.created_at, c.recall_count, relevance)
         scored = LazyScored(self._fast.score(inputs), self._fast, inputs)
         # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
         # With a query, a memory shows the turn that matched it (``snippet``) when there is one.
