@@ -7,13 +7,19 @@ only needs the score; the breakdown is read for the few items a pack serves. :cl
 fixes the shared inputs once and computes the score with the same floating-point operations in the
 same order, so its result is bit-for-bit the one ``score_candidate`` returns (a property test
 checks it). Not numpy: its SIMD ``power``/``exp`` may differ from the C library's in the last bit
-on some CPUs, and a rounded score that flips would change a pack's bytes between replicas.
+on some CPUs, and a rounded score that flips would change a pack's bytes between replicas. (Only the
+rounding of many breakdowns at once is an array pass: multiplication, division and ``rint`` are
+exactly rounded everywhere; :mod:`~elephantasm.domain.exact_round`.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
+import numpy as np
+
+from elephantasm.domain.exact_round import round_many
 from elephantasm.domain.scoring import (
     DEFAULT_CONFIDENCE,
     DEFAULT_DECAY,
@@ -144,6 +150,19 @@ class FactorScorer:
             decay=round(factors[3], r),
             relevance=None if factors[4] is None else round(factors[4], r),
         )
+
+    @staticmethod
+    def breakdowns(factors: Sequence[Factors]) -> list[ScoreBreakdown]:
+        """:meth:`breakdown` of each, the same floats: rounded in one array pass
+        (:func:`~elephantasm.domain.exact_round.round_many`), for a pack's served items."""
+        flat = np.array([v if v is not None else 0.0 for f in factors for v in f], dtype=np.float64)
+        rows = round_many(flat, SCORE_DIGITS).reshape(-1, 5).tolist()
+        return [
+            ScoreBreakdown(
+                importance=r[0], confidence=r[1], recency=r[2], decay=r[3], relevance=None if f[4] is None else r[4]
+            )
+            for f, r in zip(factors, rows, strict=True)
+        ]
 
     def scored(self, inputs: FactorInputs) -> ScoredCandidate:
         """What ``score_candidate`` returns for these inputs: the score and its rounded breakdown."""

@@ -115,3 +115,22 @@ def test_rejects_what_score_candidate_rejects(h_rec: float, h_dec: float, growth
             decay_growth=growth,
             has_query=False,
         )
+
+
+_factor = st.one_of(st.floats(0, 1), st.sampled_from([0.0, 1.0, 0.5, 0.1234565, 0.0000005, 0.9999995]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_factor, _factor, _factor, _factor, st.one_of(st.none(), _factor)), max_size=60))
+def test_breakdowns_of_many_are_each_breakdown(factors: list[tuple[float, float, float, float, float | None]]) -> None:
+    # The served items' breakdowns are rounded in one array pass: the same floats, bit for bit.
+    many = FactorScorer.breakdowns(factors)
+    each = [FactorScorer.breakdown(f) for f in factors]
+    as_bits = [
+        [None if v is None else v.hex() for v in (b.importance, b.confidence, b.recency, b.decay, b.relevance)]
+        for b in many
+    ]
+    assert as_bits == [
+        [None if v is None else v.hex() for v in (b.importance, b.confidence, b.recency, b.decay, b.relevance)]
+        for b in each
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -48,6 +49,14 @@ class LazyScored:
         if self._breakdown is None:
             self._breakdown = FactorScorer.breakdown(self.factors)
         return self._breakdown
+
+    @staticmethod
+    def fill_breakdowns(scored: Sequence[Any]) -> None:
+        """Make the breakdown of every :class:`LazyScored` of ``scored`` that has none yet, rounded
+        in one array pass (:meth:`FactorScorer.breakdowns`: the same floats as :attr:`breakdown`)."""
+        todo = [s for s in scored if isinstance(s, LazyScored) and s._breakdown is None]
+        for s, b in zip(todo, FactorScorer.breakdowns([s.factors for s in todo]), strict=True):
+            s._breakdown = b
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ import msgspec
 from elephantasm.domain.packing import PackResult
 from elephantasm.domain.render import Layer
 from elephantasm.domain.temporal import TemporalContext
-from elephantasm.services.packs.items import IdentityData, Scorer, knowledge_wire, memory_wire
+from elephantasm.services.packs.items import IdentityData, LazyScored, Scorer, knowledge_wire, memory_wire
 from elephantasm.services.packs.keys import PackRequest
 
 
@@ -43,6 +43,8 @@ def build_pack(
 ) -> dict[str, Any]:
     """The pack as served (``MemoryPackRead`` data, in its field order); counts are of chosen
     items, ``context`` is the exact prompt text."""
+    served = (Layer.SESSION, Layer.LONG_TERM, Layer.KNOWLEDGE)
+    LazyScored.fill_breakdowns([it.ref[1] for layer in served for it in result.items(layer)])
     session = [memory_wire(Layer.SESSION, it, scorer) for it in result.items(Layer.SESSION)]
     long_term = [memory_wire(Layer.LONG_TERM, it, scorer) for it in result.items(Layer.LONG_TERM)]
     knowledge = [knowledge_wire(it) for it in result.items(Layer.KNOWLEDGE)]
