@@ -128,6 +128,16 @@ class FactorScorer:
         float is the same. Query presets weigh recency and decay 0, and their ages and powers were
         most of the cost of scoring a candidate; the breakdown (:meth:`factors`) still has them.
         """
+        return round(self._unrounded(inputs), SCORE_DIGITS)
+
+    def scores(self, inputs: Sequence[FactorInputs]) -> list[float]:
+        """:meth:`score` of each, the same floats: each unrounded score is computed as there, and
+        all are rounded in one array pass (:func:`~elephantasm.domain.exact_round.round_many`)."""
+        score = self._unrounded
+        return round_many(np.fromiter((score(i) for i in inputs), np.float64, len(inputs)), SCORE_DIGITS).tolist()
+
+    def _unrounded(self, inputs: FactorInputs) -> float:
+        """:meth:`score` before its final ``round``."""
         importance, confidence, happened_at, last_recalled_at, created_at, recall_count, relevance = inputs
         w_imp, w_conf, w_rec, w_dec, w_rel = self._w
         f_imp = DEFAULT_IMPORTANCE if importance is None else _clamp01(importance)
@@ -137,7 +147,7 @@ class FactorScorer:
         dec = w_dec * (1.0 - self._decay(touched, recall_count)) if w_dec != 0.0 else 0.0
         f_rel = (_clamp01(relevance) if relevance is not None else 0.0) if self._has_query else None
         total = w_imp * f_imp + w_conf * f_conf + rec + dec + w_rel * (f_rel or 0.0)
-        return round(_clamp01(total), SCORE_DIGITS)
+        return _clamp01(total)
 
     @staticmethod
     def breakdown(factors: Factors) -> ScoreBreakdown:

@@ -134,3 +134,27 @@ def test_breakdowns_of_many_are_each_breakdown(factors: list[tuple[float, float,
         [None if v is None else v.hex() for v in (b.importance, b.confidence, b.recency, b.decay, b.relevance)]
         for b in each
     ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(unit_or_wild, unit_or_wild, times(), times(), times(), st.integers(0, 80), unit_or_wild), max_size=40
+    ),
+    st.booleans(),
+    st.sampled_from(["conversational", "recent"]),
+)
+def test_scores_of_many_are_each_score(inputs: list, has_query: bool, weighting: str) -> None:
+    # A compile scores its candidates in one call: every score as score() gives it, bit for bit.
+    weights = ScoringWeights(
+        importance=0.3, confidence=0.2, recency=0.0 if weighting == "conversational" else 0.3, decay=0.1, relevance=0.4
+    )
+    fast = FactorScorer(
+        as_of=AS_OF,
+        weights=weights,
+        recency_half_life_seconds=86400.0 * 7,
+        decay_half_life_seconds=86400.0 * 30,
+        decay_growth=1.5,
+        has_query=has_query,
+    )
+    assert [s.hex() for s in fast.scores(inputs)] == [fast.score(i).hex() for i in inputs]

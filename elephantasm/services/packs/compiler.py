@@ -192,9 +192,7 @@ def _choose(
     identity = _identity(got.head)
     temporal = temporal_context(got.head.last_event_at, req.as_of)
     items = {
-        layer: [scorer.item(c, r) for c, r in zip(got.layers.get(layer, []), relevances[layer], strict=True)]
-        if relevances is not None
-        else [scorer.item(c) for c in got.layers.get(layer, [])]
+        layer: scorer.items(got.layers.get(layer, []), relevances[layer] if relevances is not None else None)
         for layer in RENDER_ORDER
     }
     if cfg.include_identity:

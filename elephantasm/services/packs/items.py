@@ -85,21 +85,31 @@ class Scorer:
         )
         object.__setattr__(self, "_fast", fast)
 
-    def item(self, c: Candidate, relevance: float | None = None) -> PackItem:
-        """A pack item carrying ``(candidate, scored)`` as its ``ref`` (``scored``: a :class:`LazyScored`):
-        the domain's five-factor score of ``c``, as :func:`~elephantasm.domain.scoring.score_candidate`
-        gives it. ``relevance``: ``c``'s, normalised within the compile's candidates
-        (PackConfig.relevance_fusion); it counts only in a compile with a query."""
-        if not self.has_query:
-            relevance = None
-        inputs = (c.importance, c.confidence, c.happened_at, c.touched_at, c.created_at, c.recall_count, relevance)
-        scored = LazyScored(self._fast.score(inputs), self._fast, inputs)
-        # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
-        # With a query, a memory shows the turn that matched it (``snippet``) when there is one.
-        text = c.text if c.kind == "knowledge" else lean_text(c.snippet or c.text)
-        # Positional (a frozen dataclass's keyword call costs more); ``provenance`` stays empty:
-        # the packer never reads it, and the wire takes it from the candidate.
-        return PackItem(str(c.id), text, scored.score, c.happened_at, (), c.label, (c, scored), self.dated)
+    def items(
+        self, candidates: Sequence[Candidate], relevances: Sequence[float | None] | None = None
+    ) -> list[PackItem]:
+        """A pack item per candidate, each carrying ``(candidate, scored)`` as its ``ref`` (``scored``: a
+        :class:`LazyScored`): the domain's five-factor score, as
+        :func:`~elephantasm.domain.scoring.score_candidate` gives it (scored all at once:
+        :meth:`FactorScorer.scores`). ``relevances``: each candidate's, normalised within the
+        compile's candidates (PackConfig.relevance_fusion); they count only in a compile with a query."""
+        rel = relevances if self.has_query and relevances is not None else [None] * len(candidates)
+        inputs = [
+            (c.importance, c.confidence, c.happened_at, c.touched_at, c.created_at, c.recall_count, r)
+            for c, r in zip(candidates, rel, strict=True)
+        ]
+        fast, dated = self._fast, self.dated
+        out = []
+        for c, i, score in zip(candidates, inputs, fast.scores(inputs), strict=True):
+            # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
+            # With a query, a memory shows the turn that matched it (``snippet``) when there is one.
+            text = c.text if c.kind == "knowledge" else lean_text(c.snippet or c.text)
+            # Positional (a frozen dataclass's keyword call costs more); ``provenance`` stays empty:
+            # the packer never reads it, and the wire takes it from the candidate.
+            out.append(
+                PackItem(str(c.id), text, score, c.happened_at, (), c.label, (c, LazyScored(score, fast, i)), dated)
+            )
+        return out
 
     def strongest(self, scored: ScoredCandidate | LazyScored) -> str:
         """The factor contributing most to a score (decay contributes as freshness, 1 − decay)."""
