@@ -253,18 +253,23 @@ def _relevance_arrays(signals: Sequence[tuple[float | None, float | None]]) -> l
     fts = np.fromiter((0.0 if f is None else f for _, f in signals), dtype=np.float64, count=n)
     if not (np.isfinite(cos).all() and np.isfinite(fts).all()):
         return None
-    cos = round_many(np.where(cos <= 0.0, 0.0, np.where(cos >= 1.0, 1.0, cos)), SCORE_DIGITS)
+    cos = round_many(_clamp01_array(cos), SCORE_DIGITS)
     fts = round_many(np.where(fts > 0.0, fts, 0.0), SCORE_DIGITS)
     a, has_a = _spread_array(cos, has_cos, MIN_COSINE_SPREAD)
     b, has_b = _spread_array(fts, has_fts, MIN_FTS_SPREAD)
     x = np.where(
         has_a & has_b, (_W_COS * a + _W_FTS * b) / _W_BOTH, np.where(has_a, _W_COS * a / _W_COS, _W_FTS * b / _W_FTS)
     )
-    out: list[float | None] = round_many(np.where(x <= 0.0, 0.0, np.where(x >= 1.0, 1.0, x)), SCORE_DIGITS).tolist()
+    out: list[float | None] = round_many(_clamp01_array(x), SCORE_DIGITS).tolist()
     for i in np.flatnonzero(~(has_a | has_b)).tolist():
         c, f = signals[i]
         out[i] = fuse_relevance(c, f)
     return out
+
+
+def _clamp01_array(x: np.ndarray) -> np.ndarray:
+    """:func:`_clamp01` of each (-0.0 becomes 0.0 as there; the arrays here hold no NaN)."""
+    return np.where(x <= 0.0, 0.0, np.where(x >= 1.0, 1.0, x))
 
 
 def _spread_array(values: np.ndarray, present: np.ndarray, min_width: float) -> tuple[np.ndarray, np.ndarray]:
