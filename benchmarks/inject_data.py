@@ -15,6 +15,7 @@ import hashlib
 import io
 import random
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -121,9 +122,16 @@ def create_sql(index: Any) -> str:
     return str(CreateIndex(index).compile(dialect=postgresql.dialect()))
 
 
+def _ids(seed: int) -> Callable[[], str]:
+    """Row ids drawn from their own seeded generator (the texts' sequence stays that of ``seed``)."""
+    rng = random.Random(f"ids-{seed}")
+    return lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
 def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, list[list[object]]]:
-    """Every table's rows for one anima (deterministic for a seed)."""
+    """Every table's rows for one anima (deterministic for a seed and ``now``)."""
     rng = random.Random(seed)
+    new_id = _ids(seed)
     out: dict[str, list[list[object]]] = {
         "events": [],
         "memories": [],
@@ -133,7 +141,7 @@ def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, l
     }
     memory_ids = []
     for i in range(n):
-        mid, eid = str(uuid.uuid4()), str(uuid.uuid4())
+        mid, eid = new_id(), new_id()
         summary = memory_text(rng)
         when = now - timedelta(seconds=rng.uniform(3600, 365 * 86400))
         recalled = when + timedelta(days=rng.uniform(0, 30)) if rng.random() < 0.3 else None
@@ -162,7 +170,7 @@ def _rows(org: str, anima: str, n: int, now: datetime, seed: int) -> dict[str, l
             out["memory_recalls"].append([mid, org, anima, rng.randint(0, 5), recalled])
         memory_ids.append(mid)
     for _ in range(max(1, n // 10)):
-        kid, content = str(uuid.uuid4()), knowledge_text(rng)
+        kid, content = new_id(), knowledge_text(rng)
         when = now - timedelta(seconds=rng.uniform(3600, 365 * 86400))
         out["knowledge"].append(
             [
@@ -190,13 +198,14 @@ def pending_rows(now: datetime, seed: int, after: int, live: int = 20, earlier: 
     """Undistilled events (seqs after ``after``, the watermark): ``live`` turns of the current session
     and ``earlier`` from older sessions."""
     rng = random.Random(seed + 1)
+    new_id = _ids(seed + 1)
     rows: list[list[object]] = []
     for i in range(live + earlier):
         when = now - timedelta(seconds=30 * (live - i)) if i < live else now - timedelta(days=rng.uniform(1, 20))
         text_ = memory_text(rng)
         rows.append(
             [
-                str(uuid.uuid4()),
+                new_id(),
                 "message.in" if i % 2 else "message.out",
                 "user" if i % 2 else "assistant",
                 text_,
@@ -263,12 +272,27 @@ _COLUMNS = {
 }
 
 
-async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int = 42) -> Loaded:
-    """Load ``n`` memories (+ knowledge, provenance, pending events) into an existing anima."""
-    now = datetime.now(UTC)
+async def load(
+    database_url: str,
+    org_id: str,
+    anima_id: str,
+    n: int,
+    seed: int = 42,
+    *,
+    now: datetime | None = None,
+    embedder: Embedder | None = None,
+    hnsw: bool = True,
+) -> Loaded:
+    """Load ``n`` memories (+ knowledge, provenance, pending events) into an existing anima.
+
+    The rows are a function of ``seed`` and ``now`` (default: the current time); ``embedder``
+    defaults to the one the server builds from the environment. ``hnsw=False`` leaves the HNSW
+    indexes out: cosine top-k is then an exact scan, whose answers, unlike an HNSW graph's (its
+    levels are drawn at random as it is built), are the same on every load."""
+    now = now or datetime.now(UTC)
     started = asyncio.get_running_loop().time()
     rows = _rows(org_id, anima_id, n, now, seed)
-    embedder = _server_embedder()
+    embedder = embedder or _server_embedder()
     engine = create_engine(database_url, pooled=False)
     try:
         from elephantasm.services.spaces import register_space
@@ -323,7 +347,8 @@ async def load(database_url: str, org_id: str, anima_id: str, n: int, seed: int 
         async with engine.connect() as conn:
             await conn.execute(text("SET maintenance_work_mem = '512MB'"))
             for index in bulk_indexes():
-                await conn.execute(text(create_sql(index)))
+                if hnsw or "_embedding_hnsw" not in index.name:
+                    await conn.execute(text(create_sql(index)))
             await conn.commit()
             raw = (await conn.get_raw_connection()).driver_connection
             await raw.execute("VACUUM ANALYZE events, memories, memory_recalls, knowledge, knowledge_memories")
