@@ -40,7 +40,7 @@ PAD = "x" * 1500  # a memory row's other columns (its heap row is ~2.4 kB as lef
 
 
 def _variants(dim: int) -> list[tuple[str, str, Any]]:
-    """(label, index key and opclass, SQL for k) — the half-float cosine index of migration 0010 and
+    """(label, index key and opclass, SQL for k) — the half-float cosine index the schema uses and
     the binary quantisation with an exact re-rank of f × k Hamming candidates."""
     exact = f"embedding <=> CAST($1 AS halfvec({dim}))"
     bits = f"binary_quantize(embedding)::bit({dim})"
@@ -55,7 +55,7 @@ def _variants(dim: int) -> list[tuple[str, str, Any]]:
         )
 
     return [
-        ("halfvec cosine HNSW (0010)", f"((embedding::halfvec({dim})) halfvec_cosine_ops)", cosine),
+        ("halfvec cosine HNSW", f"((embedding::halfvec({dim})) halfvec_cosine_ops)", cosine),
         *[(f"bit Hamming HNSW, re-rank {f} x k", f"(({bits}) bit_hamming_ops)", rerank(f)) for f in (2, 4, 8)],
     ]
 

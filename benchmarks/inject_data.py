@@ -220,7 +220,7 @@ def pending_rows(now: datetime, seed: int, after: int, live: int = 20, earlier: 
 
 
 _COLUMNS = {
-    # updated_at is computed (migration 0015); org and anima are the key's (migration 0022)
+    # updated_at is computed; org and anima are the key's
     "events": [
         "id",
         "event_type",
@@ -297,14 +297,14 @@ async def load(
     try:
         from elephantasm.services.spaces import register_space
 
-        space = await register_space(engine, embedder.space.label())  # rows store its code (migration 0026)
+        space = await register_space(engine, embedder.space.label())  # rows store its code
         await _embed_rows(embedder, rows["memories"], text_at=3, vec_at=10, space=space)
         await _embed_rows(embedder, rows["knowledge"], text_at=5, vec_at=10, space=space)
         rows["events"] += pending_rows(now, seed, after=n)
         async with engine.begin() as conn:
             for index in bulk_indexes():
                 await conn.execute(text(f"DROP INDEX IF EXISTS {index.name}"))
-            # As the dreamer leaves it (migration 0019): an anima of INDEX_THRESHOLD memories or more
+            # As the dreamer leaves it: an anima of INDEX_THRESHOLD memories or more
             # is on the HNSW path, so the COPY's rows are marked at insert by the trigger.
             from elephantasm.db.vectors import INDEX_THRESHOLD
 
@@ -313,7 +313,7 @@ async def load(
                 {"on": n >= INDEX_THRESHOLD, "a": anima_id},
             )
             key = (await conn.execute(text("SELECT key FROM animas WHERE id = :a"), {"a": anima_id})).scalar_one()
-            # As the inserts leave it (migration 0025): an anima of event_index.INDEX_THRESHOLD events or
+            # As the inserts leave it: an anima of event_index.INDEX_THRESHOLD events or
             # more is in the time and session indexes, every row flagged; a smaller one's rows are not.
             from elephantasm.db.event_index import INDEX_THRESHOLD as EVENTS_THRESHOLD
 

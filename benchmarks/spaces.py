@@ -2,7 +2,7 @@
 does ``reembed`` move an anima's vectors into a new space?
 
 A fresh embedded Postgres gets, for each HNSW-indexed width (256 and 384; vectors are stored at
-their model's own width, migration 0010), two animas of N memories each (random unit vectors,
+their model's own width), two animas of N memories each (random unit vectors,
 COPY-fast via ``INSERT … SELECT``), the HNSW indexes built afterwards. Then, for one anima per width:
 
 - the vector arm of :mod:`elephantasm.services.packs.topk` (anima + liveness + ``embedding_space``
@@ -31,7 +31,7 @@ from elephantasm.db.vectors import INDEXED_DIMS, hnsw_distance, large_anima_filt
 TITLE = "embedding spaces: HNSW with the space filter, and reembed throughput"
 ROWS = {"tiny": 1_000, "small": 10_000, "full": 100_000}
 QUERIES = 20
-# Rows store a space's code (migration 0026); these are codes no embedder registers here.
+# Rows store a space's code; these are codes no embedder registers here.
 OLD_SPACE = 999  # another space (width irrelevant: never compared)
 
 _LOAD = """INSERT INTO memories (id, org_id, anima_id, summary, embedding, embedding_space, time_end)
@@ -91,7 +91,7 @@ async def _measure(url: str, work: Path, n: int) -> tuple[list[list[str]], float
         await conn.execute("INSERT INTO orgs (id, name) VALUES ($1, 'bench')", org)
         for pair in animas.values():
             for a in pair:
-                # On the HNSW path (migration 0019) at every size: this measures the index.
+                # On the HNSW path at every size: this measures the index.
                 await conn.execute(
                     "INSERT INTO animas (id, org_id, name, vectors_indexed) VALUES ($1, $2, 'bench', true)", a, org
                 )

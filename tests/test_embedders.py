@@ -35,7 +35,7 @@ def norm(a: list[float]) -> float:
 def test_hash_embedder_shape_norm_and_protocol() -> None:
     emb = HashEmbedder()
     assert isinstance(emb, Embedder)
-    assert emb.dim == emb.space.dim == 384  # its width since before vectors kept their own (0010)
+    assert emb.dim == emb.space.dim == 384  # its width since before vectors kept their own
     for text in ["I love coffee", "", "   ", "数据 🙂", "a" * 10_000]:
         vec = emb.embed_one(text)
         assert len(vec) == 384

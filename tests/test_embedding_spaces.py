@@ -170,13 +170,13 @@ async def test_the_space_filter_keeps_the_hnsw_index_usable(runtimes: tuple[Runt
         # HNSW index exists only if the space filter made the index unusable (10k-row plans: RESULTS.md).
         await conn.execute(text("SET enable_seqscan = off"))
         await conn.execute(text("SET enable_sort = off"))
-        dim = b.embedder.dim  # the width's partial HNSW index (migration 0010)
+        dim = b.embedder.dim  # the width's partial HNSW index
         plan = "\n".join(
             (
                 await conn.execute(
                     text(
                         f"EXPLAIN SELECT id FROM memories WHERE anima_id = :a AND {width_is('embedding', dim)} "
-                        # A large anima's form (migration 0019: the index holds its rows only).
+                        # A large anima's form (the index holds its rows only).
                         f"AND embedding_space = :s AND vector_indexed ORDER BY {hnsw_distance('embedding', ':v', dim)} LIMIT 10"
                     ),
                     {"a": uuid.uuid4(), "s": await current_space(b), "v": literal},

@@ -1,4 +1,4 @@
-"""Every events read by anima goes through the anima_key indexes (migration 0018).
+"""Every events read by anima goes through the anima_key indexes.
 
 The events' anima-keyed indexes lead with ``anima_key`` (the anima's compact int8 key), not its
 uuid, so a reader that filtered on ``anima_id`` alone would now scan the table. Each statement that

@@ -1,4 +1,4 @@
-"""Events as stored since migration 0026: an empty ``meta`` is NULL and ``event_type`` an enum, while
+"""Events as stored: an empty ``meta`` is NULL and ``event_type`` an enum, while
 every reader answers exactly what it answered before (``{}`` and the type's label)."""
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 ``ix_events_anima_session`` is (anima_key, session_id, occurred_at): a page of a late session of a
 long-lived anima reads that session's entries only, never the anima's whole timeline before it, and
-sorts nothing however long the session is (migration 0015 measured dropping ``occurred_at`` from
-this index and kept it: without it, every page sorted the whole session).
+sorts nothing however long the session is (without ``occurred_at`` in the index, every page
+sorted the whole session).
 """
 
 from __future__ import annotations

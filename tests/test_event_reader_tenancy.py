@@ -1,4 +1,4 @@
-"""Events carry no org_id or anima_id (migration 0022): each reader reaches an event's org through its
+"""Events carry no org_id or anima_id: each reader reaches an event's org through its
 anima (by ``anima_key``). Every reader changed for that is called here with another org's ids and
 must return nothing of theirs, and with the owner's ids must return them (so "nothing" is not vacuous).
 """
@@ -52,7 +52,7 @@ async def _rows(runtime: Runtime, statement: Any, params: dict[str, Any]) -> lis
 async def owned(
     runtime: Runtime, tenant: Tenant, request: pytest.FixtureRequest
 ) -> tuple[uuid.UUID, list[uuid.UUID], uuid.UUID]:
-    """As :func:`_owned`; flipped into the time and session indexes (migration 0025) or not."""
+    """As :func:`_owned`; flipped into the time and session indexes or not."""
     got = await _owned(runtime, tenant)
     if request.param:
         await flip_events(runtime, got[0])

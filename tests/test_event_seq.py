@@ -1,4 +1,4 @@
-"""The per-anima event sequence (migration 0011): every insert path numbers events under the anima's
+"""The per-anima event sequence: every insert path numbers events under the anima's
 row lock, a dedupe hit moves nothing, and ``distilled_at`` on the wire is derived from the chunks."""
 
 from __future__ import annotations

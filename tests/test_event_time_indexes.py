@@ -1,4 +1,4 @@
-"""The events' time and session indexes hold only large animas' events (migration 0025).
+"""The events' time and session indexes hold only large animas' events.
 
 Every reader that orders or filters an anima's events by time or session returns exactly the same
 for a small anima (its rows read by seq and sorted) as for the same anima flipped into the indexes;

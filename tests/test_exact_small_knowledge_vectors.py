@@ -1,6 +1,6 @@
-"""Exact knowledge vector search for small animas, HNSW for large ones (migration 0020).
+"""Exact knowledge vector search for small animas, HNSW for large ones.
 
-Knowledge follows memories (migration 0019, tests/test_exact_vectors.py): its rows enter the HNSW
+Knowledge follows memories (tests/test_exact_vectors.py): its rows enter the HNSW
 index (``vector_indexed``) only once the anima is flipped (``animas.vectors_indexed``); the flip
 marks the anima's knowledge too, later inserts copy the flag (trigger). The compile's knowledge
 statement and ``search_knowledge`` read a flipped anima through the index and scan a small anima's

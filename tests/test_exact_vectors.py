@@ -1,4 +1,4 @@
-"""Exact vector search for small animas, HNSW for large ones (migration 0019).
+"""Exact vector search for small animas, HNSW for large ones.
 
 An anima's memories enter the HNSW index (``vector_indexed``) only once it holds
 ``vectors.INDEX_THRESHOLD`` live memories: the dreamer flips the anima and all its rows, later

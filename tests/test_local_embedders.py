@@ -46,7 +46,7 @@ async def test_wordllama_loads_offline_and_ranks_a_paraphrase_above_an_unrelated
     q, para, other = await emb.embed([PARAPHRASE[0], PARAPHRASE[1], UNRELATED[1]])
     assert _cos(q, para) > _cos(q, other) + 0.1
     assert all(math.isclose(math.fsum(x * x for x in v), 1.0, abs_tol=1e-5) for v in (q, para, other))
-    assert len(q) == 256  # stored at the model's own width (migration 0010), never padded
+    assert len(q) == 256  # stored at the model's own width, never padded
 
 
 async def test_wordllama_is_deterministic_and_batches_keep_order() -> None:

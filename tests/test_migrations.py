@@ -1,5 +1,6 @@
-"""Alembic is the only source of schema: migrations build it from nothing, tear it down to nothing,
-build it again, and the result matches the table models exactly (no drift).
+"""Migrations build the schema from nothing, tear it down to nothing, build it again, and the result
+is the database the models build (``metadata.create_all`` with ``elephantasm.db.ddl``): the same
+tables, columns, indexes, constraints, functions, triggers, statistics and storage (no drift).
 
 Each test uses a database of its own on the session's server, so the shared test database is
 never touched.
@@ -23,7 +24,7 @@ from elephantasm.db.vectors import INDEXED_DIMS
 from tests.support.databases import connect, create_database, drop_database
 
 # docs/design.md §4, with the provenance and history tables the models split out. A memory's
-# provenance (design: memory_events) is its ``event_ids`` array since migration 0013.
+# provenance (design: memory_events) is its ``event_ids`` array.
 DESIGN_TABLES = {
     "orgs",
     "api_keys",
@@ -43,8 +44,8 @@ DESIGN_TABLES = {
 ANIMA_SCOPED = DESIGN_TABLES - {"orgs", "api_keys", "animas"}
 
 HNSW_TABLES = ("memories", "knowledge")
-# events have no tsvector since 0012: a compile text-matches an anima's pending events from lexemes
-# it asks Postgres for once (services/packs/event_match.py; benchmarks/RESULTS.md, issue 15).
+# events have no tsvector: a compile text-matches an anima's pending events from lexemes it asks
+# Postgres for once (services/packs/event_match.py).
 GIN_INDEXED = {("memories", "fts"), ("knowledge", "fts")}
 
 
@@ -103,8 +104,8 @@ def _indexed_with(indexes: list[tuple[str, str, str]], method: str) -> set[tuple
 
 async def test_upgrade_from_empty_creates_the_design_schema(empty_db: str) -> None:
     """Every §4 table exists and carries org_id (and anima_id where rows belong to an anima), except
-    events: their anima (and through it their org) is ``anima_key`` alone (migration 0022); and the
-    server's embedding-space labels (migration 0026), which are no tenant's data."""
+    events: their anima (and through it their org) is ``anima_key`` alone; and the server's
+    embedding-space labels, which are no tenant's data."""
     await asyncio.to_thread(upgrade, empty_db)
     tables = await _tables(empty_db)
     assert set(tables) >= DESIGN_TABLES, f"missing tables: {DESIGN_TABLES - set(tables)}"
@@ -119,8 +120,8 @@ async def test_upgrade_from_empty_creates_the_design_schema(empty_db: str) -> No
 
 
 async def test_vector_and_fulltext_indexes_exist(empty_db: str) -> None:
-    """HNSW (cosine) on every embedding column, one partial index per indexed width (0010), and GIN
-    on every tsvector column that is searched."""
+    """HNSW (cosine) on every embedding column, one partial index per indexed width, and GIN on
+    every tsvector column that is searched."""
     await asyncio.to_thread(upgrade, empty_db)
     indexes = await _indexes(empty_db)
     hnsw = {(table, d) for table, _, d in indexes if "USING hnsw " in d}
@@ -130,7 +131,7 @@ async def test_vector_and_fulltext_indexes_exist(empty_db: str) -> None:
             assert any(
                 t == table
                 and f"(embedding)::halfvec({dim})" in d
-                # Only rows of large animas (memories 0019, knowledge 0020).
+                # Only rows of large animas.
                 and f"WHERE ((vector_dims(embedding) = {dim}) AND vector_indexed)" in d
                 and f"WITH (m='{HNSW_M}', ef_construction='{HNSW_EF_CONSTRUCTION}')" in d
                 for t, d in hnsw
@@ -138,7 +139,7 @@ async def test_vector_and_fulltext_indexes_exist(empty_db: str) -> None:
     assert _indexed_with(indexes, "gin") >= GIN_INDEXED
     for _, name, definition in indexes:
         if "USING hnsw" in definition:
-            assert "halfvec_cosine_ops" in definition, name  # half precision since 0003
+            assert "halfvec_cosine_ops" in definition, name  # half precision
 
 
 async def test_downgrade_to_base_leaves_nothing_and_upgrade_again_works(empty_db: str) -> None:
@@ -172,3 +173,75 @@ async def test_models_do_not_drift_from_migrations(empty_db: str) -> None:
     finally:
         await engine.dispose()
     assert diff == [], "models and migrations differ; write a migration:\n" + "\n".join(map(repr, diff))
+
+
+# What a schema is, read from the catalogs (public schema, pgvector's own objects and Alembic's table
+# left out). Not-null constraints are compared as the columns' nullability: their names are Postgres's.
+_CATALOG = {
+    "columns": """
+        SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull,
+               pg_get_expr(d.adbin, d.adrelid), a.attgenerated, a.attidentity, a.attstorage
+        FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+        LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' AND a.attnum > 0
+          AND NOT a.attisdropped AND c.relname <> 'alembic_version'""",
+    "constraints": """
+        SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint
+        WHERE connamespace = 'public'::regnamespace AND contype <> 'n'
+          AND conrelid::regclass::text <> 'alembic_version'""",
+    "indexes": """
+        SELECT tablename, indexname, indexdef FROM pg_indexes
+        WHERE schemaname = 'public' AND tablename <> 'alembic_version'""",
+    "functions": """
+        SELECT p.proname, pg_get_functiondef(p.oid) FROM pg_proc p
+        WHERE p.pronamespace = 'public'::regnamespace
+          AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')""",
+    "triggers": "SELECT tgname, pg_get_triggerdef(oid) FROM pg_trigger WHERE NOT tgisinternal",
+    "statistics": """
+        SELECT stxname, pg_get_statisticsobjdef(oid) FROM pg_statistic_ext
+        WHERE stxnamespace = 'public'::regnamespace""",
+    "storage parameters": """
+        SELECT relname, reloptions::text FROM pg_class
+        WHERE relnamespace = 'public'::regnamespace AND reloptions IS NOT NULL""",
+    "types": """
+        SELECT t.typname, array_agg(e.enumlabel ORDER BY e.enumsortorder)::text
+        FROM pg_type t JOIN pg_enum e ON e.enumtypid = t.oid
+        WHERE t.typnamespace = 'public'::regnamespace GROUP BY t.typname""",
+    "extensions": "SELECT extname FROM pg_extension WHERE extname <> 'plpgsql'",
+}
+
+
+async def _catalog(url: str) -> dict[str, set[tuple[object, ...]]]:
+    conn = await connect(url)
+    try:
+        return {name: {tuple(r) for r in await conn.fetch(sql)} for name, sql in _CATALOG.items()}
+    finally:
+        await conn.close()
+
+
+async def _create_all(url: str) -> None:
+    engine = create_async_engine(url)
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(SQLModel.metadata.create_all)
+    finally:
+        await engine.dispose()
+
+
+async def test_migrated_database_is_the_one_the_models_build(empty_db: str, pg_url: str) -> None:
+    """A migrated database and one made by ``metadata.create_all`` (the models plus ``db.ddl``) have
+    the same catalogs: nothing Alembic's compare cannot see (functions, triggers, expression and
+    partial indexes, statistics, storage) drifts either."""
+    await asyncio.to_thread(upgrade, empty_db)
+    built = create_database(pg_url, "ddl")
+    try:
+        await _create_all(built)
+        migrated, modelled = await _catalog(empty_db), await _catalog(built)
+    finally:
+        drop_database(built)
+    assert migrated["functions"] and migrated["triggers"] and migrated["statistics"]  # the comparison sees them
+    for part, rows in migrated.items():
+        assert rows == modelled[part], (
+            f"{part} differ; only in the migrations: {sorted(rows - modelled[part])}; "
+            f"only in the models: {sorted(modelled[part] - rows)}"
+        )

@@ -1,5 +1,5 @@
 """services.spaces: an embedding space's label gets one small code, registered once and committed on
-its own, whoever asks first and however many ask at once (migration 0026)."""
+its own, whoever asks first and however many ask at once."""
 
 from __future__ import annotations
 

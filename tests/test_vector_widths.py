@@ -1,4 +1,4 @@
-"""Vectors are stored at their embedder's own width (migration 0010): the default 256, 384, and a
+"""Vectors are stored at their embedder's own width: the default 256, 384, and a
 remote embedder of a width with no HNSW index (exact scan) all work side by side in one database,
 and the cosine arm of a pack reads the HNSW index of the query's width.
 

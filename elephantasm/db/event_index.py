@@ -1,4 +1,4 @@
-"""The events' time and session indexes hold only large animas' events (migration 0025).
+"""The events' time and session indexes hold only large animas' events.
 
 ``ix_events_anima_occurred`` and ``ix_events_anima_session`` are partial: ``WHERE time_indexed``.
 An anima with fewer than :data:`INDEX_THRESHOLD` numbered events (``animas.event_seq``) keeps its
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 INDEX_THRESHOLD = 1000
 """Numbered events (``animas.event_seq``) at which an anima's events enter the time and session
-indexes (migration 0025). Measured (i23-events, 8 interleaved animas, medians of 200, small path vs
+indexes. Measured (i23-events, 8 interleaved animas, medians of 200, small path vs
 indexed path): at 1,000 events a list page of 100 costs the same either way (5.7 ms in-process) and
 the compile's latest-session and gap statements ~0.15 ms more (0.7 vs 0.5 ms); at 2,000 the list
 page costs 1.3 ms (30 %) more and the compile's statements ~0.5 ms more. Every anima below it saves

@@ -11,7 +11,7 @@ from sqlalchemy.types import TypeDecorator
 
 
 class DefaultAsNullJsonb(TypeDecorator[dict[str, Any]]):
-    """``jsonb`` where SQL NULL stands for one object, the column's usual value (migration 0026).
+    """``jsonb`` where SQL NULL stands for one object, the column's usual value.
 
     ``events.meta`` is ``{}`` on nearly every row and ``memories.meta`` ``{"engine": "offline"}``
     on every memory the offline engine writes: a datum of 5 and ~30 bytes per row, where NULL costs

@@ -1,6 +1,6 @@
 """A memory's ``content`` as every reader must see it: stored, or rendered from its events.
 
-Since migration 0021 a memory whose content is exactly the ``"speaker: text"`` lines of its events
+A memory whose content is exactly the ``"speaker: text"`` lines of its events
 (what the offline engine writes) stores NULL and ``content_rendered``; the SQL function
 ``memory_text(anima_id, event_ids)`` renders it. Reading ``memories.content`` directly gives NULL
 for those rows: read :func:`memory_content`.

@@ -1,6 +1,7 @@
-"""Table models. Alembic migrations are the only source of schema; these mirror them exactly
-(``tests/test_migrations.py`` checks that they do not drift). Never return a row from the API:
-wire schemas live in ``elephantasm.schemas``."""
+"""Table models: the schema as the application sees it, with ``elephantasm.db.ddl`` for what a
+model cannot state. Alembic migrations create it in a database; ``tests/test_migrations.py`` checks
+that the two do not drift. Never return a row from the API: wire schemas live in
+``elephantasm.schemas``."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, ENUM, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import column_property
 from sqlmodel import Field, SQLModel
 
-from elephantasm.db import event_index
+from elephantasm.db import ddl, event_index
 from elephantasm.db.json_columns import DefaultAsNullJsonb
 from elephantasm.db.vectors import INDEXED_DIMS, VECTOR_INDEXED, FastHalfVec, stored_key, width_is
 from elephantasm.domain.dreaming.offline import OFFLINE_META
@@ -47,10 +48,14 @@ from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, Memo
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 40
-"""Build parameters of every HNSW index (migration 0010): ef_construction 40, not 64, made an insert
+"""Build parameters of every HNSW index: ef_construction 40, not 64, made an insert
 17–30 % cheaper for the same recall (benchmarks/RESULTS.md, issue 14 vectors)."""
 MEMORY_RECALLS_FILLFACTOR = 70
 """Room on each ``memory_recalls`` page for the new versions of its rows' recall updates (HOT)."""
+MEMORY_TOAST_TARGET = 8160
+"""A ~2.2 kB memory row keeps its vector and text inline instead of in TOAST."""
+DREAM_ACTIONS_TOAST_TARGET = 128
+"""The journal's arrays are compressed inline as soon as a row passes 128 bytes."""
 
 
 def _uuid_pk() -> Any:
@@ -93,21 +98,20 @@ def _fts(expression: str) -> Any:
 def _vector() -> Any:
     # Half precision: half the bytes of a float4 vector in the heap and in the HNSW index, with no
     # measurable loss for cosine ranking of L2-normalised embeddings (storage benchmark). No fixed
-    # width: each vector has its model's own (migration 0010), indexed per width by _hnsw.
+    # width: each vector has its model's own, indexed per width by _hnsw.
     return Field(default=None, sa_column=Column(FastHalfVec(), nullable=True))
 
 
 def _space() -> Any:
-    # The embedder that made ``embedding``, as its ``embedding_spaces.id`` (migration 0026; its
-    # label ``EmbeddingSpace.label()`` until then): vectors of different spaces are never compared
-    # (migration 0005). NULL: made before 0005, by an unknown embedder.
+    # The embedder that made ``embedding``, as its ``embedding_spaces.id``: vectors of different
+    # spaces are never compared. NULL: no embedding.
     return Field(default=None, sa_column=Column(SmallInteger, nullable=True))
 
 
 def _gin(name: str) -> Index:
-    # fastupdate off (migration 0009): with it on, every insert lands in the index's unsorted
+    # fastupdate off: with it on, every insert lands in the index's unsorted
     # pending list, which was ~3/4 of the index as left after dreaming and which every
-    # full-text search scans linearly until a vacuum merges it. Large animas' rows only (0023).
+    # full-text search scans linearly until a vacuum merges it. Large animas' rows only.
     return Index(
         name,
         "fts",
@@ -124,7 +128,7 @@ def _space_index(table: str) -> Index:
 def _hnsw(table: str, only: str = "") -> tuple[Index, ...]:
     # One partial expression index per indexed width (elephantasm.db.vectors): HNSW needs a fixed
     # width, and a query of one width only ever compares vectors of that width. ``only``: a further
-    # condition on the rows indexed (memories: ``vector_indexed``, migration 0019).
+    # condition on the rows indexed (memories: ``vector_indexed``).
     return tuple(
         Index(
             f"ix_{table}_embedding_hnsw{dim}",
@@ -141,11 +145,11 @@ def _hnsw(table: str, only: str = "") -> tuple[Index, ...]:
 def _pack_candidate_indexes(
     table: str, happened: str, columns: list[str], live: str, owner: tuple[str, ...] = ("org_id", "anima_id")
 ) -> tuple[Index, Index]:
-    """Covering partial indexes for inject's pruned four-factor top-k (migration 0002).
+    """Covering partial indexes for inject's pruned four-factor top-k.
 
     One keyed on when the row happened, one on importance; each carries every column the score
     needs, so the top-k reads index ranges only (see ``elephantasm/services/packs/topk.py``).
-    ``owner``: the leading key columns (memories: the anima alone, migration 0017).
+    ``owner``: the leading key columns (memories: the anima alone).
     """
     return (
         Index(
@@ -167,14 +171,14 @@ def _pack_candidate_indexes(
 
 # A memory a pack may serve (not deleted, merged away or archived): the pack indexes' predicate.
 MEMORY_LIVE = "deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'"
-# The per-anima search indexes (HNSW since 0019/0020, pack and full-text since 0023) hold the rows
+# The per-anima search indexes (HNSW, pack and full-text) hold the rows
 # of large animas only: a small anima's statements read its rows through an anima-keyed btree.
 LARGE_ONLY = f" AND {VECTOR_INDEXED}"
 
 
 # The query presets' memory score without its time terms, up to the factor ``w_imp``: importance
 # plus SCORE_KEY_RATIO × confidence, each clamped to [0, 1] as the score clamps them
-# (``services/packs/sql.clamp01``). Migration 0016 indexes memories on it, so the pack's
+# (``services/packs/sql.clamp01``). ix_memories_pack_score indexes memories on it, so the pack's
 # importance arm reads about k index tuples instead of every row above a bound that must assume
 # confidence 1 (``services/packs/topk.py``). The text is the index's: a statement must use it as is.
 SCORE_KEY_RATIO = 0.4
@@ -216,7 +220,7 @@ class ApiKey(SQLModel, table=True):
     expires_at: datetime | None = _ts()
     revoked_at: datetime | None = _ts()
     last_used_at: datetime | None = _ts()
-    # Key scopes (migration 0007): admin > write > read; existing keys became admin.
+    # Key scopes: admin > write > read; existing keys became admin.
     scope: str = Field(default="admin", sa_column=Column(String(16), nullable=False, server_default="admin"))
     created_by: uuid.UUID | None = _fk("api_keys.id", nullable=True, ondelete="SET NULL")
 
@@ -228,7 +232,7 @@ class ApiKey(SQLModel, table=True):
 
 class EmbeddingSpaceRow(SQLModel, table=True):
     """An embedding space's label (``EmbeddingSpace.label()``) under the small code that memories and
-    knowledge store (migration 0026): 2 bytes a row instead of the ~38-byte label. Not tenant data:
+    knowledge store: 2 bytes a row instead of the ~38-byte label. Not tenant data:
     the server's embedders, shared by every org. Rows are only ever added (``services.spaces``)."""
 
     __tablename__ = "embedding_spaces"
@@ -262,25 +266,25 @@ class Anima(SQLModel, table=True):
     dream_status: str = Field(default="ok", sa_column=Column(String(16), nullable=False, server_default="ok"))
     dream_failures: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
     dream_retry_at: datetime | None = _ts()
-    # state_version at the latest deletion of a memory or knowledge item (migration 0007): packs
+    # state_version at the latest deletion of a memory or knowledge item: packs
     # compiled from an older state may hold what was deleted and are never recorded.
     forgotten_version: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
-    # The anima's event sequence (migration 0011): ``event_seq`` is the last ``events.seq`` handed
+    # The anima's event sequence: ``event_seq`` is the last ``events.seq`` handed
     # out, bumped under this row's lock by every insert path, so seqs are in commit order; events
     # with ``seq > distilled_seq`` are pending. The dreamer only moves the watermark: an event row
     # is never rewritten when it is distilled.
     event_seq: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
     distilled_seq: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
-    # A compact server-assigned key (migration 0018), never reused and never on the wire: events carry
+    # A compact server-assigned key, never reused and never on the wire: events carry
     # it (``Event.anima_key``) and their anima-keyed indexes lead with it instead of the 16-byte uuid.
     key: int = Field(default=None, sa_column=Column(BigInteger, IdentityColumn(always=True), nullable=False))
-    # Whether the anima's memories are in the HNSW index (migration 0019): set by the dreamer once
+    # Whether the anima's memories are in the HNSW index: set by the dreamer once
     # its live memories reach ``vectors.INDEX_THRESHOLD``, never reset. Until then its vector
     # searches scan its few rows exactly (``vectors.large_anima_filter``).
     vectors_indexed: bool = Field(
         default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false"))
     )
-    # Whether the anima's events are in the time and session indexes (migration 0025): set by the
+    # Whether the anima's events are in the time and session indexes: set by the
     # insert that takes ``event_seq`` to ``event_index.INDEX_THRESHOLD``, never reset. Until then its
     # readers sort its few rows read by seq (``elephantasm.db.event_index``).
     events_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
@@ -294,7 +298,7 @@ class Anima(SQLModel, table=True):
 
 EVENT_TYPES = values(EventType)
 EVENT_META = DefaultAsNullJsonb("{}")
-"""``events.meta``: NULL is ``{}`` (migration 0026)."""
+"""``events.meta``: NULL is ``{}``."""
 
 
 DEDUPE_KEYED = "dedupe_key IS NOT NULL"
@@ -307,51 +311,50 @@ class Event(SQLModel, table=True):
 
     __tablename__ = "events"
     id: uuid.UUID = _uuid_pk()
-    # No org_id or anima_id (migration 0022): both follow from ``anima_key``. The wire's
+    # No org_id or anima_id: both follow from ``anima_key``. The wire's
     # ``anima_id`` is derived on load (``Event.anima_id`` below), never stored.
     if TYPE_CHECKING:
         anima_id: uuid.UUID
-    # A Postgres enum (migration 0026): 4 bytes instead of the label's 11–12; asyncpg reads and
-    # binds it as the label. ``create_type=False``: the migration owns the type.
-    event_type: str = Field(sa_column=Column(ENUM(*EVENT_TYPES, name="event_type", create_type=False), nullable=False))
+    # A Postgres enum: 4 bytes instead of the label's 11–12; asyncpg reads and binds it as the label.
+    event_type: str = Field(sa_column=Column(ENUM(*EVENT_TYPES, name="event_type"), nullable=False))
     role: str | None = Field(default=None, sa_column=Column(String(64), nullable=True))
     author: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
     summary: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     content: str = Field(sa_column=Column(Text, nullable=False))
     occurred_at: datetime = _ts(nullable=False, server_now=True)
     session_id: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
-    # NULL stands for ``{}`` (migration 0026), which nearly every event has (EVENT_META).
+    # NULL stands for ``{}``, which nearly every event has (EVENT_META).
     meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(EVENT_META, nullable=True))
     source_uri: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     dedupe_key: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
     importance_score: float | None = Field(default=None, sa_column=Column(Float, nullable=True))
     created_at: datetime = _ts(nullable=False, server_now=True)
-    # Events are immutable: always ``created_at``, computed on read, never stored (migration 0015).
+    # Events are immutable: always ``created_at``, computed on read, never stored.
     updated_at: datetime = Field(
         default=None, sa_column=Column(DateTime(timezone=True), Computed("created_at", persisted=False))
     )
     # Position in the anima's event sequence (see ``Anima.event_seq``): pending = seq > distilled_seq.
     seq: int = Field(sa_column=Column(BigInteger, nullable=False))
-    # The anima's ``Anima.key`` (migration 0018), set by every insert path from the anima row it
+    # The anima's ``Anima.key``, set by every insert path from the anima row it
     # locks. The anima-keyed indexes lead with it: an anima's keys only grow while its range sits
     # mid-index, and with two int8-wide keys (seq, time) Postgres splits a full leaf where the run
     # of inserts goes instead of 50/50 (nbtsplitloc.c), so those pages stay full.
-    # The event's anima, and through it its org (migration 0022: the only reference to either).
+    # The event's anima, and through it its org (the only reference to either).
     anima_key: int = Field(sa_column=Column(BigInteger, nullable=False))
     # True when the anima is large (``Anima.events_indexed``), else NULL: the predicate of the time
-    # and session indexes (migration 0025, ``elephantasm.db.event_index``). NULL, not false: a NULL
+    # and session indexes (``elephantasm.db.event_index``). NULL, not false: a NULL
     # costs no bytes in the row.
     time_indexed: bool | None = Field(default=None, sa_column=Column(Boolean, nullable=True))
     __table_args__ = (
         # An anima's (or an org's) cascade delete finds the events through the anima_key indexes.
         ForeignKeyConstraint(["anima_key"], ["animas.key"], name="fk_events_anima", ondelete="CASCADE"),
-        # Partial (migration 0012): NULL keys never conflict, so they need no entry.
+        # Partial: NULL keys never conflict, so they need no entry.
         Index("uq_events_anima_dedupe", "anima_key", "dedupe_key", unique=True, postgresql_where=text(DEDUPE_KEYED)),
         # The pending range of an anima (seq > its watermark) and the dreamer's chunks come from here,
         # and every time-ordered read of a small anima (its rows are not in the two indexes below).
         UniqueConstraint("anima_key", "seq", name="uq_events_anima_seq"),
-        # Time order per anima. No ``id`` (migration 0015): readers ordered by (occurred_at, id) sort
-        # only the ties on id (an incremental sort). Large animas' events only (migration 0025).
+        # Time order per anima. No ``id``: readers ordered by (occurred_at, id) sort
+        # only the ties on id (an incremental sort). Large animas' events only.
         Index("ix_events_anima_occurred", "anima_key", "occurred_at", postgresql_where=text(event_index.FLAG)),
         # One session (or the session-less events) of an anima, in time order: a page of a session's
         # listing reads one index range however long the session is. Large animas' events only.
@@ -371,15 +374,13 @@ class Event(SQLModel, table=True):
 
 MEMORY_STATES = values(MemoryState)
 MEMORY_META = DefaultAsNullJsonb(json.dumps(OFFLINE_META))
-"""``memories.meta``: NULL is ``{"engine": "offline"}`` (migration 0026)."""
+"""``memories.meta``: NULL is ``{"engine": "offline"}``."""
 
 
 class Memory(SQLModel, table=True):
     """A distilled experience: a few related events, summarised and scored."""
 
     __tablename__ = "memories"
-    # Storage parameter set by migration 0013 (not modelled here): toast_tuple_target = 8160, so
-    # a ~2.2 kB row keeps its vectors and text inline instead of in TOAST.
     id: uuid.UUID = _uuid_pk()
     org_id: uuid.UUID = _fk("orgs.id")
     anima_id: uuid.UUID = _fk("animas.id")
@@ -392,38 +393,37 @@ class Memory(SQLModel, table=True):
     session_id: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
     time_start: datetime | None = _ts()
     time_end: datetime | None = _ts()
-    # Recall state (how often and when last served) lives in ``memory_recalls`` (migration 0014).
+    # Recall state (how often and when last served) lives in ``memory_recalls``.
     merged_into: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
-    # NULL is the offline engine's meta, which every memory it writes has (MEMORY_META, migration 0026).
+    # NULL is the offline engine's meta, which every memory it writes has (MEMORY_META).
     meta: dict[str, Any] = Field(
         default_factory=dict,
         sa_column=Column(MEMORY_META, nullable=True, server_default=text("'{}'::jsonb")),
     )
     embedding: Any = _vector()
     embedding_space: str | None = _space()
-    # The fact-bearing turns' vectors, int8 rows in ``embedding_space`` (domain/turn_vectors.py;
-    # migration 0008), since 0021 with each turn's line as text (format 2: a copy of the memory's
-    # text). NULL: none (older rows, content edits, re-embeds, forgotten rows); relevance then uses
-    # the summary alone.
+    # The fact-bearing turns' vectors, int8 rows in ``embedding_space`` with each turn's line
+    # (domain/turn_vectors.py). NULL: none (content edits, re-embeds, forgotten rows); relevance
+    # then uses the summary alone.
     turn_vectors: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
     # Provenance: the ids of the events the memory was distilled from (after merges, the union),
-    # ascending. An array on the row instead of a link table (migration 0013): 16 bytes a link
+    # ascending. An array on the row instead of a link table: 16 bytes a link
     # instead of a ~200-byte row with its primary key and event index.
     event_ids: list[uuid.UUID] = Field(
         default_factory=list,
         sa_column=Column(ARRAY(UUID(as_uuid=True)), nullable=False, server_default=text("'{}'::uuid[]")),
     )
-    # Lexemes without positions (migration 0013): ts_rank then counts each matched lexeme once.
-    # Written by the trigger ``trg_memories_text`` (migration 0021) from the summary and the full
+    # Lexemes without positions: ts_rank then counts each matched lexeme once.
+    # Written by the trigger ``trg_memories_text`` from the summary and the full
     # content, rendered or stored: a generated column cannot read the events a rendering needs.
     fts: Any = Field(default=None, sa_column=Column(TSVECTOR, nullable=True))
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
     deleted_at: datetime | None = _ts()
-    # In the HNSW index (migration 0019): a copy of the anima's ``vectors_indexed``, set at insert
+    # In the HNSW index: a copy of the anima's ``vectors_indexed``, set at insert
     # by the trigger ``trg_memories_vector_indexed`` and for all its rows when the anima is flipped.
     vector_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
-    # ``content`` is not stored but rendered from the events (``db.memory_text``; migration 0021):
+    # ``content`` is not stored but rendered from the events (``db.memory_text``):
     # set by the insert trigger ``trg_memories_text`` when the rendering equals the given content.
     content_rendered: bool = Field(
         default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false"))
@@ -431,12 +431,11 @@ class Memory(SQLModel, table=True):
 
     __table_args__ = (
         Index("ix_memories_org_anima_state", "org_id", "anima_id", "state"),
-        # No (anima_id, time_end) index (dropped by migration 0017): no statement reads it.
         Index("ix_memories_anima_session", "anima_id", "session_id"),
         _gin("ix_memories_fts"),
         *_hnsw("memories", VECTOR_INDEXED),
         _space_index("memories"),
-        # Keyed on the anima without the org (migration 0017): 16 bytes less per entry; the pack
+        # Keyed on the anima without the org: 16 bytes less per entry; the pack
         # statement tests the org on the rows it finally reads (services/packs/sql.MEMORY_OWNER).
         *_pack_candidate_indexes(
             "memories",
@@ -452,11 +451,12 @@ class Memory(SQLModel, table=True):
             postgresql_include=["importance", "confidence", "time_start", "time_end", "id"],
             postgresql_where=text(MEMORY_LIVE + LARGE_ONLY),
         ),
+        {"postgresql_with": {"toast_tuple_target": MEMORY_TOAST_TARGET}},
     )
 
 
 class MemoryRecall(SQLModel, table=True):
-    """A memory's recall state: how often it was served in a pack, and when last (migration 0014).
+    """A memory's recall state: how often it was served in a pack, and when last.
 
     Kept out of ``memories`` because recording a recall rewrote a ~2.5 kB memory row whose every
     index (HNSW and GIN included) got a new entry: the covering pack indexes carried both columns,
@@ -510,14 +510,14 @@ class Knowledge(SQLModel, table=True):
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
     deleted_at: datetime | None = _ts()
-    # In the HNSW index (migration 0020), as memories' ``vector_indexed``: the anima's flag, copied
+    # In the HNSW index, as memories' ``vector_indexed``: the anima's flag, copied
     # by the trigger ``trg_knowledge_vector_indexed`` and for all its rows when the anima is flipped.
     vector_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
 
     __table_args__ = (
         Index("ix_knowledge_org_anima_type", "org_id", "anima_id", "type"),
         Index("ix_knowledge_anima_subject", "anima_id", "subject_key"),
-        # Large animas only (0023): a small anima's dreamer finds its few items by the anima prefix
+        # Large animas only: a small anima's dreamer finds its few items by the anima prefix
         # of ix_knowledge_anima_subject (services/dreams/knowledge._load_current).
         Index("ix_knowledge_anima_hash", "anima_id", "content_hash", postgresql_where=text(VECTOR_INDEXED)),
         _gin("ix_knowledge_fts"),
@@ -612,7 +612,7 @@ class MemoryPackRow(SQLModel, table=True):
     encoding: str = Field(sa_column=Column(String(32), nullable=False))
     fingerprint: str = Field(sa_column=Column(String(64), nullable=False))
     state_version: int = Field(sa_column=Column(BigInteger, nullable=False))
-    # The wire JSON as served, kept as text (migration 0016): returned whole, never queried inside.
+    # The wire JSON as served, kept as text: returned whole, never queried inside.
     content: str = Field(default="{}", sa_column=Column(Text, nullable=False, server_default=text("'{}'::text")))
     compiled_at: datetime = _ts(nullable=False, server_now=True)
     created_at: datetime = _ts(nullable=False, server_now=True)
@@ -678,10 +678,9 @@ class DreamRun(SQLModel, table=True):
 class DreamAction(SQLModel, table=True):
     """A batch of a run's journal entries: consecutive entries of one step with the same action and
     target type (what was created, merged, superseded or archived, before and after), one element
-    each in ``target_ids``, ``befores`` and ``afters`` (migration 0024; read through
-    ``services/dreams/journal_rows.expand``). Entry ids derive from ``id`` and the position, or are
-    ``entry_ids`` for rows converted from one-row-per-entry. The arrays are stored compressed inline
-    (``STORAGE MAIN``, ``toast_tuple_target``: set by the migration, not expressible here)."""
+    each in ``target_ids``, ``befores`` and ``afters`` (read through
+    ``services/dreams/journal_rows.expand``). Entry ids derive from ``id`` and the position. The
+    arrays are stored compressed inline (``toast_tuple_target``; ``STORAGE MAIN`` in ``db.ddl``)."""
 
     __tablename__ = "dream_actions"
     id: uuid.UUID = _uuid_pk()
@@ -694,23 +693,25 @@ class DreamAction(SQLModel, table=True):
     # jsonb arrays, one element per entry (JSON null for an entry's None); null when all are None.
     befores: list[Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
     afters: list[Any] | None = Field(default=None, sa_column=Column(JSONB, nullable=True))
-    entry_ids: list[uuid.UUID] | None = Field(default=None, sa_column=Column(ARRAY(UUID(as_uuid=True)), nullable=True))
     created_at: datetime = _ts(nullable=False, server_now=True)
 
-    __table_args__ = (Index("ix_dream_actions_run", "run_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_dream_actions_run", "run_id", "created_at"),
+        {"postgresql_with": {"toast_tuple_target": DREAM_ACTIONS_TOAST_TARGET}},
+    )
 
 
 class DreamChunk(SQLModel, table=True):
     """One chunk of a dream run: the inclusive range ``first_seq..last_seq`` of the anima's event
     sequence it took. ``distilled_at`` NULL: claimed by a run still distilling it (released when the
     run fails); set: distilled. Distilled chunks tile ``1..animas.distilled_seq`` without overlap, so
-    an event's ``distilled_at`` is its chunk's (migration 0011)."""
+    an event's ``distilled_at`` is its chunk's."""
 
     __tablename__ = "dream_chunks"
     id: uuid.UUID = _uuid_pk()
     org_id: uuid.UUID = _fk("orgs.id")
     anima_id: uuid.UUID = _fk("animas.id")
-    # The run that claimed it; NULL for chunks recorded by an import or by migration 0011's conversion.
+    # The run that claimed it; NULL for chunks recorded by an import.
     run_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
     first_seq: int = Field(sa_column=Column(BigInteger, nullable=False))
     last_seq: int = Field(sa_column=Column(BigInteger, nullable=False))
@@ -755,7 +756,7 @@ Event.anima_id = column_property(_event_anima())  # type: ignore[assignment]
 Event.distilled_at = _event_distilled_at()  # type: ignore[attr-defined]
 
 # ----------------------------------------------------------------------------------------------
-# Model-level memory (local models): KV snapshots of packs and recorded generations (migration 0004)
+# Model-level memory (local models): KV snapshots of packs and recorded generations
 # ----------------------------------------------------------------------------------------------
 
 
@@ -810,3 +811,6 @@ class GenerationRow(SQLModel, table=True):
     created_at: datetime = _ts(nullable=False, server_now=True)
 
     __table_args__ = (Index("ix_generations_org_anima_created", "org_id", "anima_id", "created_at"),)
+
+
+ddl.attach(SQLModel.metadata)

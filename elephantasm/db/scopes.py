@@ -27,7 +27,7 @@ def _col(source: Any, name: str) -> Any:
 
 
 def time_indexed(source: Any) -> ColumnElement[bool]:
-    """An ``events`` row is in the time and session indexes (a flipped anima's: migration 0025).
+    """An ``events`` row is in the time and session indexes (a flipped anima's).
     Written as the bare column, the indexes' own predicate: ``IS TRUE`` would not prove it."""
     column: ColumnElement[bool] = _col(source, "time_indexed")
     return column
@@ -77,6 +77,6 @@ def of_anima(
 
     ``key``: the anima's key as the caller read it from the anima row (checked against its org);
     without it the key is looked up, as the key of ``org_id``'s anima when that is given. The key is
-    an event's only reference to its anima and org (migration 0022).
+    an event's only reference to its anima and org.
     """
     return [_col(source, "anima_key") == (anima_key(anima_id, org_id) if key is None else key)]

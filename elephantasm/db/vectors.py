@@ -1,6 +1,6 @@
 """pgvector helpers shared by the services that pass vectors through raw SQL.
 
-Embeddings are stored at their model's own width (migration 0010): the ``embedding`` columns are
+Embeddings are stored at their model's own width: the ``embedding`` columns are
 unconstrained ``halfvec``, and each width in :data:`INDEXED_DIMS` has a partial HNSW index on the
 expression ``(embedding::halfvec(d))`` for rows ``WHERE vector_dims(embedding) = d``. A nearest-
 neighbour query uses that index only when it is written with the same expressions, the width as a
@@ -56,21 +56,21 @@ OpenAI-compatible default (384)."""
 
 
 INDEX_THRESHOLD = 2000
-"""Live memories at which an anima's memories enter the HNSW index (migration 0019). Below it a
+"""Live memories at which an anima's memories enter the HNSW index. Below it a
 vector search scans the anima's rows exactly through an anima-keyed btree. Measured with the
 compile's long-term statement (query preset, inject's memories): 2.4 vs 2.4 ms (exact vs HNSW) at
 1,000 rows, 3.5–3.8 vs 3.0–3.2 ms at 2,000, 10.2 vs 3.9–4.8 ms at 4,000. Below it the search is
 exact, and most animas (one per end user, ~100 memories) spare the ~830 B of graph per memory."""
 
 VECTOR_INDEXED = "vector_indexed"
-"""The memories' (migration 0019) and knowledge's (0020) column, and predicate term, saying a row's
-anima is large: the row is in the HNSW index and (0023) in the pack and full-text indexes."""
+"""The memories' and knowledge's column, and predicate term, saying a row's
+anima is large: the row is in the HNSW index and in the pack and full-text indexes."""
 
 
 def large_anima_filter(alias: str, indexed: bool) -> str:
     """SQL to AND to a memories or knowledge search of an anima: with ``indexed`` (the anima's
-    ``vectors_indexed``) the partial indexes' extra predicate (HNSW; since 0023 also the pack and
-    full-text indexes), so those indexes apply; otherwise nothing, and the statement cannot use
+    ``vectors_indexed``) the partial indexes' extra predicate (HNSW, pack and full-text
+    indexes), so those indexes apply; otherwise nothing, and the statement cannot use
     them and reads the anima's rows exactly (a vector search's distance written as
     :func:`hnsw_distance` writes it, or not)."""
     return f" AND {alias}.{VECTOR_INDEXED}" if indexed else ""

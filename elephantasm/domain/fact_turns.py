@@ -3,7 +3,7 @@
 The fact-bearing turns are the user's: filler dropped (``domain.lean``), duplicates once, at most
 ``turn_vectors.MAX_TURNS``. Each comes with its line (``"speaker: text"``, as the offline engine
 writes it) when the memory's ``content`` holds it as a whole line, else None (an LLM engine's own
-wording): stored in the blob itself, so a pack can show it without the content (migration 0021).
+wording): stored in the blob itself, so a pack can show it without the content.
 Used by the dreamer's writer and by anima import alike, so an imported anima serves the same packs
 as its source. Pure.
 """
@@ -17,7 +17,7 @@ from elephantasm.domain.dreaming.grouping import event_text
 from elephantasm.domain.dreaming.text import is_user_turn, speaker
 from elephantasm.domain.dreaming.types import EventInput
 from elephantasm.domain.lean import lean_text
-from elephantasm.domain.turn_vectors import MAX_TURNS, snippet
+from elephantasm.domain.turn_vectors import MAX_TURNS
 
 
 def fact_turns(
@@ -31,7 +31,12 @@ def fact_turns(
         lean = lean_text(event_text(event))
         if lean and lean not in turns:
             line = f"{speaker(event)}: {event_text(event)}"
-            at = (content or "").find(line)
-            # The first occurrence, and only as a whole line: what the span of format 1 gave a pack.
-            turns[lean] = snippet(content, (at, len(line))) if at >= 0 else None
+            turns[lean] = line if _is_whole_line(content or "", line) else None
     return list(turns.items())
+
+
+def _is_whole_line(content: str, line: str) -> bool:
+    """Whether ``line``'s first occurrence in ``content`` is a whole line of it."""
+    at = content.find(line)
+    end = at + len(line)
+    return at >= 0 and (at == 0 or content[at - 1] == "\n") and (end == len(content) or content[end] == "\n")

@@ -1,6 +1,6 @@
 """Postgres full-text match and ``ts_rank`` of one text against OR-ed query lexemes, in Python.
 
-Events store no tsvector (migration 0012): Postgres turns an event's text into lexemes once
+Events store no tsvector: Postgres turns an event's text into lexemes once
 (``to_tsvector``, its own parser, stemmer and stop words), the compile keeps their counts, and
 this module gives the same match and the same ``ts_rank`` as the SQL the pack candidates use on
 memories, bit for bit:

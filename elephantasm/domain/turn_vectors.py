@@ -3,16 +3,13 @@
 A memory distils an exchange of several turns, often noisy and about several threads at once; one
 vector for its summary dilutes each fact in it, where a vector per turn keeps it sharp. So the
 dreamer also embeds the memory's fact-bearing turns (the user's, without filler) and stores them
-as one small blob: a header (format, dimension, rows), spans, and one int8 row per turn, each row scaled
-so its largest component is ±127. At 256 dimensions a turn costs 256 bytes (a float4 vector:
+as one small blob: a header (format, dimension, rows), the turns' lines, and one int8 row per turn, each
+row scaled so its largest component is ±127. At 256 dimensions a turn costs 256 bytes (a float4 vector:
 1,024). Quantisation barely moves cosines of unit vectors (≈0.003 for 256-d), far less than the
 gaps relevance ranks on.
 
-Each row also records its turn's line in the memory's ``content``, so a pack can show the turn that
-matched instead of the whole summary: format 1 as where the line is (offset, length), format 2 as the
-line itself (its UTF-8 bytes after a 2-byte length; 0: none). Format 2 (written since migration 0021)
-lets a memory whose content is rendered from its events, not stored, still show its turn without
-rendering it for every candidate of a compile.
+Each row also records its turn's line (its UTF-8 bytes after a 2-byte length; 0: none), so a pack can
+show the turn that matched instead of the whole summary without reading the memory's content.
 
 At compile time a memory's relevance cosine is :func:`blend` of its summary cosine and its best
 turn's cosine (:func:`best_turn`). Pure: numpy only, no I/O.
@@ -25,12 +22,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-FORMAT_INT8 = 1
 FORMAT_INT8_LINES = 2
-_LINE_LEN = struct.Struct("<H")  # format 2: the turn's line, its UTF-8 length first (0: none)
+_LINE_LEN = struct.Struct("<H")  # the turn's line, its UTF-8 length first (0: none)
 _HEADER = struct.Struct("<BHB")  # format, dimension, rows
-_SPAN = struct.Struct("<IH")  # where the turn's line is in the memory's content: offset, length
-NO_SPAN = (0xFFFFFFFF, 0)
 # At most this many turn vectors per memory (exchanges are ≤ 8 turns; the user's are about half).
 MAX_TURNS = 8
 # Weight of the best turn's cosine in a memory's relevance cosine; the summary keeps the rest.
@@ -38,36 +32,20 @@ MAX_TURNS = 8
 # even blend was best or level at every budget.
 TURN_WEIGHT = 0.5
 
-Span = tuple[int, int]
-# Where a turn's line is: a span of the content (format 1) or the line itself (format 2).
-LineRef = Span | str
 
-
-def encode(
-    vectors: Sequence[Sequence[float]],
-    dim: int,
-    spans: Sequence[Span | None] | None = None,
-    lines: Sequence[str | None] | None = None,
-) -> bytes | None:
-    """The first ``dim`` components of each vector as int8 rows, with each turn's line: its span in
-    the memory's content (format 1), or with ``lines`` given, the line itself (format 2; ``None``:
-    unknown). None when there are no vectors."""
-    refs: Sequence[Span | str | None] | None = lines if lines is not None else spans
-    picked = [(v[:dim], refs[i] if refs and i < len(refs) else None) for i, v in enumerate(vectors[:MAX_TURNS])]
-    picked = [(v, ref) for v, ref in picked if len(v) == dim]
+def encode(vectors: Sequence[Sequence[float]], dim: int, lines: Sequence[str | None] = ()) -> bytes | None:
+    """The first ``dim`` components of each vector as int8 rows, with each turn's line (``None`` or
+    missing: unknown). None when there are no vectors."""
+    picked = [(v[:dim], lines[i] if i < len(lines) else None) for i, v in enumerate(vectors[:MAX_TURNS])]
+    picked = [(v, line) for v, line in picked if len(v) == dim]
     if not picked or dim <= 0 or dim > 0xFFFF:
         return None
     m = np.asarray([v for v, _ in picked], dtype=np.float64)
     scale = np.abs(m).max(axis=1, keepdims=True)
     scale[scale == 0] = 1.0
     q = np.rint(m * (127.0 / scale)).astype(np.int8)
-    if lines is not None:
-        head = _HEADER.pack(FORMAT_INT8_LINES, dim, len(picked))
-        refs_bytes = b"".join(_line_bytes(ref if isinstance(ref, str) else None) for _, ref in picked)
-    else:
-        head = _HEADER.pack(FORMAT_INT8, dim, len(picked))
-        refs_bytes = b"".join(_SPAN.pack(*_valid(ref if isinstance(ref, tuple) else None)) for _, ref in picked)
-    return head + refs_bytes + q.tobytes()
+    head = _HEADER.pack(FORMAT_INT8_LINES, dim, len(picked))
+    return head + b"".join(_line_bytes(line) for _, line in picked) + q.tobytes()
 
 
 def _line_bytes(line: str | None) -> bytes:
@@ -77,52 +55,46 @@ def _line_bytes(line: str | None) -> bytes:
     return _LINE_LEN.pack(len(raw)) + raw
 
 
-def _valid(span: Span | None) -> Span:
-    if span is None or not (0 <= span[0] < 0xFFFFFFFF and 0 < span[1] <= 0xFFFF):
-        return NO_SPAN
-    return span
-
-
-def decode(blob: bytes) -> tuple[np.ndarray, list[LineRef | None]] | None:
-    """Rows of unit vectors (float32, n × dim) and their spans, or None for an unreadable blob."""
+def decode(blob: bytes) -> tuple[np.ndarray, list[str | None]] | None:
+    """Rows of unit vectors (float32, n × dim) and their lines, or None for an unreadable blob."""
     parsed = _parse(blob)
     if parsed is None:
         return None
-    dim, n, spans, body = parsed
+    dim, n, lines, body = parsed
     m = np.frombuffer(body, dtype=np.int8).reshape(n, dim).astype(np.float32)
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return m / norms, [_ref(r) for r in spans]
+    return m / norms, [_line(r) for r in lines]
 
 
-def best_turn(query: np.ndarray, blob: bytes | None) -> tuple[float, LineRef | None] | None:
+def best_turn(query: np.ndarray, blob: bytes | None) -> tuple[float, str | None] | None:
     """The best cosine of ``query`` (a unit vector, at least ``dim`` long) to the stored turns, and
-    that turn's span; None without readable turns."""
+    that turn's line; None without readable turns."""
     if not blob:
         return None
     got = decode(bytes(blob))
     if got is None or query.shape[0] < got[0].shape[1]:
         return None
-    rows, spans = got  # spans as callers see them: decode() decoded format 2's lines
+    rows, lines = got
     cosines = rows @ query[: rows.shape[1]]
     i = int(cosines.argmax())  # first of equal maxima: deterministic
-    return float(cosines[i]), spans[i]
+    return float(cosines[i]), lines[i]
 
 
-def best_turns(query: np.ndarray, blobs: Sequence[bytes | None]) -> list[tuple[float, LineRef | None] | None]:
+def best_turns(query: np.ndarray, blobs: Sequence[bytes | None]) -> list[tuple[float, str | None] | None]:
     """:func:`best_turn` of every blob at once: one matrix product for a whole compile's candidates."""
-    out: list[tuple[float, LineRef | None] | None] = [None] * len(blobs)
+    out: list[tuple[float, str | None] | None] = [None] * len(blobs)
     rows: list[bytes] = []
-    owners: list[tuple[int, int, list[LineRef | bytes | None]]] = []  # (blob index, row count, spans or lines)
+    owners: list[tuple[int, int, list[bytes | None]]] = []  # (blob index, row count, lines)
     for i, blob in enumerate(blobs):
         parsed = _parse(bytes(blob)) if blob else None
         if parsed is None or parsed[0] > query.shape[0]:
             continue
-        dim, n, spans, body = parsed
+        dim, n, lines, body = parsed
         if owners and dim != len(rows[0]) // owners[0][1]:
             continue  # one dimension per compile (one embedding space)
         rows.append(body)
-        owners.append((i, n, spans))
+        owners.append((i, n, lines))
     if not owners:
         return out
     dim = len(rows[0]) // owners[0][1]
@@ -131,40 +103,33 @@ def best_turns(query: np.ndarray, blobs: Sequence[bytes | None]) -> list[tuple[f
     norms[norms == 0] = 1.0
     cosines = (m @ query[:dim]) / norms
     at = 0
-    for i, n, spans in owners:
+    for i, n, lines in owners:
         j = int(cosines[at : at + n].argmax())  # first of equal maxima: deterministic
-        out[i] = (float(cosines[at + j]), _ref(spans[j]))
+        out[i] = (float(cosines[at + j]), _line(lines[j]))
         at += n
     return out
 
 
-def _parse(blob: bytes) -> tuple[int, int, list[LineRef | bytes | None], bytes] | None:
-    """(dimension, rows, spans or lines, int8 body) of a readable blob."""
+def _parse(blob: bytes) -> tuple[int, int, list[bytes | None], bytes] | None:
+    """(dimension, rows, lines, int8 body) of a readable blob."""
     if len(blob) < _HEADER.size:
         return None
     fmt, dim, n = _HEADER.unpack_from(blob)
-    if dim == 0 or n == 0:
+    if fmt != FORMAT_INT8_LINES or dim == 0 or n == 0:
         return None
-    if fmt == FORMAT_INT8_LINES:
-        got = _lines(blob, n)
-        if got is None or len(blob) != got[1] + n * dim:
-            return None
-        return dim, n, got[0], blob[got[1] :]
-    at = _HEADER.size + n * _SPAN.size
-    if fmt != FORMAT_INT8 or len(blob) != at + n * dim:
+    got = _lines(blob, n)
+    if got is None or len(blob) != got[1] + n * dim:
         return None
-    spans = [_SPAN.unpack_from(blob, _HEADER.size + i * _SPAN.size) for i in range(n)]
-    return dim, n, [None if sp == NO_SPAN else sp for sp in spans], blob[at:]
+    return dim, n, got[0], blob[got[1] :]
 
 
-def _ref(ref: LineRef | bytes | None) -> LineRef | None:
-    """A parsed span or line as callers see it (format 2's line bytes decoded)."""
-    return ref.decode(errors="replace") if isinstance(ref, bytes) else ref
+def _line(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode(errors="replace")
 
 
-def _lines(blob: bytes, n: int) -> tuple[list[LineRef | bytes | None], int] | None:
-    """Format 2's ``n`` lines and where the int8 body starts (None when the blob is too short)."""
-    lines: list[LineRef | bytes | None] = []
+def _lines(blob: bytes, n: int) -> tuple[list[bytes | None], int] | None:
+    """The blob's ``n`` lines and where the int8 body starts (None when the blob is too short)."""
+    lines: list[bytes | None] = []
     at = _HEADER.size
     for _ in range(n):
         if at + _LINE_LEN.size > len(blob):
@@ -182,19 +147,6 @@ def max_turn_cosine(query: np.ndarray, blob: bytes | None) -> float | None:
     """The best cosine of ``query`` to the stored turns (None without readable turns)."""
     got = best_turn(query, blob)
     return None if got is None else got[0]
-
-
-def snippet(content: str | None, span: LineRef | None) -> str | None:
-    """The turn's line: format 2's stored line, or the span's in the memory's ``content`` (None when
-    unknown, out of range, or not a whole line)."""
-    if isinstance(span, str):
-        return span
-    if not content or span is None or span[0] + span[1] > len(content):
-        return None
-    start, end = span[0], span[0] + span[1]
-    if (start > 0 and content[start - 1] != "\n") or (end < len(content) and content[end] != "\n"):
-        return None
-    return content[start:end]
 
 
 def blend(summary_cosine: float | None, turn_cosine: float | None) -> float | None:

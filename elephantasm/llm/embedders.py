@@ -52,7 +52,7 @@ class EmbeddingSpace:
 class Embedder(Protocol):
     """Anything that turns texts into unit vectors of width ``dim``, all in one ``space``.
 
-    ``dim`` is the model's own width (``space.dim``): vectors are stored as they come (migration 0010).
+    ``dim`` is the model's own width (``space.dim``): vectors are stored as they come.
     """
 
     name: str

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
 
 _CHUNK = 1000
-# A memory record's recall state goes to memory_recalls (migration 0014), not to the memory row.
+# A memory record's recall state goes to memory_recalls, not to the memory row.
 _RECALL_FIELDS = ("recall_count", "last_recalled_at")
 _EMBED_BATCH = 256
 
@@ -211,8 +211,8 @@ async def write_import(
     await _insert(
         session,
         Event,
-        [  # updated_at is not stored: it is created_at (migration 0015); the key (the new anima's) is
-            # the event's only reference to its anima and org (migration 0022)
+        [  # updated_at is not stored: it is created_at; the key (the new anima's) is
+            # the event's only reference to its anima and org
             {
                 **_plain(e, "distilled_at", "updated_at"),
                 "id": ids[e.id],

@@ -39,11 +39,11 @@ _WIRE = (
 )  # fmt: skip
 RETURNED = ", ".join(c for c in _WIRE if c != "anima_id")
 """What an insert returns (the wire's stored columns, never ``RETURNING *``): an event row has no
-``anima_id`` (migration 0022), the statement adds it from the anima it inserted for."""
+``anima_id``, the statement adds it from the anima it inserted for."""
 
 
 def stored_meta(alias: str) -> str:
-    """SQL: the event's meta as jsonb text, ``{}`` for the NULL that stores it (migration 0026)."""
+    """SQL: the event's meta as jsonb text, ``{}`` for the NULL that stores it."""
     return f"{EVENT_META.read_sql(f'{alias}.meta')}::text"
 
 
@@ -54,7 +54,7 @@ def meta_to_store(value: str) -> str:
 
 def _columns(alias: str, anima: str) -> str:
     # As selected for the response: meta comes back as jsonb text (see wire.py), ``{}`` for the
-    # NULL that stores it (migration 0026); the anima's id is the SQL expression ``anima``.
+    # NULL that stores it; the anima's id is the SQL expression ``anima``.
     named = {"meta": f"{stored_meta(alias)} AS meta", "anima_id": f"{anima} AS anima_id"}
     return ", ".join(named.get(c, f"{alias}.{c}") for c in _WIRE)
 
@@ -109,7 +109,7 @@ _FLIP = text(event_index.FLIP_SQL)
 # Seqs continue each anima's event_seq in request order; the animas are locked (``_LOCK_ANIMAS``,
 # an earlier statement), so this statement reads their latest event_seq. A duplicate leaves its seq
 # unused (a gap, which nothing minds) and an anima with nothing inserted is not touched. The org is
-# checked again here although the lock already did: since 0022 no foreign key ties an event to an org.
+# checked again here although the lock already did: no foreign key ties an event to an org.
 _INSERT = text(f"""
 WITH ins AS (
     INSERT INTO events (id, event_type, role, author, summary, content, occurred_at, session_id, meta,

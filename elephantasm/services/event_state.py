@@ -1,4 +1,4 @@
-"""Where an event stands with the dreamer, as SQL fragments every reader shares (migration 0011).
+"""Where an event stands with the dreamer, as SQL fragments every reader shares.
 
 Events are insert-only. Each gets ``seq``, its place in its anima's sequence, from
 ``animas.event_seq`` under the anima's row lock, so an anima's seqs are in commit order: a snapshot
@@ -21,8 +21,8 @@ def pending(event: str = "e", anima: str = "a") -> str:
 def of_anima(event: str, anima_param: str, org_param: str | None = None) -> str:
     """An event of alias ``event`` belongs to the anima bound as ``:anima_param`` (and, with
     ``org_param``, that anima is the org's bound as ``:org_param``): by its key, looked up once per
-    statement. The key is an event's only reference to its anima and org (migration 0022), and the
-    events' indexes lead with it (migration 0018)."""
+    statement. The key is an event's only reference to its anima and org, and the
+    events' indexes lead with it."""
     org = f" AND an.org_id = :{org_param}" if org_param else ""
     return f"{event}.anima_key = (SELECT an.key FROM animas an WHERE an.id = :{anima_param}{org})"
 

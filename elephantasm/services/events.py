@@ -159,7 +159,7 @@ async def list_events(
     session: AsyncSession, org_id: uuid.UUID, flt: EventFilter, limit: int, cursor: str | None
 ) -> tuple[list[Event], str | None]:
     """Events in chronological order (occurred_at, id), keyset-paginated."""
-    # Joined by key (an event's only reference to its anima and org, migration 0022): the org-wide
+    # Joined by key (an event's only reference to its anima and org): the org-wide
     # listing reads each of the org's live animas' events from the anima_key indexes.
     stmt = (
         select(Event)

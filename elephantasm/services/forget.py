@@ -67,7 +67,7 @@ def _redacted(values: str) -> str:
 
 
 # Every journal entry whose target is forgotten keeps its target id but loses its before and after
-# (both become {"forgotten": true}); its row's other entries are untouched (migration 0024 batches them).
+# (both become {"forgotten": true}); the other entries of its batched row are untouched.
 _REDACT_JOURNAL_SQL = text(f"""
 UPDATE dream_actions d SET befores = {_redacted("befores")}, afters = {_redacted("afters")}
 WHERE d.anima_id = :anima AND d.target_ids && CAST(:ids AS uuid[])
@@ -159,7 +159,7 @@ async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
                 content=None,
                 content_rendered=False,  # nothing of its events' text is reachable through it
                 embedding=None,
-                turn_vectors=None,  # format 2 holds its turn lines verbatim (and format 1 their vectors)
+                turn_vectors=None,  # the blob holds its turn lines verbatim
                 meta={},
                 deleted_at=now,
                 updated_at=now,

@@ -43,7 +43,7 @@ class Purged:
 
 
 async def _count(session: AsyncSession, model: type, anima_id: uuid.UUID) -> int:
-    # Events are indexed by the anima's key, not its id (migration 0018).
+    # Events are indexed by the anima's key, not its id.
     where = of_anima(model, anima_id) if model is Event else [model.anima_id == anima_id]  # type: ignore[attr-defined]
     stmt = select(func.count()).select_from(model).where(*where)
     return int((await session.execute(stmt)).scalar_one())

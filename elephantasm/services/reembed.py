@@ -1,7 +1,7 @@
 """Embedding spaces: which stored vectors are in another space than the server's, and re-embedding them.
 
 A vector is compared only with vectors of its own space (``embedding_space`` = the code of the
-embedder's ``EmbeddingSpace.label()``, ``services.spaces``; migrations 0005, 0026). After a change
+embedder's ``EmbeddingSpace.label()``, ``services.spaces``). After a change
 of embedder, rows of the old space keep their full-text relevance and lose their cosine until
 :func:`reembed` has moved them.
 

@@ -1,4 +1,4 @@
-"""The server's embedding space as the small code rows store (``embedding_spaces``, migration 0026).
+"""The server's embedding space as the small code rows store (``embedding_spaces``).
 
 Memories and knowledge store which embedder made their vector as a ``smallint`` code instead of its
 ~38-byte label. A process resolves its embedder's label once and keeps the code on its runtime:

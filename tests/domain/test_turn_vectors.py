@@ -19,9 +19,9 @@ def _unit(rng: np.random.Generator, dim: int) -> list[float]:
 def test_int8_rows_keep_cosines_and_take_a_quarter_of_float4() -> None:
     rng = np.random.default_rng(7)
     turns = [_unit(rng, 256) for _ in range(4)]
-    blob = tv.encode([t + [0.0] * 128 for t in turns], 256)  # padded storage width, model dim 256
-    assert blob is not None and len(blob) == 4 + 4 * (6 + 256)  # header, spans, one byte a component
-    q = np.asarray(_unit(rng, 256) + [0.0] * 128, dtype=np.float32)
+    blob = tv.encode(turns, 256)
+    assert blob is not None and len(blob) == 4 + 4 * (2 + 256)  # header, (no) lines, one byte a component
+    q = np.asarray(_unit(rng, 256), dtype=np.float32)
     exact = max(float(np.dot(q[:256], t)) for t in turns)
     assert math.isclose(tv.max_turn_cosine(q, blob) or 0.0, exact, abs_tol=0.01)
 
@@ -47,7 +47,7 @@ def test_nothing_stored_or_unreadable_means_no_turn_signal() -> None:
 def test_at_most_max_turns_rows_are_kept() -> None:
     rows = [[1.0, 0.0]] * (tv.MAX_TURNS + 3)
     blob = tv.encode(rows, 2)
-    assert blob is not None and len(blob) == 4 + tv.MAX_TURNS * (6 + 2)
+    assert blob is not None and len(blob) == 4 + tv.MAX_TURNS * (2 + 2)
 
 
 @given(st.none() | st.floats(-1, 1), st.none() | st.floats(-1, 1))
@@ -60,14 +60,10 @@ def test_blend_uses_what_is_there(summary, turn) -> None:
 
 
 def test_the_best_turn_comes_with_its_line_in_the_content() -> None:
-    content = "User: the printer jammed\nAssistant: oh no\nUser: we adopted a puppy"
-    spans = [(0, 24), (content.index("User: we"), len("User: we adopted a puppy"))]
-    blob = tv.encode([[1.0, 0.0], [0.0, 1.0]], 2, spans)
+    lines = ["User: the printer jammed", "User: we adopted a puppy"]
+    blob = tv.encode([[1.0, 0.0], [0.0, 1.0]], 2, lines)
     best = tv.best_turn(np.asarray([0.1, 0.9], dtype=np.float32), blob)
-    assert best is not None
-    assert tv.snippet(content, best[1]) == "User: we adopted a puppy"
-    assert tv.snippet(content[:10], best[1]) is None  # content changed since: no line
-    assert tv.snippet("xx" + content, best[1]) is None  # shifted: not a whole line any more
+    assert best is not None and best[1] == "User: we adopted a puppy"
     unknown = tv.encode([[1.0, 0.0]], 2, [None])
     assert tv.best_turn(np.asarray([1.0, 0.0], dtype=np.float32), unknown) == (1.0, None)
 
@@ -75,7 +71,7 @@ def test_the_best_turn_comes_with_its_line_in_the_content() -> None:
 def test_scoring_every_blob_at_once_equals_one_by_one() -> None:
     rng = np.random.default_rng(3)
     blobs = [
-        tv.encode([_unit(rng, 16) for _ in range(n)], 16, [(i, 5)] * n) if n else None
+        tv.encode([_unit(rng, 16) for _ in range(n)], 16, [f"line {i}.{j}" for j in range(n)]) if n else None
         for i, n in enumerate([3, 0, 1, 5, 2])
     ]
     blobs.append(b"\x09junk")
@@ -89,7 +85,7 @@ def test_scoring_every_blob_at_once_equals_one_by_one() -> None:
             assert math.isclose(t[0], a[0], abs_tol=1e-5)
 
 
-def test_format_2_carries_each_turns_line_instead_of_a_span() -> None:
+def test_each_turn_carries_its_line() -> None:
     dim = 4
     basis = [[1.0 if i == j else 0.0 for i in range(dim)] for j in range(3)]
     lines = ["User: café at 9", None, "User: tram 28"]
@@ -99,13 +95,6 @@ def test_format_2_carries_each_turns_line_instead_of_a_span() -> None:
     q = np.asarray(basis[2], dtype=np.float32)
     assert tv.best_turn(q, blob) == (1.0, "User: tram 28")
     assert tv.best_turn(np.asarray(basis[1], dtype=np.float32), blob) == (1.0, None)
-    assert tv.snippet(None, "User: tram 28") == "User: tram 28"  # no content needed
-    # A compile may hold both formats: old rows' spans index their stored content.
-    old = tv.encode([basis[0]], dim, spans=[(0, 15)])
-    assert tv.best_turns(np.asarray(basis[0], dtype=np.float32), [old, blob, None]) == [
-        (1.0, (0, 15)),
-        (1.0, "User: café at 9"),
-        None,
-    ]
+    assert tv.best_turns(np.asarray(basis[0], dtype=np.float32), [blob, None]) == [(1.0, "User: café at 9"), None]
     assert tv.max_turn_cosine(q, blob[:-1]) is None  # truncated body
     assert tv.max_turn_cosine(q, blob[:6]) is None  # truncated inside a line

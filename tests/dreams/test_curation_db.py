@@ -166,7 +166,7 @@ async def test_strong_match_reactivates_archived_memory(lone_runtime: tuple[Runt
 
 
 async def test_merge_sums_recall_counts_into_the_survivor(runtime: Runtime, tenant: Tenant) -> None:
-    """Recall state is in memory_recalls (migration 0014): a survivor gains its members' recalls and keeps
+    """Recall state is in memory_recalls: a survivor gains its members' recalls and keeps
     its own last recall time; a member without recalls adds nothing; the members' rows stay as they were."""
     anima_id = await new_anima(runtime, tenant.org_id)
     ids = {

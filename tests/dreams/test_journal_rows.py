@@ -24,7 +24,7 @@ def _entry(action: str, kind: str, before: Any = None, after: Any = None) -> dic
 def _read(rows: list[dict[str, Any]]) -> list[journal_rows.JournalEntry]:
     """Entries as run_actions returns them: rows ordered by (created_at, action, id), then expanded."""
     ordered = sorted(rows, key=lambda r: (r["created_at"], r["action"], r["id"]))
-    return [e for r in ordered for e in expand(SimpleNamespace(entry_ids=None, **r))]
+    return [e for r in ordered for e in expand(SimpleNamespace(**r))]
 
 
 def test_rows_expand_to_the_entries_in_action_then_written_order() -> None:

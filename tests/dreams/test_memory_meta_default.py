@@ -1,4 +1,4 @@
-"""The offline engine's memory meta is stored as NULL (migration 0026) and every reader and writer
+"""The offline engine's memory meta is stored as NULL and every reader and writer
 still sees ``{"engine": "offline"}``: the API, export, an edit and curation's state transitions."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A memory renders its content from its events instead of storing a copy (migration 0021).
+"""A memory renders its content from its events instead of storing a copy.
 
 Every reader must see what the offline engine wrote (``"speaker: text"`` lines of the memory's
 events in time order): the API's get, list and search, export, forget's redaction, full-text
@@ -13,7 +13,6 @@ import uuid
 from datetime import timedelta
 
 import httpx
-import numpy as np
 from sqlalchemy import text
 
 from elephantasm.domain import turn_vectors as tv
@@ -25,7 +24,6 @@ from elephantasm.services.dreams import run_dream
 from elephantasm.services.dreams.memories import get_memory
 from elephantasm.services.dreams.writer import to_inputs
 from elephantasm.services.forget import forget_memory, unserve_old_text
-from elephantasm.services.packs import build_request, compile_pack
 from tests.conftest import Tenant
 from tests.dreams.helpers import T0, add_events, new_anima
 
@@ -205,46 +203,6 @@ async def test_content_that_is_not_its_events_rendering_stays_stored(runtime: Ru
         # Another anima's event is never rendered into this anima's memory.
         params = {"id": uuid.uuid4(), "o": tenant.org_id, "a": anima, "s": "s", "c": "User: elsewhere", "e": [other.id]}
         assert tuple((await conn.execute(sql, params)).one()) == ("User: elsewhere", False)
-
-
-async def test_packs_are_the_same_as_from_stored_content_and_span_blobs(runtime: Runtime, tenant: Tenant) -> None:
-    """The same anima served from rendered content + line blobs, then rewritten as before migration
-    0021 (content stored, blobs with spans into it): identical packs for the same requests."""
-    anima, expected = await _dreamed(runtime, tenant)
-    as_of = runtime.clock()
-    requests = [
-        build_request(runtime, tenant.org_id, anima, query=q, max_tokens=n, as_of=as_of)
-        for q, n in (("Which tram does the user take?", 400), ("sister visit", 2000), (None, 2000))
-    ]
-    before = [(await compile_pack(runtime, req)).pack.model_dump(mode="json") for req in requests]
-    assert "User: Yes, tram 28 every morning to my office." in before[0]["context"]  # a turn snippet from a blob
-
-    async with runtime.engine.begin() as conn:
-        rows = (
-            await conn.execute(text("SELECT id, turn_vectors FROM memories WHERE anima_id = :a"), {"a": anima})
-        ).all()
-        for r in rows:
-            await conn.execute(
-                text("UPDATE memories SET content = :c, turn_vectors = :t WHERE id = :id"),
-                {"c": expected[r.id], "t": _as_spans(r.turn_vectors, expected[r.id]), "id": r.id},
-            )
-    assert all(not r.content_rendered for r in await _stored(runtime, anima))
-    after = [(await compile_pack(runtime, req)).pack.model_dump(mode="json") for req in requests]
-    for a, b in zip(before, after, strict=True):
-        assert a["context"] == b["context"]
-        assert a["content"] == b["content"]
-
-
-def _as_spans(blob: bytes | None, content: str) -> bytes | None:
-    """A format-2 blob rewritten as format 1 (spans into ``content``), its int8 rows unchanged."""
-    if blob is None:
-        return None
-    rows, lines = tv.decode(bytes(blob))  # type: ignore[misc]
-    spans = [(content.find(line), len(line)) if isinstance(line, str) else None for line in lines]
-    out = tv.encode([list(r) for r in rows], rows.shape[1], spans=spans)
-    assert out is not None and out[0] == tv.FORMAT_INT8
-    assert np.array_equal(np.frombuffer(out[-rows.size :], np.int8), np.frombuffer(bytes(blob)[-rows.size :], np.int8))
-    return out
 
 
 async def test_forgetting_scrubs_the_turn_lines_the_blob_holds(runtime: Runtime, tenant: Tenant) -> None:

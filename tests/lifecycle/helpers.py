@@ -52,7 +52,7 @@ WHERE table_schema = 'public' AND column_name = 'anima_id' ORDER BY table_name
 """)
 
 
-# anima id → its key, as first seen: events carry only the key (migration 0022), and a purged
+# anima id → its key, as first seen: events carry only the key, and a purged
 # anima's events are counted by the key it had.
 _KEYS: dict[uuid.UUID, int] = {}
 

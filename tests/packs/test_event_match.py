@@ -1,5 +1,5 @@
-"""Pending events are text-matched in-process (events store no tsvector since migration 0012) with
-exactly what the SQL gave when they did: the same ``ts_rank`` float, the same arm, the same rows."""
+"""Pending events are text-matched in-process (events store no tsvector) with exactly
+what Postgres's own SQL gives: the same ``ts_rank`` float, the same arm, the same rows."""
 
 from __future__ import annotations
 

@@ -72,7 +72,7 @@ async def test_a_traced_compile_gives_cut_candidates_their_sources_too(
 async def test_an_events_memories_and_a_memorys_events_read_the_array_both_ways(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, other_tenant: Tenant, panima: dict
 ) -> None:
-    """Provenance is each memory's ``event_ids`` (migration 0013): the API lists a memory's events in
+    """Provenance is each memory's ``event_ids``: the API lists a memory's events in
     time order, the inspector finds the memories of an event (not another org's), and the array is
     stored ascending whatever order the sources came in."""
     a = panima["id"]

@@ -1,4 +1,4 @@
-"""Recall state lives in ``memory_recalls`` (migration 0014): recorded without rewriting the memory row,
+"""Recall state lives in ``memory_recalls``: recorded without rewriting the memory row,
 read back through the memories API, scoped to the memory's tenant, gone with the memory."""
 
 from __future__ import annotations

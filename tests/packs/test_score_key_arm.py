@@ -1,4 +1,4 @@
-"""The importance arm read through the score key (migration 0016) picks the rows it picked without it,
+"""The importance arm read through the score key picks the rows it picked without it,
 and the packs are byte for byte the same.
 
 With a query the long-term statement's older-rows arm walks ``ix_memories_pack_score`` (importance
@@ -55,7 +55,7 @@ WEIGHTS = {
 
 
 def _statement(key: str | None) -> Any:
-    # A large anima's statement (_load flips it): the pack indexes hold large animas' rows only (0023).
+    # A large anima's statement (_load flips it): the pack indexes hold large animas' rows only.
     return text(
         topk.top_k_union(
             # As the compile writes it (candidates._long_term): the arms test the anima alone, so they
@@ -79,7 +79,7 @@ KEYED, PLAIN = _statement(sql.MEMORY_SCORE_KEY), _statement(None)
 
 async def _load(rt: Runtime, tenant: Tenant, anima: uuid.UUID) -> None:
     async with rt.engine.begin() as conn:
-        # Large: its rows in the pack indexes, whose arms are what these tests compare (migration 0023).
+        # Large: its rows in the pack indexes, whose arms are what these tests compare.
         # Flagged before the insert, so the trigger marks the rows (as a large anima's dreamer writes
         # them): a flip's update would leave every page not all-visible, and index-only scans costly,
         # until a vacuum.

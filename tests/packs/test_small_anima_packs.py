@@ -1,5 +1,5 @@
-"""A small anima's packs come from one read of its rows; a large one's from the partial indexes
-(migration 0023), and the packs are byte for byte the same either way.
+"""A small anima's packs come from one read of its rows; a large one's from the partial indexes,
+and the packs are byte for byte the same either way.
 
 The pack and full-text indexes of memories and knowledge hold the rows of large animas only
 (``vector_indexed``). A small anima's long-term and knowledge statements score its rows once in a
@@ -175,7 +175,7 @@ async def _flags(rt: Runtime, anima: uuid.UUID) -> tuple[bool, set[bool], set[bo
 
 # (memories, knowledge, vectors?, requests): 300 memories (more than the factor arm's seed, so its
 # cut prunes) without vectors, so the cosine arm is empty both ways: the flip turns that arm from
-# an exact scan into HNSW (migration 0019, approximate), which 0023 does not change. 50 memories
+# an exact scan into HNSW (approximate), which this test does not compare. 50 memories
 # with vectors: every arm's k covers them all, HNSW's too.
 CASES = {
     "pruned, no vectors": (300, 40, False, REQUESTS),
@@ -267,7 +267,7 @@ async def test_new_rows_of_a_flipped_anima_enter_the_indexes(
 async def test_dreamer_hash_lookup_finds_the_same_items_small_and_large(
     pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
-    """``ix_knowledge_anima_hash`` holds large animas' items only (0023): the dreamer's lookup of
+    """``ix_knowledge_anima_hash`` holds large animas' items only: the dreamer's lookup of
     current items by hash returns the same rows before and after the flip, through that index after."""
     rt, anima = pack_runtime, uuid.UUID(panima["id"])
     await _load(rt, tenant, anima)

@@ -75,7 +75,7 @@ VALUES (gen_random_uuid(), :org, :anima, :summary, 0.99, 0.9, 'active', :at, :at
 async def test_a_memory_row_of_another_org_never_reaches_a_pack(
     pack_runtime: Runtime, tenant: Tenant, other_tenant: Tenant, panima: dict
 ) -> None:
-    """The long-term statement's arms read the pack indexes keyed on the anima alone (migration 0017);
+    """The long-term statement's arms read the pack indexes keyed on the anima alone;
     a row that names the anima under another org (never written by the service) is still not served."""
     rt, anima = pack_runtime, uuid.UUID(panima["id"])
     async with rt.engine.begin() as conn:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager
 from typing import Any
 
 import asyncpg
@@ -76,24 +76,6 @@ def drop_database(url: str) -> None:
     """Drop the database ``url`` names, disconnecting anyone still attached."""
     name = make_url(url).database
     _run(lambda: _admin(url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-
-
-@contextmanager
-def database_before(pg_url: str, revision: str, prefix: str) -> Iterator[tuple[str, str]]:
-    """A new database migrated to the revision just before ``revision``: yields (URL, that revision);
-    dropped afterwards. For tests of one migration's data conversion, up and down."""
-    from alembic.script import ScriptDirectory
-
-    from elephantasm.db.migrate import alembic_config, upgrade
-
-    url = create_database(pg_url, prefix)
-    before = ScriptDirectory.from_config(alembic_config(url)).get_revision(revision).down_revision
-    assert isinstance(before, str)
-    upgrade(url, before)
-    try:
-        yield url, before
-    finally:
-        drop_database(url)
 
 
 @asynccontextmanager

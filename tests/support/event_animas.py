@@ -1,4 +1,4 @@
-"""Helpers of the small-vs-large events tests (migration 0025): flip an anima's events into the time
+"""Helpers of the small-vs-large events tests: flip an anima's events into the time
 and session indexes whatever their number, and read the flags."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Helpers of the exact-vs-HNSW tests (memories: migration 0019, knowledge: 0020): animas, random
+"""Helpers of the exact-vs-HNSW tests (memories and knowledge): animas, random
 vectors, the flip and the rows' ``vector_indexed`` flags (a runtime of their own: ``tests.support.databases``)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from elephantasm.services.dreams import vector_flag
 from tests.conftest import Tenant
 
 DIM = 256
-SPACE = 99  # an embedding space code (migration 0026) no embedder of the tests registers
+SPACE = 99  # an embedding space code no embedder of the tests registers
 
 
 async def new_anima(rt: Runtime, tenant: Tenant) -> uuid.UUID:

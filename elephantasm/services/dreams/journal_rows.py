@@ -2,14 +2,13 @@
 
 A step of a dream run journals ~100 similar entries at once (one per memory it created, say). Stored
 one row per entry, each paid ~130 bytes of its own id, org, anima, run, labels and timestamp and a
-pkey entry: 34 KB per conversation. Since migration 0024 a row holds a run of consecutive entries of
+pkey entry: 34 KB per conversation. So a row holds a run of consecutive entries of
 one step with the same action and target type: their target ids as ``uuid[]`` and their before/after
 values as jsonb arrays (NULL when every entry's is None), compressed together inline.
 
 An entry's id is derived from its row's id and its position (the low 16 bits; rows are time-ordered
 UUIDv7s whose counter sits above those bits), so ids stay unique and stable and sort in the order the
-entries were written. Rows converted by the migration keep their entries' original ids in
-``entry_ids`` instead.
+entries were written.
 
 Pure: no I/O.
 """
@@ -92,8 +91,9 @@ def expand(row: Any) -> list[JournalEntry]:
     n = len(row.target_ids)
     befores = row.befores if row.befores is not None else [None] * n
     afters = row.afters if row.afters is not None else [None] * n
-    ids = row.entry_ids if row.entry_ids is not None else [entry_id(row.id, i) for i in range(n)]
     return [
-        JournalEntry(ids[i], row.action, row.target_type, row.target_ids[i], befores[i], afters[i], row.created_at)
+        JournalEntry(
+            entry_id(row.id, i), row.action, row.target_type, row.target_ids[i], befores[i], afters[i], row.created_at
+        )
         for i in range(n)
     ]

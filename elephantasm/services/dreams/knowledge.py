@@ -101,7 +101,7 @@ async def _load_current(
     # A large anima's hash lookup names the partial index's predicate so the index answers it (all
     # its rows carry the flag: the flip marks them with the anima, the trigger later ones); a small
     # anima's few items are read through ``ix_knowledge_anima_subject``'s anima prefix.
-    large = await anima_is_indexed(session, anima_id)  # its knowledge is in ix_knowledge_anima_hash (0023)
+    large = await anima_is_indexed(session, anima_id)  # its knowledge is in ix_knowledge_anima_hash
     by_hash = _KNOWLEDGE.c.content_hash.in_(hashes)
     cond = [by_hash & _KNOWLEDGE.c.vector_indexed if large else by_hash]
     if subjects:

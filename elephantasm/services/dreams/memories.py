@@ -38,8 +38,8 @@ WHERE m.id = ANY(:ids) AND m.org_id = :org
 ORDER BY m.id, e.occurred_at, e.id
 """)
 _R = table_of(MemoryRecall)
-# A memory as read: its columns, its content rendered where it is not stored (migration 0021), and
-# its recall state (migration 0014; no row: never recalled).
+# A memory as read: its columns, its content rendered where it is not stored, and
+# its recall state (no row: never recalled).
 _COLS = [
     *(memory_content(_M) if c.name == "content" else c for c in readable_columns(_M)),
     func.coalesce(_R.c.recall_count, 0).label("recall_count"),
@@ -122,7 +122,7 @@ async def update_memory(
         values["embedding"] = list(embedding)
         values["embedding_space"] = space
     if "content" in values:
-        values["turn_vectors"] = None  # their turn lines (format 2) or spans (format 1) are the old content's
+        values["turn_vectors"] = None  # their turn lines are the old content's
         values["content_rendered"] = False  # the given content (even NULL) is what it holds now
     if "state" in values and values["state"] != current.state:
         meta = dict(values.get("meta", current.meta) or {})

@@ -25,8 +25,8 @@ async def check_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.U
 
 
 async def check_anima_vectors(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> bool:
-    """:func:`check_anima`, returning the anima's ``vectors_indexed``: whether its memories (migration
-    0019) and knowledge (0020) are in the HNSW index, else a vector search of them scans its rows exactly."""
+    """:func:`check_anima`, returning the anima's ``vectors_indexed``: whether its memories and
+    knowledge are in the HNSW index, else a vector search of them scans its rows exactly."""
     return bool(await live_anima_value(session, org_id, anima_id, col(Anima.vectors_indexed)))
 
 

@@ -133,8 +133,8 @@ async def search_knowledge(
     Only vectors of ``space`` (the query vector's) are compared."""
     indexed = await check_anima_vectors(session, org_id, anima_id)
     await enable_filtered_vector_scan(session)
-    # A large anima: the width's HNSW index answers (its predicate names vector_indexed, migration
-    # 0020); a small one's knowledge is compared exactly.
+    # A large anima: the width's HNSW index answers (its predicate names vector_indexed); a small
+    # one's knowledge is compared exactly.
     key, same_width = indexed_vector(_K.c.embedding, len(vector))
     distance = key.cosine_distance(list(vector))
     stmt = (

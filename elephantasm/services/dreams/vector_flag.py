@@ -1,11 +1,11 @@
-"""Moving an anima's memories into the HNSW index once it is large (migration 0019), and (0023)
+"""Moving an anima's memories into the HNSW index once it is large, and
 into the pack and full-text indexes.
 
 Small animas are searched exactly (``elephantasm.db.vectors.large_anima_filter``); when the dreamer's
 writes bring an anima's live memories to ``INDEX_THRESHOLD`` it flips ``animas.vectors_indexed`` and
 marks every memory and knowledge item of the anima ``vector_indexed`` in the same transaction. Later
 inserts copy the anima's flag through the triggers ``trg_memories_vector_indexed`` and
-``trg_knowledge_vector_indexed`` (migration 0020).
+``trg_knowledge_vector_indexed``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ RETURNING a.id
 # an existing anima while its dreamer runs — one run per anima, and import makes a new anima.)
 _INDEX_ROWS = tuple(
     text(f"UPDATE {table} SET vector_indexed = true WHERE anima_id = :anima AND org_id = :org AND NOT vector_indexed")
-    for table in ("memories", "knowledge")  # knowledge since migration 0020
+    for table in ("memories", "knowledge")
 )
 
 

@@ -142,8 +142,8 @@ async def _insert_memories(
         return []
     await insert_rows(session, _MEMORIES, rows)
     for row, draft in zip(rows, result.memories, strict=True):
-        # No copy of the text: the target is the memory itself (a journal row per memory was ~40 %
-        # summary; migration 0013's storage pass).
+        # No copy of the text: the target is the memory itself (a copy made a journal row ~40 %
+        # summary).
         after = {"events": len(set(draft.event_ids)), "importance": draft.importance}
         actions.append(ctx.action("created", "memory", row["id"], None, after))
     return [row["id"] for row in rows]

@@ -2,7 +2,7 @@
 
 The API lists provenance forwards (memory → events, knowledge → memories); the inspector also
 walks it backwards so every page links both ways. Scoped to the org. A memory keeps its events as an
-array (``memories.event_ids``, migration 0013) with no index by event: the event's anima's memories
+array (``memories.event_ids``) with no index by event: the event's anima's memories
 are read (``ix_memories_org_anima_state``) and their arrays tested, a scan of one anima that only
 this page pays. Knowledge of a memory is index-backed (``ix_knowledge_memories_memory``).
 """

@@ -76,8 +76,8 @@ class Scope:
     space: int | None = None  # embedding space (code) of query_vector: only stored vectors of it are compared
     dim: int | None = None  # width of query_vector (the cosine arm reads that width's HNSW index)
     # The anima's ``vectors_indexed`` (from the compile's head read): whether the arms of its
-    # memories and knowledge read the pack, HNSW and full-text indexes or its rows exactly, once
-    # (migrations 0019, 0020, 0023). False reads every anima right (its rows once, exhaustively);
+    # memories and knowledge read the pack, HNSW and full-text indexes or its rows exactly, once.
+    # False reads every anima right (its rows once, exhaustively);
     # True only an anima that was flipped, whose rows are all in those indexes.
     vectors_indexed: bool = False
 
@@ -223,7 +223,7 @@ def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> 
 @functools.cache
 def _knowledge_statement(has_query: bool, dim: int | None, indexed: bool) -> Any:
     """The knowledge statement; ``indexed``: the anima's knowledge is in the pack, HNSW and
-    full-text indexes (migrations 0020, 0023: the anima's ``vectors_indexed`` as for memories),
+    full-text indexes (the anima's ``vectors_indexed``, as for memories),
     else the statement reads its few rows once, exhaustively."""
     return text(
         topk.top_k_union(

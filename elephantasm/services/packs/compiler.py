@@ -105,7 +105,7 @@ def _turn_cosines(query_vec: list[float], items: list[cands.Candidate]) -> list[
         if b is None:
             out.append(c)
             continue
-        line = turn_vectors.snippet(c.body, b[1])
+        line = b[1]
         snippet = line if line is not None and len(line) <= SNIPPET_CHARS else None
         out.append(replace(c, cosine=turn_vectors.blend(c.cosine, b[0]), snippet=snippet))
     return out

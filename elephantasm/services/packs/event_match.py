@@ -1,6 +1,6 @@
 """Full-text rank of pending events, computed in this process from lexemes Postgres made once.
 
-Events keep no stored tsvector (migration 0012: it was a third of an event row and about half of
+Events keep no stored tsvector (it would be a third of an event row and about half of
 Postgres's work per inserted event, for a reader that only ever looks at an anima's few pending
 events). A compile with a query still text-matches those events exactly as before: Postgres
 makes each event's lexemes (``to_tsvector``, as the stored column did) the first time this process
@@ -32,7 +32,7 @@ from elephantasm.domain import text_rank
 from elephantasm.services import event_state
 from elephantasm.services.packs import sql
 
-# The expression the stored column had (migrations 0001–0011): ranks are unchanged.
+# The text an event is matched on (its summary and content).
 EVENT_TSVECTOR = "to_tsvector('english', coalesce(e.summary, '') || ' ' || e.content)"
 _NEW = "e.seq > :upto"
 _NEW_P = "p.seq > :upto"

@@ -21,7 +21,7 @@ from elephantasm.services.packs.candidates import Candidate
 
 # Same sets and order as the sub-selects it replaces: a memory's events, a knowledge item's
 # events through its memories (each once); ordered by event id. No row: no provenance.
-# A memory's ``event_ids`` are stored ascending (migration 0013), so they are read as they are.
+# A memory's ``event_ids`` are stored ascending, so they are read as they are.
 _PROVENANCE = text("""
 SELECT m.id, false AS knowledge, m.event_ids AS events
 FROM memories m WHERE m.id = ANY(:memories) AND cardinality(m.event_ids) > 0

@@ -26,7 +26,7 @@ from elephantasm.logsafe import safe_traceback
 
 log = logging.getLogger(__name__)
 
-# Recall state lives in ``memory_recalls`` (migration 0014), not in the memory row: an upsert of a
+# Recall state lives in ``memory_recalls``, not in the memory row: an upsert of a
 # narrow row whose updated columns no index holds stays HOT, where the memory row's update wrote
 # a new ~2.5 kB version and a new entry in every index of memories. Rows are read through the
 # memories they belong to: a memory deleted since it was served is skipped, and org/anima are its.

@@ -89,7 +89,7 @@ TSQUERY_CTE = """lex AS (
 QVEC = "CAST(:qv AS halfvec)"
 
 # The anima's live memories without the org test: what the long-term statement's arms read, as
-# the pack indexes (migration 0017) are keyed on the anima alone, so their index-only scans cannot
+# the pack indexes are keyed on the anima alone, so their index-only scans cannot
 # test the org. An anima belongs to one org; that statement tests ``MEMORY_OWNER`` on the rows it
 # finally reads (by primary key, from the heap), so no row of another org is ever returned.
 MEMORY_ALIVE_OF_ANIMA = (
@@ -103,10 +103,10 @@ KNOWLEDGE_CURRENT = (
 )
 EVENT_PENDING = f"{event_state.of_anima('e', 'anima', 'org')} AND {event_state.pending_of('e', 'anima')}"
 
-# "When it happened" per table; the pack-candidate indexes of migration 0002 are keyed on these.
+# "When it happened" per table; the pack-candidate indexes are keyed on these.
 MEMORY_HAPPENED = "coalesce(m.time_end, m.time_start)"
 KNOWLEDGE_HAPPENED = "coalesce(k.valid_from, k.created_at)"
-# A memory's recall state is in memory_recalls (migration 0014), joined as ``mr`` where it is read:
+# A memory's recall state is in memory_recalls, joined as ``mr`` where it is read:
 # no row means never recalled. Statements that only score with a zero decay weight leave it out
 # (``MEMORY_FACTORS_NO_DECAY``), and so do not touch the table at all.
 MEMORY_RECALLS = " LEFT JOIN memory_recalls mr ON mr.memory_id = m.id"
@@ -116,7 +116,7 @@ MEMORY_FACTORS = factor_score("m.importance", "m.confidence", MEMORY_HAPPENED, M
 MEMORY_FACTORS_NO_DECAY = factor_score(
     "m.importance", "m.confidence", MEMORY_HAPPENED, MEMORY_TOUCHED, MEMORY_RECALL_COUNT, decay=False
 )
-# The expression migration 0016 indexes (text as the index's, columns qualified).
+# The expression ix_memories_pack_score indexes (text as the index's, columns qualified).
 MEMORY_SCORE_KEY = memory_score_key("m")
 # Knowledge records no recalls: decay stays neutral (NULL → 0.5) and recency runs from valid_from.
 KNOWLEDGE_FACTORS = factor_score("k.importance", "k.confidence", KNOWLEDGE_HAPPENED, "NULL::timestamptz", "0")

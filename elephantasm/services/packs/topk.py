@@ -11,13 +11,12 @@ the anima's rows at ``t_cut`` (``L`` recency half-lives before ``as_of``, so an 
    is below ``(c − w_conf − w_rec·ε − w_fresh) / w_imp`` it scores below ``c`` and cannot be in
    the top k, so only ``importance ≥ cut`` is read, as a range of the importance index.
 3. the top k of (recent rows) ∪ (older rows above the cut) ∪ (undated rows) therefore
-   contains the exact top k; all reads are index-only scans of migration 0002's covering
-   indexes (for memories keyed on the anima alone since 0017: the org is tested on the rows read
-   in the end). When the bound cannot prune (few rows, zero importance weight) it degrades to the
+   contains the exact top k; all reads are index-only scans of the covering pack
+   indexes (for memories keyed on the anima alone: the org is tested on the rows read in the end). When the bound cannot prune (few rows, zero importance weight) it degrades to the
    plain full top-k, never to a wrong answer.
 4. *key* (memories, when decay weighs nothing: the query presets): the older rows above the cut
    are many, since the cut must assume confidence 1. An index on ``e = imp + ρ·conf`` (ρ =
-   ``SCORE_KEY_RATIO``, migration 0016) orders them nearly like the score: the first ``:k`` of
+   ``SCORE_KEY_RATIO``) orders them nearly like the score: the first ``:k`` of
    them in ``e`` order are k rows of the arm, so the arm's k-th best score is at least their
    lowest, ``c₂``. As ``w_imp·imp + w_conf·conf ≤ w_imp·(e + max(0, w_conf/w_imp − ρ))``, a row
    scoring ``c₂`` or more has ``e ≥ (c₂ − w_rec·ε − w_fresh)/w_imp − max(0, w_conf/w_imp − ρ)``:
@@ -135,8 +134,8 @@ def top_k_union(
     ``key``: see :func:`factor_arms`. ``owner``: a condition the final read tests on every row (the
     org, when ``where`` leaves it out for index-only arms).
 
-    The per-anima indexes the arms read (pack, HNSW, GIN) hold large animas' rows only (migrations
-    0019, 0020, 0023): for a large anima ``where`` carries their predicate
+    The per-anima indexes the arms read (pack, HNSW, GIN) hold large animas' rows only: for a
+    large anima ``where`` carries their predicate
     (``elephantasm.db.vectors.large_anima_filter``). A small anima's statement is ``exhaustive``: its rows
     are scored once (:func:`exhaustive_rows`) and the same arms run over that, so the union is the
     same set of ids either way.
