@@ -11,6 +11,13 @@ Locking design. Two mechanisms, each doing one job:
   is at most one live run per anima. A run whose heartbeat is older than ``dreamer_stale_seconds``
   is declared abandoned (crashed process) and its claims are released.
 
+**Lock order.** Every transaction that takes more than one of these takes them in this order: (1) the
+anima's advisory lock (:func:`lock_anima`), (2) the anima row (``FOR UPDATE``, an update, or the
+key-share lock of an insert that references it), (3) rows of the anima's other tables (its dream
+runs, claims, memories…). Starting, stepping and finishing a run, forgetting, re-embedding,
+restoring an identity and purging all do; paths that take only row locks (recording events,
+heartbeats) take one row family and hold no advisory lock, so no cycle can form.
+
 Events are never written by the dreamer (see :mod:`elephantasm.services.event_state`). A chunk is
 the lowest pending seqs of the anima, taken under the dreamer lock; a run that distils with no
 transaction open (an LLM) first records a claim (a ``dream_chunks`` row without ``distilled_at``),
