@@ -4,7 +4,9 @@ Python's default for SIGTERM and SIGHUP kills the interpreter on the spot: no ``
 no ``atexit`` handler runs, so the embedded Postgres this process started (pgserver stops it from
 ``atexit`` when its last user exits) would keep running. Raising ``SystemExit`` instead runs both.
 uvicorn catches SIGTERM itself while it serves, shuts down gracefully and then raises the signal
-again, which lands here.
+again, which lands here. SIGHUP is passed on as SIGTERM, to whoever handles that at the moment
+(uvicorn while serving, the dreamer's loop, else :func:`_exit`): an exception raised by a signal
+handler lands in whatever code runs, which inside a server is some request's task.
 """
 
 from __future__ import annotations
@@ -12,14 +14,17 @@ from __future__ import annotations
 import signal
 from types import FrameType
 
-TERMINATING = (signal.SIGTERM, signal.SIGHUP)
-
 
 def _exit(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
+def _as_sigterm(signum: int, frame: FrameType | None) -> None:
+    signal.raise_signal(signal.SIGTERM)
+
+
 def exit_cleanly_on_signals() -> None:
-    """Make SIGTERM and SIGHUP end this process with ``SystemExit(128 + signal)`` (cleanups run)."""
-    for sig in TERMINATING:
-        signal.signal(sig, _exit)
+    """Make SIGTERM (and SIGHUP, passed on as SIGTERM) end this process with ``SystemExit(143)``,
+    so cleanups run."""
+    signal.signal(signal.SIGTERM, _exit)
+    signal.signal(signal.SIGHUP, _as_sigterm)
