@@ -11,12 +11,13 @@ Locking design. Two mechanisms, each doing one job:
   is at most one live run per anima. A run whose heartbeat is older than ``dreamer_stale_seconds``
   is declared abandoned (crashed process) and its claims are released.
 
-**Lock order.** Every transaction that takes more than one of these takes them in this order: (1) the
-anima's advisory lock (:func:`lock_anima`), (2) the anima row (``FOR UPDATE``, an update, or the
-key-share lock of an insert that references it), (3) rows of the anima's other tables (its dream
-runs, claims, memories…). Starting, stepping and finishing a run, forgetting, re-embedding,
-restoring an identity and purging all do; paths that take only row locks (recording events,
-heartbeats) take one row family and hold no advisory lock, so no cycle can form.
+**Lock order.** A transaction that takes the anima's advisory lock (:func:`lock_anima`) takes it
+before any row lock of the anima (the anima row: ``FOR UPDATE``, an update, or the key-share lock
+of an insert that references it; its dream runs, claims, memories…): starting, stepping and
+finishing a run, forgetting, re-embedding, restoring an identity and purging all do. One that locks
+the anima row and rows of its other tables without the advisory lock locks the anima row first;
+recording events and heartbeats take one row family only. So no cycle can form (a purge that took
+the row first deadlocked with a dream step holding the advisory lock).
 
 Events are never written by the dreamer (see :mod:`elephantasm.services.event_state`). A chunk is
 the lowest pending seqs of the anima, taken under the dreamer lock; a run that distils with no
