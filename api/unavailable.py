@@ -19,6 +19,10 @@ log = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = 5
 DETAIL = "the database is unavailable; retry shortly"
 STORAGE_DETAIL = "the server's storage is unavailable; retry shortly"
+# SQLSTATEs a retry can get past: a statement cancelled by statement_timeout (a stuck or overloaded
+# database), a deadlock or serialization failure (the other transaction won), too many connections,
+# and the server shutting down or starting up.
+_RETRYABLE_STATES = frozenset({"57014", "40P01", "40001", "53300", "57P01", "57P02", "57P03"})
 # Modules whose OSErrors mean "the database cannot be reached" (a refused TCP connection, a missing
 # Unix socket of a stopped embedded server, a reset mid-query).
 _DRIVER_MODULES = ("asyncpg", "sqlalchemy")
@@ -44,9 +48,12 @@ def is_unavailable(exc: BaseException) -> bool:
         return True
     if isinstance(exc, asyncpg.exceptions.CannotConnectNowError | asyncpg.exceptions.AdminShutdownError):
         return True
+    if getattr(exc, "sqlstate", None) in _RETRYABLE_STATES:
+        return True
     if isinstance(exc, DBAPIError):
         return (
             bool(exc.connection_invalidated)
+            or getattr(exc.orig, "sqlstate", None) in _RETRYABLE_STATES
             or isinstance(exc, OperationalError | InterfaceError)
             or (exc.orig is not None and is_unavailable(exc.orig.__cause__ or exc.orig))
         )

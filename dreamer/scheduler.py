@@ -148,7 +148,9 @@ def build_scheduler(dreamer: Dreamer) -> AsyncIOScheduler:
 
 @asynccontextmanager
 async def scheduler_lifespan(runtime: Runtime) -> AsyncIterator[Dreamer]:
-    """Run the dreamer's jobs for the duration of the block (the API's lifespan, or a worker)."""
+    """Run the dreamer's jobs for the duration of the block (the API's lifespan, or a worker); its
+    runs use the runtime's background pool (long statement limits, see ``Runtime.background``)."""
+    runtime = runtime.background
     dreamer = Dreamer(runtime)
     scheduler = build_scheduler(dreamer)
     scheduler.start()

@@ -1,4 +1,4 @@
-"""``elephantasm dreamer``: the scheduler alone, until SIGINT/SIGTERM."""
+"""``elephantasm dreamer``: the scheduler alone, until SIGINT, SIGTERM or SIGHUP."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ async def run_worker(runtime: Runtime, stop: asyncio.Event | None = None) -> Non
 
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(NotImplementedError, RuntimeError):  # not the main thread, or not supported
             loop.add_signal_handler(sig, stop.set)
     async with scheduler_lifespan(runtime):

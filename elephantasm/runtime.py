@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -14,7 +15,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from elephantasm.db.embedded import start_embedded_postgres
-from elephantasm.db.engine import create_engine, create_sessionmaker
+from elephantasm.db.engine import DbTimeouts, create_engine, create_sessionmaker
 from elephantasm.db.errors import domain_errors
 from elephantasm.domain.dreaming import DistillEngine
 from elephantasm.llm.embedders import Embedder
@@ -67,6 +68,22 @@ class Runtime:
     """Facts that change rarely and cost a query to learn (e.g. whether re-embedding is pending),
     with the monotonic time they were learnt: ``/api/health`` answers from here for a while."""
     """The local GGUF model (model-level memory), loaded on first use."""
+    shared_pools: dict[str, Any] = field(default_factory=dict, repr=False)
+    """The background engine and its sessionmaker once built; copies of this runtime
+    (``dataclasses.replace``) share them."""
+
+    @property
+    def background(self) -> Runtime:
+        """This runtime for work that is long by nature (dream runs, imports, exports, purges): the
+        same everything over a second pool whose statements may run for
+        ``db_background_statement_timeout_seconds`` instead of an API request's few seconds."""
+        pools = self.shared_pools
+        if pools.get("engine") is self.engine:
+            return self
+        if "engine" not in pools:
+            engine = build_engine(self.settings, self.database_url, background=True)
+            pools.update(engine=engine, sessionmaker=create_sessionmaker(engine))
+        return dataclasses.replace(self, engine=pools["engine"], sessionmaker=pools["sessionmaker"])
 
     @asynccontextmanager
     async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
@@ -91,6 +108,9 @@ class Runtime:
         """Stop this process's dream runs (they record themselves as failed), then release the pool."""
         await self.dream_tasks.close()
         await self.packs.aclose()  # writes the last batch of pack recalls
+        background = self.shared_pools.pop("engine", None)
+        if background is not None and background is not self.engine:
+            await background.dispose()
         await self.engine.dispose()
 
 
@@ -101,10 +121,30 @@ def resolve_database_url(settings: Settings) -> str:
     return start_embedded_postgres(settings.data_dir)
 
 
-def build_runtime(settings: Settings, database_url: str | None = None, clock: Clock = utc_now) -> Runtime:
-    """Construct the runtime. Nothing here runs at import time; call it at the process edge."""
+def db_timeouts(settings: Settings, background: bool) -> DbTimeouts:
+    """The database limits of API requests, or of background work (``background``)."""
+    statement = (
+        settings.db_background_statement_timeout_seconds if background else settings.db_statement_timeout_seconds
+    )
+    return DbTimeouts(settings.db_connect_timeout_seconds, settings.db_pool_timeout_seconds, statement)
+
+
+def build_engine(settings: Settings, url: str, *, background: bool = False) -> AsyncEngine:
+    """The pooled engine of an API process (``background``: of background work, see ``Runtime.background``)."""
+    timeouts = db_timeouts(settings, background)
+    return create_engine(url, settings.db_pool_size, settings.db_max_overflow, timeouts=timeouts)
+
+
+def build_runtime(
+    settings: Settings, database_url: str | None = None, clock: Clock = utc_now, *, background: bool = False
+) -> Runtime:
+    """Construct the runtime. Nothing here runs at import time; call it at the process edge.
+
+    ``background``: the whole process does background work (the CLI, ``elephantasm dreamer``), so
+    its one pool has the background limits and ``runtime.background`` is the runtime itself.
+    """
     url = database_url or resolve_database_url(settings)
-    engine = create_engine(url, settings.db_pool_size, settings.db_max_overflow)
+    engine = build_engine(settings, url, background=background)
     runtime = Runtime(
         settings=settings,
         database_url=url,
@@ -116,6 +156,8 @@ def build_runtime(settings: Settings, database_url: str | None = None, clock: Cl
         dream_engine=build_dream_engine(settings),
         packs=PackState(settings.pack_cache_bytes),
     )
+    if background:
+        runtime.shared_pools.update(engine=engine, sessionmaker=runtime.sessionmaker)
     runtime.anima_purge_hooks.append(partial(_purge_kv_snapshots, runtime))
     runtime.forget_hooks.append(partial(_forget_in_kv, runtime))
     return runtime

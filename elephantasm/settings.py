@@ -32,6 +32,23 @@ class Settings(BaseSettings):
     # (benchmarks/RESULTS.md, issue 15). 20 covers the benchmarks' and a busy replica's concurrency.
     db_pool_size: int = 20
     db_max_overflow: int = 10
+    # Waiting for the database (issue 28): a stuck Postgres makes requests 503 within these instead of
+    # hanging them. API requests get short limits; the dreamer, imports, exports, purges and the CLI
+    # (work that is long by nature) get db_background_statement_timeout_seconds.
+    db_connect_timeout_seconds: float = Field(default=5.0, gt=0, description="Opening a database connection.")
+    db_pool_timeout_seconds: float = Field(default=5.0, gt=0, description="Waiting for a pooled connection.")
+    db_statement_timeout_seconds: float = Field(
+        default=5.0, ge=0, description="One statement of an API request (0: no limit); 503 beyond."
+    )
+    db_background_statement_timeout_seconds: float = Field(
+        default=600.0, ge=0, description="One statement of the dreamer, imports, exports, purges, CLI (0: no limit)."
+    )
+    embedded_supervise_seconds: float = Field(
+        default=2.0, ge=0, description="How often `serve` checks that the embedded Postgres runs (0: never restart it)."
+    )
+    embedded_restart_backoff_max_seconds: float = Field(
+        default=30.0, gt=0, description="Longest wait between attempts to start a dead embedded Postgres again."
+    )
 
     # --- security ------------------------------------------------------------------------
     secret_key: str | None = Field(

@@ -56,6 +56,8 @@ def settings(data_dir: Path, pg_url: str) -> Settings:
         # Every in-process request comes from one address: the whole suite must not trip the
         # failed-auth limit (tests/hardening/test_ops.py checks it on an app of its own).
         auth_failure_limit=1_000_000,
+        # A busy test machine must not turn a slow statement into a 503 (tests/faults sets its own).
+        db_statement_timeout_seconds=120,
     )
 
 

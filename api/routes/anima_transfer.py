@@ -34,7 +34,7 @@ class AnimaTransferController(Controller):
             await get_anima(session, caller.org_id, aid)  # a 404 before the stream starts
 
         async def lines() -> AsyncIterator[bytes]:
-            async with runtime.read_session() as session:
+            async with runtime.background.read_session() as session:  # long by nature
                 async for line in export_lines(session, caller.org_id, aid):
                     yield line.encode()
 
@@ -60,6 +60,6 @@ class AnimaTransferController(Controller):
             text = (await request.body()).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ValidationError(f"body: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-        anima_id = await import_anima(runtime, caller.org_id, text.splitlines(), name)
+        anima_id = await import_anima(runtime.background, caller.org_id, text.splitlines(), name)
         async with runtime.read_session() as session:
             return AnimaRead.model_validate(await get_anima(session, caller.org_id, anima_id), from_attributes=True)

@@ -77,7 +77,7 @@ class AnimaController(Controller):
         ``purge=true`` every row and snapshot of it is erased."""
         aid = parse_uuid("anima_id", anima_id)
         if purge:
-            await purge_anima(runtime, caller.org_id, aid)
+            await purge_anima(runtime.background, caller.org_id, aid)  # may wait for a dream step
             return
         async with runtime.unit_of_work() as session:
             await svc.delete_anima(session, caller.org_id, aid, runtime.clock())

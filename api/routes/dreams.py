@@ -34,7 +34,7 @@ class DreamController(Controller):
         """
         engine = engine_of(runtime, None)
         run = await start_run(runtime, caller.org_id, data.anima_id, "manual", engine)
-        runtime.dream_tasks.spawn(execute_run(runtime, run, engine), name=f"dream-{run.id}")
+        runtime.dream_tasks.spawn(execute_run(runtime.background, run, engine), name=f"dream-{run.id}")
         return Response(DreamRunRead.of(run), status_code=HTTP_202_ACCEPTED)
 
     @get("/sessions")

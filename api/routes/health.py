@@ -6,8 +6,10 @@ no exception text, no cache counters (those describe every tenant's traffic).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
+from contextlib import suppress
 from typing import Any
 
 from litestar import Request, Response, get
@@ -35,6 +37,7 @@ async def _embeddings(runtime: Runtime) -> dict:
     }
 
 
+ADMIN_CHECK_SECONDS = 1.0
 ADMIN_ORG = "local"
 """The operator's org (the one ``serve`` bootstraps): the counters describe every tenant, so only an
 ``admin``-scoped key of this org sees them, never a tenant's own admin key."""
@@ -70,8 +73,11 @@ async def health(request: Request, state: State, runtime: NamedDependency[Runtim
             "detail": "the database is unavailable; retry shortly",
         }
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
-        if await _is_admin(request, state, runtime):
-            body["error"] = f"{type(exc).__name__}: {exc}"
+        # Knowing who asks takes the database too: a stuck one must not hold the answer up.
+        with suppress(TimeoutError):
+            async with asyncio.timeout(ADMIN_CHECK_SECONDS):
+                if await _is_admin(request, state, runtime):
+                    body["error"] = f"{type(exc).__name__}: {exc}"
         return Response(body, status_code=503, headers=headers)
     db_ms = round((time.perf_counter() - started) * 1000, 3)
     # pid: which worker answered (serve --workers N); embeddings: whether re-embedding is pending. No tenant data.

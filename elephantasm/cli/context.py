@@ -16,12 +16,13 @@ err_console = Console(stderr=True)
 
 
 @asynccontextmanager
-async def cli_runtime(settings: Settings, migrate: bool = True) -> AsyncIterator[Runtime]:
-    """Start/resolve the database, bring the schema up to date, and yield a runtime."""
+async def cli_runtime(settings: Settings, migrate: bool = True, *, background: bool = True) -> AsyncIterator[Runtime]:
+    """Start/resolve the database, bring the schema up to date, and yield a runtime (a command's
+    work is background work: long statement limits; ``serve`` asks for the API's, ``background=False``)."""
     url = resolve_database_url(settings)
     if migrate:
         await upgrade_async(url)
-    runtime = build_runtime(settings, database_url=url)
+    runtime = build_runtime(settings, database_url=url, background=background)
     try:
         yield runtime
     finally:

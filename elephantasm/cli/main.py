@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -12,6 +13,7 @@ from elephantasm.cli import admin, anima_data, dream, importer, mcp_cmd, server
 from elephantasm.cli import inject as inject_cmd
 from elephantasm.cli import kv as kv_cmd
 from elephantasm.cli import reembed as reembed_cmd
+from elephantasm.cli.lifecycle import exit_cleanly_on_signals
 from elephantasm.observability.logs import configure_logging
 from elephantasm.settings import Settings
 
@@ -92,9 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     settings = Settings()
     configure_logging(settings.log_level, settings.log_format)
-    result = args.func(args, settings)
-    if asyncio.iscoroutine(result):
-        result = run_coroutine(result)
+    exit_cleanly_on_signals()  # SIGTERM/SIGHUP run cleanups (and stop the embedded Postgres) too
+    try:
+        result = args.func(args, settings)
+        if asyncio.iscoroutine(result):
+            result = run_coroutine(result)
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
     return int(result or 0)
 
 

@@ -15,6 +15,7 @@ from elephantasm.cli.banner import log_banner
 from elephantasm.cli.context import cli_runtime, console
 from elephantasm.db import models
 from elephantasm.db.migrate import upgrade_async
+from elephantasm.db.supervisor import supervised_postgres
 from elephantasm.db.tables import table_of
 from elephantasm.runtime import Runtime, resolve_database_url
 from elephantasm.security import write_private
@@ -95,13 +96,14 @@ async def _serve_here(settings: Settings, with_dreamer: bool) -> int:
     from api.heap import frozen_startup_heap
     from api.metrics import start_metrics_server
 
-    async with cli_runtime(settings) as runtime:
+    async with cli_runtime(settings, background=False) as runtime:
         await bootstrap_first_key(runtime)
         app = create_app(runtime, background=[*background_tasks(settings, with_dreamer), frozen_startup_heap])
         start_metrics_server(settings)
         log_banner(runtime, listening_lines(settings))
         config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None, access_log=False)
-        await uvicorn.Server(config).serve()
+        with supervised_postgres(settings):
+            await uvicorn.Server(config).serve()
     return 0
 
 

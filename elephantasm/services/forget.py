@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select, text, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -92,6 +92,9 @@ class Forgotten:
     packs_purged: int = 0
     texts: list[str] = field(default_factory=list)
     """The forgotten items' texts as they were (for hooks that find copies by text); never returned."""
+    event_ids: list[uuid.UUID] = field(default_factory=list)
+    """The forgotten memories' source events: a pack served before the dream showed them as raw
+    turns, citing them, and goes too (the events themselves, the client's log, stay)."""
 
     @property
     def ids(self) -> list[uuid.UUID]:
@@ -132,7 +135,8 @@ async def forget_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uui
     merged = select(_M.c.id).where(_M.c.merged_into == memory_id, live_memory(_M))
     gone = [memory_id, *(await session.execute(merged)).scalars()]
     orphaned = list((await session.execute(_ORPHANED_SQL, {"anima": anima_id, "gone": gone})).scalars())
-    done = Forgotten(anima_id, gone, orphaned)
+    sources = select(func.unnest(_M.c.event_ids)).where(_M.c.id.in_(gone)).distinct()
+    done = Forgotten(anima_id, gone, orphaned, event_ids=list((await session.execute(sources)).scalars()))
     await _scrub(session, done, now)
     return done
 
@@ -188,8 +192,9 @@ async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
 
 
 async def _purge_served(session: AsyncSession, done: Forgotten, mark: Any = _MARK_SQL) -> None:
-    """Served packs quoting the items and the anima's shared snapshots go; the state moves on."""
-    patterns = [f"%{i}%" for i in done.ids]
+    """Served packs quoting the items or citing their source events, and the anima's shared
+    snapshots, go; the state moves on."""
+    patterns = [f"%{i}%" for i in [*done.ids, *done.event_ids]]
     done.packs_purged = rowcount(
         await session.execute(_PURGE_PACKS_SQL, {"anima": done.anima_id, "patterns": patterns})
     )
@@ -287,7 +292,7 @@ async def forget(runtime: Runtime, org_id: uuid.UUID, kind: str, item_id: uuid.U
     async with runtime.unit_of_work() as session:
         done = await action(session, org_id, item_id, runtime.clock())
         await _run_hooks(runtime, session, org_id, done)
-    drop_cached(runtime, done.ids)
+    drop_cached(runtime, [*done.ids, *done.event_ids])
     return done
 
 

@@ -55,13 +55,15 @@ async def purge_anima(runtime: Runtime, org_id: uuid.UUID | None, anima_id: uuid
     NotFoundError if there is no such anima (in that org).
     """
     async with runtime.unit_of_work() as session:
+        # The lock order (claims.py): the anima's dreamer lock first, so a dream step in progress
+        # ends before the row is locked; the run's next step then finds its run gone and stops.
+        await lock_anima(session, anima_id)
         stmt = select(col(Anima.org_id)).where(col(Anima.id) == anima_id)
         if org_id is not None:
             stmt = stmt.where(col(Anima.org_id) == org_id)
         owner = (await session.execute(stmt.with_for_update())).scalar_one_or_none()
         if owner is None:
             raise NotFoundError(f"anima {anima_id} not found")
-        await lock_anima(session, anima_id)  # a dream run's writes wait, then find nothing to write to
         counts = [await _count(session, m, anima_id) for m in (Event, Memory, Knowledge)]
         for hook in runtime.anima_purge_hooks:
             await hook(session, owner, anima_id)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from elephantasm.db.models import DreamRun
+from elephantasm.ids import uuid7
 from elephantasm.runtime import Runtime
 from elephantasm.services.keys import get_or_create_org
 from tests.dreams.helpers import add_events, new_anima, pending_ids, turns
@@ -47,9 +48,12 @@ async def test_dream_by_id_and_by_name(cli, runtime: Runtime) -> None:  # type: 
 
 async def test_dream_while_another_runs_exits_2(cli, runtime: Runtime, tenant) -> None:  # type: ignore[no-untyped-def]
     anima_id = await new_anima(runtime, tenant.org_id)
+    live = uuid7()
+    await runtime.dream_tasks.run_locks.take(runtime, live)  # its process is alive: it holds the run's lock
     async with runtime.unit_of_work() as session:
         session.add(
             DreamRun(
+                id=live,
                 org_id=tenant.org_id,
                 anima_id=anima_id,
                 status="running",
@@ -59,5 +63,8 @@ async def test_dream_while_another_runs_exits_2(cli, runtime: Runtime, tenant) -
                 heartbeat_at=runtime.clock(),
             )
         )
-    result = cli("dream", str(anima_id))
+    try:
+        result = cli("dream", str(anima_id))
+    finally:
+        await runtime.dream_tasks.run_locks.release(live)
     assert result.returncode == 2 and "already running" in result.stderr

@@ -24,6 +24,7 @@ def server_env(database_url: str, secret: str, data_dir: Path, **extra: str) -> 
         ELEPHANTASM_SECRET_KEY=secret,
         ELEPHANTASM_DATA_DIR=str(data_dir),
         ELEPHANTASM_DREAMER_ENABLED="false",
+        ELEPHANTASM_DB_STATEMENT_TIMEOUT_SECONDS="120",  # a busy test machine is no stuck database
         PYTHONUNBUFFERED="1",
     )
     env.update(extra)

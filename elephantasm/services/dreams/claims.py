@@ -11,6 +11,14 @@ Locking design. Two mechanisms, each doing one job:
   is at most one live run per anima. A run whose heartbeat is older than ``dreamer_stale_seconds``
   is declared abandoned (crashed process) and its claims are released.
 
+**Lock order.** A transaction that takes the anima's advisory lock (:func:`lock_anima`) takes it
+before any row lock of the anima (the anima row: ``FOR UPDATE``, an update, or the key-share lock
+of an insert that references it; its dream runs, claims, memories…): starting, stepping and
+finishing a run, forgetting, re-embedding, restoring an identity and purging all do. One that locks
+the anima row and rows of its other tables without the advisory lock locks the anima row first;
+recording events and heartbeats take one row family only. So no cycle can form (a purge that took
+the row first deadlocked with a dream step holding the advisory lock).
+
 Events are never written by the dreamer (see :mod:`elephantasm.services.event_state`). A chunk is
 the lowest pending seqs of the anima, taken under the dreamer lock; a run that distils with no
 transaction open (an LLM) first records a claim (a ``dream_chunks`` row without ``distilled_at``),

@@ -29,7 +29,7 @@ from elephantasm.domain.dreaming import (
 from elephantasm.llm.embedders import Embedder
 from elephantasm.logsafe import safe_traceback
 from elephantasm.observability import metrics
-from elephantasm.services.dreams.claims import claim_events, count_pending, lock_events, watermark
+from elephantasm.services.dreams.claims import claim_events, count_pending, lock_anima, lock_events, watermark
 from elephantasm.services.dreams.curation import curate
 from elephantasm.services.dreams.identity import as_draft, current_identity
 from elephantasm.services.dreams.journal import journaled_write
@@ -91,7 +91,10 @@ async def execute_run(
         status, error, strike = "failed", f"run exceeded dreamer_run_timeout_seconds ({limit})", True
     except asyncio.CancelledError:
         stats.time("total", time.perf_counter() - started)
-        await asyncio.shield(finish_run(runtime, run.id, "failed", "cancelled (process shutting down)", stats))
+        try:
+            await asyncio.shield(finish_run(runtime, run, "failed", "cancelled (process shutting down)", stats))
+        finally:
+            await runtime.dream_tasks.run_locks.release(run.id)
         raise
     except Exception as exc:
         log.error("dream run %s failed: %s", run.id, safe_traceback(exc))
@@ -99,7 +102,10 @@ async def execute_run(
     finally:
         beat.cancel()
     stats.time("total", time.perf_counter() - started)
-    finished = await finish_run(runtime, run.id, status, error, stats, strike=strike)
+    try:
+        finished = await finish_run(runtime, run, status, error, stats, strike=strike)
+    finally:
+        await runtime.dream_tasks.run_locks.release(run.id)
     metrics.dream_finished(finished.status, stats.events_read)
     log.info(
         "dream run %s %s: %d events, %d memories", run.id, finished.status, stats.events_read, stats.memories_created
@@ -155,6 +161,7 @@ async def _claimed_step(
 ) -> Step:
     """Claim (one transaction), distil and embed with no transaction open, write (another)."""
     async with runtime.unit_of_work() as session:
+        await lock_anima(session, run.anima_id)  # before the run row: the lock order (claims.py)
         await hold_lease(session, run.id)
         chunk = await claim_events(session, run, runtime.clock(), until_seq, limit)
         identity = as_draft(await current_identity(session, run.org_id, run.anima_id)) if chunk else None

@@ -18,14 +18,19 @@ from elephantasm.db.models import Anima, DreamRun
 from elephantasm.db.tables import rowcount, table_of
 from elephantasm.domain.dreaming import DistillEngine, Usage
 from elephantasm.domain.errors import ConflictError
+from elephantasm.ids import uuid7
 from elephantasm.services.animas import get_anima
 from elephantasm.services.dreams.claims import lock_anima, recover_stale_runs, release_claims, watermark
+from elephantasm.services.dreams.liveness import gone_runs
 
 if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
 
 _RUNS = table_of(DreamRun)
 WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
+
+
+PURGED = "the anima was purged during the run"
 
 
 class RunLostError(RuntimeError):
@@ -66,27 +71,48 @@ async def start_run(
     """Take the anima's dream lease and return the new ``running`` run.
 
     Raises NotFoundError for an unknown (or another org's) anima and ConflictError when a live run
-    already holds the lease. Abandoned runs of the anima are failed and their claims released first.
+    already holds the lease. Abandoned runs of the anima (their process gone, or silent for
+    ``dreamer_stale_seconds``) are failed and their claims released first. This process holds the
+    new run's lock (``liveness.py``) until :func:`execute_run` ends it.
     """
+    run_id = uuid7()
+    locks = runtime.dream_tasks.run_locks
+    await locks.take(runtime, run_id)  # before the row is visible: a live run always holds its lock
+    try:
+        return await _start(runtime, run_id, org_id, anima_id, trigger, engine)
+    except BaseException:
+        await locks.release(run_id)
+        raise
+
+
+async def _start(
+    runtime: Runtime, run_id: uuid.UUID, org_id: uuid.UUID, anima_id: uuid.UUID, trigger: str, engine: DistillEngine
+) -> DreamRun:
     now = runtime.clock()
     stale_after = timedelta(seconds=runtime.settings.dreamer_stale_seconds)
     async with runtime.unit_of_work() as session:
         await get_anima(session, org_id, anima_id)
         await lock_anima(session, anima_id)
         await recover_stale_runs(session, now, stale_after, anima_id)
-        running = (
-            await session.execute(
-                select(col(DreamRun.id))
-                .where(col(DreamRun.anima_id) == anima_id, col(DreamRun.status) == "running")
-                .limit(1)
-            )
-        ).scalar_one_or_none()
-        if running is not None:
-            raise ConflictError(f"a dream run ({running}) is already running for anima {anima_id}")
+        running = list(
+            (
+                await session.execute(
+                    select(col(DreamRun.id)).where(
+                        col(DreamRun.anima_id) == anima_id, col(DreamRun.status) == "running"
+                    )
+                )
+            ).scalars()
+        )
+        gone = await gone_runs(session, running)
+        await fail_runs(session, gone, now, "abandoned: its process is gone; its claims were released")
+        alive = [r for r in running if r not in gone]
+        if alive:
+            raise ConflictError(f"a dream run ({alive[0]}) is already running for anima {anima_id}")
         # Every seq up to the anima's event_seq read here is committed (seqs are handed out under
         # the anima's row lock): the run distils up to it, events recorded later wait.
         _, until_seq = await watermark(session, anima_id)
         run = DreamRun(
+            id=run_id,
             org_id=org_id,
             anima_id=anima_id,
             status="running",
@@ -103,6 +129,18 @@ async def start_run(
     return run
 
 
+async def fail_runs(session: AsyncSession, run_ids: list[uuid.UUID], now: Any, error: str) -> None:
+    """Fail these running runs with ``error`` and release their claims."""
+    if not run_ids:
+        return
+    await session.execute(
+        update(_RUNS)
+        .where(_RUNS.c.id.in_(run_ids), _RUNS.c.status == "running")
+        .values(status="failed", finished_at=now, error=error)
+    )
+    await release_claims(session, run_ids)
+
+
 async def heartbeat(runtime: Runtime, run_id: uuid.UUID) -> bool:
     """Prove the run is alive; False when it is no longer running (it must stop)."""
     async with runtime.unit_of_work() as session:
@@ -117,6 +155,8 @@ async def hold_lease(session: AsyncSession, run_id: uuid.UUID) -> None:
     status = (
         await session.execute(select(_RUNS.c.status).where(_RUNS.c.id == run_id).with_for_update())
     ).scalar_one_or_none()
+    if status is None:
+        raise RunLostError(f"dream run {run_id} is gone: {PURGED}")
     if status != "running":
         raise RunLostError(f"dream run {run_id} is no longer running (status {status})")
 
@@ -127,28 +167,33 @@ async def save_progress(session: AsyncSession, run_id: uuid.UUID, stats: RunStat
 
 
 async def finish_run(
-    runtime: Runtime, run_id: uuid.UUID, status: str, error: str | None, stats: RunStats, *, strike: bool = False
+    runtime: Runtime, run: DreamRun, status: str, error: str | None, stats: RunStats, *, strike: bool = False
 ) -> DreamRun:
     """Close the run (completed or failed), record its counters, and release any claims it still holds.
 
     A run already failed by someone else (declared abandoned) keeps that status and error. A
     completed run clears the anima's back-off; a failure with ``strike`` (the anima's own failure,
-    not a shutdown) extends it, see :func:`record_outcome`.
+    not a shutdown) extends it, see :func:`record_outcome`. When the anima was purged meanwhile (the
+    run row went with it), the returned run is a detached copy saying so.
     """
     now = runtime.clock()
     async with runtime.unit_of_work() as session:
+        await lock_anima(session, run.anima_id)  # the lock order: advisory lock, anima row, run row
         closed = await session.execute(
             update(_RUNS)
-            .where(_RUNS.c.id == run_id, _RUNS.c.status == "running")
+            .where(_RUNS.c.id == run.id, _RUNS.c.status == "running")
             .values(status=status, error=error, finished_at=now, heartbeat_at=now, **stats.columns())
             .returning(_RUNS.c.anima_id)
         )
         anima_id = closed.scalar_one_or_none()
         if anima_id is not None and (status == "completed" or strike):
             await record_outcome(session, runtime, anima_id, status == "completed")
-        await release_claims(session, [run_id])
-        run = (await session.execute(select(DreamRun).where(col(DreamRun.id) == run_id))).scalar_one()
-    return run
+        await release_claims(session, [run.id])
+        final = (await session.execute(select(DreamRun).where(col(DreamRun.id) == run.id))).scalar_one_or_none()
+    if final is None:
+        gone = {"status": "failed", "error": PURGED, "finished_at": now, **stats.columns()}
+        return DreamRun.model_validate({**run.model_dump(), **gone})
+    return final
 
 
 async def record_outcome(session: AsyncSession, runtime: Runtime, anima_id: uuid.UUID, succeeded: bool) -> None:

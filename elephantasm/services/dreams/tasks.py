@@ -7,6 +7,8 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
+from elephantasm.services.dreams.liveness import RunLocks
+
 log = logging.getLogger(__name__)
 
 
@@ -19,6 +21,8 @@ class DreamTasks:
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.run_locks = RunLocks()
+        """The liveness locks of the runs this process executes (``liveness.py``)."""
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str | None = None) -> asyncio.Task[Any]:
         """Run ``coro`` in the background, keeping a strong reference until it ends."""
@@ -47,3 +51,4 @@ class DreamTasks:
             task.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
+        await self.run_locks.close()

@@ -1,0 +1,30 @@
+"""How a CLI process ends: a termination signal unwinds it like Ctrl-C does.
+
+Python's default for SIGTERM and SIGHUP kills the interpreter on the spot: no ``finally`` block and
+no ``atexit`` handler runs, so the embedded Postgres this process started (pgserver stops it from
+``atexit`` when its last user exits) would keep running. Raising ``SystemExit`` instead runs both.
+uvicorn catches SIGTERM itself while it serves, shuts down gracefully and then raises the signal
+again, which lands here. SIGHUP is passed on as SIGTERM, to whoever handles that at the moment
+(uvicorn while serving, the dreamer's loop, else :func:`_exit`): an exception raised by a signal
+handler lands in whatever code runs, which inside a server is some request's task.
+"""
+
+from __future__ import annotations
+
+import signal
+from types import FrameType
+
+
+def _exit(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _as_sigterm(signum: int, frame: FrameType | None) -> None:
+    signal.raise_signal(signal.SIGTERM)
+
+
+def exit_cleanly_on_signals() -> None:
+    """Make SIGTERM (and SIGHUP, passed on as SIGTERM) end this process with ``SystemExit(143)``,
+    so cleanups run."""
+    signal.signal(signal.SIGTERM, _exit)
+    signal.signal(signal.SIGHUP, _as_sigterm)

@@ -1,0 +1,81 @@
+"""Whether a running dream run's process is still there: its run lock.
+
+The process executing a run holds a session-level advisory lock keyed by the run's id, on a
+connection of its own, from before the run row is visible until the run has finished. Postgres
+frees it when that connection ends, so the moment the process is gone (kill -9, a crash, a lost
+host) the lock is free: :func:`gone_runs` finds such runs and starting a new run fails them at
+once, instead of waiting ``dreamer_stale_seconds`` for their heartbeat to go quiet (which still
+catches a process that is alive but stuck).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import uuid
+from contextlib import suppress
+from typing import TYPE_CHECKING
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+if TYPE_CHECKING:
+    from elephantasm.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+_NAMESPACE = b"elephantasm.dream-run:"
+_TRY_XACT = text("SELECT pg_try_advisory_xact_lock(:key)")
+
+
+def run_lock_key(run_id: uuid.UUID) -> int:
+    """The signed 64-bit advisory-lock key of a run (its own namespace: never an anima's key)."""
+    return int.from_bytes(hashlib.blake2b(_NAMESPACE + run_id.bytes, digest_size=8).digest(), "big", signed=True)
+
+
+class RunLocks:
+    """The run locks this process holds: one connection each, taken before the run starts."""
+
+    def __init__(self) -> None:
+        self._held: dict[uuid.UUID, AsyncConnection] = {}
+
+    async def take(self, runtime: Runtime, run_id: uuid.UUID) -> None:
+        """Hold ``run_id``'s lock until :meth:`release` (or until this process ends)."""
+        conn = await runtime.background.engine.connect()
+        try:
+            conn = await conn.execution_options(isolation_level="AUTOCOMMIT")  # no transaction left open
+            await conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": run_lock_key(run_id)})
+        except BaseException:
+            await conn.close()
+            raise
+        self._held[run_id] = conn
+
+    async def release(self, run_id: uuid.UUID) -> None:
+        """Let the run's lock go (a no-op for a run this process does not hold)."""
+        conn = self._held.pop(run_id, None)
+        if conn is None:
+            return
+        try:
+            await asyncio.shield(conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": run_lock_key(run_id)}))
+        except Exception as exc:  # the connection is gone, and the lock with it
+            log.debug("run lock %s: unlock failed (%s); dropping its connection", run_id, exc)
+            await conn.invalidate()
+        finally:
+            with suppress(Exception):
+                await conn.close()
+
+    async def close(self) -> None:
+        """Release every lock still held (process shutdown)."""
+        for run_id in list(self._held):
+            await self.release(run_id)
+
+
+async def gone_runs(session: AsyncSession, run_ids: list[uuid.UUID]) -> list[uuid.UUID]:
+    """Those of ``run_ids`` whose process is gone: their run lock is free. (Probing takes the lock
+    until the caller's transaction ends, so a prober never mistakes another prober for a run.)"""
+    gone = []
+    for run_id in run_ids:
+        if (await session.execute(_TRY_XACT, {"key": run_lock_key(run_id)})).scalar_one():
+            gone.append(run_id)
+    return gone
