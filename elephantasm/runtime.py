@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from elephantasm.db.embedded import start_embedded_postgres
 from elephantasm.db.engine import create_engine, create_sessionmaker
 from elephantasm.db.errors import domain_errors
+from elephantasm.db.keyset import CURSOR_KEY_INFO, cursor_key
 from elephantasm.domain.dreaming import DistillEngine
 from elephantasm.llm.embedders import Embedder
 from elephantasm.llm.factory import build_dream_engine, build_embedder
@@ -105,12 +106,17 @@ def build_runtime(settings: Settings, database_url: str | None = None, clock: Cl
     """Construct the runtime. Nothing here runs at import time; call it at the process edge."""
     url = database_url or resolve_database_url(settings)
     engine = create_engine(url, settings.db_pool_size, settings.db_max_overflow)
+    secret = load_or_create_secret(settings.secret_key, settings.data_dir)
+    sessionmaker = create_sessionmaker(engine)
+    # Pagination cursors are signed with a key of this secret, so every process of the service
+    # (workers, dreamer) accepts the cursors any of them handed out.
+    sessionmaker.configure(info={CURSOR_KEY_INFO: cursor_key(secret)})
     runtime = Runtime(
         settings=settings,
         database_url=url,
         engine=engine,
-        sessionmaker=create_sessionmaker(engine),
-        secret=load_or_create_secret(settings.secret_key, settings.data_dir),
+        sessionmaker=sessionmaker,
+        secret=secret,
         embedder=build_embedder(settings),
         clock=clock,
         dream_engine=build_dream_engine(settings),
