@@ -11,6 +11,7 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 
+from api.allow import complete_allow
 from api.auth import AuthCache, provide_caller
 from api.deps import provide_runtime
 from api.errors import EXCEPTION_HANDLERS
@@ -86,7 +87,7 @@ def create_app(
         ),
         request_max_body_size=runtime.settings.max_request_bytes,
         request_class=GuardedRequest,
-        middleware=[query_guard],
+        middleware=[query_guard, complete_allow],
         openapi_config=OpenAPIConfig(title="Elephantasm", version="0.1.0", path="/schema"),
         debug=False,
     )

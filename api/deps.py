@@ -19,6 +19,12 @@ Limit = Annotated[int, Parameter(ge=1, le=1000, description="Page size (1–1000
 Cursor = Annotated[str | None, Parameter(description="Opaque cursor from the previous page's next_cursor.")]
 
 
+def QueryInstant(description: str) -> Any:
+    """A query-string instant, documented as ``date-time`` and parsed strictly by
+    :func:`api.guards.query_instant` (a number is refused, not read as Unix seconds)."""
+    return Annotated[str | None, QueryParameter(description=description, schema_extra={"format": "date-time"})]
+
+
 def one_of_param(enum: type[StrEnum], name: str | None = None, description: str | None = None) -> Any:
     """A query parameter restricted to ``enum``'s values (an enum in the OpenAPI schema); parse it
     with :func:`parse_enum`, whose 422 names the parameter and lists the valid values."""

@@ -16,7 +16,7 @@ from litestar.types import ASGIApp, HTTPResponseBodyEvent, HTTPResponseStartEven
 from pydantic import BaseModel
 
 from elephantasm.domain.errors import ValidationError
-from elephantasm.domain.inputs import instant_problem
+from elephantasm.domain.inputs import instant_problem, parse_iso_instant
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.common import check_json_fields
 
@@ -80,11 +80,19 @@ def query_guard(app: ASGIApp) -> ASGIApp:
     return guarded
 
 
-def check_instant(name: str, value: datetime | None) -> None:
-    """A query-string instant (``since``, ``until``…) must be aware and inside the sane window."""
-    problem = instant_problem(value) if value is not None else None
+def query_instant(name: str, value: str | None) -> datetime | None:
+    """A query-string instant (``since``, ``until``…): an ISO 8601 date-time, aware and inside the
+    sane window (a number is not read as Unix seconds), or a 422 naming ``name``."""
+    if value is None:
+        return None
+    try:
+        instant = parse_iso_instant(value)
+    except ValueError as exc:
+        raise ValidationError(f"{name}: {exc}") from None
+    problem = instant_problem(instant)
     if problem:
         raise ValidationError(f"{name}: {problem}")
+    return instant
 
 
 def check_json(data: BaseModel, runtime: Runtime) -> None:

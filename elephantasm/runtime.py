@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from elephantasm.db.embedded import start_embedded_postgres
 from elephantasm.db.engine import DbTimeouts, create_engine, create_sessionmaker
 from elephantasm.db.errors import domain_errors
+from elephantasm.db.keyset import CURSOR_KEY_INFO, cursor_key
 from elephantasm.domain.dreaming import DistillEngine
 from elephantasm.llm.embedders import Embedder
 from elephantasm.llm.factory import build_dream_engine, build_embedder
@@ -82,7 +83,7 @@ class Runtime:
             return self
         if "engine" not in pools:
             engine = build_engine(self.settings, self.database_url, background=True)
-            pools.update(engine=engine, sessionmaker=create_sessionmaker(engine))
+            pools.update(engine=engine, sessionmaker=signed_sessionmaker(engine, self.secret))
         return dataclasses.replace(self, engine=pools["engine"], sessionmaker=pools["sessionmaker"])
 
     @asynccontextmanager
@@ -135,6 +136,17 @@ def build_engine(settings: Settings, url: str, *, background: bool = False) -> A
     return create_engine(url, settings.db_pool_size, settings.db_max_overflow, timeouts=timeouts)
 
 
+def signed_sessionmaker(engine: AsyncEngine, secret: bytes) -> async_sessionmaker[AsyncSession]:
+    """A sessionmaker whose sessions carry the cursor-signing key of ``secret``.
+
+    Pagination cursors are signed with it, so every process of the service (workers, dreamer)
+    accepts the cursors any of them handed out.
+    """
+    sessionmaker = create_sessionmaker(engine)
+    sessionmaker.configure(info={CURSOR_KEY_INFO: cursor_key(secret)})
+    return sessionmaker
+
+
 def build_runtime(
     settings: Settings, database_url: str | None = None, clock: Clock = utc_now, *, background: bool = False
 ) -> Runtime:
@@ -145,12 +157,14 @@ def build_runtime(
     """
     url = database_url or resolve_database_url(settings)
     engine = build_engine(settings, url, background=background)
+    secret = load_or_create_secret(settings.secret_key, settings.data_dir)
+    sessionmaker = signed_sessionmaker(engine, secret)
     runtime = Runtime(
         settings=settings,
         database_url=url,
         engine=engine,
-        sessionmaker=create_sessionmaker(engine),
-        secret=load_or_create_secret(settings.secret_key, settings.data_dir),
+        sessionmaker=sessionmaker,
+        secret=secret,
         embedder=build_embedder(settings),
         clock=clock,
         dream_engine=build_dream_engine(settings),

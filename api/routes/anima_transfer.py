@@ -54,12 +54,19 @@ class AnimaTransferController(Controller):
                 min_length=1, max_length=200, description="Name of the new anima (default: the exported one's)."
             ),
         ] = None,
+        partial: Annotated[
+            bool,
+            QueryParameter(
+                description="Import a file whose trailer line is missing or does not match (a cut or edited export)."
+            ),
+        ] = False,
     ) -> AnimaRead:
-        """Create a new anima from an export (body: its JSON lines); 422 naming the first bad line."""
+        """Create a new anima from an export (body: its JSON lines); 422 naming the first bad line, or
+        the trailer when the file is cut short or altered (unless ``partial=true``)."""
         try:
             text = (await request.body()).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ValidationError(f"body: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-        anima_id = await import_anima(runtime.background, caller.org_id, text.splitlines(), name)
+        anima_id = await import_anima(runtime.background, caller.org_id, text.splitlines(), name, partial=partial)
         async with runtime.read_session() as session:
             return AnimaRead.model_validate(await get_anima(session, caller.org_id, anima_id), from_attributes=True)

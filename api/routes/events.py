@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
-from typing import Annotated
 
 from litestar import Controller, MediaType, Response, get, post
-from litestar.params import FromPath, FromQuery, JSONBody, QueryParameter
+from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED
 
 from api.batch_body import EventBatchBody
-from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_enum, parse_uuid
+from api.deps import CallerDep, Cursor, Limit, QueryInstant, RuntimeDep, one_of_param, parse_enum, parse_uuid
 from api.event_json import encode_batch, encode_event
-from api.guards import check_instant
+from api.guards import query_instant
 from elephantasm.db.raw import driver_connection
 from elephantasm.domain.enums import EventType
 from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError
@@ -77,15 +75,19 @@ class EventController(Controller):
         anima_id: FromQuery[uuid.UUID | None] = None,
         session_id: FromQuery[str | None] = None,
         event_type: one_of_param(EventType) = None,  # type: ignore[valid-type]
-        since: Annotated[datetime | None, QueryParameter(description="occurred_at ≥ since")] = None,
-        until: Annotated[datetime | None, QueryParameter(description="occurred_at < until")] = None,
+        since: QueryInstant("occurred_at ≥ since") = None,  # type: ignore[valid-type]
+        until: QueryInstant("occurred_at < until") = None,  # type: ignore[valid-type]
         limit: Limit = 100,
         cursor: Cursor = None,
     ) -> Page[EventRead]:
         """Events in chronological order, filtered by anima, session, type and time range."""
-        check_instant("since", since)
-        check_instant("until", until)
-        flt = svc.EventFilter(anima_id, session_id, parse_enum(EventType, "event_type", event_type), since, until)
+        flt = svc.EventFilter(
+            anima_id,
+            session_id,
+            parse_enum(EventType, "event_type", event_type),
+            query_instant("since", since),
+            query_instant("until", until),
+        )
         async with runtime.read_session() as session:
             rows, next_cursor = await svc.list_events(session, caller.org_id, flt, limit, cursor)
         return Page[EventRead](items=[_read(e) for e in rows], next_cursor=next_cursor)

@@ -20,8 +20,6 @@ from elephantasm.services.dreams import memories as svc
 from elephantasm.services.forget import drop_cached, forget, unserve_old_text
 from elephantasm.services.spaces import current_space
 
-_NOT_NULL = ("summary", "importance", "confidence", "state")
-
 
 class MemoryController(Controller):
     """Memories with their provenance (the ids of the events each was distilled from)."""
@@ -62,7 +60,7 @@ class MemoryController(Controller):
         A text edit also withdraws every served copy of the old text (pack history, KV snapshots)."""
         mid = parse_uuid("memory_id", memory_id)
         check_json(data, runtime)
-        changes = {k: v for k, v in data.model_dump(exclude_unset=True).items() if v is not None or k not in _NOT_NULL}
+        changes = data.model_dump(exclude_unset=True)
         vector = (await runtime.embedder.embed([lean_text(changes["summary"])]))[0] if "summary" in changes else None
         edits_text = bool(changes.keys() & {"summary", "content"})
         async with runtime.unit_of_work() as session:

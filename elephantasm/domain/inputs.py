@@ -91,6 +91,17 @@ def instant_problem(value: datetime) -> str | None:
     return None
 
 
+def parse_iso_instant(value: object) -> datetime:
+    """An ISO 8601 date-time string as a datetime (ValueError otherwise: a number, a date alone…);
+    whether it is aware and in the window is :func:`instant_problem`'s to say."""
+    if isinstance(value, str) and len(value) <= 64:  # no ISO instant is longer
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            pass
+    raise ValueError("must be an ISO 8601 date-time string with a timezone offset (e.g. 2026-01-01T12:00:00Z)")
+
+
 def occurred_at_problem(value: datetime, now: datetime) -> str | None:
     """Why an event's ``occurred_at`` is unacceptable: outside 1900-01-01 … now + 1 day."""
     problem = instant_problem(value)

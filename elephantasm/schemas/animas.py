@@ -6,9 +6,9 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field
 
-from elephantasm.schemas.common import StoredJson, StrictModel
+from elephantasm.schemas.common import PatchBody, StoredJson, StrictModel
 
 
 class AnimaCreate(StrictModel):
@@ -20,19 +20,15 @@ class AnimaCreate(StrictModel):
     user_id: uuid.UUID | None = None
 
 
-class AnimaUpdate(StrictModel):
+class AnimaUpdate(PatchBody):
     """Body of ``PATCH /api/animas/{id}``: only the fields given change."""
+
+    not_null = ("name",)
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
     description: str | None = Field(default=None, max_length=10_000)
     meta: dict[str, Any] | None = None
     user_id: uuid.UUID | None = None
-
-    @model_validator(mode="after")
-    def _name_not_null(self) -> AnimaUpdate:
-        if "name" in self.model_fields_set and self.name is None:
-            raise ValueError("name: may not be null (omit it to keep the current name)")
-        return self
 
 
 class AnimaRead(BaseModel):

@@ -1,20 +1,34 @@
-"""Shared wire shapes: pages and opaque cursors."""
+"""Shared wire shapes: pages, strict bodies, instants and JSON fields."""
 
 from __future__ import annotations
 
-import base64
-import json
 import uuid
 from datetime import datetime
 from enum import Enum, StrEnum
 from functools import cache
 from types import UnionType
-from typing import Annotated, Any, Generic, Literal, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Generic, Literal, Self, TypeVar, Union, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from elephantasm.domain.errors import ValidationError
-from elephantasm.domain.inputs import READ_DEPTH_CEILING, instant_problem, json_depth, json_problem, nul_path
+from elephantasm.domain.inputs import (
+    READ_DEPTH_CEILING,
+    instant_problem,
+    json_depth,
+    json_problem,
+    nul_path,
+    parse_iso_instant,
+)
 
 T = TypeVar("T")
 
@@ -26,10 +40,58 @@ class Page(BaseModel, Generic[T]):
     next_cursor: str | None = None
 
 
+def _number(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PydanticCustomError("float_type", "Input should be a number (a JSON number, not a string or boolean)")
+    return value
+
+
+def _integer(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PydanticCustomError("int_type", "Input should be an integer (a JSON integer, not a string or boolean)")
+    return value
+
+
+def _boolean(value: Any) -> Any:
+    if not isinstance(value, bool):
+        raise PydanticCustomError("bool_type", "Input should be a boolean (true or false)")
+    return value
+
+
+_SCALAR_CHECKS = {"float": _number, "int": _integer, "bool": _boolean}
+
+
+def _strict_scalars(schema: Any) -> None:
+    """Put a type check before every number and boolean of a core schema, in place: ``false`` is no
+    number, nor ``1`` or ``"true"`` a boolean, nor ``"0.5"`` a number (an integer is a float).
+    (A check in the schema, not ``strict=True``: Litestar validates bodies with ``strict=False``.)"""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            kind = node.get("type")
+            check = _SCALAR_CHECKS.get(kind) if isinstance(kind, str) else None
+            if check is not None:
+                inner = dict(node)
+                node.clear()
+                node.update(core_schema.no_info_before_validator_function(check, inner))  # type: ignore[arg-type]
+                continue
+            stack.extend(value for key, value in node.items() if key != "metadata")  # metadata holds no schema
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
 class StrictModel(BaseModel):
-    """Request bodies: unknown fields are an error, so a typo never silently drops data."""
+    """Request bodies: unknown fields are an error, so a typo never silently drops data; numbers and
+    booleans are taken only as JSON numbers and booleans (no coercion between them or from strings)."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: type[BaseModel], handler: GetCoreSchemaHandler) -> CoreSchema:
+        schema = handler(source)
+        _strict_scalars(schema)
+        return schema
 
     @field_validator("*", mode="after")
     @classmethod
@@ -47,6 +109,25 @@ class StrictModel(BaseModel):
         return value
 
 
+class PatchBody(StrictModel):
+    """A PATCH body: only the fields given change. A field named in ``not_null`` may be omitted but
+    not set to null (its column holds a value always), so a null there is a 422, never ignored."""
+
+    not_null: ClassVar[tuple[str, ...]] = ()
+
+    @model_validator(mode="after")
+    def _no_null_for_required(self) -> Self:
+        for name in self.not_null:
+            if name in self.model_fields_set and getattr(self, name) is None:
+                raise ValueError(f"{name}: may not be null (omit it to keep the current value)")
+        return self
+
+
+def _iso_instant(value: Any) -> Any:
+    # A JSON instant is an ISO 8601 string; a number would otherwise be read as Unix seconds.
+    return value if isinstance(value, datetime) else parse_iso_instant(value)
+
+
 def _sane_instant(value: datetime) -> datetime:
     problem = instant_problem(value)
     if problem:
@@ -54,8 +135,8 @@ def _sane_instant(value: datetime) -> datetime:
     return value
 
 
-Instant = Annotated[datetime, AfterValidator(_sane_instant)]
-"""A request timestamp: timezone-aware and inside the service's sane window (1900 to 3000)."""
+Instant = Annotated[datetime, BeforeValidator(_iso_instant), AfterValidator(_sane_instant)]
+"""A request timestamp: an ISO 8601 string, timezone-aware and inside the service's sane window (1900 to 3000)."""
 
 
 def _elide_deep(value: Any) -> Any:
@@ -68,25 +149,6 @@ def _elide_deep(value: Any) -> Any:
 
 StoredJson = Annotated[dict[str, Any], BeforeValidator(_elide_deep)]
 """A JSON object read back from the database (response side), elided if too deep to serve."""
-
-
-def encode_cursor(at: datetime, row_id: uuid.UUID) -> str:
-    """An opaque keyset cursor over (timestamp, id)."""
-    raw = json.dumps([at.isoformat(), str(row_id)]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
-    """Inverse of :func:`encode_cursor`; a malformed cursor is a 422 naming ``cursor``."""
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        at, row_id = json.loads(base64.urlsafe_b64decode(padded.encode()))
-        at, row_id = datetime.fromisoformat(at), uuid.UUID(row_id)
-    except (ValueError, TypeError) as exc:
-        raise ValidationError("cursor: malformed pagination cursor") from exc
-    if instant_problem(at):  # only a hand-made cursor can hold such an instant
-        raise ValidationError("cursor: malformed pagination cursor (its instant is out of range)")
-    return at, row_id
 
 
 _SCALAR_TYPES = (str, int, float, bool, uuid.UUID, datetime, Enum, type(None))

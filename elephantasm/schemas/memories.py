@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, Field, field_validator
 
 from elephantasm.domain.enums import MemoryState
-from elephantasm.schemas.common import StoredJson, StrictModel
+from elephantasm.schemas.common import PatchBody, StoredJson, StrictModel
 
 
 class MemoryRead(BaseModel):
@@ -41,8 +41,10 @@ class MemoryRead(BaseModel):
         return cls(**data, event_ids=event_ids or [], similarity=similarity)
 
 
-class MemoryUpdate(StrictModel):
+class MemoryUpdate(PatchBody):
     """Body of ``PATCH /api/memories/{id}``: only the fields given change."""
+
+    not_null = ("summary", "importance", "confidence", "state")
 
     summary: str | None = Field(default=None, min_length=1, max_length=10_000)
     content: str | None = Field(default=None, max_length=1_000_000)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from elephantasm.domain.presets import PRESET_NAMES
 from elephantasm.schemas.common import Instant, StrictModel
@@ -120,24 +120,44 @@ class MemoryPackRead(BaseModel):
 # ----------------------------------------------------------------------------- requests ----
 
 
-class WeightsIn(StrictModel):
-    """Scoring weights to override (only their ratios matter)."""
+MIN_WEIGHT = 0.001
+MAX_WEIGHT = 1000.0
 
-    importance: float | None = Field(default=None, ge=0, le=1000)
-    confidence: float | None = Field(default=None, ge=0, le=1000)
-    recency: float | None = Field(default=None, ge=0, le=1000)
-    decay: float | None = Field(default=None, ge=0, le=1000)
-    relevance: float | None = Field(default=None, ge=0, le=1000)
+
+def _weight_range(value: float) -> float:
+    # Below MIN_WEIGHT a ratio is noise, and a subnormal one (1e-320) overflows when normalised.
+    if value != 0 and value < MIN_WEIGHT:
+        raise ValueError(f"must be 0 (off) or between {MIN_WEIGHT:g} and {MAX_WEIGHT:g}")
+    return value
+
+
+Weight = Annotated[
+    float,
+    Field(ge=0, le=MAX_WEIGHT, allow_inf_nan=False, description=f"0 (off), or {MIN_WEIGHT:g} to {MAX_WEIGHT:g}."),
+    AfterValidator(_weight_range),
+]
+"""A scoring weight or budget share: finite, 0 or between ``MIN_WEIGHT`` and ``MAX_WEIGHT`` (only
+ratios matter, and this range keeps every ratio and normalised value a normal float)."""
+
+
+class WeightsIn(StrictModel):
+    """Scoring weights to override (only their ratios matter): each 0 (off) or 0.001 to 1000."""
+
+    importance: Weight | None = None
+    confidence: Weight | None = None
+    recency: Weight | None = None
+    decay: Weight | None = None
+    relevance: Weight | None = None
 
 
 class SharesIn(StrictModel):
-    """Budget shares per layer to override (normalised by the packer)."""
+    """Budget shares per layer to override (normalised by the packer): each 0 (off) or 0.001 to 1000."""
 
-    identity: float | None = Field(default=None, ge=0, le=1000)
-    knowledge: float | None = Field(default=None, ge=0, le=1000)
-    long_term: float | None = Field(default=None, ge=0, le=1000)
-    session: float | None = Field(default=None, ge=0, le=1000)
-    temporal: float | None = Field(default=None, ge=0, le=1000)
+    identity: Weight | None = None
+    knowledge: Weight | None = None
+    long_term: Weight | None = None
+    session: Weight | None = None
+    temporal: Weight | None = None
 
 
 class LimitsIn(StrictModel):

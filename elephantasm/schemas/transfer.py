@@ -2,50 +2,35 @@
 
 The first line is the ``anima`` header (with ``format``); then every ``event``, ``memory`` (with
 its source ``event_ids``), ``knowledge`` (with its source ``memory_ids`` and ``superseded_by``),
-the current ``identity`` and every ``identity_version``. Ids are the exporting server's; an import
-gives every row a new id (keeping their order) and rewrites the references. Embeddings are not
-exported: the importing server computes them with its own embedder. Forgotten (deleted) memories
-and knowledge are not exported.
+the current ``identity`` and every ``identity_version``; the last line is the ``trailer``: the count
+of lines of each kind and a SHA-256 over the lines before it (each line's text and a newline), so a
+truncated or altered file is refused. Ids are the exporting server's; an import gives every row a
+new id (keeping their order) and rewrites the references. Embeddings are not exported: the
+importing server computes them with its own embedder. Forgotten (deleted) memories and knowledge
+are not exported.
+
+Every rule of the live API holds for every line: instants are timezone-aware and inside the
+service's window, text carries no NUL, and the importer applies the JSON and event-size limits of
+the settings (``services/anima_import.py``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import uuid
-from datetime import datetime
+from collections import Counter
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field
+
+from elephantasm.schemas.common import Instant, StrictModel
 
 FORMAT: Final = "elephantasm.anima/1"
 MAX_TEXT = 1_000_000
-MAX_JSON_DEPTH = 32
-"""Deepest nesting accepted in an imported JSON field (``meta``, ``self``): deeper values cannot be
-served back reliably, so they are refused up front rather than stored."""
 
 
-def json_depth(value: Any) -> int:
-    """Nesting depth of a JSON value (a scalar is 0), without recursion."""
-    deepest, stack = 0, [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
-
-
-class Record(BaseModel):
-    """Common base: unknown fields are an error, so a typo never silently drops data; JSON fields
-    are at most ``MAX_JSON_DEPTH`` deep."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    @field_validator("meta", "self", check_fields=False)
-    @classmethod
-    def _shallow(cls, value: Any) -> Any:
-        if json_depth(value) > MAX_JSON_DEPTH:
-            raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
-        return value
+class Record(StrictModel):
+    """Common base: unknown fields are an error, so a typo never silently drops data."""
 
 
 class AnimaRecord(Record):
@@ -58,9 +43,9 @@ class AnimaRecord(Record):
     description: str | None = Field(default=None, max_length=MAX_TEXT)
     meta: dict[str, Any] = Field(default_factory=dict)
     user_id: uuid.UUID | None = None
-    last_event_at: datetime | None = None
-    created_at: datetime
-    updated_at: datetime
+    last_event_at: Instant | None = None
+    created_at: Instant
+    updated_at: Instant
 
 
 class EventRecord(Record):
@@ -73,15 +58,15 @@ class EventRecord(Record):
     author: str | None = None
     summary: str | None = None
     content: str
-    occurred_at: datetime
+    occurred_at: Instant
     session_id: str | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
     source_uri: str | None = None
     dedupe_key: str | None = None
     importance_score: float | None = None
-    created_at: datetime
-    updated_at: datetime
-    distilled_at: datetime | None = None
+    created_at: Instant
+    updated_at: Instant
+    distilled_at: Instant | None = None
 
 
 class MemoryRecord(Record):
@@ -95,14 +80,14 @@ class MemoryRecord(Record):
     confidence: float = Field(ge=0.0, le=1.0)
     state: Literal["active", "decaying", "archived"]
     session_id: str | None = Field(default=None, max_length=200)
-    time_start: datetime | None = None
-    time_end: datetime | None = None
+    time_start: Instant | None = None
+    time_end: Instant | None = None
     recall_count: int = Field(default=0, ge=0, le=2**31 - 1)
-    last_recalled_at: datetime | None = None
+    last_recalled_at: Instant | None = None
     merged_into: uuid.UUID | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
-    created_at: datetime
-    updated_at: datetime
+    created_at: Instant
+    updated_at: Instant
     event_ids: list[uuid.UUID] = Field(default_factory=list)
 
 
@@ -119,12 +104,12 @@ class KnowledgeRecord(Record):
     content_hash: str = Field(max_length=64)
     confidence: float = Field(ge=0.0, le=1.0)
     importance: float = Field(ge=0.0, le=1.0)
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    valid_from: Instant | None = None
+    valid_to: Instant | None = None
     superseded_by: uuid.UUID | None = None
     meta: dict[str, Any] = Field(default_factory=dict)
-    created_at: datetime
-    updated_at: datetime
+    created_at: Instant
+    updated_at: Instant
     memory_ids: list[uuid.UUID] = Field(default_factory=list)
 
 
@@ -136,14 +121,14 @@ class IdentityFields(Record):
     communication_style: str | None = Field(default=None, max_length=MAX_TEXT)
     self: dict[str, Any] = Field(default_factory=dict)
     prose: str | None = Field(default=None, max_length=MAX_TEXT)
-    created_at: datetime
+    created_at: Instant
 
 
 class IdentityRecord(IdentityFields):
     """The current identity."""
 
     kind: Literal["identity"] = "identity"
-    updated_at: datetime
+    updated_at: Instant
 
 
 class IdentityVersionRecord(IdentityFields):
@@ -161,3 +146,47 @@ BODY_KINDS: dict[str, type[Record]] = {
     "identity_version": IdentityVersionRecord,
 }
 """Every record kind after the header, by its ``kind``."""
+
+
+KINDS: Final = ("anima", *BODY_KINDS)
+"""Every record kind a trailer counts, in file order."""
+
+
+class TrailerRecord(StrictModel):
+    """The last line: what the lines before it hold, so an import can tell a whole file from a cut one."""
+
+    kind: Literal["trailer"] = "trailer"
+    counts: dict[str, int] = Field(description="Lines of each kind before the trailer.")
+    sha256: str = Field(pattern="^[0-9a-f]{64}$", description="SHA-256 over those lines, each followed by a newline.")
+
+
+class LineTally:
+    """Counts lines by kind and hashes them, as the trailer describes them (export and import alike)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self._hash = hashlib.sha256()
+
+    def add(self, kind: str, line: str) -> None:
+        """One record line of ``kind`` (its text, with or without its line ending)."""
+        self.counts[kind] += 1
+        self._hash.update(line.rstrip("\r\n").encode("utf-8"))
+        self._hash.update(b"\n")
+
+    def trailer(self) -> TrailerRecord:
+        """The trailer of the lines added so far."""
+        return TrailerRecord(counts={k: self.counts[k] for k in KINDS}, sha256=self._hash.hexdigest())
+
+    def mismatch(self, trailer: TrailerRecord) -> str | None:
+        """What differs between the lines added and ``trailer`` (missing or extra lines by kind, or a
+        changed line), or None when they match."""
+        wrong = [
+            f"{trailer.counts.get(k, 0)} {k} line(s) announced, {self.counts[k]} found"
+            for k in sorted(set(KINDS) | trailer.counts.keys())
+            if trailer.counts.get(k, 0) != self.counts[k]
+        ]
+        if wrong:
+            return "; ".join(wrong)
+        if trailer.sha256 != self._hash.hexdigest():
+            return "the lines' SHA-256 does not match (a line was altered)"
+        return None

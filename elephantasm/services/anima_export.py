@@ -31,6 +31,7 @@ from elephantasm.schemas.transfer import (
     IdentityRecord,
     IdentityVersionRecord,
     KnowledgeRecord,
+    LineTally,
     MemoryRecord,
     Record,
 )
@@ -40,6 +41,8 @@ from elephantasm.services.dreams.identity import current_identity
 _BATCH = 1000
 
 
+# Records are built unvalidated (``model_construct``): the rows are the server's own, and a row that
+# breaks a rule made after it was stored still exports, for the import to refuse naming its line.
 def _fields(row: Any, record: type[Record]) -> dict[str, Any]:
     return {name: getattr(row, name) for name in record.model_fields if name != "kind" and hasattr(row, name)}
 
@@ -90,13 +93,13 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
         raise RuntimeError("export_records needs a session whose transaction has not begun")
     await session.connection(execution_options={"isolation_level": "REPEATABLE READ", "postgresql_readonly": True})
     anima = await get_anima(session, org_id, anima_id)
-    yield AnimaRecord(**_fields(anima, AnimaRecord))
+    yield AnimaRecord.model_construct(**_fields(anima, AnimaRecord))
     events = select(Event).where(*of_anima(Event, anima_id, anima.key))
     if anima.events_indexed:  # streamed from the (partial) time index; a small anima's few rows are sorted
         events = events.where(time_indexed(Event))
     events = events.order_by(col(Event.occurred_at), col(Event.created_at), col(Event.id))
     async for row in _rows(session, events):
-        yield EventRecord(**_fields(row, EventRecord))
+        yield EventRecord.model_construct(**_fields(row, EventRecord))
     memories = (
         select(Memory, memory_content(table_of(Memory)))  # a rendered content is exported as text
         .where(col(Memory.anima_id) == anima_id, *visible(Memory, org_id))
@@ -107,7 +110,7 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     async for row, content in _pairs(session, memories):
         exported.add(row.id)
         fields = {**_fields(row, MemoryRecord), "content": content}
-        yield MemoryRecord(**fields, **recalls.get(row.id, {}))  # event_ids stored ascending
+        yield MemoryRecord.model_construct(**fields, **recalls.get(row.id, {}))  # event_ids stored ascending
     learnt = await _links(
         session, KnowledgeMemory, KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id, org_id, anima_id
     )
@@ -124,20 +127,25 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
         fields = _fields(row, KnowledgeRecord)
         if fields["superseded_by"] not in live:
             fields["superseded_by"] = None  # replaced by something since forgotten
-        yield KnowledgeRecord(**fields, memory_ids=[m for m in learnt.get(row.id, []) if m in exported])
+        yield KnowledgeRecord.model_construct(**fields, memory_ids=[m for m in learnt.get(row.id, []) if m in exported])
     identity = await current_identity(session, org_id, anima_id)
     if identity is not None:
-        yield IdentityRecord(**_fields(identity, IdentityRecord))
+        yield IdentityRecord.model_construct(**_fields(identity, IdentityRecord))
     versions = (
         select(IdentityVersion)
         .where(col(IdentityVersion.anima_id) == anima_id, org_scoped(IdentityVersion, org_id))
         .order_by(col(IdentityVersion.version))
     )
     async for row in _rows(session, versions):
-        yield IdentityVersionRecord(**_fields(row, IdentityVersionRecord))
+        yield IdentityVersionRecord.model_construct(**_fields(row, IdentityVersionRecord))
 
 
 async def export_lines(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> AsyncIterator[str]:
-    """:func:`export_records` as JSON lines (each ends with a newline)."""
+    """:func:`export_records` as JSON lines (each ends with a newline), then the trailer line that
+    counts and hashes them (an import refuses a file that does not match its trailer)."""
+    tally = LineTally()
     async for record in export_records(session, org_id, anima_id):
-        yield record.model_dump_json() + "\n"
+        line = record.model_dump_json() + "\n"
+        tally.add(record.kind, line)  # type: ignore[attr-defined]
+        yield line
+    yield tally.trailer().model_dump_json() + "\n"

@@ -9,12 +9,14 @@ Embeddings are computed here, with this server's embedder, before the transactio
 
 from __future__ import annotations
 
-import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from pydantic import ValidationError as SchemaError
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,11 +34,13 @@ from elephantasm.db.models import (
     Memory,
     MemoryRecall,
 )
-from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.errors import DomainError, ValidationError
 from elephantasm.domain.event_seq import number_events
 from elephantasm.domain.fact_turns import fact_turns
 from elephantasm.domain.lean import lean_text
 from elephantasm.ids import uuid7
+from elephantasm.schemas.animas import AnimaCreate
+from elephantasm.schemas.common import check_json_fields
 from elephantasm.schemas.events import EventCreate
 from elephantasm.schemas.transfer import (
     BODY_KINDS,
@@ -45,22 +49,28 @@ from elephantasm.schemas.transfer import (
     IdentityRecord,
     IdentityVersionRecord,
     KnowledgeRecord,
+    LineTally,
     MemoryRecord,
     Record,
+    TrailerRecord,
 )
 from elephantasm.services.dreams.vector_flag import index_vectors_if_large
 from elephantasm.services.dreams.writer import to_inputs
+from elephantasm.services.events import check_events
 from elephantasm.services.spaces import current_space
 from elephantasm.services.turn_blobs import embed_turns
 
 if TYPE_CHECKING:
     from elephantasm.llm.embedders import Embedder
     from elephantasm.runtime import Runtime
+    from elephantasm.settings import Settings
 
 _CHUNK = 1000
 # A memory record's recall state goes to memory_recalls, not to the memory row.
 _RECALL_FIELDS = ("recall_count", "last_recalled_at")
 _EMBED_BATCH = 256
+_decode_json = msgspec.json.Decoder().decode
+_ANY_ANIMA = {"anima_id": uuid.UUID(int=0)}  # an event line names no anima: the import makes one
 
 
 @dataclass
@@ -76,51 +86,131 @@ class Parsed:
     line_of: dict[uuid.UUID, int] = field(default_factory=dict)
 
 
-def _record(number: int, line: str) -> Record:
+@contextmanager
+def _at_line(number: int) -> Iterator[None]:
+    """Errors raised in the block name line ``number`` (and keep their status)."""
     try:
-        obj = json.loads(line)
-        kind = obj.get("kind") if isinstance(obj, dict) else None
-        model = AnimaRecord if number == 1 else BODY_KINDS.get(kind)  # type: ignore[arg-type]
-        if model is None:
-            raise ValidationError(f"line {number}: unknown record kind {kind!r}")
-        record = model.model_validate(obj)
-        if isinstance(record, EventRecord):  # the API's own event rules apply to imported events too
-            EventCreate.model_validate(
-                {k: v for k, v in obj.items() if k in EventCreate.model_fields} | {"anima_id": uuid.uuid4()}
-            )
-        return record
-    except (json.JSONDecodeError, SchemaError, AttributeError) as exc:
-        raise ValidationError(f"line {number}: {exc}") from exc
+        yield
+    except SchemaError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in err['loc']) or 'record'}: {err['msg']}"
+            for err in exc.errors(include_url=False, include_input=False)
+        )
+        raise ValidationError(f"line {number}: {problems}") from None
+    except DomainError as exc:
+        raise type(exc)(f"line {number}: {exc.detail}") from None
 
 
-def parse_export(lines: Iterable[str]) -> Parsed:
-    """Validate an export: the header first, known kinds, unique ids, no dangling reference."""
+def _decode(line: str) -> dict[str, Any]:
+    """One line as a JSON object, decoded as the API decodes request bodies (msgspec)."""
+    try:
+        obj = _decode_json(line)
+    except msgspec.DecodeError as exc:
+        raise ValidationError(f"malformed JSON: {exc}") from None
+    except RecursionError:
+        raise ValidationError("malformed JSON: nested too deeply to decode") from None
+    if not isinstance(obj, dict):
+        raise ValidationError("not a JSON object")
+    return obj
+
+
+def _live_rules(record: Record, obj: dict[str, Any], settings: Settings, now: datetime) -> None:
+    """The checks the live API makes of the same data, by the same code: an event passes
+    ``POST /api/events`` (event type, sizes, ``occurred_at`` window, JSON limits), the header
+    ``POST /api/animas``, every other record the JSON limits of its free-form fields."""
+    if isinstance(record, EventRecord):
+        event = EventCreate.model_validate({k: v for k, v in obj.items() if k in EventCreate.model_fields} | _ANY_ANIMA)
+        check_events([event], settings, now)
+        return
+    if isinstance(record, AnimaRecord):
+        AnimaCreate.model_validate({k: v for k, v in obj.items() if k in AnimaCreate.model_fields})
+    check_json_fields(record, settings.max_json_depth, settings.max_json_bytes)
+
+
+def _record(obj: dict[str, Any], header: bool) -> Record | TrailerRecord:
+    kind = obj.get("kind")
+    if kind == "trailer" and not header:
+        return TrailerRecord.model_validate(obj)
+    model = AnimaRecord if header else BODY_KINDS.get(kind)  # type: ignore[arg-type]
+    if model is None:
+        raise ValidationError(f"unknown record kind {kind!r}")
+    return model.model_validate(obj)
+
+
+@dataclass
+class _Uniques:
+    """Values an anima holds once (the unique indexes an import writes to), by the line holding each."""
+
+    ids: dict[uuid.UUID, int] = field(default_factory=dict)
+    dedupe_keys: dict[str, int] = field(default_factory=dict)
+    versions: dict[int, int] = field(default_factory=dict)
+
+    def claim(self, seen: dict[Any, int], value: Any, what: str, number: int) -> None:
+        if value in seen:
+            raise ValidationError(f"{what} repeats line {seen[value]}'s; an anima holds each only once")
+        seen[value] = number
+
+
+def _file(parsed: Parsed, record: Record, number: int, uniques: _Uniques) -> None:
+    """Put a body record in its bucket, refusing a value that may occur only once per anima."""
+    if isinstance(record, IdentityRecord):
+        if parsed.identity is not None:
+            raise ValidationError("a second identity record")
+        parsed.identity = record
+        return
+    if isinstance(record, IdentityVersionRecord):
+        uniques.claim(uniques.versions, record.version, f"identity_version version {record.version}", number)
+        parsed.versions.append(record)
+        return
+    if isinstance(record, EventRecord) and record.dedupe_key is not None:
+        uniques.claim(uniques.dedupe_keys, record.dedupe_key, f"dedupe_key {record.dedupe_key!r}", number)
+    uniques.claim(uniques.ids, record.id, f"id {record.id}", number)  # type: ignore[attr-defined]
+    buckets: dict[str, list[Any]] = {"event": parsed.events, "memory": parsed.memories, "knowledge": parsed.knowledge}
+    buckets[record.kind].append(record)  # type: ignore[attr-defined]
+    parsed.line_of[record.id] = number  # type: ignore[attr-defined]
+
+
+def parse_export(lines: Iterable[str], settings: Settings, now: datetime, *, partial: bool = False) -> Parsed:
+    """Validate an export before anything is written: the header first, known kinds, every rule of
+    the live API on every line, values an anima holds once held once, no dangling reference, and a
+    trailer that matches the lines (a truncated or altered file is refused unless ``partial``)."""
     parsed: Parsed | None = None
+    tally, trailer, uniques = LineTally(), None, _Uniques()
     for number, line in enumerate((ln for ln in lines if ln.strip()), start=1):
-        record = _record(number, line)
-        if parsed is None:
-            parsed = Parsed(record)  # type: ignore[arg-type]
-            continue
-        if isinstance(record, IdentityRecord):
-            if parsed.identity is not None:
-                raise ValidationError(f"line {number}: a second identity record")
-            parsed.identity = record
-        elif isinstance(record, IdentityVersionRecord):
-            parsed.versions.append(record)
-        else:
-            buckets: dict[str, list[Any]] = {
-                "event": parsed.events,
-                "memory": parsed.memories,
-                "knowledge": parsed.knowledge,
-            }
-            buckets[record.kind].append(record)  # type: ignore[attr-defined]
-            if record.id in parsed.line_of:  # type: ignore[attr-defined]
-                raise ValidationError(f"line {number}: duplicate id {record.id}")  # type: ignore[attr-defined]
-            parsed.line_of[record.id] = number  # type: ignore[attr-defined]
+        with _at_line(number):
+            if trailer is not None:
+                raise ValidationError("a line after the trailer (the trailer must be the last line)")
+            obj = _decode(line)
+            record = _record(obj, header=parsed is None)
+            if isinstance(record, TrailerRecord):
+                trailer = record
+                continue
+            _live_rules(record, obj, settings, now)
+            tally.add(record.kind, line)  # type: ignore[attr-defined]
+            if parsed is None:
+                parsed = Parsed(record)  # type: ignore[arg-type]
+            else:
+                _file(parsed, record, number, uniques)
     if parsed is None:
         raise ValidationError("empty export: expected an anima header line")
+    if not partial:
+        _check_trailer(tally, trailer)
     _check_references(parsed)
     return parsed
+
+
+def _check_trailer(tally: LineTally, trailer: TrailerRecord | None) -> None:
+    if trailer is None:
+        raise ValidationError(
+            "trailer: the export has no trailer line (kind 'trailer'), so it may be cut short; "
+            "import what it holds anyway with partial=true"
+        )
+    mismatch = tally.mismatch(trailer)
+    if mismatch:
+        raise ValidationError(
+            f"trailer: the lines do not match it ({mismatch}); the file is cut short or was altered. "
+            "Import what it holds anyway with partial=true"
+        )
 
 
 def _check_references(p: Parsed) -> None:
@@ -289,9 +379,12 @@ async def write_import(
     return anima_id
 
 
-async def import_anima(runtime: Runtime, org_id: uuid.UUID, lines: Iterable[str], name: str | None = None) -> uuid.UUID:
-    """Validate, embed and write an export as a new anima of ``org_id`` (422 naming the bad line)."""
-    parsed = parse_export(lines)
+async def import_anima(
+    runtime: Runtime, org_id: uuid.UUID, lines: Iterable[str], name: str | None = None, *, partial: bool = False
+) -> uuid.UUID:
+    """Validate, embed and write an export as a new anima of ``org_id`` (422 naming the bad line;
+    a file whose trailer is missing or does not match only with ``partial``)."""
+    parsed = parse_export(lines, runtime.settings, runtime.clock(), partial=partial)
     vectors = await embed_parsed(runtime.embedder, parsed)
     space = await current_space(runtime)
     async with runtime.unit_of_work() as session:

@@ -25,6 +25,17 @@ def body_with(fields: dict[str, Any], raw: dict[str, bytes]) -> bytes:
     return b"{" + b", ".join(parts) + b"}"
 
 
+def retrailed(lines: list[str]) -> str:
+    """Export ``lines`` (records, no trailer) as a file, ending with the trailer an export would
+    give them: an import then judges the lines themselves, not a trailer they no longer match."""
+    from elephantasm.schemas.transfer import LineTally
+
+    tally = LineTally()
+    for line in lines:
+        tally.add(json.loads(line)["kind"], line)
+    return "".join(line.rstrip("\n") + "\n" for line in lines) + tally.trailer().model_dump_json() + "\n"
+
+
 def error(r: httpx.Response, status: int) -> str:
     """Assert ``r`` is a JSON error with ``status`` and a ``detail``; the detail as text."""
     assert r.status_code == status, (r.status_code, r.text[:500])
