@@ -11,6 +11,7 @@ from litestar.params import Body, QueryParameter
 from litestar.response import Redirect
 
 from api.deps import RuntimeDep
+from api.scopes import READ_ONLY
 from api.ui import session as ui_session
 from api.ui.deps import (
     ForbiddenRequest,
@@ -93,8 +94,11 @@ class AuthController(Controller):
         caller = await _verify(runtime, data.api_key.strip())
         if caller is None:
             return _form(request, runtime, safe_next(data.next), "invalid, revoked or expired API key", 401)
+        now = runtime.clock()
         lifetime = runtime.settings.ui_session_hours * 3600
-        value = ui_session.issue_session(runtime.secret, caller.key_id, runtime.clock().timestamp(), lifetime)
+        if caller.expires_at is not None:  # a session never outlives its key
+            lifetime = min(lifetime, (caller.expires_at - now).total_seconds())
+        value = ui_session.issue_session(runtime.secret, caller.key_id, now.timestamp(), lifetime)
         response = Redirect(
             safe_next(data.next),
             status_code=303,
@@ -104,7 +108,7 @@ class AuthController(Controller):
         response.delete_cookie(ui_session.LOGIN_COOKIE, path=ui_session.COOKIE_PATH)
         return response
 
-    @post("/logout")
+    @post("/logout", opt=READ_ONLY)
     async def logout(
         self, request: Request, runtime: RuntimeDep, ui: UiUserDep, data: Annotated[PlainForm, Form]
     ) -> Response:
