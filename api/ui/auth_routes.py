@@ -10,6 +10,7 @@ from litestar.enums import RequestEncodingType
 from litestar.params import Body, QueryParameter
 from litestar.response import Redirect
 
+from api.auth import failures_counted
 from api.deps import RuntimeDep
 from api.scopes import READ_ONLY
 from api.ui import session as ui_session
@@ -22,6 +23,7 @@ from api.ui.deps import (
     same_origin,
 )
 from api.ui.render import SECURITY_HEADERS, page
+from elephantasm.domain.errors import AuthenticationError
 from elephantasm.runtime import Runtime
 from elephantasm.security import hash_api_key, looks_like_api_key
 from elephantasm.services.keys import Caller, touch_key, verify_key
@@ -60,13 +62,16 @@ def _form(request: Request, runtime: Runtime, target: str, error: str | None = N
     )
 
 
-async def _verify(runtime: Runtime, key: str) -> Caller | None:
+async def _verify(runtime: Runtime, key: str) -> Caller:
+    """The key's caller; AuthenticationError for a malformed, unknown, revoked or expired key."""
     if not looks_like_api_key(key):
-        return None
+        raise AuthenticationError("invalid API key")
     async with runtime.unit_of_work() as session:
         caller = await verify_key(session, hash_api_key(key, runtime.secret), runtime.clock())
         if caller is not None:
             await touch_key(session, caller.key_id, runtime.clock())
+    if caller is None:
+        raise AuthenticationError("invalid, revoked or expired API key")
     return caller
 
 
@@ -87,12 +92,15 @@ class AuthController(Controller):
 
     @post("/login")
     async def login(self, request: Request, runtime: RuntimeDep, data: Annotated[SignInForm, Form]) -> Response:
-        """Check the key; on success set the session cookie and go on, else show the form again (401)."""
+        """Check the key; on success set the session cookie and go on, else show the form again (401).
+        Failures count in the API's failed-auth limit: over it, 429 even for a good key."""
         nonce = request.cookies.get(ui_session.LOGIN_COOKIE)
         if not same_origin(request) or not ui_session.login_ok(runtime.secret, nonce, data.token):
             raise ForbiddenRequest("the sign-in form expired or came from another site; reload it and try again")
-        caller = await _verify(runtime, data.api_key.strip())
-        if caller is None:
+        try:
+            async with failures_counted(request, request.app.state):
+                caller = await _verify(runtime, data.api_key.strip())
+        except AuthenticationError:
             return _form(request, runtime, safe_next(data.next), "invalid, revoked or expired API key", 401)
         now = runtime.clock()
         lifetime = runtime.settings.ui_session_hours * 3600

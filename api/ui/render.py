@@ -57,9 +57,19 @@ def environment() -> Environment:
     return env
 
 
-def page(template: str, http_status: int = 200, cookies: list[Cookie] | None = None, **context: Any) -> Response[str]:
-    """Render ``template`` with ``context`` into an HTML response."""
+def page(
+    template: str,
+    http_status: int = 200,
+    cookies: list[Cookie] | None = None,
+    headers: dict[str, str] | None = None,
+    **context: Any,
+) -> Response[str]:
+    """Render ``template`` with ``context`` into an HTML response (``headers`` beside the security ones)."""
     html = environment().get_template(template).render(**context)
     return Response(
-        html, status_code=http_status, media_type=MediaType.HTML, headers=SECURITY_HEADERS, cookies=cookies or []
+        html,
+        status_code=http_status,
+        media_type=MediaType.HTML,
+        headers={**SECURITY_HEADERS, **(headers or {})},
+        cookies=cookies or [],
     )
