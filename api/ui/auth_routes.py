@@ -6,9 +6,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from litestar import Controller, Request, Response, get, post
-from litestar.enums import RequestEncodingType
-from litestar.params import Body, QueryParameter
-from litestar.response import Redirect
+from litestar.params import QueryParameter
 
 from api.auth import failures_counted
 from api.deps import RuntimeDep
@@ -22,7 +20,8 @@ from api.ui.deps import (
     safe_next,
     same_origin,
 )
-from api.ui.render import SECURITY_HEADERS, page
+from api.ui.forms import Form, PlainForm, see_other
+from api.ui.render import page
 from elephantasm.domain.errors import AuthenticationError
 from elephantasm.runtime import Runtime
 from elephantasm.security import hash_api_key, looks_like_api_key
@@ -38,16 +37,6 @@ class SignInForm:
     api_key: str = ""
     token: str = ""
     next: str = ""
-
-
-@dataclass
-class PlainForm:
-    """A form carrying only its CSRF token."""
-
-    csrf_token: str = ""
-
-
-Form = Body(media_type=RequestEncodingType.URL_ENCODED)
 
 
 def _form(request: Request, runtime: Runtime, target: str, error: str | None = None, status: int = 200) -> Response:
@@ -107,12 +96,8 @@ class AuthController(Controller):
         if caller.expires_at is not None:  # a session never outlives its key
             lifetime = min(lifetime, (caller.expires_at - now).total_seconds())
         value = ui_session.issue_session(runtime.secret, caller.key_id, now.timestamp(), lifetime)
-        response = Redirect(
-            safe_next(data.next),
-            status_code=303,
-            headers=SECURITY_HEADERS,
-            cookies=[cookie(request, runtime, ui_session.SESSION_COOKIE, value, int(lifetime))],
-        )
+        response = see_other(safe_next(data.next))
+        response.set_cookie(cookie(request, runtime, ui_session.SESSION_COOKIE, value, int(lifetime)))
         response.delete_cookie(ui_session.LOGIN_COOKIE, path=ui_session.COOKIE_PATH)
         return response
 
@@ -122,6 +107,6 @@ class AuthController(Controller):
     ) -> Response:
         """End the session: the cookie is cleared and the browser goes back to the sign-in form."""
         check_form(request, runtime, ui, data.csrf_token)
-        response = Redirect("/ui/login", status_code=303, headers=SECURITY_HEADERS)
+        response = see_other("/ui/login")
         response.delete_cookie(ui_session.SESSION_COOKIE, path=ui_session.COOKIE_PATH)
         return response

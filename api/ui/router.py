@@ -13,6 +13,7 @@ from api.ui.auth_routes import AuthController
 from api.ui.deps import provide_ui_user
 from api.ui.dream_routes import DreamPages
 from api.ui.errors import UI_EXCEPTION_HANDLERS
+from api.ui.forget_routes import ForgetActions
 from api.ui.identity_routes import IdentityPages
 from api.ui.knowledge_routes import KnowledgePages
 from api.ui.memory_routes import MemoryPages
@@ -39,6 +40,7 @@ def build_ui_router() -> Router:
             IdentityPages,
             DreamPages,
             PackPages,
+            ForgetActions,
             static,
         ],
         dependencies={"ui": Provide(provide_ui_user)},
