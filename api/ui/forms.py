@@ -37,11 +37,11 @@ def textarea(value: str) -> str:
     return value.replace("\r\n", "\n")
 
 
-def validated(model: type[M], **fields: Any) -> M:
+def validated(schema: type[M], /, **fields: Any) -> M:
     """``fields`` checked by the API's schema for the same action; ValidationError (422) naming each
     field that breaks a rule."""
     try:
-        return model.model_validate(fields)
+        return schema.model_validate(fields)
     except pydantic.ValidationError as exc:
         problems = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()]
         raise ValidationError("; ".join(problems)) from None

@@ -10,6 +10,7 @@ from litestar.static_files import create_static_files_router
 
 from api.ui.anima_routes import AnimaPages
 from api.ui.auth_routes import AuthController
+from api.ui.chat_routes import ChatPages
 from api.ui.deps import provide_ui_user
 from api.ui.dream_routes import DreamPages
 from api.ui.errors import UI_EXCEPTION_HANDLERS
@@ -41,6 +42,7 @@ def build_ui_router() -> Router:
             DreamPages,
             PackPages,
             ForgetActions,
+            ChatPages,
             static,
         ],
         dependencies={"ui": Provide(provide_ui_user)},
