@@ -9,6 +9,8 @@ revoked elsewhere keeps working. A cached key never outlives its ``expires_at``.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from litestar import Request
 from litestar.datastructures import State
@@ -59,17 +61,32 @@ def _bearer(request: Request) -> str:
     return token.strip()
 
 
-async def provide_caller(request: Request, state: State) -> Caller:
-    """Resolve the caller's org from the bearer key, or 401; 429 while the client address is over
-    its budget of failed attempts (see ``api/ratelimit.py``)."""
+def client_address(request: Request) -> str:
+    """The address failed attempts are counted against: the socket peer, or the client a trusted
+    proxy names (the ASGI server rewrites the peer only for ``forwarded_allow_ips``)."""
+    return request.client.host if request.client else "unknown"
+
+
+@asynccontextmanager
+async def failures_counted(request: Request, state: State) -> AsyncIterator[None]:
+    """An authentication attempt under the failed-auth limit (``api/ratelimit.py``): 429 before it
+    while the client address is over its budget, and an AuthenticationError inside counts one
+    failure. The API's bearer keys and the inspector's sign-in form share this one budget."""
     limiter: FailedAuthLimiter = state.auth_limiter
-    address = request.client.host if request.client else "unknown"
+    address = client_address(request)
     limiter.check(address)
     try:
-        return await _authenticate(request, state)
+        yield
     except AuthenticationError:
         limiter.record_failure(address)
         raise
+
+
+async def provide_caller(request: Request, state: State) -> Caller:
+    """Resolve the caller's org from the bearer key, or 401; 429 while the client address is over
+    its budget of failed attempts."""
+    async with failures_counted(request, state):
+        return await _authenticate(request, state)
 
 
 async def _authenticate(request: Request, state: State) -> Caller:

@@ -4,8 +4,8 @@ A sliding window per address, in process memory: each replica limits on its own 
 spread over N replicas gets N times the budget, still far too few guesses against 256-bit keys;
 the point is to stop hammering). While an address is over the limit every authenticated request
 from it is refused with 429 and ``Retry-After``, a good key included, so guessing cannot go on
-behind a valid one. The client address is the socket peer: behind a proxy, configure the ASGI
-server's forwarded-headers support so it is the real client.
+behind a valid one. The client address is the socket peer; behind a proxy named in
+``forwarded_allow_ips``, the client its ``X-Forwarded-For`` names (``elephantasm/cli/proxy.py``).
 """
 
 from __future__ import annotations

@@ -79,6 +79,11 @@ class Settings(BaseSettings):
         default=20, ge=1, description="Failed authentications per client address per window before 429."
     )
     auth_failure_window_seconds: float = Field(default=60.0, gt=0, description="The window of auth_failure_limit.")
+    forwarded_allow_ips: str | None = Field(
+        default=None,
+        description="Comma-separated addresses (or '*') of reverse proxies whose X-Forwarded-For/-Proto are "
+        "trusted: the client address the failed-auth limit counts. Unset: forwarded headers are ignored.",
+    )
 
     # --- packs ---------------------------------------------------------------------------
     default_encoding: str = "o200k_base"

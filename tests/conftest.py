@@ -85,6 +85,15 @@ async def client(app) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[no-un
         yield c
 
 
+@pytest.fixture
+async def browser_like(app) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[no-untyped-def]
+    """A client with its own cookie jar, for the inspector (the shared ``client`` must never hold a
+    UI session)."""
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
+        yield c
+
+
 @dataclass(frozen=True)
 class Tenant:
     """A fresh org with one API key."""

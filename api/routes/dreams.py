@@ -13,9 +13,8 @@ from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_e
 from elephantasm.domain.enums import DreamStatus
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.dreams import DreamActionRead, DreamRunDetail, DreamRunRead, DreamTrigger
-from elephantasm.services.dreams import execute_run, start_run
 from elephantasm.services.dreams import queries as svc
-from elephantasm.services.dreams.runner import engine_of
+from elephantasm.services.dreams import start_dream_in_background
 
 
 class DreamController(Controller):
@@ -32,9 +31,7 @@ class DreamController(Controller):
 
         The run proceeds in the background; poll ``GET /api/dreams/sessions/{id}`` for its end.
         """
-        engine = engine_of(runtime, None)
-        run = await start_run(runtime, caller.org_id, data.anima_id, "manual", engine)
-        runtime.dream_tasks.spawn(execute_run(runtime.background, run, engine), name=f"dream-{run.id}")
+        run = await start_dream_in_background(runtime, caller.org_id, data.anima_id)
         return Response(DreamRunRead.of(run), status_code=HTTP_202_ACCEPTED)
 
     @get("/sessions")

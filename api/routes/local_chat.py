@@ -8,6 +8,7 @@ import json
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import aclosing
+from typing import TYPE_CHECKING
 
 from litestar import Controller, MediaType, Request, Response, get, post
 from litestar.params import JSONBody
@@ -20,6 +21,10 @@ from elephantasm.local.model import resolve_model_path
 from elephantasm.schemas.local import ChatCompletionRequest, chunk_body, completion_body
 from elephantasm.services.kv.chat import ChatPlan, finish_chat, make_sampling, plan_chat, run_chat
 from elephantasm.services.kv.streaming import ChatStream
+
+if TYPE_CHECKING:
+    from elephantasm.local.engine import LocalEngine
+    from elephantasm.runtime import Runtime
 
 ANIMA_HEADER = "x-elephantasm-anima"
 SESSION_HEADER = "x-elephantasm-session"
@@ -67,35 +72,48 @@ class LocalChatController(Controller):
     ) -> Response:
         """Chat with the local model; the anima's pack is the system prompt, its KV state restored."""
         anima_id = _anima_id(data, request)
-        settings = runtime.settings
-        engine = await runtime.local.aengine(settings)
-        sampling = make_sampling(
-            data.seed,
-            data.temperature,
-            data.top_p,
-            data.max_completion_tokens or data.max_tokens,
-            settings.local_max_tokens,
+        session_id = request.headers.get(SESSION_HEADER)
+        if not data.stream:
+            body, headers = await complete_chat(runtime, caller.org_id, anima_id, data, session_id)
+            return Response(body, media_type=MediaType.JSON, headers=headers)
+        engine, plan = await _plan(runtime, caller.org_id, anima_id, data, session_id)
+        stream = ChatStream(runtime, engine, plan)
+        kv = await stream.start()
+        return Stream(
+            _events(stream, plan, engine.path.stem), media_type="text/event-stream", headers=_headers(plan, kv)
         )
-        plan = await plan_chat(
-            runtime,
-            engine,
-            caller.org_id,
-            anima_id,
-            [m.model_dump() for m in data.messages],
-            sampling,
-            request.headers.get(SESSION_HEADER),
-        )
-        model = engine.path.stem
-        if data.stream:
-            stream = ChatStream(runtime, engine, plan)
-            kv = await stream.start()
-            return Stream(_events(stream, plan, model), media_type="text/event-stream", headers=_headers(plan, kv))
-        primed, gen = await asyncio.to_thread(run_chat, engine, plan, settings.local_kv_snapshots)
-        await finish_chat(runtime, engine, plan, primed, gen)
-        body = completion_body(
-            plan.generation_id, model, gen.text, gen.finish_reason, _usage(plan, len(gen.tokens)), plan.pack.fingerprint
-        )
-        return Response(body, media_type=MediaType.JSON, headers=_headers(plan, primed.status))
+
+
+async def _plan(
+    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, data: ChatCompletionRequest, session_id: str | None
+) -> tuple[LocalEngine, ChatPlan]:
+    settings = runtime.settings
+    engine = await runtime.local.aengine(settings)
+    sampling = make_sampling(
+        data.seed,
+        data.temperature,
+        data.top_p,
+        data.max_completion_tokens or data.max_tokens,
+        settings.local_max_tokens,
+    )
+    messages = [m.model_dump() for m in data.messages]
+    return engine, await plan_chat(runtime, engine, org_id, anima_id, messages, sampling, session_id)
+
+
+async def complete_chat(
+    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, data: ChatCompletionRequest, session_id: str | None
+) -> tuple[dict, dict[str, str]]:
+    """One non-streaming ``/v1/chat/completions`` turn: the response body and its ``X-Elephantasm-*``
+    headers (``X-Elephantasm-KV``: whether the pack's KV state was restored). The inspector's chat
+    page calls this too, so both go the same way."""
+    engine, plan = await _plan(runtime, org_id, anima_id, data, session_id)
+    primed, gen = await asyncio.to_thread(run_chat, engine, plan, runtime.settings.local_kv_snapshots)
+    await finish_chat(runtime, engine, plan, primed, gen)
+    usage = _usage(plan, len(gen.tokens))
+    body = completion_body(
+        plan.generation_id, engine.path.stem, gen.text, gen.finish_reason, usage, plan.pack.fingerprint
+    )
+    return body, _headers(plan, primed.status)
 
 
 async def _events(stream: ChatStream, plan: ChatPlan, model: str) -> AsyncIterator[bytes]:

@@ -12,12 +12,12 @@ from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_e
 from api.guards import check_json
 from api.scopes import READ_ONLY
 from elephantasm.domain.enums import MemoryState
-from elephantasm.domain.lean import lean_text
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.events import EventRead
 from elephantasm.schemas.memories import MemoryRead, MemorySearch, MemoryUpdate
 from elephantasm.services.dreams import memories as svc
-from elephantasm.services.forget import drop_cached, forget, unserve_old_text
+from elephantasm.services.forget import forget
+from elephantasm.services.memory_edits import edit_memory
 from elephantasm.services.spaces import current_space
 
 
@@ -61,19 +61,8 @@ class MemoryController(Controller):
         mid = parse_uuid("memory_id", memory_id)
         check_json(data, runtime)
         changes = data.model_dump(exclude_unset=True)
-        vector = (await runtime.embedder.embed([lean_text(changes["summary"])]))[0] if "summary" in changes else None
-        edits_text = bool(changes.keys() & {"summary", "content"})
-        async with runtime.unit_of_work() as session:
-            if edits_text:  # copies handed out with the old text go (served packs, KV snapshots, prompts)
-                current = await svc.get_memory(session, caller.org_id, mid)
-                await unserve_old_text(runtime, session, caller.org_id, current)
-            row = await svc.update_memory(
-                session, caller.org_id, mid, changes, vector, runtime.clock(), await current_space(runtime)
-            )
-            links = await svc.provenance(session, caller.org_id, [row.id])
-        if edits_text:
-            drop_cached(runtime, [mid])
-        return MemoryRead.of(row, links[row.id])
+        row, links = await edit_memory(runtime, caller.org_id, mid, changes)
+        return MemoryRead.of(row, links)
 
     @delete("/{memory_id:str}", status_code=HTTP_204_NO_CONTENT)
     async def delete_memory(self, memory_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from typing import Annotated
 
-from litestar import Controller, Response, get
+from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, QueryParameter
-from litestar.response import Redirect
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.deps import Cursor, RuntimeDep
-from api.ui.deps import UiUserDep, choice, ui_id
-from api.ui.render import SECURITY_HEADERS, page
+from api.ui.deps import UiUserDep, check_form, choice, ui_id
+from api.ui.forms import Form, see_other, textarea, validated
+from api.ui.render import page
 from elephantasm.db.models import EVENT_TYPES, Identity
 from elephantasm.domain.errors import NotFoundError
+from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.services import animas as anima_svc
 from elephantasm.services import events as event_svc
 from elephantasm.services.dreams import identity as identity_svc
@@ -25,6 +27,15 @@ from elephantasm.services.inspector import AnimaCounts, anima_counts, memories_o
 PAGE_SIZE = 50
 # The list counts each anima's rows up to this many (exact counts are on the anima's own page).
 LIST_COUNT_CAP = 1_000
+
+
+@dataclass
+class CreateForm:
+    """The new-anima form."""
+
+    name: str = ""
+    description: str = ""
+    csrf_token: str = ""
 
 
 async def _identity_or_none(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> Identity | None:
@@ -43,7 +54,7 @@ class AnimaPages(Controller):
     @get("/", include_in_schema=False)
     async def home(self) -> Response:
         """The inspector starts at the anima list."""
-        return Redirect("/ui/animas", status_code=303, headers=SECURITY_HEADERS)
+        return see_other("/ui/animas")
 
     @get("/animas")
     async def animas(self, ui: UiUserDep, runtime: RuntimeDep, cursor: Cursor = None) -> Response:
@@ -61,6 +72,17 @@ class AnimaPages(Controller):
             cursor=cursor,
             cap=LIST_COUNT_CAP,
         )
+
+    @post("/animas")
+    async def create(
+        self, request: Request, ui: UiUserDep, runtime: RuntimeDep, data: Annotated[CreateForm, Form]
+    ) -> Response:
+        """Create an anima, as ``POST /api/animas`` does (same rules); then open it."""
+        check_form(request, runtime, ui, data.csrf_token)
+        fields = validated(AnimaCreate, name=data.name.strip(), description=textarea(data.description).strip() or None)
+        async with runtime.unit_of_work() as session:
+            anima = await anima_svc.create_anima(session, ui.caller.org_id, fields)
+        return see_other(f"/ui/animas/{anima.id}")
 
     @get("/animas/{anima_id:str}")
     async def anima(self, anima_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep) -> Response:

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from litestar import Controller, Request, Response, get, post
-from litestar.enums import RequestEncodingType
-from litestar.params import Body, QueryParameter
-from litestar.response import Redirect
+from litestar.params import QueryParameter
 
+from api.auth import failures_counted
 from api.deps import RuntimeDep
+from api.scopes import READ_ONLY
 from api.ui import session as ui_session
 from api.ui.deps import (
     ForbiddenRequest,
@@ -20,7 +20,9 @@ from api.ui.deps import (
     safe_next,
     same_origin,
 )
-from api.ui.render import SECURITY_HEADERS, page
+from api.ui.forms import Form, PlainForm, see_other
+from api.ui.render import page
+from elephantasm.domain.errors import AuthenticationError
 from elephantasm.runtime import Runtime
 from elephantasm.security import hash_api_key, looks_like_api_key
 from elephantasm.services.keys import Caller, touch_key, verify_key
@@ -37,16 +39,6 @@ class SignInForm:
     next: str = ""
 
 
-@dataclass
-class PlainForm:
-    """A form carrying only its CSRF token."""
-
-    csrf_token: str = ""
-
-
-Form = Body(media_type=RequestEncodingType.URL_ENCODED)
-
-
 def _form(request: Request, runtime: Runtime, target: str, error: str | None = None, status: int = 200) -> Response:
     nonce = ui_session.new_login_nonce()
     return page(
@@ -59,13 +51,16 @@ def _form(request: Request, runtime: Runtime, target: str, error: str | None = N
     )
 
 
-async def _verify(runtime: Runtime, key: str) -> Caller | None:
+async def _verify(runtime: Runtime, key: str) -> Caller:
+    """The key's caller; AuthenticationError for a malformed, unknown, revoked or expired key."""
     if not looks_like_api_key(key):
-        return None
+        raise AuthenticationError("invalid API key")
     async with runtime.unit_of_work() as session:
         caller = await verify_key(session, hash_api_key(key, runtime.secret), runtime.clock())
         if caller is not None:
             await touch_key(session, caller.key_id, runtime.clock())
+    if caller is None:
+        raise AuthenticationError("invalid, revoked or expired API key")
     return caller
 
 
@@ -86,30 +81,32 @@ class AuthController(Controller):
 
     @post("/login")
     async def login(self, request: Request, runtime: RuntimeDep, data: Annotated[SignInForm, Form]) -> Response:
-        """Check the key; on success set the session cookie and go on, else show the form again (401)."""
+        """Check the key; on success set the session cookie and go on, else show the form again (401).
+        Failures count in the API's failed-auth limit: over it, 429 even for a good key."""
         nonce = request.cookies.get(ui_session.LOGIN_COOKIE)
         if not same_origin(request) or not ui_session.login_ok(runtime.secret, nonce, data.token):
             raise ForbiddenRequest("the sign-in form expired or came from another site; reload it and try again")
-        caller = await _verify(runtime, data.api_key.strip())
-        if caller is None:
+        try:
+            async with failures_counted(request, request.app.state):
+                caller = await _verify(runtime, data.api_key.strip())
+        except AuthenticationError:
             return _form(request, runtime, safe_next(data.next), "invalid, revoked or expired API key", 401)
+        now = runtime.clock()
         lifetime = runtime.settings.ui_session_hours * 3600
-        value = ui_session.issue_session(runtime.secret, caller.key_id, runtime.clock().timestamp(), lifetime)
-        response = Redirect(
-            safe_next(data.next),
-            status_code=303,
-            headers=SECURITY_HEADERS,
-            cookies=[cookie(request, runtime, ui_session.SESSION_COOKIE, value, int(lifetime))],
-        )
+        if caller.expires_at is not None:  # a session never outlives its key
+            lifetime = min(lifetime, (caller.expires_at - now).total_seconds())
+        value = ui_session.issue_session(runtime.secret, caller.key_id, now.timestamp(), lifetime)
+        response = see_other(safe_next(data.next))
+        response.set_cookie(cookie(request, runtime, ui_session.SESSION_COOKIE, value, int(lifetime)))
         response.delete_cookie(ui_session.LOGIN_COOKIE, path=ui_session.COOKIE_PATH)
         return response
 
-    @post("/logout")
+    @post("/logout", opt=READ_ONLY)
     async def logout(
         self, request: Request, runtime: RuntimeDep, ui: UiUserDep, data: Annotated[PlainForm, Form]
     ) -> Response:
         """End the session: the cookie is cleared and the browser goes back to the sign-in form."""
         check_form(request, runtime, ui, data.csrf_token)
-        response = Redirect("/ui/login", status_code=303, headers=SECURITY_HEADERS)
+        response = see_other("/ui/login")
         response.delete_cookie(ui_session.SESSION_COOKIE, path=ui_session.COOKIE_PATH)
         return response

@@ -10,8 +10,10 @@ from litestar import Request
 from litestar.datastructures import Cookie, State
 from litestar.di import NamedDependency
 
+from api.scopes import check_scope
 from api.ui import session as ui_session
 from elephantasm.domain.errors import NotFoundError, ValidationError
+from elephantasm.domain.keys import KeyScope
 from elephantasm.runtime import Runtime
 from elephantasm.services.inspector import active_key
 from elephantasm.services.keys import Caller
@@ -27,7 +29,8 @@ class ForbiddenRequest(Exception):
 
 @dataclass(frozen=True, slots=True)
 class UiUser:
-    """The signed-in org: its caller (org scope, like the API's), name, key prefix, CSRF token."""
+    """The signed-in org: its caller (the key's org, scope and expiry, as on the API), name, key
+    prefix, CSRF token."""
 
     caller: Caller
     org_name: str
@@ -35,10 +38,16 @@ class UiUser:
     csrf: str
     nonce: str
 
+    @property
+    def can_write(self) -> bool:
+        """Whether the key may change anything (pages show action buttons only then)."""
+        return self.caller.scope.allows(KeyScope.WRITE)
+
 
 async def provide_ui_user(request: Request, state: State) -> UiUser:
     """The session's org; SignInRequired when the cookie is missing, forged, expired, or its key
-    was revoked or expired since sign-in."""
+    was revoked or expired since sign-in. The key's scope is checked by the API's own guard
+    (``api/scopes.py``): a page is a read, a form post needs what its API twin needs (403)."""
     runtime: Runtime = state.runtime
     now = runtime.clock()
     found = ui_session.read_session(runtime.secret, request.cookies.get(ui_session.SESSION_COOKIE), now.timestamp())
@@ -49,6 +58,7 @@ async def provide_ui_user(request: Request, state: State) -> UiUser:
     if active is None:
         raise SignInRequired
     caller, org_name, prefix = active
+    check_scope(request, caller)
     return UiUser(caller, org_name, prefix, ui_session.csrf_token(runtime.secret, found.nonce), found.nonce)
 
 

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, Response, get
+from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, QueryParameter
 
 from api.deps import Cursor, RuntimeDep
-from api.ui.deps import UiUserDep, choice, ui_id
+from api.ui.deps import UiUserDep, check_form, choice, ui_id
+from api.ui.forms import Form, PlainForm, see_other
 from api.ui.render import page
 from elephantasm.db.models import DREAM_STATUSES
 from elephantasm.schemas.dreams import DreamRunRead
 from elephantasm.services import animas as anima_svc
 from elephantasm.services.dreams import queries as dream_svc
+from elephantasm.services.dreams import start_dream_in_background
 
 PAGE_SIZE = 50
 JOURNAL_LIMIT = 200
+# A running run's page reloads itself this often (seconds) until the run ends.
+REFRESH_SECONDS = 2
 
 
 class DreamPages(Controller):
@@ -53,12 +57,34 @@ class DreamPages(Controller):
 
     @get("/dreams/{run_id:str}")
     async def run(self, run_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep) -> Response:
-        """One run: what it read and wrote, and its journal (created, merged, superseded, archived)."""
+        """One run: what it read and wrote, and its journal (created, merged, superseded, archived).
+        While the run is running the page reloads itself, so a triggered run can be watched to its end."""
         rid = ui_id("dream run", run_id)
         async with runtime.read_session() as session:
             row = await dream_svc.get_run(session, ui.caller.org_id, rid)
             anima = await anima_svc.get_anima(session, ui.caller.org_id, row.anima_id)
             actions, total = await dream_svc.run_actions(session, ui.caller.org_id, rid, JOURNAL_LIMIT)
         return page(
-            "dream.html", ui=ui, anima=anima, run=DreamRunRead.of(row), actions=actions, total=total, tab="dreams"
+            "dream.html",
+            ui=ui,
+            anima=anima,
+            run=DreamRunRead.of(row),
+            actions=actions,
+            total=total,
+            refresh=REFRESH_SECONDS,
+            tab="dreams",
         )
+
+    @post("/animas/{anima_id:str}/dreams/trigger")
+    async def trigger(
+        self,
+        request: Request,
+        anima_id: FromPath[str],
+        ui: UiUserDep,
+        runtime: RuntimeDep,
+        data: Annotated[PlainForm, Form],
+    ) -> Response:
+        """Start a run now, as ``POST /api/dreams/trigger`` does (409 if one is running); then watch it."""
+        check_form(request, runtime, ui, data.csrf_token)
+        run = await start_dream_in_background(runtime, ui.caller.org_id, ui_id("anima", anima_id))
+        return see_other(f"/ui/dreams/{run.id}")

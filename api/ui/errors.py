@@ -15,11 +15,25 @@ from elephantasm.domain.errors import DomainError
 
 log = logging.getLogger(__name__)
 
-_TITLES = {403: "Not allowed", 404: "Not found", 409: "Conflict", 413: "Too large", 422: "Invalid input"}
+_TITLES = {
+    403: "Not allowed",
+    404: "Not found",
+    409: "Conflict",
+    413: "Too large",
+    422: "Invalid input",
+    429: "Too many attempts",
+}
 
 
-def _error(status: int, detail: str) -> Response[str]:
-    return page("error.html", http_status=status, title=_TITLES.get(status, "Error"), detail=detail, status_code=status)
+def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> Response[str]:
+    return page(
+        "error.html",
+        http_status=status,
+        headers=headers,
+        title=_TITLES.get(status, "Error"),
+        detail=detail,
+        status_code=status,
+    )
 
 
 def sign_in_redirect(request: Request, _: SignInRequired) -> Response:
@@ -35,10 +49,13 @@ def on_forbidden(_: Request, exc: ForbiddenRequest) -> Response[str]:
 
 
 def on_domain_error(request: Request, exc: DomainError) -> Response:
-    """404 for another org's or a missing id, 422 for bad input, and so on, as on the API."""
+    """404 for another org's or a missing id, 422 for bad input, 429 with ``Retry-After``, and so on,
+    as on the API."""
     if exc.status_hint == 401:
         return sign_in_redirect(request, SignInRequired())
-    return _error(exc.status_hint, str(exc.detail))
+    retry_after = getattr(exc, "retry_after", None)
+    headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+    return _error(exc.status_hint, str(exc.detail), headers)
 
 
 def on_http_error(_: Request, exc: HTTPException) -> Response[str]:

@@ -6,14 +6,13 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from litestar import Controller, Request, Response, get, post
-from litestar.enums import RequestEncodingType
-from litestar.params import Body, FromPath, QueryParameter
-from litestar.response import Redirect
+from litestar.params import FromPath, QueryParameter
 
 from api.deps import RuntimeDep
 from api.ui.deps import UiUserDep, check_form, ui_id
 from api.ui.diff import diff_versions
-from api.ui.render import SECURITY_HEADERS, page
+from api.ui.forms import Form, see_other
+from api.ui.render import page
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services import animas as anima_svc
 from elephantasm.services.dreams import identity as identity_svc
@@ -78,11 +77,11 @@ class IdentityPages(Controller):
         anima_id: FromPath[str],
         ui: UiUserDep,
         runtime: RuntimeDep,
-        data: Annotated[RestoreForm, Body(media_type=RequestEncodingType.URL_ENCODED)],
+        data: Annotated[RestoreForm, Form],
     ) -> Response:
         """Make a version current again (recorded as a new version), then back to the list."""
         check_form(request, runtime, ui, data.csrf_token)
         aid = ui_id("anima", anima_id)
         async with runtime.unit_of_work() as session:
             await identity_svc.restore_identity(session, ui.caller.org_id, aid, data.version, runtime.clock())
-        return Redirect(f"/ui/animas/{aid}/identity?restored={data.version}", status_code=303, headers=SECURITY_HEADERS)
+        return see_other(f"/ui/animas/{aid}/identity?restored={data.version}")

@@ -47,6 +47,7 @@ class KnowledgePages(Controller):
         runtime: RuntimeDep,
         type: Annotated[str | None, QueryParameter(max_length=16)] = None,
         superseded: Annotated[bool, QueryParameter(description="Include superseded items.")] = False,
+        forgotten: Annotated[str | None, QueryParameter(max_length=36)] = None,
         cursor: Cursor = None,
     ) -> Response:
         """Current knowledge, newest first, 50 a page (superseded items too when asked)."""
@@ -67,6 +68,7 @@ class KnowledgePages(Controller):
             type=type_ or "",
             types=KNOWLEDGE_TYPES,
             superseded=superseded,
+            forgotten=forgotten,
             next_cursor=next_cursor,
             cursor=cursor,
             tab="knowledge",

@@ -2,24 +2,46 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
-from litestar import Controller, Response, get
+from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, QueryParameter
 
 from api.deps import Cursor, RuntimeDep
-from api.ui.deps import UiUserDep, choice, ui_id
+from api.ui.deps import UiUserDep, check_form, choice, ui_id
+from api.ui.forms import Form, see_other, textarea, validated
 from api.ui.render import page
 from elephantasm.db.models import MEMORY_STATES
 from elephantasm.domain.presets import get_preset
 from elephantasm.domain.scoring import quantise
 from elephantasm.runtime import Runtime
+from elephantasm.schemas.memories import MemoryUpdate
 from elephantasm.services import animas as anima_svc
 from elephantasm.services.dreams import memories as memory_svc
 from elephantasm.services.inspector import knowledge_of_memory, memory_factors
+from elephantasm.services.memory_edits import edit_memory
 from elephantasm.services.spaces import current_space
 
 PAGE_SIZE = 50
+
+
+@dataclass
+class EditForm:
+    """The memory's edit form: its texts as shown, possibly changed."""
+
+    summary: str = ""
+    content: str = ""
+    csrf_token: str = ""
+
+
+def _changed_texts(memory: object, data: EditForm) -> dict[str, str | None]:
+    """The texts the form changed (an emptied content clears it), checked by the API's MemoryUpdate."""
+    summary, content = textarea(data.summary), textarea(data.content) or None
+    fields = {
+        name: value for name, value in (("summary", summary), ("content", content)) if value != getattr(memory, name)
+    }
+    return validated(MemoryUpdate, **fields).model_dump(exclude_unset=True)
 
 
 def _factors(runtime: Runtime, rows: list) -> dict:  # type: ignore[type-arg]
@@ -41,6 +63,7 @@ class MemoryPages(Controller):
         runtime: RuntimeDep,
         memory_state: Annotated[str | None, QueryParameter(name="state", max_length=16)] = None,
         q: Annotated[str | None, QueryParameter(max_length=2000)] = None,
+        forgotten: Annotated[str | None, QueryParameter(max_length=36)] = None,
         cursor: Cursor = None,
     ) -> Response:
         """Newest experiences first, 50 a page; with ``q``, the 50 nearest in meaning (the API's search)."""
@@ -79,13 +102,20 @@ class MemoryPages(Controller):
             state=state or "",
             q=q or "",
             states=MEMORY_STATES,
+            forgotten=forgotten,
             next_cursor=next_cursor,
             cursor=cursor,
             tab="memories",
         )
 
     @get("/memories/{memory_id:str}")
-    async def memory(self, memory_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep) -> Response:
+    async def memory(
+        self,
+        memory_id: FromPath[str],
+        ui: UiUserDep,
+        runtime: RuntimeDep,
+        edited: Annotated[int | None, QueryParameter(ge=0, le=1)] = None,
+    ) -> Response:
         """One memory: text, state, factors, the events it came from, the knowledge drawn from it."""
         mid = ui_id("memory", memory_id)
         async with runtime.read_session() as session:
@@ -101,5 +131,26 @@ class MemoryPages(Controller):
             factors=_factors(runtime, [row])[row.id],
             events=events,
             knowledge=knowledge,
+            edited=edited,
             tab="memories",
         )
+
+    @post("/memories/{memory_id:str}/edit")
+    async def edit(
+        self,
+        request: Request,
+        memory_id: FromPath[str],
+        ui: UiUserDep,
+        runtime: RuntimeDep,
+        data: Annotated[EditForm, Form],
+    ) -> Response:
+        """Change the summary and/or content, as ``PATCH /api/memories/{id}`` does (re-embedded,
+        served copies of the old text withdrawn); then back to the memory."""
+        check_form(request, runtime, ui, data.csrf_token)
+        mid = ui_id("memory", memory_id)
+        async with runtime.read_session() as session:
+            current = await memory_svc.get_memory(session, ui.caller.org_id, mid)
+        changes = _changed_texts(current, data)
+        if changes:
+            await edit_memory(runtime, ui.caller.org_id, mid, changes)
+        return see_other(f"/ui/memories/{mid}?edited={int(bool(changes))}")

@@ -15,6 +15,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from litestar import MediaType, Response
 from litestar.datastructures import Cookie
 
+from elephantasm.local.model import llama_cpp_available
+
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -54,12 +56,23 @@ def environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters.update(when=_when, short=_short, num=_num, pretty=_pretty)
+    env.globals["chat_available"] = llama_cpp_available  # the chat tab needs the `local` extra
     return env
 
 
-def page(template: str, http_status: int = 200, cookies: list[Cookie] | None = None, **context: Any) -> Response[str]:
-    """Render ``template`` with ``context`` into an HTML response."""
+def page(
+    template: str,
+    http_status: int = 200,
+    cookies: list[Cookie] | None = None,
+    headers: dict[str, str] | None = None,
+    **context: Any,
+) -> Response[str]:
+    """Render ``template`` with ``context`` into an HTML response (``headers`` beside the security ones)."""
     html = environment().get_template(template).render(**context)
     return Response(
-        html, status_code=http_status, media_type=MediaType.HTML, headers=SECURITY_HEADERS, cookies=cookies or []
+        html,
+        status_code=http_status,
+        media_type=MediaType.HTML,
+        headers={**SECURITY_HEADERS, **(headers or {})},
+        cookies=cookies or [],
     )

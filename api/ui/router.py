@@ -10,9 +10,11 @@ from litestar.static_files import create_static_files_router
 
 from api.ui.anima_routes import AnimaPages
 from api.ui.auth_routes import AuthController
+from api.ui.chat_routes import ChatPages
 from api.ui.deps import provide_ui_user
 from api.ui.dream_routes import DreamPages
 from api.ui.errors import UI_EXCEPTION_HANDLERS
+from api.ui.forget_routes import ForgetActions
 from api.ui.identity_routes import IdentityPages
 from api.ui.knowledge_routes import KnowledgePages
 from api.ui.memory_routes import MemoryPages
@@ -39,6 +41,8 @@ def build_ui_router() -> Router:
             IdentityPages,
             DreamPages,
             PackPages,
+            ForgetActions,
+            ChatPages,
             static,
         ],
         dependencies={"ui": Provide(provide_ui_user)},

@@ -95,13 +95,21 @@ async def _serve_here(settings: Settings, with_dreamer: bool) -> int:
     from api.app import create_app
     from api.heap import frozen_startup_heap
     from api.metrics import start_metrics_server
+    from elephantasm.cli.proxy import uvicorn_proxy_options
 
     async with cli_runtime(settings, background=False) as runtime:
         await bootstrap_first_key(runtime)
         app = create_app(runtime, background=[*background_tasks(settings, with_dreamer), frozen_startup_heap])
         start_metrics_server(settings)
         log_banner(runtime, listening_lines(settings))
-        config = uvicorn.Config(app, host=settings.host, port=settings.port, log_config=None, access_log=False)
+        config = uvicorn.Config(
+            app,
+            host=settings.host,
+            port=settings.port,
+            log_config=None,
+            access_log=False,
+            **uvicorn_proxy_options(settings),
+        )
         with supervised_postgres(settings):
             await uvicorn.Server(config).serve()
     return 0

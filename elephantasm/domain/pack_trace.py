@@ -8,6 +8,7 @@ below ``min_score``, or the exact count trimmed it. Pure data, no I/O.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -69,6 +70,23 @@ class TracedItem:
         return text
 
 
+@dataclass(frozen=True, slots=True)
+class Filtered:
+    """A candidate left out before packing: with a query, its relevance was below its layer's floor."""
+
+    layer: Layer
+    kind: str
+    id: uuid.UUID
+    text: str
+    relevance: float
+    floor: float
+
+    @property
+    def why(self) -> str:
+        """A sentence saying why."""
+        return f"filtered out: relevance {self.relevance:.2f} to the query is below the floor {self.floor:.2f}"
+
+
 @dataclass(slots=True)
 class LayerBudget:
     """A layer's share of the budget in round 1 and the tokens it used there."""
@@ -82,6 +100,8 @@ class PackTrace:
     """Every decision of one ``pack()`` call, in the order the packer made them."""
 
     items: list[TracedItem] = field(default_factory=list)
+    filtered: list[Filtered] = field(default_factory=list)
+    """Candidates dropped before packing (never offered to the packer)."""
     budgets: dict[Layer, LayerBudget] = field(default_factory=lambda: {layer: LayerBudget() for layer in RENDER_ORDER})
     pool_after_reserved: float = 0.0
 

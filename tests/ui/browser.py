@@ -66,3 +66,22 @@ def chromium() -> Iterator[Any]:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def wait_for(driver: Any, condition: Any, seconds: float = 30) -> Any:
+    """Wait (up to ``seconds``: the machine is shared) until ``condition(driver)`` is truthy; returns it."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, seconds).until(condition)
+
+
+def sign_in(driver: Any, base: str, key: str) -> None:
+    """Open a page with no session, get sent to the sign-in form, sign in with ``key``."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(f"{base}/ui/animas")
+    assert "/ui/login" in driver.current_url  # no session yet: sent to the sign-in form
+    driver.find_element(By.ID, "api-key").send_keys(key)
+    driver.find_element(By.ID, "sign-in").click()
+    wait_for(driver, lambda d: "/ui/login" not in d.current_url)
+    assert driver.current_url.endswith("/ui/animas"), driver.current_url

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-import httpx
 import pytest
 
 from elephantasm.runtime import Runtime
@@ -33,11 +31,3 @@ async def world(runtime: Runtime) -> World:
         other,
         await seed_anima(runtime, other.org_id, "other-assistant"),
     )
-
-
-@pytest.fixture
-async def browser_like(app) -> AsyncIterator[httpx.AsyncClient]:  # type: ignore[no-untyped-def]
-    """A client with its own cookie jar (the shared ``client`` must never hold a UI session)."""
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://test") as c:
-        yield c

@@ -93,3 +93,28 @@ async def seed_anima(runtime: Runtime, org_id: uuid.UUID, name: str = "assistant
             (await session.execute(select(IdentityVersion.id).where(IdentityVersion.anima_id == anima_id))).all()
         )
     return Seeded(anima_id, event, memory, old.superseded_by, old.id, run.id, versions)
+
+
+@dataclass(frozen=True)
+class Small:
+    """One dreamed conversation: an anima with memories and knowledge of its own to change."""
+
+    anima_id: uuid.UUID
+    memory_ids: list[uuid.UUID]
+    knowledge_ids: list[uuid.UUID]
+
+
+async def seed_small(runtime: Runtime, org_id: uuid.UUID, name: str = "scratch") -> Small:
+    """The "move" conversation (Berlin, German) recorded and dreamed once."""
+    anima_id = await new_anima(runtime, org_id, name)
+    _, texts = CONVERSATIONS[1]
+    await add_events(
+        runtime, org_id, anima_id, turns(texts, session="move", start=datetime.now(UTC) - timedelta(days=1))
+    )
+    run = await run_dream(runtime, org_id, anima_id, trigger="seed")
+    assert run.status == "completed", run.error
+    async with runtime.read_session() as session:
+        memories = (await session.execute(select(Memory.id).where(Memory.anima_id == anima_id))).scalars().all()
+        knowledge = (await session.execute(select(Knowledge.id).where(Knowledge.anima_id == anima_id))).scalars().all()
+    assert memories and knowledge
+    return Small(anima_id, list(memories), list(knowledge))

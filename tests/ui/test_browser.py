@@ -39,29 +39,11 @@ def _shot(driver: Any, name: str) -> None:
         driver.set_window_size(1360, 900)
 
 
-def _wait_for(driver: Any, condition: Any) -> None:
-    """Wait (up to 30 s: the machine is shared) until ``condition(driver)`` holds."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    WebDriverWait(driver, 30).until(condition)
-
-
-def _sign_in(driver: Any, base: str, key: str) -> None:
-    from selenium.webdriver.common.by import By
-
-    driver.get(f"{base}/ui/animas")
-    assert "/ui/login" in driver.current_url  # no session yet: sent to the sign-in form
-    driver.find_element(By.ID, "api-key").send_keys(key)
-    driver.find_element(By.ID, "sign-in").click()
-    _wait_for(driver, lambda d: "/ui/login" not in d.current_url)
-    assert driver.current_url.endswith("/ui/animas"), driver.current_url
-
-
 def _sign_out(driver: Any, base: str) -> None:
     from selenium.webdriver.common.by import By
 
     driver.find_element(By.ID, "sign-out").click()
-    _wait_for(driver, lambda d: "/ui/login" in d.current_url)
+    browser.wait_for(driver, lambda d: "/ui/login" in d.current_url)
     assert driver.get_cookie("elephantasm_ui") is None
     driver.get(f"{base}/ui/animas")
     assert "/ui/login" in driver.current_url
@@ -91,7 +73,7 @@ def test_owner_browses_every_page_and_composes_a_pack(driver: Any, live_server: 
 
     driver.get(f"{live_server}/ui/login")
     _shot(driver, "sign-in")
-    _sign_in(driver, live_server, world.owner.api_key)
+    browser.sign_in(driver, live_server, world.owner.api_key)
     cookie = driver.get_cookie("elephantasm_ui")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/ui"
     assert driver.execute_script("return document.cookie").find("elephantasm_ui=") == -1  # invisible to JS
@@ -109,7 +91,7 @@ def test_owner_browses_every_page_and_composes_a_pack(driver: Any, live_server: 
     budget.clear()
     budget.send_keys("200")
     driver.find_element(By.ID, "compose").click()
-    _wait_for(driver, lambda d: "max_tokens=200" in d.current_url)
+    browser.wait_for(driver, lambda d: "max_tokens=200" in d.current_url)
     shown = driver.find_element(By.ID, "pack-context").get_attribute("textContent")
     served = httpx.get(
         f"{live_server}/api/animas/{world.seeded.anima_id}/memory-packs/latest",
@@ -130,7 +112,7 @@ def test_owner_browses_every_page_and_composes_a_pack(driver: Any, live_server: 
 def test_a_second_org_sees_nothing_of_the_first(driver: Any, live_server: str, world: World) -> None:
     from selenium.webdriver.common.by import By
 
-    _sign_in(driver, live_server, world.other.api_key)
+    browser.sign_in(driver, live_server, world.other.api_key)
     listing = driver.find_element(By.ID, "animas").text
     assert "other-assistant" in listing and str(world.seeded.anima_id) not in driver.page_source
     for _name, path, _element in _pages(world)[1:]:

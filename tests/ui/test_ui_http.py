@@ -229,3 +229,20 @@ async def test_an_empty_anima_renders_every_page(
     ):
         r = await browser_like.get(path)
         assert r.status_code == 200 and marker in r.text, path
+
+
+async def test_composer_says_what_was_filtered_out_for_low_relevance(
+    browser_like: httpx.AsyncClient, world: World
+) -> None:
+    await sign_in(browser_like, world.owner.api_key)
+    # A budget big enough for everything offered: the packer cuts nothing, yet knowledge that is not
+    # about the question never reached it.
+    page = await browser_like.get(
+        f"/ui/animas/{world.seeded.anima_id}/pack", params={"query": "email Dana about the budget", "max_tokens": 8000}
+    )
+    text = html.unescape(page.text)
+    assert page.status_code == 200 and 'id="pack-filtered"' in text, text[:2000]
+    assert "Every candidate fitted." not in text
+    shown = int(re.search(r'id="pack-filtered-count">(\d+)<', text).group(1))  # type: ignore[union-attr]
+    rows = re.findall(r"relevance ([\d.]+) to the query is below the floor ([\d.]+)", text)
+    assert shown == len(rows) > 0 and all(float(r) < float(floor) for r, floor in rows)

@@ -65,6 +65,15 @@ async def run_dream(
     return await execute_run(runtime, run, engine, progress)
 
 
+async def start_dream_in_background(runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID) -> DreamRun:
+    """Start a manual run now and execute it on the runtime's dream tasks; returns the running run
+    (ConflictError if one is already running). The API's trigger and the inspector's button."""
+    engine = engine_of(runtime, None)
+    run = await start_run(runtime, org_id, anima_id, "manual", engine)
+    runtime.dream_tasks.spawn(execute_run(runtime.background, run, engine), name=f"dream-{run.id}")
+    return run
+
+
 async def execute_run(
     runtime: Runtime, run: DreamRun, engine: DistillEngine | None = None, progress: Progress | None = None
 ) -> DreamRun:

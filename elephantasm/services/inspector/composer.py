@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from elephantasm.domain.pack_trace import PackTrace, TracedItem
+from elephantasm.domain.pack_trace import Filtered, PackTrace, TracedItem
 from elephantasm.domain.presets import budget_limits
 from elephantasm.domain.render import RENDER_ORDER, display_key, global_rank_key
 from elephantasm.schemas.packs import MemoryPackRead
@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class LayerUse:
-    """One layer's budget: its share in round 1, what it used, its item cap, and what it holds."""
+    """One layer's budget: its share in round 1, what it used, its item cap, what it holds, what
+    the packer cut and what was filtered out before packing (low relevance)."""
 
     layer: str
     share_tokens: int
@@ -33,6 +34,7 @@ class LayerUse:
     items: int
     limit: int | None
     cut: int
+    filtered: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,10 @@ class Composition:
         """Candidates left out, best-ranked first (see :func:`describe`)."""
         return [describe(t) for t in sorted(self.trace.cut(), key=lambda t: global_rank_key(t.layer, t.item))]
 
+    def filtered(self) -> list[Filtered]:
+        """Candidates dropped before packing for low relevance, most relevant first."""
+        return sorted(self.trace.filtered, key=lambda f: -f.relevance)
+
 
 async def compose(runtime: Runtime, req: PackRequest) -> Composition:
     """Compile ``req`` with a trace. NotFoundError for a missing or foreign anima."""
@@ -78,6 +84,7 @@ async def compose(runtime: Runtime, req: PackRequest) -> Composition:
                 items=sum(t.chosen for t in traced),
                 limit=limits.get(layer),
                 cut=sum(not t.chosen for t in traced),
+                filtered=sum(f.layer is layer for f in trace.filtered),
             )
         )
     return Composition(pack, trace, layers)

@@ -20,7 +20,7 @@ from elephantasm.domain.dots import sequential_dots
 from elephantasm.domain.fingerprint import pack_fingerprint
 from elephantasm.domain.fusion import rank_fusion
 from elephantasm.domain.lean import lean_text, wants_dates, wants_temporal
-from elephantasm.domain.pack_trace import PackTrace
+from elephantasm.domain.pack_trace import Filtered, PackTrace
 from elephantasm.domain.packing import PackResult, pack
 from elephantasm.domain.presets import budget_limits, budget_shares, compile_weights
 from elephantasm.domain.render import RENDER_ORDER, Layer
@@ -187,7 +187,7 @@ def _choose(
     if query_vec is not None:
         for layer in (Layer.SESSION, Layer.LONG_TERM):
             got.layers[layer] = _turn_cosines(query_vec, got.layers[layer])
-    relevances = _relevances(cfg.relevance_fusion, got) if req.query is not None else None
+    relevances = _relevances(cfg.relevance_fusion, got, trace) if req.query is not None else None
     scorer = Scorer(cfg, weights, req.query is not None, req.as_of, wants_dates(req.query))
     identity = _identity(got.head)
     temporal = temporal_context(got.head.last_event_at, req.as_of)
@@ -215,10 +215,10 @@ def _choose(
     return _Chosen(result, scorer, identity, temporal)
 
 
-def _relevances(fusion: str, got: Gathered) -> dict[Layer, list[float | None]]:
+def _relevances(fusion: str, got: Gathered, trace: PackTrace | None) -> dict[Layer, list[float | None]]:
     """Each candidate's relevance, normalised over the compile's candidates, per layer in candidate
     order (a list beside each layer's: a dict keyed by candidate cost more than the fusion itself).
-    Knowledge below :data:`KNOWLEDGE_FLOOR` leaves ``got`` here, with its relevance."""
+    Knowledge below :data:`KNOWLEDGE_FLOOR` leaves ``got`` here, with its relevance (noted in ``trace``)."""
     pool = [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
     fuse = rank_fusion if fusion == "rrf" else contextual_relevance
     fused = fuse([(c.cosine, c.fts_rank) for c in pool])
@@ -232,6 +232,12 @@ def _relevances(fusion: str, got: Gathered) -> dict[Layer, list[float | None]]:
         for c, r in zip(got.layers.get(Layer.KNOWLEDGE, []), out[Layer.KNOWLEDGE], strict=True)
         if (r or 0.0) >= KNOWLEDGE_FLOOR
     ]
+    if trace is not None:
+        trace.filtered += [
+            Filtered(Layer.KNOWLEDGE, c.kind, c.id, c.text, r or 0.0, KNOWLEDGE_FLOOR)
+            for c, r in zip(got.layers.get(Layer.KNOWLEDGE, []), out[Layer.KNOWLEDGE], strict=True)
+            if (r or 0.0) < KNOWLEDGE_FLOOR
+        ]
     got.layers[Layer.KNOWLEDGE] = [c for c, _ in kept]
     out[Layer.KNOWLEDGE] = [r for _, r in kept]
     return out
