@@ -15,6 +15,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from litestar import MediaType, Response
 from litestar.datastructures import Cookie
 
+from elephantasm.ids import short_id
+
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -32,7 +34,7 @@ def _when(value: datetime | None) -> str:
 
 
 def _short(value: Any) -> str:
-    return str(value)[:8] if value is not None else "—"
+    return short_id(value) if value is not None else "—"
 
 
 def _num(value: float | None, digits: int = 3) -> str:
