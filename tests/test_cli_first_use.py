@@ -250,3 +250,9 @@ def test_status_loads_no_orm_migrations_or_llm_client(pg_url: str, data_dir: Pat
 
 def test_status_counts_the_model_tables() -> None:
     assert set(COUNTED) <= set(SQLModel.metadata.tables)
+
+
+def test_migrate_prints_no_library_log_lines(pg_url: str, data_dir: Path) -> None:
+    """Alembic is imported after logging is set up now: its set-up chatter must stay below INFO."""
+    done = run_cli(pg_url, data_dir, "migrate")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
