@@ -172,10 +172,11 @@ def test_animas_list_keeps_ids_whole_at_80_columns(pg_url: str, data_dir: Path, 
     assert [(a["id"], a["name"]) for a in listed] == [(anima_id, "a-rather-long-anima-name")]
 
 
-def test_every_list_command_has_json() -> None:
+def test_every_list_command_has_json(pg_url: str, data_dir: Path, tenant: Tenant) -> None:
     """``keys list``, ``animas list`` and ``kv ls`` (every command that lists rows) take ``--json``."""
     for command in (["keys", "list"], ["animas", "list"], ["kv", "ls"]):
         assert build_parser().parse_args([*command, "--json"]).json is True
+    assert json.loads(_ok(run_cli(pg_url, data_dir, "kv", "ls", "--org", tenant.org_name, "--json"))) == []
 
 
 async def test_inject_with_an_ambiguous_name_lists_the_ids(

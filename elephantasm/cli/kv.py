@@ -12,8 +12,10 @@ from rich.table import Table
 
 from elephantasm.cli.context import cli_runtime, console, err_console
 from elephantasm.cli.inject import _resolve
+from elephantasm.cli.listing import Column, field, print_listing
 from elephantasm.domain.errors import DomainError
 from elephantasm.domain.kv.package import open_package
+from elephantasm.ids import short_id
 from elephantasm.runtime import Runtime
 from elephantasm.services import keys as key_svc
 from elephantasm.services.kv import packages, rows, snapshots
@@ -65,23 +67,35 @@ async def _build(rt: Runtime, args: argparse.Namespace) -> int:
     return 0
 
 
+SNAPSHOT_COLUMNS = [
+    field("id", identifier=True),
+    Column("anima", lambda r: short_id(r["anima_id"]), identifier=True),
+    field("n_tokens", header="tokens"),
+    field("bytes"),
+    field("kv_type", header="kv"),
+    field("source"),
+    field("last_used_at", header="last used"),
+]
+
+
 async def _ls(rt: Runtime, args: argparse.Namespace) -> int:
     org_id = await _org_id(rt, args.org)
     anima_id = (await _resolve(rt, args.org, args.anima))[1] if args.anima else None
     async with rt.read_session() as session:
         found = await rows.list_for(session, org_id, anima_id, 1000)
-    table = Table("id", "anima", "tokens", "bytes", "kv", "source", "last used")
-    for r in found:
-        table.add_row(
-            str(r.id),
-            str(r.anima_id),
-            str(r.n_tokens),
-            str(r.bytes),
-            r.kv_type,
-            r.source,
-            r.last_used_at.isoformat(timespec="seconds"),
-        )
-    console.print(table)
+    records = [
+        {
+            "id": r.id,
+            "anima_id": r.anima_id,
+            "n_tokens": r.n_tokens,
+            "bytes": r.bytes,
+            "kv_type": r.kv_type,
+            "source": r.source,
+            "last_used_at": r.last_used_at,
+        }
+        for r in found
+    ]
+    print_listing(console, records, SNAPSHOT_COLUMNS, args.json)
     return 0
 
 
