@@ -6,7 +6,7 @@ import argparse
 from datetime import timedelta
 
 from elephantasm.cli.context import cli_runtime, console, err_console
-from elephantasm.cli.listing import Column, field, print_listing
+from elephantasm.cli.listing import Column, field, print_listing, record_of
 from elephantasm.domain.errors import DomainError
 from elephantasm.domain.keys import KeyScope
 from elephantasm.ids import short_id
@@ -54,20 +54,8 @@ async def keys_list(args: argparse.Namespace, settings: Settings) -> int:
         if args.org is not None:
             await key_svc.get_org(session, args.org)
         rows = await key_svc.list_keys(session, args.org)
-    records = [
-        {
-            "id": key.id,
-            "org": org_name,
-            "prefix": key.prefix,
-            "name": key.name,
-            "scope": key.scope,
-            "created_at": key.created_at,
-            "expires_at": key.expires_at,
-            "revoked_at": key.revoked_at,
-            "last_used_at": key.last_used_at,
-        }
-        for key, org_name in rows
-    ]
+    fields = ("id", "prefix", "name", "scope", "created_at", "expires_at", "revoked_at", "last_used_at")
+    records = [{**record_of(key, fields), "org": org_name} for key, org_name in rows]
     print_listing(console, records, KEY_COLUMNS, args.json)
     return 0
 
@@ -100,16 +88,7 @@ async def animas_list(args: argparse.Namespace, settings: Settings) -> int:
     async with cli_runtime(settings) as rt, rt.read_session() as session:
         org = await key_svc.get_org(session, args.org)
         rows, _ = await anima_svc.list_animas(session, org.id, 1000, None)
-    records = [
-        {
-            "id": a.id,
-            "name": a.name,
-            "description": a.description,
-            "state_version": a.state_version,
-            "last_event_at": a.last_event_at,
-            "created_at": a.created_at,
-        }
-        for a in rows
-    ]
+    fields = ("id", "name", "description", "state_version", "last_event_at", "created_at")
+    records = [record_of(a, fields) for a in rows]
     print_listing(console, records, ANIMA_COLUMNS, args.json)
     return 0

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from elephantasm.cli.context import cli_runtime, console, err_console
 from elephantasm.cli.inject import _resolve
-from elephantasm.cli.listing import Column, field, print_listing
+from elephantasm.cli.listing import Column, field, print_listing, record_of
 from elephantasm.domain.errors import DomainError
 from elephantasm.domain.kv.package import open_package
 from elephantasm.ids import short_id
@@ -83,18 +83,8 @@ async def _ls(rt: Runtime, args: argparse.Namespace) -> int:
     anima_id = (await _resolve(rt, args.org, args.anima))[1] if args.anima else None
     async with rt.read_session() as session:
         found = await rows.list_for(session, org_id, anima_id, 1000)
-    records = [
-        {
-            "id": r.id,
-            "anima_id": r.anima_id,
-            "n_tokens": r.n_tokens,
-            "bytes": r.bytes,
-            "kv_type": r.kv_type,
-            "source": r.source,
-            "last_used_at": r.last_used_at,
-        }
-        for r in found
-    ]
+    fields = ("id", "anima_id", "n_tokens", "bytes", "kv_type", "source", "last_used_at")
+    records = [record_of(r, fields) for r in found]
     print_listing(console, records, SNAPSHOT_COLUMNS, args.json)
     return 0
 

@@ -32,6 +32,11 @@ def field(name: str, identifier: bool = False, header: str | None = None) -> Col
     return Column(header or name, lambda record: cell_text(record[name]), identifier)
 
 
+def record_of(row: object, fields: Sequence[str]) -> dict[str, Any]:
+    """The named attributes of ``row`` as a record (what ``--json`` prints of it)."""
+    return {name: getattr(row, name) for name in fields}
+
+
 def cell_text(value: Any) -> str:
     """How a value reads in a table cell."""
     if value is None:
@@ -39,6 +44,11 @@ def cell_text(value: Any) -> str:
     if isinstance(value, datetime):
         return f"{value:%Y-%m-%d %H:%M}"
     return str(value)
+
+
+def _json_value(value: Any) -> str:
+    """Datetimes as ISO 8601 (as the API writes them), anything else (ids, enums) as its text."""
+    return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
 def table_of(records: Sequence[Record], columns: Sequence[Column]) -> Table:
@@ -58,6 +68,6 @@ def table_of(records: Sequence[Record], columns: Sequence[Column]) -> Table:
 def print_listing(console: Console, records: Sequence[Record], columns: Sequence[Column], as_json: bool) -> None:
     """Print ``records`` as a JSON array (every field, ids whole) or as a table of ``columns``."""
     if as_json:
-        print(json.dumps(list(map(dict, records)), default=str), flush=True)
+        print(json.dumps(list(map(dict, records)), default=_json_value), flush=True)
     else:
         console.print(table_of(records, columns))
