@@ -4,6 +4,7 @@ and ``/metrics`` counts MCP requests under their own route."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import uuid
@@ -95,7 +96,9 @@ async def test_a_read_key_uses_the_read_tools_and_is_refused_the_writes(
 async def test_get_on_the_stateless_mcp_endpoint_is_405_not_an_endless_stream(live_server: str, tenant: Tenant) -> None:
     async with httpx.AsyncClient(base_url=live_server, headers=tenant.headers, timeout=15) as http:
         for path in ("/mcp", "/mcp/"):
-            r = await http.get(path, headers={"Accept": "text/event-stream"})
+            # a stream that never closes may still send bytes: bound the whole response, not each read
+            async with asyncio.timeout(30):
+                r = await http.get(path, headers={"Accept": "text/event-stream"})
             assert r.status_code == 405, (path, r.status_code)
             assert r.headers["allow"] == "POST" and "POST" in r.json()["detail"]
 
