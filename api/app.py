@@ -31,11 +31,12 @@ from api.routes.kv import GenerationController, KVSnapshotController
 from api.routes.local_chat import LocalChatController
 from api.routes.memories import MemoryController
 from api.routes.packs import AnimaPackController, PackController
+from api.routes.root import root
 from api.ui import build_ui_router
 from api.unavailable import UNAVAILABLE_HANDLERS
 from elephantasm.runtime import Runtime
 
-ROUTE_HANDLERS: list[Any] = [health, AnimaController, EventController, KeyController]
+ROUTE_HANDLERS: list[Any] = [root, health, AnimaController, EventController, KeyController]
 """Every route of the API; feature modules add their controllers here."""
 # The dreamer's routes (runs and journal, memories, knowledge, identity).
 ROUTE_HANDLERS += [DreamController, MemoryController, KnowledgeController, IdentityController]

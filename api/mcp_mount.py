@@ -1,10 +1,13 @@
 """The MCP server over streamable HTTP, mounted at ``/mcp`` on the API.
 
 - **Auth**: the same bearer API key as the API, checked before anything reaches the MCP layer
-  (401 with a JSON ``detail`` otherwise). Each tool call then runs with that caller's key, so the
-  tenant rules are the API's own: another org's ids are 404.
-- **Transport**: stateless JSON responses. Nothing lives between requests, so any of several
-  ``serve --workers`` processes (or replicas) can answer any request.
+  (401 with a JSON ``detail`` otherwise); any scope may connect. Each tool call then runs with that
+  caller's key, so the tenant and scope rules are the API's own: another org's ids are 404, and a
+  read key can ``recall``, ``search_memories`` and ``list_animas`` while ``remember`` and
+  ``forget_memory`` answer it with the API's 403.
+- **Transport**: stateless JSON responses, over POST only. Nothing lives between requests, so any of
+  several ``serve --workers`` processes (or replicas) can answer any request; there is no session,
+  so no server-sent event stream to open with GET (405, as the MCP transport allows).
 - **Tools** (``elephantasm/mcpserver/tools.py``) call the API through our SDK over an in-process
   ASGI transport: no socket, no second implementation of validation or tenancy.
 - **Lifespan**: the SDK's session manager runs inside the app's lifespan (a task group of its own).
@@ -28,6 +31,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from api.auth import provide_caller
 from elephantasm.domain.errors import AuthenticationError
+from elephantasm.domain.keys import KeyScope
 from elephantasm.mcpserver.tools import build_server
 from elephantasm_sdk import AsyncElephantasm
 
@@ -60,7 +64,9 @@ class McpPlugin(InitPlugin):
         self._http: httpx.AsyncClient | None = None
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
-        app_config.route_handlers.append(asgi("/mcp", is_mount=True, copy_scope=True)(self._mount()))
+        # Reaching the MCP layer needs only a valid key: each tool's API call checks its own scope.
+        mount = asgi("/mcp", is_mount=True, copy_scope=True, opt={"scope": KeyScope.READ})
+        app_config.route_handlers.append(mount(self._mount()))
         app_config.lifespan.append(self._lifespan)
         return app_config
 
@@ -79,6 +85,10 @@ class McpPlugin(InitPlugin):
 
     def _mount(self) -> Any:
         async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope.get("method") != "POST":  # stateless: no stream to GET, no session to DELETE
+                body = json.dumps({"detail": f"{scope.get('method')} is not allowed on /mcp: send POST"}).encode()
+                await _send_json(send, 405, body, [(b"allow", b"POST")])
+                return
             try:
                 await provide_caller(Request(scope, receive), scope["litestar_app"].state)
             except AuthenticationError as exc:

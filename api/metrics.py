@@ -22,6 +22,18 @@ from elephantasm.observability import metrics
 from elephantasm.settings import Settings
 
 
+def route_label(scope: Scope) -> str:
+    """The request's route template; for a mounted app (``/mcp``) the mount's own path, which
+    Litestar leaves out of ``path_template``; ``unmatched`` when no route answered."""
+    template = scope.get("path_template")
+    if template:
+        return template
+    handler = scope.get("route_handler")
+    if handler is not None and getattr(handler, "is_mount", False) and handler.paths:
+        return str(min(handler.paths))
+    return "unmatched"
+
+
 class RequestMetricsMiddleware(ASGIMiddleware):
     """Counts every HTTP request and observes its latency (to the last body byte)."""
 
@@ -40,8 +52,7 @@ class RequestMetricsMiddleware(ASGIMiddleware):
         try:
             await next_app(scope, receive, send_wrapper)
         finally:
-            route = scope.get("path_template") or "unmatched"
-            labels = (scope.get("method", "GET"), route, str(status))
+            labels = (scope.get("method", "GET"), route_label(scope), str(status))
             metrics.HTTP_REQUESTS.labels(*labels).inc()
             metrics.HTTP_LATENCY.labels(*labels).observe(time.perf_counter() - started)
 

@@ -133,6 +133,13 @@ def _statuses(openapi: OpenAPI, method: str, path: str, op: Operation, authentic
     return statuses
 
 
+REPLAYS = {
+    "/api/events": "The event already existed (same dedupe_key): the stored one.",
+    "/api/events/batch": "Every event already existed (same dedupe_keys): the stored ones, `created` 0.",
+}
+"""Writes answered 200 instead of 201 when they only replay what is stored."""
+
+
 def _document_operation(openapi: OpenAPI, method: str, path: str, op: Operation, authenticated: bool) -> None:
     responses: dict[str, Any] = dict(op.responses or {})
     responses.pop("400", None)  # never answered: undecodable or invalid input is a 422
@@ -140,10 +147,8 @@ def _document_operation(openapi: OpenAPI, method: str, path: str, op: Operation,
         responses.setdefault(str(status), _error_response(status))
     if any(getattr(p, "name", "").lower() == "if-none-match" for p in op.parameters or []):
         responses["304"] = OpenAPIResponse(description="Not modified: the ETag given in If-None-Match still matches.")
-    if (method, path) == ("POST", "/api/events") and "201" in responses:
-        responses["200"] = OpenAPIResponse(
-            description="The event already existed (same dedupe_key): the stored one.", content=responses["201"].content
-        )
+    if method == "POST" and path in REPLAYS and "201" in responses:
+        responses["200"] = OpenAPIResponse(description=REPLAYS[path], content=responses["201"].content)
     op.responses = responses
     for param in op.parameters or []:
         if isinstance(param, Parameter) and param.param_in == "path" and param.name.endswith("_id"):

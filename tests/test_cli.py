@@ -67,8 +67,8 @@ async def test_keys_create_list_revoke(cli, client: httpx.AsyncClient) -> None: 
 
     # By id as well; an unknown key is an error naming it.
     key2 = KEY_LINE.findall(_ok(cli("keys", "create", "--org", org)))[0]
-    row = next(line for line in _ok(cli("keys", "list", "--org", org)).splitlines() if key2[:14] in line)
-    key_id = re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", row).group(0)  # type: ignore[union-attr]
+    listed = json.loads(_ok(cli("keys", "list", "--org", org, "--json")))
+    key_id = next(k["id"] for k in listed if key2.startswith(k["prefix"]))
     _ok(cli("keys", "revoke", key_id))
     assert (await client.get("/api/animas", headers=_bearer(key2))).status_code == 401
     missing = cli("keys", "revoke", "sk_live_nothere")
@@ -78,13 +78,16 @@ async def test_keys_create_list_revoke(cli, client: httpx.AsyncClient) -> None: 
 def test_animas_create_and_list(cli) -> None:  # type: ignore[no-untyped-def]
     """``animas create`` prints the new id last; ``animas list`` shows it (and only this org's)."""
     org = _org()
+    _ok(cli("keys", "create", "--org", org))  # the one command that makes an org
     out = _ok(cli("animas", "create", "Ada", "--org", org, "--description", "helper"))
     anima_id = out.strip().splitlines()[-1]
     uuid.UUID(anima_id)
     _ok(cli("animas", "create", "Bob", "--org", org))
     listing = _ok(cli("animas", "list", "--org", org))
     assert anima_id in listing and "Ada" in listing and "Bob" in listing
-    assert anima_id not in _ok(cli("animas", "list", "--org", _org()))
+    other = _org()
+    _ok(cli("keys", "create", "--org", other))
+    assert anima_id not in _ok(cli("animas", "list", "--org", other))
 
 
 def _write_jsonl(path: Path, lines: list[object]) -> Path:
@@ -141,7 +144,9 @@ async def test_events_import_is_idempotent_and_all_or_nothing(cli, client: httpx
 
 def test_status_prints_counts(cli) -> None:  # type: ignore[no-untyped-def]
     """``status`` names the database and counts the main tables."""
-    _ok(cli("animas", "create", "counted", "--org", _org()))
+    org = _org()
+    _ok(cli("keys", "create", "--org", org))
+    _ok(cli("animas", "create", "counted", "--org", org))
     out = _ok(cli("status"))
     assert "PostgreSQL 18" in out
     for table in ("orgs", "api_keys", "animas", "events", "memories", "knowledge"):

@@ -53,7 +53,9 @@ class EventController(Controller):
     async def extract_batch(
         self, data: JSONBody[BatchIn | EventBatchCreate], caller: CallerDep, runtime: RuntimeDep
     ) -> Response[EventBatchRead]:
-        """Record up to ``max_batch_events`` events in one transaction; one bad event writes none."""
+        """Record up to ``max_batch_events`` events in one transaction; one bad event writes none.
+
+        201 when any event is new; 200 when every one was already stored (a replay, as for one event)."""
         limit = runtime.settings.max_batch_events
         if len(data.events) > limit:
             raise PayloadTooLargeError(f"events: {len(data.events)} events in one batch; the limit is {limit}")
@@ -65,7 +67,8 @@ class EventController(Controller):
             svc.check_events(data.events, runtime.settings, now)
         async with runtime.engine.begin() as conn:  # committed before the response: acknowledged = durable
             stored = await copy_events(conn, caller.org_id, data.events, runtime.clock(), metas)
-        return Response(encode_batch(stored), status_code=HTTP_201_CREATED, media_type=MediaType.JSON)  # type: ignore[arg-type]
+        status = HTTP_201_CREATED if any(s.created for s in stored) else HTTP_200_OK
+        return Response(encode_batch(stored), status_code=status, media_type=MediaType.JSON)  # type: ignore[arg-type]
 
     @get("/")
     async def list(

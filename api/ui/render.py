@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from litestar import MediaType, Response
 from litestar.datastructures import Cookie
 
+from elephantasm.ids import short_id
 from elephantasm.local.model import llama_cpp_available
 
 SECURITY_HEADERS = {
@@ -34,7 +35,7 @@ def _when(value: datetime | None) -> str:
 
 
 def _short(value: Any) -> str:
-    return str(value)[:8] if value is not None else "—"
+    return short_id(value) if value is not None else "—"
 
 
 def _num(value: float | None, digits: int = 3) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from datetime import timedelta
 
-from rich.table import Table
-
 from elephantasm.cli.context import cli_runtime, console, err_console
-from elephantasm.domain.errors import NotFoundError
+from elephantasm.cli.listing import Column, field, print_listing, record_of
+from elephantasm.domain.errors import DomainError
 from elephantasm.domain.keys import KeyScope
+from elephantasm.ids import short_id
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.services import animas as anima_svc
 from elephantasm.services import keys as key_svc
@@ -29,23 +29,34 @@ async def keys_create(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+KEY_COLUMNS = [
+    Column("id", lambda k: short_id(k["id"]), identifier=True),
+    field("org"),
+    Column("prefix", lambda k: k["prefix"] + "…", identifier=True),
+    field("name"),
+    field("scope"),
+    field("created_at", header="created"),
+    field("expires_at", header="expires"),
+    Column("revoked", lambda k: "yes" if k["revoked_at"] else ""),
+]
+ANIMA_COLUMNS = [
+    field("id", identifier=True),
+    field("name"),
+    field("state_version", header="version"),
+    field("last_event_at", header="last event"),
+    field("created_at", header="created"),
+]
+
+
 async def keys_list(args: argparse.Namespace, settings: Settings) -> int:
-    """List keys (prefixes only: full keys are never stored)."""
+    """List keys (prefixes only: full keys are never stored); the id column shows short ids."""
     async with cli_runtime(settings) as rt, rt.read_session() as session:
+        if args.org is not None:
+            await key_svc.get_org(session, args.org)
         rows = await key_svc.list_keys(session, args.org)
-    table = Table("id", "org", "prefix", "name", "scope", "created", "expires", "revoked")
-    for key, org_name in rows:
-        table.add_row(
-            str(key.id),
-            org_name,
-            key.prefix + "…",
-            key.name or "",
-            key.scope,
-            f"{key.created_at:%Y-%m-%d %H:%M}",
-            f"{key.expires_at:%Y-%m-%d}" if key.expires_at else "",
-            "yes" if key.revoked_at else "",
-        )
-    console.print(table)
+    fields = ("id", "prefix", "name", "scope", "created_at", "expires_at", "revoked_at", "last_used_at")
+    records = [{**record_of(key, fields), "org": org_name} for key, org_name in rows]
+    print_listing(console, records, KEY_COLUMNS, args.json)
     return 0
 
 
@@ -55,7 +66,7 @@ async def keys_revoke(args: argparse.Namespace, settings: Settings) -> int:
         try:
             async with rt.unit_of_work() as session:
                 key = await key_svc.revoke_key(session, args.key)
-        except NotFoundError as exc:
+        except DomainError as exc:
             err_console.print(f"[red]{exc.detail}[/red]")
             return 1
     console.print(f"Revoked key {key.prefix}… ({key.id}).")
@@ -63,9 +74,9 @@ async def keys_revoke(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def animas_create(args: argparse.Namespace, settings: Settings) -> int:
-    """Create an anima in an org (created if new) and print its id."""
+    """Create an anima in an existing org and print its id."""
     async with cli_runtime(settings) as rt, rt.unit_of_work() as session:
-        org = await key_svc.get_or_create_org(session, args.org)
+        org = await key_svc.get_org(session, args.org)
         anima = await anima_svc.create_anima(session, org.id, AnimaCreate(name=args.name, description=args.description))
     console.print(f"Created anima '{anima.name}'.")
     print(anima.id)
@@ -73,18 +84,11 @@ async def animas_create(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def animas_list(args: argparse.Namespace, settings: Settings) -> int:
-    """List an org's animas."""
+    """List an org's animas (full ids: the other commands take them)."""
     async with cli_runtime(settings) as rt, rt.read_session() as session:
-        org = await key_svc.get_or_create_org(session, args.org)
+        org = await key_svc.get_org(session, args.org)
         rows, _ = await anima_svc.list_animas(session, org.id, 1000, None)
-    table = Table("id", "name", "state_version", "last event", "created")
-    for a in rows:
-        table.add_row(
-            str(a.id),
-            a.name,
-            str(a.state_version),
-            f"{a.last_event_at:%Y-%m-%d %H:%M}" if a.last_event_at else "",
-            f"{a.created_at:%Y-%m-%d %H:%M}",
-        )
-    console.print(table)
+    fields = ("id", "name", "description", "state_version", "last_event_at", "created_at")
+    records = [record_of(a, fields) for a in rows]
+    print_listing(console, records, ANIMA_COLUMNS, args.json)
     return 0

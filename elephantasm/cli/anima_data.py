@@ -17,23 +17,6 @@ from elephantasm.services.purge import purge_anima
 from elephantasm.settings import Settings
 
 
-def add_parser(animas: argparse._SubParsersAction) -> None:
-    """Register the commands under ``elephantasm animas``."""
-    purge = animas.add_parser("purge", help="erase every row of an anima for good (erasure requests)")
-    purge.add_argument("anima", help="anima id (live or already deleted)")
-    purge.add_argument("--yes", action="store_true", help="confirm: this cannot be undone")
-    purge.set_defaults(func=animas_purge)
-    export = animas.add_parser("export", help="write one anima as JSON lines (events, memories, knowledge, identity)")
-    export.add_argument("anima", help="anima id")
-    export.add_argument("--output", "-o", default=None, help="file to write (default: standard output)")
-    export.set_defaults(func=animas_export)
-    imp = animas.add_parser("import", help="create a new anima from an export file")
-    imp.add_argument("file")
-    imp.add_argument("--org", default="local", help="org to import into (created if new)")
-    imp.add_argument("--name", default=None, help="name of the new anima (default: the exported one's)")
-    imp.set_defaults(func=animas_import)
-
-
 def _anima_id(value: str) -> uuid.UUID | None:
     try:
         return uuid.UUID(value)
@@ -94,7 +77,7 @@ async def animas_import(args: argparse.Namespace, settings: Settings) -> int:
     lines = Path(args.file).read_text(encoding="utf-8").splitlines()
     async with cli_runtime(settings) as rt:
         async with rt.unit_of_work() as session:
-            org = await key_svc.get_or_create_org(session, args.org)
+            org = await key_svc.get_org(session, args.org)
         try:
             anima_id = await import_anima(rt, org.id, lines, args.name)
         except DomainError as exc:

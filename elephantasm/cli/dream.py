@@ -7,32 +7,13 @@ import uuid
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from sqlalchemy import select
-from sqlmodel import col
 
 from elephantasm.cli.context import cli_runtime, console, err_console
-from elephantasm.db.models import Anima, DreamRun, Org
-from elephantasm.domain.errors import ConflictError
-from elephantasm.runtime import Runtime
+from elephantasm.cli.lookup import find_anima
+from elephantasm.db.models import DreamRun
+from elephantasm.domain.errors import ConflictError, DomainError
 from elephantasm.services.dreams import run_dream
 from elephantasm.settings import Settings
-
-
-async def _find_anima(rt: Runtime, ref: str, org: str | None) -> Anima | None:
-    """An anima by id (any org: this is an operator's tool) or by name within ``org``."""
-    stmt = select(Anima).where(col(Anima.deleted_at).is_(None))
-    try:
-        stmt = stmt.where(col(Anima.id) == uuid.UUID(ref))
-    except ValueError:
-        stmt = stmt.join(Org, col(Org.id) == col(Anima.org_id)).where(
-            col(Anima.name) == ref, col(Org.name) == (org or "local")
-        )
-    async with rt.read_session() as session:
-        found = list((await session.execute(stmt.order_by(col(Anima.created_at)).limit(2))).scalars())
-    if len(found) > 1:
-        err_console.print(f"[red]several animas are named {ref!r}; pass its id[/red]")
-        return None
-    return found[0] if found else None
 
 
 def summary_table(run: DreamRun) -> Table:
@@ -62,12 +43,21 @@ def summary_table(run: DreamRun) -> Table:
     return table
 
 
+def _is_id(ref: str) -> bool:
+    try:
+        uuid.UUID(ref)
+    except ValueError:
+        return False
+    return True
+
+
 async def dream(args: argparse.Namespace, settings: Settings) -> int:
     """Run one dream for an anima now; exit 0 if it completed, 1 if it failed, 2 if busy/not found."""
     async with cli_runtime(settings) as rt:
-        anima = await _find_anima(rt, args.anima, args.org)
-        if anima is None:
-            err_console.print(f"[red]anima {args.anima!r} not found[/red]")
+        try:  # an id names an anima of any org (this is an operator's tool); a name is looked up in --org
+            anima = await find_anima(rt, args.anima, None if _is_id(args.anima) else args.org)
+        except DomainError as exc:
+            err_console.print(f"[red]{exc.detail}[/red]")
             return 2
         columns = (TextColumn("dreaming"), BarColumn(), MofNCompleteColumn(), TextColumn("events"), TimeElapsedColumn())
         with Progress(*columns, console=console, transient=True) as bar:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -35,10 +37,33 @@ def parse_lines(path: Path, default_anima: str | None) -> list[EventCreate]:
     return events
 
 
+def event_digest(event: EventCreate) -> str:
+    """A hash of every field of the event as its line gives it (its anima included)."""
+    canonical = json.dumps(event.model_dump(mode="json", exclude={"dedupe_key"}), sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+def with_dedupe_keys(events: list[EventCreate]) -> list[EventCreate]:
+    """``events``, each line without a ``dedupe_key`` given ``import:<event digest>:<n>``.
+
+    ``n`` counts identical lines before it in the file, so importing a file again (or a longer copy
+    of it) stores nothing twice, while two identical lines (say "ok" twice) stay two events.
+    """
+    seen: Counter[str] = Counter()
+    keyed = []
+    for event in events:
+        if event.dedupe_key is None:
+            digest = event_digest(event)
+            event = event.model_copy(update={"dedupe_key": f"import:{digest}:{seen[digest]}"})
+            seen[digest] += 1
+        keyed.append(event)
+    return keyed
+
+
 async def events_import(args: argparse.Namespace, settings: Settings) -> int:
     """Import a JSON-lines file of events (the ``POST /api/events`` shape), in batches."""
     try:
-        events = parse_lines(Path(args.file), args.anima)
+        events = with_dedupe_keys(parse_lines(Path(args.file), args.anima))
         event_svc.check_events(events, settings, datetime.now(UTC))
     except DomainError as exc:
         err_console.print(f"[red]{exc.detail}[/red]")
@@ -46,7 +71,7 @@ async def events_import(args: argparse.Namespace, settings: Settings) -> int:
     created = 0
     async with cli_runtime(settings) as rt:
         async with rt.unit_of_work() as session:
-            org = await key_svc.get_or_create_org(session, args.org)
+            org = await key_svc.get_org(session, args.org)
         with Progress(console=console) as progress:
             task = progress.add_task("importing events", total=len(events))
             for start in range(0, len(events), args.batch_size):

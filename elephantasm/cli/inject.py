@@ -7,12 +7,10 @@ import json
 import uuid
 
 from rich.table import Table
-from sqlalchemy import select
-from sqlmodel import col
 
 from elephantasm.cli.context import cli_runtime, console, err_console
-from elephantasm.db.models import Anima, Org
-from elephantasm.domain.errors import DomainError, NotFoundError
+from elephantasm.cli.lookup import find_anima
+from elephantasm.domain.errors import DomainError
 from elephantasm.runtime import Runtime
 from elephantasm.services import packs as pack_svc
 from elephantasm.settings import Settings
@@ -26,33 +24,9 @@ _LAYER_NAMES = {
 }
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register ``inject`` on the main parser."""
-    p = sub.add_parser("inject", help="print the memory pack an anima would get now, with a token table")
-    p.add_argument("anima", help="anima id, or its name within --org")
-    p.add_argument("--org", default="local")
-    p.add_argument("--query", default=None)
-    p.add_argument("--max-tokens", type=int, default=None)
-    p.add_argument("--preset", default=None)
-    p.add_argument("--encoding", default=None)
-    p.add_argument("--session", default=None, help="treat this session id as the current one")
-    p.set_defaults(func=inject)
-
-
 async def _resolve(rt: Runtime, org_name: str, anima: str) -> tuple[uuid.UUID, uuid.UUID]:
-    async with rt.read_session() as session:
-        org = (await session.execute(select(Org).where(col(Org.name) == org_name))).scalar_one_or_none()
-        if org is None:
-            raise NotFoundError(f"org {org_name!r} not found")
-        stmt = select(col(Anima.id)).where(col(Anima.org_id) == org.id, col(Anima.deleted_at).is_(None))
-        try:
-            stmt = stmt.where(col(Anima.id) == uuid.UUID(anima))
-        except ValueError:
-            stmt = stmt.where(col(Anima.name) == anima).order_by(col(Anima.created_at), col(Anima.id))
-        found = (await session.execute(stmt.limit(1))).scalar_one_or_none()
-    if found is None:
-        raise NotFoundError(f"anima {anima!r} not found in org {org_name!r}")
-    return org.id, found
+    found = await find_anima(rt, anima, org_name)
+    return found.org_id, found.id
 
 
 def _table(pack: dict) -> Table:

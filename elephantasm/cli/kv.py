@@ -6,49 +6,21 @@ from __future__ import annotations
 import argparse
 import json
 import uuid
-from pathlib import Path
 from typing import Any
 
 from rich.table import Table
-from sqlalchemy import select
-from sqlmodel import col
 
 from elephantasm.cli.context import cli_runtime, console, err_console
 from elephantasm.cli.inject import _resolve
-from elephantasm.db.models import Org
-from elephantasm.domain.errors import DomainError, NotFoundError
+from elephantasm.cli.listing import Column, field, print_listing, record_of
+from elephantasm.domain.errors import DomainError
 from elephantasm.domain.kv.package import open_package
+from elephantasm.ids import short_id
 from elephantasm.runtime import Runtime
+from elephantasm.services import keys as key_svc
 from elephantasm.services.kv import packages, rows, snapshots
 from elephantasm.services.kv.prefix import pack_prompt
 from elephantasm.settings import Settings
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register ``kv`` and its subcommands on the main parser."""
-    kv = sub.add_parser("kv", help="KV snapshots and memory packages of the local model").add_subparsers(
-        dest="kv_command", required=True
-    )
-    build = kv.add_parser("build", help="prefill an anima's pack on the local model and keep its KV state")
-    build.add_argument("anima", help="anima id, or its name within --org")
-    build.add_argument("--query", default=None)
-    ls = kv.add_parser("ls", help="list KV snapshots")
-    ls.add_argument("--anima", default=None)
-    export = kv.add_parser("export", help="write a snapshot as a signed memory package with a certificate")
-    export.add_argument("snapshot")
-    export.add_argument("out", type=Path)
-    imp = kv.add_parser("import", help="verify a memory package and store it for an anima")
-    imp.add_argument("file", type=Path)
-    imp.add_argument("--anima", required=True)
-    verify = kv.add_parser("verify", help="measure a snapshot's certificate (restored vs recomputed)")
-    verify.add_argument("snapshot")
-    prune = kv.add_parser("prune", help="drop snapshots of deleted animas and evict to the byte budget")
-    prune.add_argument("--budget", type=int, default=None, help="bytes (default: ELEPHANTASM_LOCAL_KV_BUDGET_BYTES)")
-    for p, func in ((build, _build), (ls, _ls), (export, _export), (imp, _import), (verify, _verify), (prune, _prune)):
-        p.add_argument("--org", default="local")
-        if p in (export, verify):
-            p.add_argument("--probes", type=int, default=4)
-        p.set_defaults(func=_runner(func))
 
 
 def _runner(func: Any) -> Any:
@@ -65,10 +37,7 @@ def _runner(func: Any) -> Any:
 
 async def _org_id(rt: Runtime, name: str) -> uuid.UUID:
     async with rt.read_session() as session:
-        org = (await session.execute(select(col(Org.id)).where(col(Org.name) == name))).scalar_one_or_none()
-    if org is None:
-        raise NotFoundError(f"org {name!r} not found")
-    return org
+        return (await key_svc.get_org(session, name)).id
 
 
 def _print_certificate(cert: dict[str, Any]) -> None:
@@ -98,23 +67,25 @@ async def _build(rt: Runtime, args: argparse.Namespace) -> int:
     return 0
 
 
+SNAPSHOT_COLUMNS = [
+    field("id", identifier=True),
+    Column("anima", lambda r: short_id(r["anima_id"]), identifier=True),
+    field("n_tokens", header="tokens"),
+    field("bytes"),
+    field("kv_type", header="kv"),
+    field("source"),
+    field("last_used_at", header="last used"),
+]
+
+
 async def _ls(rt: Runtime, args: argparse.Namespace) -> int:
     org_id = await _org_id(rt, args.org)
     anima_id = (await _resolve(rt, args.org, args.anima))[1] if args.anima else None
     async with rt.read_session() as session:
         found = await rows.list_for(session, org_id, anima_id, 1000)
-    table = Table("id", "anima", "tokens", "bytes", "kv", "source", "last used")
-    for r in found:
-        table.add_row(
-            str(r.id),
-            str(r.anima_id),
-            str(r.n_tokens),
-            str(r.bytes),
-            r.kv_type,
-            r.source,
-            r.last_used_at.isoformat(timespec="seconds"),
-        )
-    console.print(table)
+    fields = ("id", "anima_id", "n_tokens", "bytes", "kv_type", "source", "last_used_at")
+    records = [record_of(r, fields) for r in found]
+    print_listing(console, records, SNAPSHOT_COLUMNS, args.json)
     return 0
 
 
@@ -151,3 +122,7 @@ async def _prune(rt: Runtime, args: argparse.Namespace) -> int:
         evicted = await rows.evict(session, store, budget)
     console.print(f"removed {dead} snapshots of deleted animas; evicted {evicted} to stay within {budget} bytes")
     return 0
+
+
+# The commands ``cli/parser.py`` names (``elephantasm kv build`` → ``build``, …).
+build, ls, export, import_, verify, prune = map(_runner, (_build, _ls, _export, _import, _verify, _prune))

@@ -8,14 +8,6 @@ import sys
 from elephantasm.settings import Settings
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:
-    """Register ``mcp`` on the CLI."""
-    cmd = sub.add_parser(
-        "mcp", help="MCP server over stdio for agent hosts (uses ELEPHANTASM_ENDPOINT and ELEPHANTASM_API_KEY)"
-    )
-    cmd.set_defaults(func=run)
-
-
 async def run(args: argparse.Namespace, settings: Settings) -> int:
     """Serve MCP over stdio against the server the SDK's environment names; 2 without a key."""
     try:

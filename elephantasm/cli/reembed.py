@@ -12,17 +12,6 @@ from elephantasm.services.reembed import reembed as reembed_rows
 from elephantasm.settings import Settings
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register ``reembed`` on the main parser."""
-    p = sub.add_parser(
-        "reembed",
-        help="re-embed vectors made by another embedder (resumable, safe while the server runs)",
-    )
-    p.add_argument("--anima", default=None, help="only this anima (id); default: every anima")
-    p.add_argument("--batch-size", type=int, default=None, help="rows per committed batch")
-    p.set_defaults(func=reembed)
-
-
 async def reembed(args: argparse.Namespace, settings: Settings) -> int:
     """Re-embed every stale vector; exit 0 when none is left, 1 if some changed meanwhile, 2 on bad input."""
     anima_id = None

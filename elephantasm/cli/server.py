@@ -1,4 +1,4 @@
-"""``elephantasm serve``, ``migrate`` and ``status``."""
+"""``elephantasm serve`` and ``migrate`` (``status`` is ``cli/status.py``)."""
 
 from __future__ import annotations
 
@@ -7,19 +7,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from rich.table import Table
-from sqlalchemy import func, select, text
-from sqlmodel import SQLModel
-
 from elephantasm.cli.banner import log_banner
 from elephantasm.cli.context import cli_runtime, console
-from elephantasm.db import models
 from elephantasm.db.migrate import upgrade_async
 from elephantasm.db.supervisor import supervised_postgres
-from elephantasm.db.tables import table_of
 from elephantasm.runtime import Runtime, resolve_database_url
 from elephantasm.security import write_private
-from elephantasm.services import event_state
 from elephantasm.services import keys as key_svc
 from elephantasm.settings import Settings
 
@@ -62,7 +55,7 @@ def background_tasks(settings: Settings, with_dreamer: bool) -> list[Callable[[R
 
 
 def listening_lines(settings: Settings) -> list[str]:
-    """The banner's lines about where to reach the API, the metrics and the MCP server."""
+    """The banner's lines about where to reach the API, the inspector, the metrics and the MCP server."""
     base = f"http://{settings.host}:{settings.port}"
     if not settings.metrics_enabled:
         metrics = "metrics: off"
@@ -71,7 +64,7 @@ def listening_lines(settings: Settings) -> list[str]:
     else:
         metrics = f"metrics: {base}/metrics"
     mcp = f"MCP: {base}/mcp (streamable HTTP)" if settings.mcp_enabled else "MCP: off"
-    return [f"listening on {base} (OpenAPI at /schema)", metrics, mcp]
+    return [f"listening on {base} (OpenAPI at /schema)", f"inspector: {base}/ui", metrics, mcp]
 
 
 def serve(args: argparse.Namespace, settings: Settings) -> Any:
@@ -119,38 +112,4 @@ async def migrate(args: argparse.Namespace, settings: Settings) -> int:
     """Upgrade the schema to the newest revision."""
     await upgrade_async(resolve_database_url(settings))
     console.print("Database schema is up to date.")
-    return 0
-
-
-_PENDING = text(
-    f"SELECT count(*) FROM events e JOIN animas a ON a.key = e.anima_key WHERE {event_state.pending('e', 'a')}"
-)
-
-_COUNTED: list[type[SQLModel]] = [
-    models.Org,
-    models.ApiKey,
-    models.Anima,
-    models.Event,
-    models.Memory,
-    models.Knowledge,
-    models.DreamRun,
-]
-
-
-async def status(args: argparse.Namespace, settings: Settings) -> int:
-    """Print where the database is, its version and row counts."""
-    async with cli_runtime(settings) as rt, rt.read_session() as session:
-        version = (await session.execute(text("SHOW server_version"))).scalar_one()
-        pending = (await session.execute(_PENDING)).scalar_one()
-        counts = [
-            (table_of(m).name, (await session.execute(select(func.count()).select_from(m))).scalar_one())
-            for m in _COUNTED
-        ]
-    where = "embedded" if settings.uses_embedded_postgres else "external"
-    console.print(f"Database: {where} PostgreSQL {version}")
-    table = Table("table", "rows")
-    for name, n in counts:
-        table.add_row(name, str(n))
-    table.add_row("events pending distillation", str(pending))
-    console.print(table)
     return 0

