@@ -47,7 +47,7 @@ from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, Memo
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 40
 """Build parameters of every HNSW index: ef_construction 40, not 64, made an insert
-17–30 % cheaper for the same recall (benchmarks/RESULTS.md, issue 14 vectors)."""
+17–30 % cheaper for the same recall (issue 14)."""
 MEMORY_RECALLS_FILLFACTOR = 70
 """Room on each ``memory_recalls`` page for the new versions of its rows' recall updates (HOT)."""
 MEMORY_TOAST_TARGET = 8160
