@@ -40,3 +40,21 @@ def test_ingest_benchmark_writes_its_table(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert out.read_text().count("<!-- section:ingest -->") == 1
+
+
+def test_storage_of_one_anima_holds_every_conversation_in_one_anima(tmp_path: Path) -> None:
+    """``python -m benchmarks storage-one-anima --size tiny`` ingests every conversation into one anima
+    and writes its own section (next to, never over, ``storage``'s)."""
+    out = tmp_path / "RESULTS.md"
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "storage-one-anima", "--size", "tiny", "--out", str(out)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = out.read_text()
+    assert "<!-- section:storage-one-anima -->" in text and "<!-- section:storage -->" not in text
+    assert "all in one anima" in text and "- animas: 1;" in text
+    assert re.search(r"\| memories \| [\d,]+ \|", text), text
