@@ -1,23 +1,10 @@
 """Keep the cyclic garbage collector off the start-up heap of a serving process.
 
-An API process holds a large, long-lived heap built at start-up (modules, the pydantic and Litestar
-schemas, SQLAlchemy's compiled statements, the embedder). Every full (generation-2) collection
-walks all of it, and a request that allocates a lot (a 1,000-event batch, a pack compile with ~500
-candidates) triggers collections: measured in-process on batched extract, GC took ~20 µs of API
-CPU per event (about a quarter of it). :func:`gc.freeze` moves what exists now into the permanent
-generation, which collections skip; objects created later are collected as before. Used only by
-serving processes (``serve`` and its workers), after start-up and before the first request.
-
-The young generation's threshold is raised too (700 → :data:`YOUNG_THRESHOLD` allocations): a cold
-pack compile keeps ~5,000 container objects alive until it answers (records, candidates, items), and
-at 700 the collector ran ~4 young collections in the middle of each, walking and promoting what was
-still alive (measured in-process on the 10k-memory ``inject`` anima: 0.72 ms of GC per compile →
-0.03 ms). Garbage cycles are still collected, after a few thousand allocations instead of 700.
-
-The default token encoding is loaded here too, before the first request, not by the first compile:
-loading it took 0.35-0.7 s on a 2-core machine, which the first pack after every start or worker
-spawn paid. (Its rank table is a dict of bytes to ints, which the collector does not track: frozen
-or not, collections never walk it.)
+A serving process builds a large, long-lived heap at start-up, which every full collection would walk
+again during requests that allocate a lot (a batch of events, a pack compile). After start-up it is
+frozen (:func:`gc.freeze`: collections skip it), and the young threshold is raised to
+:data:`YOUNG_THRESHOLD` so a compile's few thousand live objects are not collected mid-compile. The
+default token encoding is loaded here too, so the first pack after a start does not pay for it.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ BENCHMARKS: dict[str, str] = {
     "dreamer": "benchmarks.dreamer",
     "quality": "benchmarks.quality",
     "storage": "benchmarks.storage",
+    "storage-one-anima": "benchmarks.storage_one_anima",
     "ui": "benchmarks.ui",
     "kv": "benchmarks.kv",
     "spaces": "benchmarks.spaces",

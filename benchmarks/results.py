@@ -18,7 +18,10 @@ import psutil
 HEADER = (
     "# Benchmark results\n\n"
     "Written by `python -m benchmarks`; each section is replaced when its benchmark is rerun.\n"
-    "Aims are recorded, never asserted.\n"
+    "Aims are recorded, never asserted.\n\n"
+    "Each section is the latest run of one benchmark: its command, its machine (with a CPU probe: a fixed Python\n"
+    "workload on one core and on every core at once, before and after the run; milliseconds from two runs compare only\n"
+    "as far as their probes agree) and its table. How the figures got here: `docs/benchmark-history.md`.\n"
 )
 
 

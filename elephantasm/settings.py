@@ -29,7 +29,7 @@ class Settings(BaseSettings):
     # Connections kept open. Overflow connections are closed when returned to a full pool, so a load
     # that needs more than this opens a new Postgres backend (fork, catalog caches, statements prepared
     # again) per request: at 16 concurrent extracts that was about half of Postgres's CPU per event
-    # (benchmarks/RESULTS.md, issue 15). 20 covers the benchmarks' and a busy replica's concurrency.
+    # (issue 15). 20 covers the benchmarks' and a busy replica's concurrency.
     db_pool_size: int = 20
     db_max_overflow: int = 10
     # Waiting for the database (issue 28): a stuck Postgres makes requests 503 within these instead of

@@ -10,17 +10,22 @@ from pathlib import Path
 from tests.support.servers import REPO_ROOT
 
 
-def test_ingest_benchmark_writes_its_table(tmp_path: Path) -> None:
-    """``python -m benchmarks ingest --size tiny`` runs every phase and writes the ingest section."""
-    out = tmp_path / "RESULTS.md"
+def _run_tiny(benchmark: str, out: Path) -> None:
+    """``python -m benchmarks <benchmark> --size tiny --out <out>``, which must succeed."""
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "ingest", "--size", "tiny", "--out", str(out)],
+        [sys.executable, "-m", "benchmarks", benchmark, "--size", "tiny", "--out", str(out)],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ingest_benchmark_writes_its_table(tmp_path: Path) -> None:
+    """``python -m benchmarks ingest --size tiny`` runs every phase and writes the ingest section."""
+    out = tmp_path / "RESULTS.md"
+    _run_tiny("ingest", out)
     text = out.read_text()
     assert "<!-- section:ingest -->" in text and "<!-- /section:ingest -->" in text
     assert "| phase | requests |" in text
@@ -31,12 +36,16 @@ def test_ingest_benchmark_writes_its_table(tmp_path: Path) -> None:
     assert re.search(r"CPU probe before \d+ ms one core, \d+ ms on each of \d+ at once \(×[\d.]+\); after ", text), text
 
     # A rerun replaces the section instead of appending a second one.
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "ingest", "--size", "tiny", "--out", str(out)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _run_tiny("ingest", out)
     assert out.read_text().count("<!-- section:ingest -->") == 1
+
+
+def test_storage_of_one_anima_holds_every_conversation_in_one_anima(tmp_path: Path) -> None:
+    """``python -m benchmarks storage-one-anima --size tiny`` ingests every conversation into one anima
+    and writes its own section (next to, never over, ``storage``'s)."""
+    out = tmp_path / "RESULTS.md"
+    _run_tiny("storage-one-anima", out)
+    text = out.read_text()
+    assert "<!-- section:storage-one-anima -->" in text and "<!-- section:storage -->" not in text
+    assert "all in one anima" in text and "- animas: 1;" in text
+    assert re.search(r"\| memories \| [\d,]+ \|", text), text

@@ -167,7 +167,7 @@ async def test_the_space_filter_keeps_the_hnsw_index_usable(runtimes: tuple[Runt
     literal = "[" + ",".join(map(repr, vec)) + "]"
     async with b.engine.connect() as conn:
         # The table is tiny, so the planner would sort it; with sorts priced out, a plan without the
-        # HNSW index exists only if the space filter made the index unusable (10k-row plans: RESULTS.md).
+        # HNSW index exists only if the space filter made the index unusable (10k-row plans: `python -m benchmarks spaces`).
         await conn.execute(text("SET enable_seqscan = off"))
         await conn.execute(text("SET enable_sort = off"))
         dim = b.embedder.dim  # the width's partial HNSW index

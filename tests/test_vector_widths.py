@@ -145,7 +145,7 @@ async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, dim: int) -> str:
     stmt = cands._long_term(True, dim, scope.uses_decay, True)
     async with rt.engine.connect() as conn:
         # Tiny tables: with sorts and heap scans priced out, a plan without the HNSW index means
-        # the statement cannot use it (10k-row plans: benchmarks/RESULTS.md, "issue 14 vectors").
+        # the statement cannot use it (10k-row plans: `python -m benchmarks spaces`).
         await conn.execute(text("SET enable_seqscan = off"))
         await conn.execute(text("SET enable_sort = off"))
         return "\n".join((await conn.execute(text("EXPLAIN " + stmt.text), params)).scalars())

@@ -290,17 +290,16 @@ CREATE TABLE memories (
     time_start timestamp with time zone,
     time_end timestamp with time zone,
     merged_into uuid,
-    meta jsonb DEFAULT '{}'::jsonb,
+    meta jsonb DEFAULT '{}'::jsonb NOT NULL,
     embedding halfvec,
-    fts tsvector,
+    fts tsvector GENERATED ALWAYS AS (strip(to_tsvector('english'::regconfig, ((summary || ' '::text) || COALESCE(content, ''::text))))) STORED,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     deleted_at timestamp with time zone,
     embedding_space smallint,
     turn_vectors bytea,
     event_ids uuid[] DEFAULT '{}'::uuid[] NOT NULL,
-    vector_indexed boolean DEFAULT false NOT NULL,
-    content_rendered boolean DEFAULT false NOT NULL
+    vector_indexed boolean DEFAULT false NOT NULL
 )
 WITH (toast_tuple_target='8160')
     """,
@@ -472,40 +471,6 @@ CREATE TABLE pack_snapshots (
     "CREATE STATISTICS st_knowledge_org_anima (dependencies) ON org_id, anima_id FROM knowledge",
     "CREATE STATISTICS st_memories_org_anima (dependencies) ON org_id, anima_id FROM memories",
     r"""
-CREATE FUNCTION memories_text() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-DECLARE
-    full_text text;
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        -- memory_text is NULL when none of the events is found: then it is stored.
-        NEW.content_rendered := coalesce(NEW.content IS NOT NULL AND NEW.summary <> '' AND NEW.deleted_at IS NULL
-            AND cardinality(NEW.event_ids) > 0 AND NEW.content = memory_text(NEW.anima_id, NEW.event_ids), false);
-    ELSIF NOT OLD.content_rendered THEN
-        NEW.content_rendered := false;  -- only an insert decides that a row renders
-    ELSIF NEW.content_rendered THEN
-        IF NEW.content IS NOT NULL THEN
-            NEW.content_rendered := false;  -- a new text was written: it is stored
-        ELSIF NEW.event_ids IS DISTINCT FROM OLD.event_ids THEN
-            NEW.content := memory_text(OLD.anima_id, OLD.event_ids);  -- a merge: keep the text it had
-            NEW.content_rendered := false;
-        END IF;
-    END IF;
-    IF NEW.deleted_at IS NOT NULL THEN
-        NEW.content_rendered := false;  -- a forgotten row renders nothing
-    END IF;
-    IF NEW.content_rendered THEN
-        full_text := coalesce(NEW.content, memory_text(NEW.anima_id, NEW.event_ids), '');
-        NEW.content := NULL;
-    ELSE
-        full_text := coalesce(NEW.content, '');
-    END IF;
-    NEW.fts := strip(to_tsvector('english', NEW.summary || ' ' || full_text));
-    RETURN NEW;
-END $$
-    """,
-    r"""
 CREATE FUNCTION memories_vector_indexed() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
@@ -515,31 +480,9 @@ BEGIN
     RETURN NEW;
 END $$
     """,
-    r"""
-CREATE FUNCTION memory_text(anima uuid, ids uuid[]) RETURNS text
-    LANGUAGE sql STABLE PARALLEL SAFE
-    AS $$
-SELECT string_agg(
-    coalesce(
-        nullif(e.author, ''),
-        CASE lower(e.role) WHEN 'user' THEN 'User' WHEN 'human' THEN 'User' WHEN 'assistant' THEN 'Assistant'
-            WHEN 'ai' THEN 'Assistant' WHEN 'system' THEN 'System' WHEN 'tool' THEN 'Tool'
-            ELSE nullif(e.role, '') END,
-        CASE e.event_type::text WHEN 'message.in' THEN 'User' WHEN 'message.out' THEN 'Assistant'
-            WHEN 'tool.call' THEN 'Tool call' WHEN 'tool.result' THEN 'Tool result' WHEN 'system' THEN 'System'
-            ELSE e.event_type::text END)
-    || ': ' || coalesce(nullif(e.content, ''), nullif(e.summary, ''), ''),
-    E'\n' ORDER BY e.occurred_at, e.id)
-FROM events e WHERE e.id = ANY(ids) AND e.anima_key = (SELECT a.key FROM animas a WHERE a.id = anima)
-$$
-    """,
     (
         "CREATE TRIGGER trg_knowledge_vector_indexed BEFORE INSERT ON knowledge FOR EACH ROW EXECUTE FUNCTION"
         " memories_vector_indexed()"
-    ),
-    (
-        "CREATE TRIGGER trg_memories_text BEFORE INSERT OR UPDATE OF summary, content, content_rendered, "
-        "event_ids, deleted_at ON memories FOR EACH ROW EXECUTE FUNCTION memories_text()"
     ),
     (
         "CREATE TRIGGER trg_memories_vector_indexed BEFORE INSERT ON memories FOR EACH ROW EXECUTE FUNCTION "
@@ -695,7 +638,7 @@ TABLES = (
     "orgs",
     "pack_snapshots",
 )
-FUNCTIONS = ("memories_text()", "memories_vector_indexed()", "memory_text(uuid, uuid[])")
+FUNCTIONS = ("memories_vector_indexed()",)
 
 
 def upgrade() -> None:

@@ -1,11 +1,8 @@
 """Run hot ``text()`` statements on the asyncpg connection under SQLAlchemy's transaction.
 
-Used where many rows come back per request: a pack compile reads ~500 candidate rows through a
-handful of statements, a batched extract returns up to 1,000 stored events. Through SQLAlchemy each
-row becomes a ``Row`` whose attribute access and result processing cost more than the driver's
-own decoding (measured on the 10k-memory benchmark anima: the long-term statement's 207 rows took
-~2.1 ms of API CPU through ``conn.execute(...).all()`` and ~1.4 ms through asyncpg directly, and
-converting SQLAlchemy rows to candidates cost as much again). The statements stay ``text()``
+Used where many rows come back per request (a pack compile's ~500 candidate rows, a batched
+extract's stored events): through SQLAlchemy each row becomes a ``Row`` whose result processing costs
+more than the driver's own decoding. The statements stay ``text()``
 constants with named parameters; each is compiled once, by the engine's own dialect, to the
 ``$n`` form and parameter order SQLAlchemy itself would send, and asyncpg keeps it prepared per
 connection. Rows come back as asyncpg ``Record`` objects (``row["column"]``).

@@ -13,9 +13,8 @@ from sqlalchemy.types import TypeDecorator
 class DefaultAsNullJsonb(TypeDecorator[dict[str, Any]]):
     """``jsonb`` where SQL NULL stands for one object, the column's usual value.
 
-    ``events.meta`` is ``{}`` on nearly every row and ``memories.meta`` ``{"engine": "offline"}``
-    on every memory the offline engine writes: a datum of 5 and ~30 bytes per row, where NULL costs
-    a bit of the null bitmap. The ORM and :mod:`elephantasm.db.bulk` write that object as NULL and
+    ``events.meta`` is ``{}`` (no metadata) on nearly every row: a 5-byte datum per row, where NULL
+    costs a bit of the null bitmap. The ORM and :mod:`elephantasm.db.bulk` write that object as NULL and
     read NULL back as it, so a model instance never sees the difference; raw SQL readers use
     :meth:`read_sql` for the same answer.
     """

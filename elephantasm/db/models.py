@@ -5,7 +5,6 @@ that the two do not drift. Never return a row from the API: wire schemas live in
 
 from __future__ import annotations
 
-import json
 import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -43,13 +42,12 @@ from sqlmodel import Field, SQLModel
 from elephantasm.db import ddl, event_index
 from elephantasm.db.json_columns import DefaultAsNullJsonb
 from elephantasm.db.vectors import INDEXED_DIMS, VECTOR_INDEXED, FastHalfVec, stored_key, width_is
-from elephantasm.domain.dreaming.offline import OFFLINE_META
 from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 40
 """Build parameters of every HNSW index: ef_construction 40, not 64, made an insert
-17–30 % cheaper for the same recall (benchmarks/RESULTS.md, issue 14 vectors)."""
+17–30 % cheaper for the same recall (issue 14)."""
 MEMORY_RECALLS_FILLFACTOR = 70
 """Room on each ``memory_recalls`` page for the new versions of its rows' recall updates (HOT)."""
 MEMORY_TOAST_TARGET = 8160
@@ -373,8 +371,6 @@ class Event(SQLModel, table=True):
 # ----------------------------------------------------------------------------------------------
 
 MEMORY_STATES = values(MemoryState)
-MEMORY_META = DefaultAsNullJsonb(json.dumps(OFFLINE_META))
-"""``memories.meta``: NULL is ``{"engine": "offline"}``."""
 
 
 class Memory(SQLModel, table=True):
@@ -385,7 +381,7 @@ class Memory(SQLModel, table=True):
     org_id: uuid.UUID = _fk("orgs.id")
     anima_id: uuid.UUID = _fk("animas.id")
     summary: str = Field(sa_column=Column(Text, nullable=False))
-    # NULL when ``content_rendered``: read it through ``db.memory_text.memory_content``.
+    # The text the memory was distilled from (the offline engine: its events' "speaker: text" lines).
     content: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     importance: float = Field(default=0.5, sa_column=Column(Float, nullable=False, server_default=text("0.5")))
     confidence: float = Field(default=0.5, sa_column=Column(Float, nullable=False, server_default=text("0.5")))
@@ -395,11 +391,7 @@ class Memory(SQLModel, table=True):
     time_end: datetime | None = _ts()
     # Recall state (how often and when last served) lives in ``memory_recalls``.
     merged_into: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
-    # NULL is the offline engine's meta, which every memory it writes has (MEMORY_META).
-    meta: dict[str, Any] = Field(
-        default_factory=dict,
-        sa_column=Column(MEMORY_META, nullable=True, server_default=text("'{}'::jsonb")),
-    )
+    meta: dict[str, Any] = _jsonb()
     embedding: Any = _vector()
     embedding_space: str | None = _space()
     # The fact-bearing turns' vectors, int8 rows in ``embedding_space`` with each turn's line
@@ -413,21 +405,14 @@ class Memory(SQLModel, table=True):
         default_factory=list,
         sa_column=Column(ARRAY(UUID(as_uuid=True)), nullable=False, server_default=text("'{}'::uuid[]")),
     )
-    # Lexemes without positions: ts_rank then counts each matched lexeme once.
-    # Written by the trigger ``trg_memories_text`` from the summary and the full
-    # content, rendered or stored: a generated column cannot read the events a rendering needs.
-    fts: Any = Field(default=None, sa_column=Column(TSVECTOR, nullable=True))
+    # Lexemes without positions (strip): ts_rank then counts each matched lexeme once.
+    fts: Any = _fts("strip(to_tsvector('english', summary || ' ' || coalesce(content, '')))")
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
     deleted_at: datetime | None = _ts()
     # In the HNSW index: a copy of the anima's ``vectors_indexed``, set at insert
     # by the trigger ``trg_memories_vector_indexed`` and for all its rows when the anima is flipped.
     vector_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
-    # ``content`` is not stored but rendered from the events (``db.memory_text``):
-    # set by the insert trigger ``trg_memories_text`` when the rendering equals the given content.
-    content_rendered: bool = Field(
-        default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false"))
-    )
 
     __table_args__ = (
         Index("ix_memories_org_anima_state", "org_id", "anima_id", "state"),

@@ -14,7 +14,6 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from elephantasm.db.memory_text import memory_content
 from elephantasm.db.models import (
     Event,
     IdentityVersion,
@@ -24,7 +23,6 @@ from elephantasm.db.models import (
     MemoryRecall,
 )
 from elephantasm.db.scopes import of_anima, org_scoped, time_indexed, visible
-from elephantasm.db.tables import table_of
 from elephantasm.schemas.transfer import (
     AnimaRecord,
     EventRecord,
@@ -77,12 +75,6 @@ async def _rows(session: AsyncSession, stmt: Any) -> AsyncIterator[Any]:
         yield row
 
 
-async def _pairs(session: AsyncSession, stmt: Any) -> AsyncIterator[Any]:
-    """``(ORM row, extra column)`` of ``stmt``, fetched ``_BATCH`` at a time."""
-    async for row in await session.stream(stmt.execution_options(yield_per=_BATCH)):
-        yield row
-
-
 async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> AsyncIterator[Record]:
     """Every record of one live anima of the org, header first (NotFoundError otherwise).
 
@@ -101,16 +93,15 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     async for row in _rows(session, events):
         yield EventRecord.model_construct(**_fields(row, EventRecord))
     memories = (
-        select(Memory, memory_content(table_of(Memory)))  # a rendered content is exported as text
+        select(Memory)
         .where(col(Memory.anima_id) == anima_id, *visible(Memory, org_id))
         .order_by(col(Memory.created_at), col(Memory.time_start), col(Memory.id))
     )
     recalls = await _recalls(session, org_id, anima_id)
     exported: set[uuid.UUID] = set()
-    async for row, content in _pairs(session, memories):
+    async for row in _rows(session, memories):
         exported.add(row.id)
-        fields = {**_fields(row, MemoryRecord), "content": content}
-        yield MemoryRecord.model_construct(**fields, **recalls.get(row.id, {}))  # event_ids stored ascending
+        yield MemoryRecord.model_construct(**_fields(row, MemoryRecord), **recalls.get(row.id, {}))  # event_ids stored ascending
     learnt = await _links(
         session, KnowledgeMemory, KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id, org_id, anima_id
     )

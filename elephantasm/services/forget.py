@@ -32,7 +32,6 @@ from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from elephantasm.db.memory_text import memory_content
 from elephantasm.db.models import Identity, IdentityVersion, Knowledge, Memory
 from elephantasm.db.scopes import live_memory, visible
 from elephantasm.db.tables import rowcount, table_of
@@ -161,7 +160,6 @@ async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
             .values(
                 summary="",
                 content=None,
-                content_rendered=False,  # nothing of its events' text is reachable through it
                 embedding=None,
                 turn_vectors=None,  # the blob holds its turn lines verbatim
                 meta={},
@@ -241,7 +239,7 @@ def quotable_texts(summary: str | None, content: str | None) -> set[str]:
 
 async def _texts(session: AsyncSession, done: Forgotten) -> list[str]:
     rows = [
-        *(await session.execute(select(_M.c.summary, memory_content(_M)).where(_M.c.id.in_(done.memory_ids)))).all(),
+        *(await session.execute(select(_M.c.summary, _M.c.content).where(_M.c.id.in_(done.memory_ids)))).all(),
         *(await session.execute(select(_K.c.summary, _K.c.content).where(_K.c.id.in_(done.knowledge_ids)))).all(),
     ]
     return sorted({t for summary, content in rows for t in quotable_texts(summary, content)})

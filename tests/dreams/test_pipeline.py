@@ -50,7 +50,7 @@ def _shape(memories, events_by_id, prov):  # type: ignore[no-untyped-def]
     return sorted(
         (
             m.summary,
-            content,
+            m.content,
             m.importance,
             m.confidence,
             m.state,
@@ -60,21 +60,17 @@ def _shape(memories, events_by_id, prov):  # type: ignore[no-untyped-def]
             tuple(sorted(events_by_id[e] for e in prov.get(m.id, ()))),
             m.merged_into is None,
         )
-        for m, content in memories
+        for m in memories
     )
 
 
 async def _snapshot(runtime: Runtime, anima_id, events):  # type: ignore[no-untyped-def]
-    from elephantasm.db.memory_text import memory_content
     from elephantasm.db.models import Identity, Memory
-    from elephantasm.db.tables import table_of
 
     position = {e.id: i for i, e in enumerate(events)}
     prov = await live_provenance(runtime, anima_id)
     async with runtime.read_session() as session:
-        # Each memory's content as readers see it (rendered from its events where it is not stored).
-        stmt = select(Memory, memory_content(table_of(Memory))).where(Memory.anima_id == anima_id)
-        memories = [tuple(r) for r in (await session.execute(stmt)).all()]
+        memories = list((await session.execute(select(Memory).where(Memory.anima_id == anima_id))).scalars())
         knowledge = sorted(
             (k.type, k.topic, k.subject_key, k.content, k.confidence, k.importance, k.valid_from, k.valid_to is None)
             for k in (await session.execute(select(Knowledge).where(Knowledge.anima_id == anima_id))).scalars()

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import TextClause, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from elephantasm.db.models import MEMORY_META
 from elephantasm.db.vectors import hnsw_distance, large_anima_filter, width_is
 from elephantasm.domain.dreaming import (
     CurationThresholds,
@@ -99,14 +98,14 @@ _MERGE_SQL = [
                   FROM {_PAIRS} JOIN memories x ON x.id = g.m JOIN memories sv ON sv.id = g.s GROUP BY g.s) a
             WHERE m.id = a.s"""),
     text(f"""UPDATE memories x SET state = 'archived', merged_into = g.s, updated_at = :now,
-                meta = {MEMORY_META.read_sql("x.meta")} || jsonb_build_object('state_since', CAST(:since AS text))
+                meta = x.meta || jsonb_build_object('state_since', CAST(:since AS text))
                 FROM {_PAIRS} WHERE x.id = g.m"""),
 ]
 _EVENT_COUNTS_SQL = text(
     "SELECT id AS memory_id, cardinality(event_ids) AS n FROM memories WHERE id = ANY(CAST(:ss AS uuid[]))"
 )
-_TRANSITION_SQL = text(f"""UPDATE memories SET state = :to, updated_at = :now,
-    meta = {MEMORY_META.read_sql("meta")} || jsonb_build_object('state_since', CAST(:since AS text)) WHERE id = ANY(:ids)""")
+_TRANSITION_SQL = text("""UPDATE memories SET state = :to, updated_at = :now,
+    meta = meta || jsonb_build_object('state_since', CAST(:since AS text)) WHERE id = ANY(:ids)""")
 
 
 def thresholds(settings: Settings) -> CurationThresholds:

@@ -15,7 +15,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
-from elephantasm.db.memory_text import memory_content
 from elephantasm.db.models import Event, Memory, MemoryRecall
 from elephantasm.db.scopes import of_anima, visible
 from elephantasm.db.tables import table_of
@@ -38,10 +37,9 @@ WHERE m.id = ANY(:ids) AND m.org_id = :org
 ORDER BY m.id, e.occurred_at, e.id
 """)
 _R = table_of(MemoryRecall)
-# A memory as read: its columns, its content rendered where it is not stored, and
-# its recall state (no row: never recalled).
+# A memory as read: its columns and its recall state (no row: never recalled).
 _COLS = [
-    *(memory_content(_M) if c.name == "content" else c for c in readable_columns(_M)),
+    *readable_columns(_M),
     func.coalesce(_R.c.recall_count, 0).label("recall_count"),
     _R.c.last_recalled_at.label("last_recalled_at"),
 ]
@@ -123,7 +121,6 @@ async def update_memory(
         values["embedding_space"] = space
     if "content" in values:
         values["turn_vectors"] = None  # their turn lines are the old content's
-        values["content_rendered"] = False  # the given content (even NULL) is what it holds now
     if "state" in values and values["state"] != current.state:
         meta = dict(values.get("meta", current.meta) or {})
         meta["state_since"] = now.isoformat()

@@ -15,8 +15,8 @@ from elephantasm.services.animas import live_anima_value
 
 def readable_columns(table: Any) -> list[Any]:
     """Every column except the internals a client never sees (embedding, full-text vector, whether
-    the row is in the HNSW index, whether its content is rendered)."""
-    return [c for c in table.c if c.name not in ("embedding", "fts", "vector_indexed", "content_rendered")]
+    the row is in the HNSW index)."""
+    return [c for c in table.c if c.name not in ("embedding", "fts", "vector_indexed")]
 
 
 async def check_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> None:

@@ -1,5 +1,5 @@
-"""The offline engine's memory meta is stored as NULL and every reader and writer
-still sees ``{"engine": "offline"}``: the API, export, an edit and curation's state transitions."""
+"""The offline engine's memory meta, ``{"engine": "offline"}``, is stored in the row as it is: the
+API, export, an edit and curation's state transitions all see and keep it."""
 
 from __future__ import annotations
 
@@ -25,9 +25,7 @@ async def _stored_meta(runtime: Runtime, anima: uuid.UUID) -> dict[uuid.UUID, st
         return {r[0]: r[1] for r in (await conn.execute(sql, {"a": anima})).all()}
 
 
-async def test_offline_meta_is_stored_as_null_and_read_as_the_engine(
-    client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant
-) -> None:
+async def test_offline_meta_is_stored_as_written(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant) -> None:
     anima = await new_anima(runtime, tenant.org_id, "meta")
     sessions = [["I live in Quito and grow orchids.", "Lovely!"], ["My brother Tomas plays cello.", "Nice."],
                 ["I bought a red bicycle for the hills.", "Enjoy."]]  # fmt: skip
@@ -36,7 +34,7 @@ async def test_offline_meta_is_stored_as_null_and_read_as_the_engine(
     run = await run_dream(runtime, tenant.org_id, anima)
     assert run.status == "completed", run.error
     stored = await _stored_meta(runtime, anima)
-    assert len(stored) >= 2 and set(stored.values()) == {None}
+    assert len(stored) >= 2 and all(v is not None and json.loads(v) == OFFLINE_META for v in stored.values())
     ids = sorted(stored)
     h = tenant.headers
 
@@ -59,4 +57,5 @@ async def test_offline_meta_is_stored_as_null_and_read_as_the_engine(
     cleared = await client.patch(f"/api/memories/{ids[0]}", json={"meta": {}}, headers=h)
     assert cleared.json()["meta"] == {}
     after = await _stored_meta(runtime, anima)
-    assert after[ids[0]] == "{}" and after[ids[1]] is not None and all(after[i] is None for i in ids[2:])
+    assert after[ids[0]] == "{}" and json.loads(after[ids[1]]) == {**OFFLINE_META, "state_since": "t"}
+    assert all(json.loads(after[i]) == OFFLINE_META for i in ids[2:])
