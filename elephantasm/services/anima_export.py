@@ -101,7 +101,9 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     exported: set[uuid.UUID] = set()
     async for row in _rows(session, memories):
         exported.add(row.id)
-        yield MemoryRecord.model_construct(**_fields(row, MemoryRecord), **recalls.get(row.id, {}))  # event_ids stored ascending
+        yield MemoryRecord.model_construct(
+            **_fields(row, MemoryRecord), **recalls.get(row.id, {})
+        )  # event_ids stored ascending
     learnt = await _links(
         session, KnowledgeMemory, KnowledgeMemory.knowledge_id, KnowledgeMemory.memory_id, org_id, anima_id
     )
