@@ -94,6 +94,8 @@ async def test_query_instants_are_iso_date_times_with_an_offset(
 async def test_pack_weights_outside_their_range_are_422(
     client: httpx.AsyncClient, tenant: Tenant, anima: dict, raw: bytes
 ) -> None:
+    turn = {"anima_id": anima["id"], "event_type": "message.in", "role": "user", "content": "I like green tea."}
+    assert (await client.post("/api/events", json=turn, headers=tenant.headers)).status_code == 201  # a scored item
     for group, name in (("weights", "importance"), ("shares", "knowledge")):
         body = (
             (b'{"anima_id": "' + anima["id"].encode() + b'", "' + group.encode() + b'": {"' + name.encode() + b'": ')
