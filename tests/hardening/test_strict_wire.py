@@ -132,3 +132,12 @@ async def test_options_names_every_method_of_every_path(client: httpx.AsyncClien
         if r.status_code not in (200, 204) or not documented | {"OPTIONS"} <= allowed:
             incomplete[path] = (r.status_code, sorted(documented), sorted(allowed))
     assert not incomplete, incomplete
+
+
+async def test_weights_that_leave_nothing_to_score_name_the_field_plainly(
+    client: httpx.AsyncClient, tenant: Tenant, anima: dict
+) -> None:
+    zero = dict.fromkeys(("importance", "confidence", "recency", "decay", "relevance"), 0)
+    r = await client.post("/api/packs/compile", json={"anima_id": anima["id"], "weights": zero}, headers=tenant.headers)
+    detail = error(r, 422)
+    assert detail.startswith('"weights: at least one') and "validation error for" not in detail, detail
