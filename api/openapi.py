@@ -32,6 +32,8 @@ from litestar.routes import HTTPRoute
 
 CONFLICTS = {("POST", "/api/dreams/trigger")}
 """Operations that answer 409 (a state conflict), beyond the generic rules."""
+RAW_BODIES = {("POST", "/api/animas/import")}
+"""Operations that read a body Litestar does not decode (so none is documented): 413 applies too."""
 
 _ERROR = "#/components/schemas/Error"
 _RETRY_AFTER = OpenAPIHeader(
@@ -125,7 +127,7 @@ def _statuses(openapi: OpenAPI, method: str, path: str, op: Operation, authentic
         statuses |= {401, 403, 429}
     if "{" in path or _mentions_anima(openapi, op):
         statuses.add(404)
-    if op.request_body is not None:
+    if op.request_body is not None or (method, path) in RAW_BODIES:
         statuses.add(413)
     # Every write runs in a unit of work that maps integrity races to 409 (elephantasm/db/errors.py).
     if (method, path) in CONFLICTS or (authenticated and method not in ("GET", "HEAD", "OPTIONS")):

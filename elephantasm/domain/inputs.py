@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
+from pydantic import ValidationError as PydanticValidationError
 
 _encode = msgspec.json.Encoder().encode
 
@@ -89,6 +90,15 @@ def instant_problem(value: datetime) -> str | None:
     if not EARLIEST_INSTANT <= value < LATEST_INSTANT:
         return f"must lie between {EARLIEST_INSTANT:%Y-%m-%d} and {LATEST_INSTANT:%Y-%m-%d} (UTC)"
     return None
+
+
+def schema_problems(exc: PydanticValidationError) -> str:
+    """A schema error as one line: ``field.path: message`` per problem, no pydantic banner, no input
+    echoed (what a client reads in ``detail``)."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in err['loc']) or 'value'}: {err['msg'].removeprefix('Value error, ')}"
+        for err in exc.errors(include_url=False, include_input=False)
+    )
 
 
 def parse_iso_instant(value: object) -> datetime:

@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ValidationError as PydanticValidationError
 
 from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.inputs import schema_problems
 from elephantasm.domain.render import Layer
 from elephantasm.domain.scoring import ScoringWeights
 
@@ -262,8 +264,8 @@ def resolve_config(preset: str | None, overrides: Mapping[str, Any] | None = Non
     merged["preset_name"] = base.preset_name
     try:
         return PackConfig.model_validate(merged)
-    except ValueError as exc:  # pydantic.ValidationError is a ValueError
-        raise ValidationError(str(exc)) from exc
+    except PydanticValidationError as exc:
+        raise ValidationError(schema_problems(exc)) from exc
 
 
 _WORD = re.compile(r"[a-z0-9']+")

@@ -37,6 +37,7 @@ from elephantasm.db.models import (
 from elephantasm.domain.errors import DomainError, ValidationError
 from elephantasm.domain.event_seq import number_events
 from elephantasm.domain.fact_turns import fact_turns
+from elephantasm.domain.inputs import schema_problems
 from elephantasm.domain.lean import lean_text
 from elephantasm.ids import uuid7
 from elephantasm.schemas.animas import AnimaCreate
@@ -92,11 +93,7 @@ def _at_line(number: int) -> Iterator[None]:
     try:
         yield
     except SchemaError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in err['loc']) or 'record'}: {err['msg']}"
-            for err in exc.errors(include_url=False, include_input=False)
-        )
-        raise ValidationError(f"line {number}: {problems}") from None
+        raise ValidationError(f"line {number}: {schema_problems(exc)}") from None
     except DomainError as exc:
         raise type(exc)(f"line {number}: {exc.detail}") from None
 

@@ -128,6 +128,8 @@ async def test_the_live_input_rules_hold_for_every_import_line(
     big = _with(event, content="x" * (settings.max_event_bytes + 1))
     detail = error(await _import(client, other_tenant, retrailed([header, big])), 413)
     assert "line 2" in detail and str(settings.max_event_bytes) in detail
+    document = (await client.get("/schema/openapi.json")).json()
+    assert "413" in document["paths"]["/api/animas/import"]["post"]["responses"]  # the answer is documented
     assert json.loads(trailer)["kind"] == "trailer"
     assert await _names(client, other_tenant) == []
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,9 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(runtim
     # DELETEs last, so the seeded rows serve every other operation first.
     operations.sort(key=lambda op: (op.method.upper() == "DELETE", op.label))
     failures: list[str] = []
+    statuses: Counter[int] = Counter()
     with requests.Session() as session:
+        session.hooks["response"].append(lambda response, *args, **kwargs: statuses.update([response.status_code]))
         for operation in operations:
             for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
                 for known in (None, ids):
@@ -163,4 +166,6 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(runtim
                         if isinstance(exc, KeyboardInterrupt | SystemExit):
                             raise
                         failures.append(f"{operation.label} [{mode.value}{', seeded ids' if known else ''}]:\n{exc}")
+    print(f"schemathesis: {statuses.total()} requests, by status {dict(sorted(statuses.items()))}")
+    assert statuses.total() > len(operations) and not any(status >= 500 for status in statuses)
     assert not failures, "\n\n".join(failures)[:20000]

@@ -94,6 +94,8 @@ async def test_query_instants_are_iso_date_times_with_an_offset(
 async def test_pack_weights_outside_their_range_are_422(
     client: httpx.AsyncClient, tenant: Tenant, anima: dict, raw: bytes
 ) -> None:
+    turn = {"anima_id": anima["id"], "event_type": "message.in", "role": "user", "content": "I like green tea."}
+    assert (await client.post("/api/events", json=turn, headers=tenant.headers)).status_code == 201  # a scored item
     for group, name in (("weights", "importance"), ("shares", "knowledge")):
         body = (
             (b'{"anima_id": "' + anima["id"].encode() + b'", "' + group.encode() + b'": {"' + name.encode() + b'": ')
@@ -130,3 +132,12 @@ async def test_options_names_every_method_of_every_path(client: httpx.AsyncClien
         if r.status_code not in (200, 204) or not documented | {"OPTIONS"} <= allowed:
             incomplete[path] = (r.status_code, sorted(documented), sorted(allowed))
     assert not incomplete, incomplete
+
+
+async def test_weights_that_leave_nothing_to_score_name_the_field_plainly(
+    client: httpx.AsyncClient, tenant: Tenant, anima: dict
+) -> None:
+    zero = dict.fromkeys(("importance", "confidence", "recency", "decay", "relevance"), 0)
+    r = await client.post("/api/packs/compile", json={"anima_id": anima["id"], "weights": zero}, headers=tenant.headers)
+    detail = error(r, 422)
+    assert detail.startswith('"weights: at least one') and "validation error for" not in detail, detail
