@@ -17,6 +17,7 @@ import signal
 from collections.abc import Iterator
 
 import httpx
+import psutil
 import pytest
 
 from tests.faults.helpers import EmbeddedServer, embedded_server, postgres_processes, postmasters, signal_all
@@ -95,3 +96,6 @@ def test_a_killed_postgres_is_started_again_by_serve(server: EmbeddedServer) -> 
     r = httpx.get(f"{server.base_url}/api/animas/{anima_id}", headers=server.headers, timeout=30)
     assert r.status_code == 200, r.text  # its data survived
     assert "starting it again" in server.log_tail(20000)
+    server.stop()  # SIGTERM: serve stops the postmaster it started again, too
+    _, alive = psutil.wait_procs(postmasters(server.pgdata), timeout=15)
+    assert alive == [], server.log_tail()
