@@ -19,6 +19,7 @@ from elephantasm.domain.errors import ValidationError
 from elephantasm.local.model import resolve_model_path
 from elephantasm.schemas.local import ChatCompletionRequest, chunk_body, completion_body
 from elephantasm.services.kv.chat import ChatPlan, finish_chat, make_sampling, plan_chat, run_chat
+from elephantasm.services.kv.reuse import Primed
 from elephantasm.services.kv.streaming import ChatStream
 
 ANIMA_HEADER = "x-elephantasm-anima"
@@ -32,10 +33,12 @@ def _anima_id(data: ChatCompletionRequest, request: Request) -> uuid.UUID:
     return parse_uuid("user" if not request.headers.get(ANIMA_HEADER) else "X-Elephantasm-Anima", chosen)
 
 
-def _headers(plan: ChatPlan, kv: str) -> dict[str, str]:
+def _headers(plan: ChatPlan, primed: Primed) -> dict[str, str]:
     return {
         "X-Elephantasm-Pack": plan.pack.fingerprint,
-        "X-Elephantasm-KV": kv,
+        "X-Elephantasm-KV": primed.status,
+        "X-Elephantasm-KV-Restored": str(primed.restored),
+        "X-Elephantasm-KV-Prefilled": str(primed.prefilled),
         "X-Elephantasm-Generation": str(plan.generation_id),
     }
 
@@ -88,14 +91,14 @@ class LocalChatController(Controller):
         model = engine.path.stem
         if data.stream:
             stream = ChatStream(runtime, engine, plan)
-            kv = await stream.start()
-            return Stream(_events(stream, plan, model), media_type="text/event-stream", headers=_headers(plan, kv))
+            primed = await stream.start()
+            return Stream(_events(stream, plan, model), media_type="text/event-stream", headers=_headers(plan, primed))
         primed, gen = await asyncio.to_thread(run_chat, engine, plan, settings.local_kv_snapshots)
         await finish_chat(runtime, engine, plan, primed, gen)
         body = completion_body(
             plan.generation_id, model, gen.text, gen.finish_reason, _usage(plan, len(gen.tokens)), plan.pack.fingerprint
         )
-        return Response(body, media_type=MediaType.JSON, headers=_headers(plan, primed.status))
+        return Response(body, media_type=MediaType.JSON, headers=_headers(plan, primed))
 
 
 async def _events(stream: ChatStream, plan: ChatPlan, model: str) -> AsyncIterator[bytes]:

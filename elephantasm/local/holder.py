@@ -36,6 +36,7 @@ class LocalModels:
                     n_ctx=settings.local_n_ctx,
                     n_threads=settings.local_n_threads,
                     kv_type=settings.local_kv_type,
+                    memory_bytes=settings.local_kv_memory_bytes,
                 )
             return self._engine
 
