@@ -22,6 +22,7 @@ BENCHMARKS: dict[str, str] = {
     "storage": "benchmarks.storage",
     "ui": "benchmarks.ui",
     "kv": "benchmarks.kv",
+    "kv-days": "benchmarks.kv_days",
     "spaces": "benchmarks.spaces",
     "ann": "benchmarks.ann",
 }

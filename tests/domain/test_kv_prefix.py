@@ -80,7 +80,10 @@ def test_oldest_first_keeps_lines_and_moves_changes_to_the_tail() -> None:
 
 def test_oldest_first_leaves_a_block_it_cannot_pair_alone() -> None:
     text = "## Identity\n- I am Ada\n\n## Knowledge\n- b fact\n- a fact"
-    assert oldest_first(text, {Layer.KNOWLEDGE: ["2", "1"]}) == "## Identity\n- I am Ada\n\n## Knowledge\n- a fact\n- b fact"
+    assert (
+        oldest_first(text, {Layer.KNOWLEDGE: ["2", "1"]})
+        == "## Identity\n- I am Ada\n\n## Knowledge\n- a fact\n- b fact"
+    )
     assert oldest_first(text, {Layer.KNOWLEDGE: ["only one id"]}) == text
 
 
