@@ -67,7 +67,8 @@ class LocalEngine:
         if kv_type == "q8_0":  # a quantised V cache needs flash attention in llama.cpp
             kwargs = {"type_k": llama_cpp.GGML_TYPE_Q8_0, "type_v": llama_cpp.GGML_TYPE_Q8_0, "flash_attn": True}
         self._c = llama_cpp
-        self.llm = llama_cpp.Llama(
+        self.llm = _load(
+            llama_cpp,
             model_path=str(path),
             n_ctx=n_ctx,
             seed=0,
@@ -296,6 +297,33 @@ class LocalEngine:
                 break
             self.llm.eval([token])
         return Generated(tokens, raw.decode("utf-8", errors="replace"), finish)
+
+
+_LOADING = threading.Lock()
+
+
+def _load(llama_cpp: Any, **kwargs: Any) -> Any:
+    """A ``Llama`` without llama.cpp's extra weight buffer types (AMX tiles, repacked weights).
+
+    On a CPU that advertises AMX in a VM that does not enable it, every multi-token batch through
+    them crashes the process; without them, too, a state's numerics do not depend on which of
+    those kernels the CPU has. ``Llama`` takes no such argument, so its default model parameters
+    are amended while it is made.
+    """
+    module = llama_cpp.llama_cpp
+    with _LOADING:
+        default = module.llama_model_default_params
+
+        def plain() -> Any:
+            params = default()
+            params.use_extra_bufts = False
+            return params
+
+        module.llama_model_default_params = plain
+        try:
+            return llama_cpp.Llama(**kwargs)
+        finally:
+            module.llama_model_default_params = default
 
 
 def batches(n: int, size: int, minimum: int) -> list[range]:

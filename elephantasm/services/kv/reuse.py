@@ -44,11 +44,13 @@ class Prompt:
     n_prefix: int
 
     def reusable(self, n: int, need_logits: bool = True) -> int:
-        """How much of a shared prefix of ``n`` tokens may be reused: at least one batch of the
-        prompt is left to evaluate when the next token's logits are needed."""
-        limit = len(self.tokens) - MIN_BATCH if need_logits else len(self.tokens)
-        n = min(n, limit)
-        return n if n >= MIN_BATCH else 0
+        """How much of a shared prefix of ``n`` tokens is worth reusing: at least a block, leaving
+        nothing or a full batch to evaluate (a batch at least when the next logits are needed)."""
+        total = len(self.tokens)
+        n = min(n, total - MIN_BATCH if need_logits else total)
+        if 0 < total - n < MIN_BATCH:  # a shorter rest would be evaluated with other numerics
+            n = total - MIN_BATCH
+        return n if n >= BLOCK else 0
 
 
 @dataclass

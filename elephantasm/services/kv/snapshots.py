@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from elephantasm.db.models import KVSnapshotRow
@@ -21,6 +21,7 @@ from elephantasm.domain.kv.prefix_index import BLOCK, PrefixIndex, block_hashes
 from elephantasm.domain.kv.snapshot import (
     SnapshotFormatError,
     decode_snapshot,
+    encode_snapshot,
     snapshot_key,
     token_ids_hash,
 )
@@ -192,17 +193,24 @@ def keeper(engine: LocalEngine, prefix: Prefix, fingerprint: str) -> Callable[[]
 async def build(
     runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, pack: PackPrompt
 ) -> tuple[str, KVSnapshotRow | None]:
-    """Ensure the snapshot of ``pack``'s prefix exists (the ``kv build`` use case); (status, row)."""
+    """Ensure the snapshot of ``pack``'s prefix is on disk (the ``kv build`` use case); (status, row)."""
     engine = await runtime.local.aengine(runtime.settings)
     prefix_text, _ = engine.split_prompt(pack.system, [])
     prefix = make_prefix(engine, prefix_text)
     prompt = Prompt(prefix.tokens, len(prefix.tokens))
     planned = await find(runtime, org_id, engine, prompt, need_logits=False)
+    on_disk = planned is not None and planned.claim == len(prefix.tokens)
 
     def work() -> Primed:
         with engine.lock:
-            keep = keeper(engine, prefix, pack.fingerprint)
-            return prime(engine, org_id, prompt, planned, keep, need_logits=False, min_new=1)
+            primed = prime(engine, org_id, prompt, planned, keeper(engine, prefix, pack.fingerprint), need_logits=False)
+            if primed.blob is None and not on_disk:  # served from memory: write it down all the same
+                primed = replace(
+                    primed, blob=encode_snapshot(header(engine, prefix, pack.fingerprint), engine.save_state())
+                )
+            return primed
 
     primed = await asyncio.to_thread(work)
-    return primed.status, await settle(runtime, org_id, anima_id, engine, prefix, pack, primed, planned)
+    await settle(runtime, org_id, anima_id, engine, prefix, pack, primed, planned)
+    async with runtime.read_session() as session:
+        return primed.status, await rows.find(session, org_id, anima_id, prefix.key)
