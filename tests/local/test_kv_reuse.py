@@ -123,7 +123,6 @@ def test_a_restore_that_does_not_reuse_is_caught_and_restores_stop(fresh_engine:
     assert not engine.reuse_ok
     assert metrics.KV_RESTORE_CHECKS.labels(engine.model_name, "recomputed")._value.get() == before + 1
 
-    good = _snapshot_of(engine, system_prompt())
-    good.claim = prompt.n_prefix
-    again = _run(engine, "org", prompt, good)[0]
+    offered = Source("snapshot", prompt.tokens, prompt.n_prefix, state=b"not a state")  # refused if tried
+    again = _run(engine, "org", _prompt(engine, system_prompt(2), [Q1]), offered)[0]
     assert again.status == "off" and again.restored == 0, "no restore is tried on this model again"
