@@ -43,7 +43,7 @@ class Size:
     facts: int
 
 
-SIZES = {"tiny": Size(2, 2, 400, 20), "small": Size(3, 3, 1000, 60), "full": Size(5, 6, 2000, 140)}
+SIZES = {"tiny": Size(2, 2, 400, 20), "small": Size(3, 3, 1000, 60), "full": Size(5, 6, 2400, 230)}
 QUESTIONS = (
     "Good morning! What do you remember about my week?",
     "Who asked about Lisbon?",

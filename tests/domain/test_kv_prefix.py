@@ -78,13 +78,12 @@ def test_oldest_first_keeps_lines_and_moves_changes_to_the_tail() -> None:
     assert not render_pack({Layer.LONG_TERM: day2}).startswith(ranked1)
 
 
-def test_oldest_first_leaves_a_block_it_cannot_pair_alone() -> None:
+def test_oldest_first_puts_identity_last_and_leaves_a_block_it_cannot_pair() -> None:
     text = "## Identity\n- I am Ada\n\n## Knowledge\n- b fact\n- a fact"
-    assert (
-        oldest_first(text, {Layer.KNOWLEDGE: ["2", "1"]})
-        == "## Identity\n- I am Ada\n\n## Knowledge\n- a fact\n- b fact"
-    )
-    assert oldest_first(text, {Layer.KNOWLEDGE: ["only one id"]}) == text
+    ordered = oldest_first(text, {Layer.KNOWLEDGE: ["2", "1"]})
+    assert ordered == "## Knowledge\n- a fact\n- b fact\n\n## Identity\n- I am Ada"
+    unpaired = oldest_first(text, {Layer.KNOWLEDGE: ["only one id"]})
+    assert unpaired == "## Knowledge\n- b fact\n- a fact\n\n## Identity\n- I am Ada"
 
 
 def test_state_cache_budget_lru_and_owners() -> None:
