@@ -4,7 +4,8 @@ Per pack size: time to first token recomputing the prefix vs restoring its snaps
 sha256 check, set state), save and load ms, bytes per 1k tokens, and a quality certificate of
 restored vs recomputed (greedy identity over probe prompts). Then item-aware pruning vs blind
 tail keeping and the q8_0 KV type, each against its own recompute, and the chat endpoint's
-per-turn latency with and without snapshots (see ``benchmarks.kv_chat``).
+per-turn latency with and without snapshots (see ``benchmarks.kv_chat``), and a multi-day chat
+with a dream between days (``benchmarks.kv_days``, also runnable alone as ``kv-days``).
 
 Aims (recorded, not asserted): ≥ 20× faster first token at 2,000 tokens, identical greedy output in
 100 % of probes, restore ≤ 150 ms at 2,000 tokens.
@@ -210,5 +211,6 @@ def run(size: str) -> list[Section]:
         env,
     )
     from benchmarks.kv_chat import chat_section
+    from benchmarks.kv_days import days_section
 
-    return [engine_section, quality, chat_section(turns, note)]
+    return [engine_section, quality, chat_section(turns, note), days_section(size, note)]

@@ -23,6 +23,7 @@ BENCHMARKS: dict[str, str] = {
     "storage-one-anima": "benchmarks.storage_one_anima",
     "ui": "benchmarks.ui",
     "kv": "benchmarks.kv",
+    "kv-days": "benchmarks.kv_days",
     "spaces": "benchmarks.spaces",
     "ann": "benchmarks.ann",
 }

@@ -178,10 +178,12 @@ def build_runtime(
 
 
 async def _forget_in_kv(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, done: Any) -> None:
-    """Forgotten items leave the local model's memory too: KV snapshots and recorded prompts."""
+    """Forgotten items leave the local model's memory too: KV snapshots, recorded prompts and the
+    KV states the process keeps for the org."""
     from elephantasm.services.kv import forgetting  # lazily: only deletions need the KV store
 
     await forgetting.forget_items(session, runtime.local.store(runtime.settings), org_id, done)
+    runtime.local.forget_org(org_id)
 
 
 async def _purge_kv_snapshots(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> None:
@@ -189,3 +191,4 @@ async def _purge_kv_snapshots(runtime: Runtime, session: AsyncSession, org_id: u
     from elephantasm.services.kv import rows as kv_rows  # lazily: only purges need the KV store
 
     await kv_rows.purge_anima(session, runtime.local.store(runtime.settings), org_id, anima_id)
+    runtime.local.forget_org(org_id)

@@ -204,7 +204,13 @@ class Settings(BaseSettings):
     local_kv_type: str = Field(default="f16", description="KV cache type: 'f16' or 'q8_0' (half the bytes).")
     local_kv_dir: Path | None = Field(default=None, description="Snapshot directory; unset means data_dir/kv.")
     local_kv_budget_bytes: int = Field(default=2 * 1024**3, ge=0, description="Disk budget for KV snapshots (LRU).")
-    local_kv_snapshots: bool = Field(default=True, description="Keep and restore KV snapshots of packs.")
+    local_kv_snapshots: bool = Field(
+        default=True,
+        description="Reuse KV states: snapshots of packs on disk, recent conversations in memory.",
+    )
+    local_kv_memory_bytes: int = Field(
+        default=512 * 1024**2, ge=0, description="Memory budget for KV states of recent conversations (LRU)."
+    )
     local_pack_max_tokens: int = Field(default=1000, ge=100, description="Token budget of the pack in the chat prompt.")
     local_pack_query: str = Field(
         default="conversation",

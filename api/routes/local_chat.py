@@ -20,6 +20,7 @@ from elephantasm.domain.errors import ValidationError
 from elephantasm.local.model import resolve_model_path
 from elephantasm.schemas.local import ChatCompletionRequest, chunk_body, completion_body
 from elephantasm.services.kv.chat import ChatPlan, finish_chat, make_sampling, plan_chat, run_chat
+from elephantasm.services.kv.reuse import Primed
 from elephantasm.services.kv.streaming import ChatStream
 
 if TYPE_CHECKING:
@@ -37,10 +38,12 @@ def _anima_id(data: ChatCompletionRequest, request: Request) -> uuid.UUID:
     return parse_uuid("user" if not request.headers.get(ANIMA_HEADER) else "X-Elephantasm-Anima", chosen)
 
 
-def _headers(plan: ChatPlan, kv: str) -> dict[str, str]:
+def _headers(plan: ChatPlan, primed: Primed) -> dict[str, str]:
     return {
         "X-Elephantasm-Pack": plan.pack.fingerprint,
-        "X-Elephantasm-KV": kv,
+        "X-Elephantasm-KV": primed.status,
+        "X-Elephantasm-KV-Restored": str(primed.restored),
+        "X-Elephantasm-KV-Prefilled": str(primed.prefilled),
         "X-Elephantasm-Generation": str(plan.generation_id),
     }
 
@@ -78,9 +81,9 @@ class LocalChatController(Controller):
             return Response(body, media_type=MediaType.JSON, headers=headers)
         engine, plan = await _plan(runtime, caller.org_id, anima_id, data, session_id)
         stream = ChatStream(runtime, engine, plan)
-        kv = await stream.start()
+        primed = await stream.start()
         return Stream(
-            _events(stream, plan, engine.path.stem), media_type="text/event-stream", headers=_headers(plan, kv)
+            _events(stream, plan, engine.path.stem), media_type="text/event-stream", headers=_headers(plan, primed)
         )
 
 
@@ -113,7 +116,7 @@ async def complete_chat(
     body = completion_body(
         plan.generation_id, engine.path.stem, gen.text, gen.finish_reason, usage, plan.pack.fingerprint
     )
-    return body, _headers(plan, primed.status)
+    return body, _headers(plan, primed)
 
 
 async def _events(stream: ChatStream, plan: ChatPlan, model: str) -> AsyncIterator[bytes]:

@@ -3,9 +3,17 @@
 Not thread-safe (llama.cpp contexts are not): callers hold :attr:`LocalEngine.lock` around any
 sequence of calls (restore → prefill → generate) and run them off the event loop.
 
-Identical output after a restore needs the same call shape on every path (platform notes): the
-prefix is always evaluated as its own call and prefix and suffix are tokenized separately; the
-prefix line by line, which also gives every pack line a known token range (item-aware pruning).
+Identical output after a restore needs the same numerics on every path. Prompt tokens are always
+evaluated in batches of at least :data:`MIN_BATCH` tokens (llama.cpp's CPU kernels compute a token
+of a multi-token batch the same way whatever the batch's size or start, but a single token another
+way), so the KV of a prompt position is the same whether it was computed in one call, after a
+restore, or in a turn that cut the cache back; generated tokens (one per call) are never reused.
+Prefix and suffix are tokenized separately, the prefix line by line, which also gives every pack
+line a known token range (item-aware pruning).
+
+:attr:`LocalEngine.owner` names whose prompt the live cache holds (the chat path sets it), and
+:attr:`LocalEngine.n_exact` how many of its positions were evaluated as prompt; every other use of
+the engine resets the owner, so a live cache is only reused by the conversation that made it.
 """
 
 from __future__ import annotations
@@ -23,8 +31,10 @@ from elephantasm.domain.kv.ranges import ItemSpan, line_offsets, split_lines
 from elephantasm.local.errors import KVStateError, TemplateSplitError
 from elephantasm.local.model import file_sha256
 from elephantasm.local.sampling import Sampler, Sampling
+from elephantasm.local.states import StateCache
 
 KV_TYPES = ("f16", "q8_0")
+MIN_BATCH = 8
 # ChatML: used when a GGUF carries no template of its own.
 CHATML = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}"
@@ -45,7 +55,9 @@ class Generated:
 class LocalEngine:
     """One GGUF model loaded with llama.cpp, plus what identifies it (file digest, template)."""
 
-    def __init__(self, path: Path, *, n_ctx: int = 4096, n_threads: int = 1, kv_type: str = "f16") -> None:
+    def __init__(
+        self, path: Path, *, n_ctx: int = 4096, n_threads: int = 1, kv_type: str = "f16", memory_bytes: int = 512 << 20
+    ) -> None:
         import llama_cpp
         from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -55,7 +67,8 @@ class LocalEngine:
         if kv_type == "q8_0":  # a quantised V cache needs flash attention in llama.cpp
             kwargs = {"type_k": llama_cpp.GGML_TYPE_Q8_0, "type_v": llama_cpp.GGML_TYPE_Q8_0, "flash_attn": True}
         self._c = llama_cpp
-        self.llm = llama_cpp.Llama(
+        self.llm = _load(
+            llama_cpp,
             model_path=str(path),
             n_ctx=n_ctx,
             seed=0,
@@ -73,6 +86,13 @@ class LocalEngine:
         self._template = env.from_string(self.template)
         self._vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
         self.llama_cpp_version = getattr(llama_cpp, "__version__", "unknown")
+        self.owner: object | None = None
+        self.n_exact = 0
+        self.states = StateCache(memory_bytes)
+        # False once a restore on this model was found not to spare the work it should have
+        # (services.kv.reuse): restores are then no longer tried in this process.
+        self.reuse_ok = True
+        self._start_counters()
 
     # --- identity -------------------------------------------------------------------------
     @property
@@ -130,27 +150,70 @@ class LocalEngine:
     def _memory(self) -> Any:
         return self._c.llama_get_memory(self.llm.ctx)
 
+    def _start_counters(self) -> None:
+        # llama.cpp reports its token counters as max(1, n): evaluate one batch and one single
+        # token now so that both are past 1 and every later difference is exact.
+        self.llm.eval(self.llm.tokenize(b"a b c", add_bos=True))
+        self.llm.eval([self.llm.token_eos()])
+        self.clear()
+
+    def decoded(self) -> int:
+        """Tokens llama.cpp has evaluated in this context so far, by its own count (prompt batches
+        and single tokens): the evidence that a restore spared what it should have."""
+        self._c.llama_synchronize(self.llm.ctx)
+        data = self._c.llama_perf_context(self.llm.ctx)
+        return int(data.n_p_eval) + int(data.n_eval)
+
     def clear(self) -> None:
         self._c.llama_memory_clear(self._memory(), True)
         self.llm.n_tokens = 0
+        self.n_exact = 0
+        self.owner = None
+
+    def held(self) -> list[int]:
+        """The prompt tokens whose KV the cache holds exactly (positions ``[0, n_exact)``)."""
+        return self.llm.input_ids[: self.n_exact].tolist()
+
+    def _eval(self, tokens: Sequence[int]) -> None:
+        if self.llm.n_tokens + len(tokens) >= self.n_ctx:
+            raise KVStateError(f"prompt of {self.llm.n_tokens + len(tokens)} tokens does not fit n_ctx={self.n_ctx}")
+        exact = self.n_exact == self.llm.n_tokens and len(tokens) >= MIN_BATCH
+        for piece in batches(len(tokens), self.llm.n_batch, MIN_BATCH):
+            self.llm.eval(list(tokens[piece.start : piece.stop]))
+        if exact:
+            self.n_exact = self.llm.n_tokens
 
     def prefill(self, tokens: Sequence[int]) -> None:
         """Evaluate ``tokens`` from an empty cache (the prefix, as its own call)."""
         if len(tokens) >= self.n_ctx:
             raise KVStateError(f"prompt of {len(tokens)} tokens does not fit n_ctx={self.n_ctx}")
         self.clear()
-        self.llm.eval(list(tokens))
+        self._eval(tokens)
 
     def extend(self, tokens: Sequence[int]) -> None:
         """Evaluate more tokens after what the cache holds."""
-        if self.llm.n_tokens + len(tokens) >= self.n_ctx:
-            raise KVStateError(f"prompt of {self.llm.n_tokens + len(tokens)} tokens does not fit n_ctx={self.n_ctx}")
-        self.llm.eval(list(tokens))
+        self._eval(tokens)
 
     def truncate(self, n_tokens: int) -> None:
         """Drop everything after the first ``n_tokens`` positions (back to a cached prefix)."""
         self._c.llama_memory_seq_rm(self._memory(), 0, n_tokens, -1)
         self.llm.n_tokens = n_tokens
+        self.n_exact = min(self.n_exact, n_tokens)
+
+    def keep(self, n_tokens: int) -> int:
+        """Cut the cache back to its first ``n_tokens`` prompt positions, if llama.cpp really holds
+        them; returns how many it kept (0 after clearing it: positions missing, e.g. a
+        sliding-window cache that kept only the last ones, or a memory that cannot drop a tail)."""
+        mem = self._memory()
+        n = min(n_tokens, self.n_exact)
+        if n <= 0 or self._c.llama_memory_seq_pos_min(mem, 0) != 0 or self._c.llama_memory_seq_pos_max(mem, 0) < n - 1:
+            self.clear()
+            return 0
+        if not self._c.llama_memory_seq_rm(mem, 0, n, -1):
+            self.clear()
+            return 0
+        self.llm.n_tokens = self.n_exact = n
+        return n
 
     def save_state(self) -> bytes:
         """The raw KV state of sequence 0 (per-sequence API: no logits, only the cache)."""
@@ -177,7 +240,7 @@ class LocalEngine:
             self.clear()
             raise KVStateError("the KV state does not hold the expected number of tokens")
         self.llm.input_ids[: len(tokens)] = tokens
-        self.llm.n_tokens = len(tokens)
+        self.llm.n_tokens = self.n_exact = len(tokens)
 
     def prune(self, spans_desc: Sequence[ItemSpan]) -> list[int]:
         """Remove item ranges (highest position first) and shift later positions down; returns the
@@ -190,6 +253,7 @@ class LocalEngine:
             del tokens[span.start : span.end]
         self.llm.input_ids[: len(tokens)] = tokens
         self.llm.n_tokens = len(tokens)
+        self.n_exact, self.owner = 0, None  # shifted positions: no longer any prompt's exact KV
         return tokens
 
     # --- generation -----------------------------------------------------------------------
@@ -233,6 +297,42 @@ class LocalEngine:
                 break
             self.llm.eval([token])
         return Generated(tokens, raw.decode("utf-8", errors="replace"), finish)
+
+
+_LOADING = threading.Lock()
+
+
+def _load(llama_cpp: Any, **kwargs: Any) -> Any:
+    """A ``Llama`` without llama.cpp's extra weight buffer types (AMX tiles, repacked weights).
+
+    On a CPU that advertises AMX in a VM that does not enable it, every multi-token batch through
+    them crashes the process; without them, too, a state's numerics do not depend on which of
+    those kernels the CPU has. ``Llama`` takes no such argument, so its default model parameters
+    are amended while it is made.
+    """
+    module = llama_cpp.llama_cpp
+    with _LOADING:
+        default = module.llama_model_default_params
+
+        def plain() -> Any:
+            params = default()
+            params.use_extra_bufts = False
+            return params
+
+        module.llama_model_default_params = plain
+        try:
+            return llama_cpp.Llama(**kwargs)
+        finally:
+            module.llama_model_default_params = default
+
+
+def batches(n: int, size: int, minimum: int) -> list[range]:
+    """Cut ``n`` tokens into consecutive batches of at most ``size`` and, when ``n`` allows, at
+    least ``minimum`` (a short last batch borrows from the one before it; ``size >= 2 * minimum``)."""
+    cuts = list(range(0, n, size)) + [n]
+    if len(cuts) > 2 and cuts[-1] - cuts[-2] < minimum:
+        cuts[-2] = cuts[-1] - minimum
+    return [range(a, b) for a, b in zip(cuts, cuts[1:], strict=False) if b > a]
 
 
 def _raise(message: str) -> None:

@@ -36,8 +36,19 @@ class LocalModels:
                     n_ctx=settings.local_n_ctx,
                     n_threads=settings.local_n_threads,
                     kv_type=settings.local_kv_type,
+                    memory_bytes=settings.local_kv_memory_bytes,
                 )
             return self._engine
+
+    def forget_org(self, org_id: object) -> None:
+        """Drop the KV states the process holds for ``org_id`` (its kept conversations, and the
+        live cache if it is the org's): after a deletion they may hold text that is gone."""
+        engine = self._engine
+        if engine is None:
+            return
+        engine.states.drop_owner(org_id)
+        if engine.owner == org_id:
+            engine.owner = None  # never reused again; the next prompt replaces it
 
     async def aengine(self, settings: Settings) -> LocalEngine:
         """:meth:`engine` off the event loop (the first call loads the model)."""

@@ -60,6 +60,25 @@ EMBEDDER_SECONDS = Histogram(
     ["embedder"],
     buckets=_LATENCY_BUCKETS,
 )
+KV_PRIMED = Counter(
+    "elephantasm_kv_prompts",
+    "Local-model prompts put in the KV cache, by outcome (hit, prefix, miss, ...).",
+    ["outcome"],
+)
+KV_TOKENS = Counter(
+    "elephantasm_kv_prompt_tokens", "Local-model prompt tokens, by how they got into the cache.", ["kind"]
+)
+KV_RESTORE_CHECKS = Counter(
+    "elephantasm_kv_restore_checks",
+    "KV restores checked against llama.cpp's count of evaluated tokens, by model and result.",
+    ["model", "result"],
+)
+KV_REUSE_DISABLED = Gauge(
+    "elephantasm_kv_reuse_disabled",
+    "1 when KV restores were turned off for a model after one did not reuse.",
+    ["model"],
+    multiprocess_mode="max",
+)
 DB_POOL_IN_USE = Gauge(
     "elephantasm_db_pool_connections_in_use",
     "Database connections checked out of the pool (all processes).",
@@ -96,6 +115,25 @@ def llm_tokens(model: str, prompt_tokens: int, completion_tokens: int) -> None:
         LLM_TOKENS.labels(model, "prompt").inc(prompt_tokens)
     if completion_tokens:
         LLM_TOKENS.labels(model, "completion").inc(completion_tokens)
+
+
+def kv_primed(outcome: str, restored: int, prefilled: int) -> None:
+    """Count one prompt put in the local model's cache: its outcome and tokens restored/prefilled."""
+    KV_PRIMED.labels(outcome).inc()
+    if restored:
+        KV_TOKENS.labels("restored").inc(restored)
+    if prefilled:
+        KV_TOKENS.labels("prefilled").inc(prefilled)
+
+
+def kv_restore_check(model: str, result: str) -> None:
+    """Count one restore check: ``reused`` or ``recomputed``."""
+    KV_RESTORE_CHECKS.labels(model, result).inc()
+
+
+def kv_reuse_disabled(model: str) -> None:
+    """Mark ``model`` as one whose restores are off."""
+    KV_REUSE_DISABLED.labels(model).set(1)
 
 
 def instrument_pool(engine: Any) -> None:

@@ -17,27 +17,37 @@ from elephantasm.local.engine import LocalEngine
 from elephantasm.local.errors import KVStateError
 from elephantasm.local.sampling import Sampling
 from elephantasm.local.store import SnapshotStore
-from elephantasm.services.kv.snapshots import make_prefix, prime, state_of
+from elephantasm.services.kv.reuse import Primed, Prompt, Source, prime
+from elephantasm.services.kv.snapshots import Prefix, header, make_prefix, state_of
 from tests.local.conftest import FACTS, system_prompt
 
 TURNS = [{"role": "user", "content": "Which city do I live in, and what is my cat called?"}]
 GREEDY = Sampling(temperature=0.0, max_tokens=24)
 
 
+def _prime(engine: LocalEngine, prefix: Prefix, state: bytes | None, suffix: list[int] | None = None) -> Primed:
+    """Put prefix (+ suffix) in the cache from ``state`` if given, keeping a snapshot of a computed prefix."""
+    prompt = Prompt(prefix.tokens + (suffix or []), len(prefix.tokens))
+    source = Source("snapshot", prefix.tokens, prompt.reusable(len(prefix.tokens)), state) if state else None
+    return prime(
+        engine, None, prompt, source, lambda: header(engine, prefix, "fp"), need_logits=bool(suffix), min_new=1
+    )
+
+
 def test_restored_equals_recomputed_in_process(engine: LocalEngine) -> None:
     prefix_text, suffix_text = engine.split_prompt(system_prompt(), TURNS)
     prefix = make_prefix(engine, prefix_text)
     assert 100 < len(prefix.tokens) < 600
+    suffix = engine.tokenize_suffix(suffix_text)
     with engine.lock:  # a miss is a recompute: prefill the prefix, keep its state, then the question
-        built = prime(engine, prefix, None, "fp", keep=True)
+        built = _prime(engine, prefix, None, suffix)
         assert built.status == "miss" and built.blob
-        engine.extend(engine.tokenize_suffix(suffix_text))
         reference = engine.generate(GREEDY).tokens
     state = state_of(built.blob, prefix)
     assert state is not None
     with engine.lock:
-        assert prime(engine, prefix, state, "fp", keep=True).status == "hit"
-        engine.extend(engine.tokenize_suffix(suffix_text))
+        hit = _prime(engine, prefix, state, suffix)
+        assert (hit.status, hit.restored, hit.prefilled) == ("hit", len(prefix.tokens), len(suffix))
         restored = engine.generate(GREEDY).tokens
     assert restored == reference and len(reference) > 3
 
@@ -46,8 +56,7 @@ def test_restored_equals_recomputed_in_a_fresh_process(engine: LocalEngine, tmp_
     prefix_text, suffix_text = engine.split_prompt(system_prompt(6), TURNS)
     prefix = make_prefix(engine, prefix_text)
     with engine.lock:
-        built = prime(engine, prefix, None, "fp", keep=True)
-        engine.extend(engine.tokenize_suffix(suffix_text))
+        built = _prime(engine, prefix, None, engine.tokenize_suffix(suffix_text))
         reference = engine.generate(GREEDY).tokens
     org = uuid.uuid4()
     digest = SnapshotStore(tmp_path).write(org, built.blob or b"")
@@ -58,13 +67,15 @@ def test_restored_equals_recomputed_in_a_fresh_process(engine: LocalEngine, tmp_
         from elephantasm.local.model import default_model_path
         from elephantasm.local.sampling import Sampling
         from elephantasm.local.store import SnapshotStore
-        from elephantasm.services.kv.snapshots import make_prefix, prime, state_of
+        from elephantasm.services.kv.reuse import Prompt, Source, prime
+        from elephantasm.services.kv.snapshots import make_prefix, state_of
         args = json.loads(sys.stdin.read())
         engine = LocalEngine(default_model_path(), n_ctx=1024, n_threads=1)
         prefix = make_prefix(engine, args["prefix"])
         state = state_of(SnapshotStore(Path(args["root"])).read(uuid.UUID(args["org"]), args["digest"]), prefix)
-        status = prime(engine, prefix, state, "fp", keep=False).status
-        engine.extend(engine.tokenize_suffix(args["suffix"]))
+        prompt = Prompt(prefix.tokens + engine.tokenize_suffix(args["suffix"]), len(prefix.tokens))
+        source = Source("snapshot", prefix.tokens, len(prefix.tokens), state)
+        status = prime(engine, None, prompt, source, None).status
         print(json.dumps({{"status": status, "tokens": engine.generate(Sampling(max_tokens={GREEDY.max_tokens})).tokens}}))
     """)
     payload = json.dumps(
@@ -81,7 +92,7 @@ def test_corrupt_file_is_discarded_never_restored(engine: LocalEngine, tmp_path:
     prefix_text, _ = engine.split_prompt(system_prompt(3), TURNS)
     prefix = make_prefix(engine, prefix_text)
     with engine.lock:
-        built = prime(engine, prefix, None, "fp", keep=True)
+        built = _prime(engine, prefix, None)
     store, org = SnapshotStore(tmp_path), uuid.uuid4()
     digest = store.write(org, built.blob or b"")
     path = store.path(org, digest)
@@ -99,7 +110,7 @@ def test_snapshot_of_another_prefix_is_not_used(engine: LocalEngine) -> None:
     pa, pb = make_prefix(engine, a), make_prefix(engine, b)
     assert pa.key != pb.key
     with engine.lock:
-        built = prime(engine, pa, None, "fp", keep=True)
+        built = _prime(engine, pa, None)
     assert state_of(built.blob, pb) is None
     meta, _ = decode_snapshot(built.blob or b"")
     assert meta["tokens"] == pa.tokens and meta["model_digest"] == engine.model_digest
@@ -109,7 +120,7 @@ def test_state_for_a_smaller_context_or_other_kv_type_is_a_clear_error(engine: L
     prefix_text, _ = engine.split_prompt(system_prompt(), TURNS)
     prefix = make_prefix(engine, prefix_text)
     with engine.lock:
-        state = state_of(prime(engine, prefix, None, "fp", keep=True).blob, prefix)
+        state = state_of(_prime(engine, prefix, None).blob, prefix)
     small = LocalEngine(engine.path, n_ctx=128, n_threads=1)
     with pytest.raises(KVStateError, match=f"n_ctx={small.n_ctx}"):
         small.restore_state(state or b"", prefix.tokens)

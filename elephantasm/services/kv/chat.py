@@ -1,9 +1,10 @@
 """Memory-augmented chat with the local model (the use case behind ``/v1/chat/completions``).
 
-Plan (async): compile the anima's pack for the latest user message, split the prompt into the
-pack-holding prefix and the conversation suffix, look up the prefix's snapshot. Run (one worker
-thread, engine lock held throughout): restore or prefill the prefix, prefill the suffix, generate.
-Finish (async): keep a new snapshot, record the generation and both turns as events.
+Plan (async): compile the anima's pack, split the prompt into the pack-holding prefix and the
+conversation suffix, find the snapshot sharing the longest prefix with the prompt. Run (one worker
+thread, engine lock held throughout): restore the best KV source (the live cache of the last
+turn, a conversation kept in memory, that snapshot), evaluate only the rest, generate. Finish
+(async): keep a new snapshot of the system turn, record the generation and both turns as events.
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from elephantasm.db.models import KVSnapshotRow
 from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.fingerprint import canonical_json, sha256_hex
 from elephantasm.local.sampling import Sampling
 from elephantasm.services.kv import snapshots
 from elephantasm.services.kv.generations import record_chat
 from elephantasm.services.kv.prefix import PackPrompt, pack_prompt
-from elephantasm.services.kv.snapshots import Prefix, Primed
+from elephantasm.services.kv.reuse import Primed, Prompt, Source, in_memory, prime
+from elephantasm.services.kv.snapshots import Prefix
 
 if TYPE_CHECKING:
     from elephantasm.local.engine import Generated, LocalEngine
@@ -45,9 +46,12 @@ class ChatPlan:
     suffix_text: str
     suffix_tokens: list[int]
     sampling: Sampling
-    row: KVSnapshotRow | None
-    state: bytes | None
+    snapshot: Source | None
     generation_id: uuid.UUID = field(default_factory=uuid.uuid4)
+
+    @property
+    def prompt(self) -> Prompt:
+        return Prompt(self.prefix.tokens + self.suffix_tokens, len(self.prefix.tokens))
 
     @property
     def user_text(self) -> str:
@@ -119,33 +123,36 @@ async def plan_chat(
             f"messages: prompt of {len(prefix.tokens) + len(suffix_tokens)} tokens does not fit the local "
             f"model's context (n_ctx={engine.n_ctx})"
         )
-    row, state = (None, None)
-    if runtime.settings.local_kv_snapshots:
-        row, state = await snapshots.lookup(runtime, org_id, anima_id, prefix)
-    return ChatPlan(org_id, anima_id, session, turns, pack, prefix, suffix_text, suffix_tokens, sampling, row, state)
+    snapshot = None
+    if runtime.settings.local_kv_snapshots and engine.reuse_ok:
+        prompt = Prompt(prefix.tokens + suffix_tokens, len(prefix.tokens))
+        held = in_memory(engine, org_id, prompt)  # a peek: disk is read only if it offers more
+        snapshot = await snapshots.find(runtime, org_id, engine, prompt, held.claim if held else 0)
+    return ChatPlan(org_id, anima_id, session, turns, pack, prefix, suffix_text, suffix_tokens, sampling, snapshot)
 
 
 def run_chat(
     engine: LocalEngine,
     plan: ChatPlan,
-    keep: bool,
-    on_ready: Callable[[str], None] | None = None,
+    reuse: bool,
+    on_ready: Callable[[Primed], None] | None = None,
     on_text: Callable[[str], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> tuple[Primed, Generated]:
-    """The model work of one turn (blocking; call from a worker thread)."""
+    """The model work of one turn (blocking; call from a worker thread): the prompt into the cache
+    from the best KV source (``reuse``: any at all), then the reply."""
     with engine.lock:
-        primed = snapshots.prime(engine, plan.prefix, plan.state, plan.pack.fingerprint, keep)
+        keep = snapshots.keeper(engine, plan.prefix, plan.pack.fingerprint) if reuse else None
+        primed = prime(engine, plan.org_id, plan.prompt, plan.snapshot, keep, reuse=reuse)
         if on_ready:
-            on_ready(primed.status)
-        engine.extend(plan.suffix_tokens)
+            on_ready(primed)
         return primed, engine.generate(plan.sampling, on_text, should_stop)
 
 
 async def finish_chat(runtime: Runtime, engine: LocalEngine, plan: ChatPlan, primed: Primed, gen: Generated) -> None:
     """Keep the new snapshot, record the generation and the two turns."""
-    await snapshots.settle(runtime, plan.org_id, plan.anima_id, engine, plan.prefix, plan.pack, primed, plan.row)
-    await record_chat(runtime, engine, plan, primed.status, gen)
+    await snapshots.settle(runtime, plan.org_id, plan.anima_id, engine, plan.prefix, plan.pack, primed, plan.snapshot)
+    await record_chat(runtime, engine, plan, primed, gen)
 
 
 def make_sampling(

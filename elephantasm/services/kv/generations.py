@@ -23,6 +23,7 @@ from elephantasm.schemas.events import EventCreate
 from elephantasm.schemas.local import ReplayRead
 from elephantasm.services.events import record_events
 from elephantasm.services.kv import snapshots
+from elephantasm.services.kv.reuse import Primed, Prompt, in_memory, prime
 
 if TYPE_CHECKING:
     from elephantasm.local.engine import Generated, LocalEngine
@@ -58,21 +59,28 @@ def _turn_events(plan: ChatPlan, output: str) -> list[EventCreate]:
     return events
 
 
-async def record_chat(runtime: Runtime, engine: LocalEngine, plan: ChatPlan, kv_status: str, gen: Generated) -> None:
+def recorded_status(status: str) -> str:
+    """The KV outcome as the generation row stores it (8 characters): a restore that did not reuse
+    evaluated the whole prompt, which the row records as a miss (``prompt.kv`` keeps the detail)."""
+    return "miss" if status == "recomputed" else status
+
+
+async def record_chat(runtime: Runtime, engine: LocalEngine, plan: ChatPlan, primed: Primed, gen: Generated) -> None:
     """One transaction: the generation row and the turn's events (deduplicated on retries)."""
     tokens = plan.prefix.tokens + plan.suffix_tokens
+    kv = {"outcome": primed.status, "restored": primed.restored, "prefilled": primed.prefilled}
     row = GenerationRow(
         id=plan.generation_id,
         org_id=plan.org_id,
         anima_id=plan.anima_id,
         model_digest=engine.model_digest,
         pack_fingerprint=plan.pack.fingerprint,
-        kv_status=kv_status,
+        kv_status=recorded_status(primed.status),
         seed=plan.sampling.seed,
         sampling=plan.sampling.as_dict(),
         prompt_hash=token_ids_hash(tokens),
         prompt_tokens=len(tokens),
-        prompt={"prefix": plan.prefix.text, "suffix": plan.suffix_text, "session_id": plan.session_id},
+        prompt={"prefix": plan.prefix.text, "suffix": plan.suffix_text, "session_id": plan.session_id, "kv": kv},
         output=gen.text,
         output_tokens=len(gen.tokens),
         finish_reason=gen.finish_reason,
@@ -112,7 +120,9 @@ async def replay(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID) 
         )
     prefix = await asyncio.to_thread(snapshots.make_prefix, engine, row.prompt["prefix"])
     suffix = engine.tokenize_suffix(row.prompt["suffix"])
-    _, state = await snapshots.lookup(runtime, org_id, row.anima_id, prefix)
+    prompt = Prompt(prefix.tokens + suffix, len(prefix.tokens))
+    held = in_memory(engine, org_id, prompt)
+    planned = await snapshots.find(runtime, org_id, engine, prompt, held.claim if held else 0)
 
     sampling = Sampling(**row.sampling)
     if row.finish_reason == "cancelled":
@@ -121,9 +131,8 @@ async def replay(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID) 
 
     def work() -> tuple[str, Generated]:
         with engine.lock:
-            primed = snapshots.prime(engine, prefix, state, row.pack_fingerprint or "", keep=False)
-            engine.extend(suffix)
-            return ("hit" if primed.status == "hit" else "miss"), engine.generate(sampling)
+            primed = prime(engine, org_id, prompt, planned, keep=None)
+            return primed.status, engine.generate(sampling)
 
     kv, gen = await asyncio.to_thread(work)
     return ReplayRead(

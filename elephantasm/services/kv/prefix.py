@@ -3,7 +3,8 @@
 Chat packs leave out the session and temporal layers: the conversation itself is the session
 (putting its turns in the pack too would repeat them), and a temporal line such as "2 hours ago"
 changes with every recorded turn, which would make every turn's prefix new. What remains
-(identity, knowledge, long-term memories) changes only when memory does.
+(identity, knowledge, long-term memories) changes only when memory does, and it is listed oldest
+first (``stable_context``) so that a change touches the prompt's tail, not its head.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from elephantasm.domain.kv.stable import oldest_first
 from elephantasm.domain.render import Layer, layer_lines
 from elephantasm.services import packs as pack_svc
 
@@ -59,11 +61,21 @@ def _items(content: dict[str, Any], context: str, key: str, layer: Layer, text: 
     return [(str(w["id"]), line, float(w["score"])) for w, line in zip(wire, lines, strict=True)]
 
 
+def stable_context(content: dict[str, Any], context: str) -> str:
+    """The pack text with knowledge and long-term lines oldest first (see ``domain.kv.stable``)."""
+    ids = {
+        Layer.KNOWLEDGE: [str(w["id"]) for w in content.get("knowledge") or []],
+        Layer.LONG_TERM: [str(w["id"]) for w in content.get("long_term_memories") or []],
+    }
+    return oldest_first(context, ids)
+
+
 def _from_body(body: dict[str, Any], preamble: str) -> PackPrompt:
     content = body.get("content") or {}
-    context = body.get("context") or ""
-    items = _items(content, context, "knowledge", Layer.KNOWLEDGE, "content")
-    items += _items(content, context, "long_term_memories", Layer.LONG_TERM, "summary")
+    ranked = body.get("context") or ""  # the wire's order: its lines pair with the content lists
+    items = _items(content, ranked, "knowledge", Layer.KNOWLEDGE, "content")
+    items += _items(content, ranked, "long_term_memories", Layer.LONG_TERM, "summary")
+    context = stable_context(content, ranked)
     counts = {
         "identity": int(bool(body.get("has_identity"))),
         "knowledge": int(body.get("knowledge_count") or 0),

@@ -67,6 +67,26 @@ async def upsert(session: AsyncSession, values: dict[str, Any]) -> KVSnapshotRow
     return (await session.execute(select(KVSnapshotRow).where(KVSnapshotRow.id == row_id))).scalars().one()
 
 
+async def candidates(
+    session: AsyncSession, org_id: uuid.UUID, model_digest: str, kv_type: str, limit: int = 500
+) -> list[Any]:
+    """The org's snapshots for one model and KV type (of live animas), most recently used first:
+    ``id, sha256, n_tokens, token_ids_hash, blocks`` (the prefix-block hashes kept in ``meta``)."""
+    stmt = (
+        select(_T.c.id, _T.c.sha256, _T.c.n_tokens, _T.c.token_ids_hash, _T.c.meta["blocks"].label("blocks"))
+        .join(Anima, col(Anima.id) == _T.c.anima_id)
+        .where(
+            _T.c.org_id == org_id,
+            _T.c.model_digest == model_digest,
+            _T.c.kv_type == kv_type,
+            col(Anima.deleted_at).is_(None),
+        )
+        .order_by(_T.c.last_used_at.desc(), _T.c.id)
+        .limit(limit)
+    )
+    return list((await session.execute(stmt)).all())
+
+
 def by_id(snapshot_id: uuid.UUID) -> Any:
     """A ``where`` clause for one snapshot row."""
     return _T.c.id == snapshot_id

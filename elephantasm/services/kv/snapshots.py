@@ -1,19 +1,23 @@
-"""KV snapshots of pack prefixes: restore one (verified) or prefill and keep a new one.
+"""KV snapshots of pack prefixes on disk: find the one sharing the longest token prefix with a
+prompt, keep new ones, and the ``kv build`` use case.
 
-The blocking parts (:func:`prime`) run in a worker thread with the engine's lock held by the
-caller; the async parts read and write rows and files around them, never holding a transaction
-across model work.
+Each row keeps the chained hashes of its prefix's 64-token blocks (``meta.blocks``): the org's
+rows for a model form a prefix index (``domain.kv.prefix_index``) queried per prompt. Priming
+itself (``reuse.prime``) runs in a worker thread with the engine's lock held; the async parts
+read and write rows and files around it, never holding a transaction across model work.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from elephantasm.db.models import KVSnapshotRow
 from elephantasm.domain.fingerprint import sha256_hex
+from elephantasm.domain.kv.prefix_index import BLOCK, PrefixIndex, block_hashes
 from elephantasm.domain.kv.snapshot import (
     SnapshotFormatError,
     decode_snapshot,
@@ -21,9 +25,10 @@ from elephantasm.domain.kv.snapshot import (
     snapshot_key,
     token_ids_hash,
 )
-from elephantasm.local.errors import KVStateError
+from elephantasm.observability import metrics
 from elephantasm.services.kv import rows
 from elephantasm.services.kv.prefix import PackPrompt
+from elephantasm.services.kv.reuse import Primed, Prompt, Source, prime
 
 if TYPE_CHECKING:
     from elephantasm.local.engine import LocalEngine
@@ -39,16 +44,6 @@ class Prefix:
     tokens: list[int]
     lines: list[str]
     starts: list[int]
-
-
-@dataclass(frozen=True)
-class Primed:
-    """Outcome of :func:`prime`: ``hit`` (restored), ``miss`` (prefilled, ``blob`` to keep) or
-    ``off`` (snapshots disabled); ``discarded`` when a stored snapshot failed and was recomputed."""
-
-    status: str
-    blob: bytes | None = None
-    discarded: bool = False
 
 
 def make_prefix(engine: LocalEngine, prefix_text: str) -> Prefix:
@@ -87,32 +82,56 @@ def state_of(blob: bytes | None, prefix: Prefix) -> bytes | None:
     return state
 
 
-def prime(engine: LocalEngine, prefix: Prefix, state: bytes | None, fingerprint: str, keep: bool) -> Primed:
-    """Put the prefix in the engine's cache: restore ``state``, else prefill (caller holds the lock)."""
-    discarded = False
-    if state is not None:
-        try:
-            engine.restore_state(state, prefix.tokens)
-            return Primed("hit")
-        except KVStateError:
-            discarded = True  # never guess: recompute from the text
-    engine.prefill(prefix.tokens)
-    if not keep:
-        return Primed("off", None, discarded)
-    return Primed("miss", encode_snapshot(header(engine, prefix, fingerprint), engine.save_state()), discarded)
+def block_seed(engine: LocalEngine) -> str:
+    """What a prefix's KV depends on besides its tokens: the seed of its block hashes."""
+    return f"{engine.model_digest}:{sha256_hex(engine.template)}:{engine.kv_type}"
 
 
-async def lookup(
-    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, prefix: Prefix
-) -> tuple[KVSnapshotRow | None, bytes | None]:
-    """The snapshot row for the prefix and its verified state (None if missing, corrupt or another's)."""
+def _claims(rows_: list[Any], engine: LocalEngine, prompt: Prompt) -> tuple[Any, int]:
+    """The row sharing the longest token prefix with the prompt and that length: a whole snapshot
+    that is a prefix of the prompt (its token hash), else the deepest shared block (the index)."""
+    best: tuple[Any, int] = (None, 0)
+    hashes: dict[int, str] = {}
+    for row in rows_:
+        n = row.n_tokens
+        if best[1] < n <= len(prompt.tokens):
+            if n not in hashes:
+                hashes[n] = token_ids_hash(prompt.tokens[:n])
+            if hashes[n] == row.token_ids_hash:
+                best = (row, n)
+    index = PrefixIndex()
+    for row in rows_:
+        index.add(row.id, row.blocks or [])
+    ref, depth = index.longest(block_hashes(prompt.tokens, block_seed(engine)))
+    if depth * BLOCK > best[1]:
+        best = (next(r for r in rows_ if r.id == ref), depth * BLOCK)
+    return best
+
+
+async def find(
+    runtime: Runtime,
+    org_id: uuid.UUID,
+    engine: LocalEngine,
+    prompt: Prompt,
+    better_than: int = 0,
+    need_logits: bool = True,
+) -> Source | None:
+    """The org's snapshot sharing the longest prefix with ``prompt`` (read and verified), if it
+    provides more than ``better_than`` tokens; None otherwise or if its file is gone or damaged."""
     async with runtime.read_session() as session:
-        row = await rows.find(session, org_id, anima_id, prefix.key)
-    if row is None:
-        return None, None
-    store = runtime.local.store(runtime.settings)
-    blob = await asyncio.to_thread(store.read, org_id, row.sha256)
-    return row, state_of(blob, prefix)
+        found = await rows.candidates(session, org_id, engine.model_digest, engine.kv_type)
+    row, n = _claims(found, engine, prompt)
+    claim = prompt.reusable(n, need_logits)
+    if row is None or claim <= better_than:
+        return None
+    blob = await asyncio.to_thread(runtime.local.store(runtime.settings).read, org_id, row.sha256)
+    if blob is None:
+        return None
+    try:
+        meta, state = decode_snapshot(blob, digest_verified=True)  # read from the store: already verified
+    except SnapshotFormatError:
+        return None
+    return Source("snapshot", list(meta.get("tokens") or []), claim, state, ref=row)
 
 
 async def settle(
@@ -123,14 +142,15 @@ async def settle(
     prefix: Prefix,
     pack: PackPrompt,
     primed: Primed,
-    row: KVSnapshotRow | None,
+    planned: Source | None,
 ) -> KVSnapshotRow | None:
-    """After priming: keep a new snapshot (file, row, LRU budget) or mark a hit as used."""
+    """After priming: count it, mark a used snapshot, keep a new one (file, row, LRU budget)."""
+    metrics.kv_primed(primed.status, primed.restored, primed.prefilled)
     settings, store = runtime.settings, runtime.local.store(runtime.settings)
-    if primed.status == "hit" and row is not None:
+    used = primed.source.ref if primed.source is not None and primed.source.kind == "snapshot" else None
+    if used is not None:
         async with runtime.unit_of_work() as session:
-            await rows.touch(session, row.id, runtime.clock())
-        return row
+            await rows.touch(session, used.id, runtime.clock())
     if primed.blob is None:
         return None
     digest = await asyncio.to_thread(store.write, org_id, primed.blob)
@@ -150,28 +170,47 @@ async def settle(
         "bytes": len(primed.blob),
         "sha256": digest,
         "source": "built",
-        "meta": {"layer_counts": pack.layer_counts, "summary": pack.summary(), "items": pack.items},
+        "meta": {
+            "layer_counts": pack.layer_counts,
+            "summary": pack.summary(),
+            "items": pack.items,
+            "blocks": block_hashes(prefix.tokens, block_seed(engine)),
+        },
     }
     async with runtime.unit_of_work() as session:
         saved = await rows.upsert(session, values)
-        if row is not None and row.sha256 != digest:  # the old file failed its checks: drop it
-            await rows.unlink_orphans(session, store, [(org_id, row.sha256)])
+        if primed.discarded and planned is not None and planned.ref.sha256 != digest:  # it failed: drop it
+            await rows.unlink_orphans(session, store, [(org_id, planned.ref.sha256)])
         await rows.evict(session, store, settings.local_kv_budget_bytes)
     return saved
+
+
+def keeper(engine: LocalEngine, prefix: Prefix, fingerprint: str) -> Callable[[], dict[str, Any]]:
+    """The header maker :func:`reuse.prime` calls when it keeps a snapshot of ``prefix``."""
+    return lambda: header(engine, prefix, fingerprint)
 
 
 async def build(
     runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, pack: PackPrompt
 ) -> tuple[str, KVSnapshotRow | None]:
-    """Ensure the snapshot of ``pack``'s prefix exists (the ``kv build`` use case); (status, row)."""
+    """Ensure the snapshot of ``pack``'s prefix is on disk (the ``kv build`` use case); (status, row)."""
     engine = await runtime.local.aengine(runtime.settings)
     prefix_text, _ = engine.split_prompt(pack.system, [])
     prefix = make_prefix(engine, prefix_text)
-    row, state = await lookup(runtime, org_id, anima_id, prefix)
+    prompt = Prompt(prefix.tokens, len(prefix.tokens))
+    planned = await find(runtime, org_id, engine, prompt, need_logits=False)
+    on_disk = planned is not None and planned.claim == len(prefix.tokens)
 
     def work() -> Primed:
         with engine.lock:
-            return prime(engine, prefix, state, pack.fingerprint, keep=True)
+            primed = prime(engine, org_id, prompt, planned, keeper(engine, prefix, pack.fingerprint), need_logits=False)
+            if primed.blob is None and not on_disk:  # served from memory: write it down all the same
+                primed = replace(
+                    primed, blob=encode_snapshot(header(engine, prefix, pack.fingerprint), engine.save_state())
+                )
+            return primed
 
     primed = await asyncio.to_thread(work)
-    return primed.status, await settle(runtime, org_id, anima_id, engine, prefix, pack, primed, row)
+    await settle(runtime, org_id, anima_id, engine, prefix, pack, primed, planned)
+    async with runtime.read_session() as session:
+        return primed.status, await rows.find(session, org_id, anima_id, prefix.key)

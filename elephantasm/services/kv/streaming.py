@@ -1,7 +1,8 @@
 """Running a chat turn in a worker thread while its text streams to the event loop.
 
-The worker reports ``ready`` (with the KV status) once the prompt is in the cache, then each new
-piece of text, then ``done``; the caller can send response headers as soon as ``ready`` arrives.
+The worker reports ``ready`` (with how the prompt got into the KV cache) once the prompt is in,
+then each new piece of text, then ``done``; the caller can send response headers as soon as
+``ready`` arrives.
 A client that goes away mid-stream stops the generation at the next token; the turn is still
 recorded (the user's message and the text generated so far, ``finish_reason`` ``cancelled``) by a
 background task, so a dropped connection never loses what the user said.
@@ -20,6 +21,7 @@ from elephantasm.services.kv.chat import ChatPlan, finish_chat, run_chat
 if TYPE_CHECKING:
     from elephantasm.local.engine import Generated, LocalEngine
     from elephantasm.runtime import Runtime
+    from elephantasm.services.kv.reuse import Primed
 
 log = logging.getLogger(__name__)
 # Finishing tasks of abandoned streams: held here so they are not garbage-collected mid-flight.
@@ -37,8 +39,8 @@ class ChatStream:
         self._finishing: asyncio.Task[None] | None = None
         self.generated: Generated | None = None
 
-    async def start(self) -> str:
-        """Start the model; returns the KV status (``hit``/``miss``/``off``) once the prompt is in."""
+    async def start(self) -> Primed:
+        """Start the model; returns how the prompt got into the KV cache once it is in."""
         loop = asyncio.get_running_loop()
 
         def put(kind: str, value: Any) -> None:
@@ -46,11 +48,10 @@ class ChatStream:
 
         def work() -> None:
             try:
-                keep = self.runtime.settings.local_kv_snapshots
                 result = run_chat(
                     self.engine,
                     self.plan,
-                    keep,
+                    self.runtime.settings.local_kv_snapshots,
                     lambda s: put("ready", s),
                     lambda t: put("text", t),
                     self._cancel.is_set,
