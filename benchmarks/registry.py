@@ -19,6 +19,7 @@ BENCHMARKS: dict[str, str] = {
     "compile-cpu": "benchmarks.compile_cpu",
     "dreamer": "benchmarks.dreamer",
     "quality": "benchmarks.quality",
+    "knowledge": "benchmarks.knowledge",
     "storage": "benchmarks.storage",
     "ui": "benchmarks.ui",
     "kv": "benchmarks.kv",

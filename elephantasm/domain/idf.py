@@ -1,0 +1,141 @@
+"""Lexical relevance with inverse document frequency (BM25), over one compile's candidates.
+
+Postgres ``ts_rank`` has no IDF: a word in every row counts as much as a rare one. In a chat
+between two people both names occur in nearly every turn and every memory ("Maya: …, Jonas!"), so
+a question naming one of them matches everything equally, and the one rare word that finds the
+answer ("problem") carries no extra weight. Here each query term is weighted by how rare it is
+among the compile's candidates (``N`` texts, ``df`` of them containing the term):
+``idf = ln(1 + (N − df + ½) / (df + ½))``, and a text scores BM25
+``Σ idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen))`` over the terms it contains.
+
+The candidates are the union of the anima's top rows by the four factors, by cosine and by full
+text, so their document frequencies are computed at query time and cost no stored statistics;
+a term in most of them (the participants' names, first of all) weighs next to nothing, and
+:func:`ubiquitous` names those terms so the caller can leave them out of the query it embeds.
+
+Terms are lowercase words without stop words, matched by prefix (a term matches a word that starts
+with it and is at most :data:`MAX_SUFFIX` characters longer: "problem" finds "problems"). Pure.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+K1 = 1.2
+B = 0.75
+MAX_TERMS = 8
+MAX_SUFFIX = 3
+# A term in at least this share of the candidates (and of at least MIN_DOCS of them) is ubiquitous.
+UBIQUITOUS_SHARE = 0.3
+MIN_DOCS = 8
+# English function words and the question words a query is made of; "user"/"assistant" are the
+# speaker labels every memory carries.
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being below between
+    both but by can could did do does doing down during each few for from further had has have having he her
+    here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not
+    now of off on once only or other our ours ourselves out over own same she should so some such than that
+    the their theirs them themselves then there these they this those through to too under until up very was
+    we were what when where which while who whom why will with would you your yours yourself yourselves
+    user assistant s t don didn doesn isn wasn aren weren tell know ever also
+    """.split()
+)
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def query_terms(query: str) -> tuple[str, ...]:
+    """The query's distinct content terms in order (at most :data:`MAX_TERMS`), lightly stemmed."""
+    out: dict[str, None] = {}
+    for word in _WORD.findall(query.lower().replace("'s ", " ").replace("\u2019s ", " ")):
+        if word in STOP_WORDS or len(word) < 2:
+            continue
+        out.setdefault(_stem(word), None)
+    return tuple(out)[:MAX_TERMS]
+
+
+def _stem(word: str) -> str:
+    """Plural and possessive endings off ("problems" → "problem", "races" → "race")."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+@dataclass(frozen=True, slots=True)
+class Lexical:
+    """One compile's lexical statistics: each candidate's BM25 score and each term's document frequency."""
+
+    terms: tuple[str, ...]
+    scores: list[float]
+    df: dict[str, int]
+    n: int
+
+    def idf(self, term: str) -> float:
+        """``ln(1 + (N − df + ½)/(df + ½))`` of a query term over the candidates."""
+        df = self.df.get(term, 0)
+        return math.log(1.0 + (self.n - df + 0.5) / (df + 0.5))
+
+    def ubiquitous(self) -> frozenset[str]:
+        """Query terms in most candidates (:data:`UBIQUITOUS_SHARE`): what matching says nothing about."""
+        if self.n < MIN_DOCS:
+            return frozenset()
+        return frozenset(t for t in self.terms if self.df.get(t, 0) >= UBIQUITOUS_SHARE * self.n)
+
+
+def _matcher(terms: Sequence[str]) -> re.Pattern[str]:
+    alternatives = "|".join(sorted((re.escape(t) for t in terms), key=len, reverse=True))
+    return re.compile(rf"\b({alternatives})[a-z0-9]{{0,{MAX_SUFFIX}}}\b")
+
+
+def score(texts: Sequence[str], terms: Sequence[str]) -> Lexical:
+    """BM25 of every text for ``terms``, document frequencies taken over ``texts`` themselves."""
+    n = len(texts)
+    if not terms or not n:
+        return Lexical(tuple(terms), [0.0] * n, {}, n)
+    matcher = _matcher(terms)
+    counts: list[dict[str, int]] = []
+    lengths: list[int] = []
+    df: dict[str, int] = {}
+    for text in texts:
+        low = text.lower()
+        lengths.append(low.count(" ") + 1)
+        found: dict[str, int] = {}
+        for term in matcher.findall(low):
+            found[term] = found.get(term, 0) + 1
+        for term in found:
+            df[term] = df.get(term, 0) + 1
+        counts.append(found)
+    lex = Lexical(tuple(terms), [], df, n)
+    idf = {t: lex.idf(t) for t in terms}
+    avg = sum(lengths) / n
+    scores = lex.scores
+    for found, length in zip(counts, lengths, strict=True):
+        if not found:
+            scores.append(0.0)
+            continue
+        norm = K1 * (1.0 - B + B * length / avg)
+        scores.append(math.fsum(idf[t] * tf * (K1 + 1.0) / (tf + norm) for t, tf in found.items()))
+    return lex
+
+
+def masked_query(query: str, drop: frozenset[str]) -> str | None:
+    """``query`` without the words whose term is in ``drop`` (e.g. the participants' names), or None
+    when nothing is dropped or nothing of content would be left."""
+    if not drop:
+        return None
+    kept, dropped = [], False
+    for token in query.split():
+        words = _WORD.findall(token.lower().replace("'s", "").replace("\u2019s", ""))
+        if words and all(_stem(w) in drop for w in words):
+            dropped = True
+            continue
+        kept.append(token)
+    text = " ".join(kept)
+    if not dropped or not query_terms(text):
+        return None
+    return text
