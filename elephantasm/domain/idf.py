@@ -45,15 +45,24 @@ STOP_WORDS = frozenset(
     """.split()
 )
 _WORD = re.compile(r"[a-z0-9]+")
+_QUERY_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def _term(word: str) -> str | None:
+    """A query word's term: lowercase, stemmed unless capitalised (a name: "Jonas" stays "jonas")."""
+    low = word.lower()
+    if low in STOP_WORDS or len(low) < 2:
+        return None
+    return low if word[0].isupper() else _stem(low)
 
 
 def query_terms(query: str) -> tuple[str, ...]:
     """The query's distinct content terms in order (at most :data:`MAX_TERMS`), lightly stemmed."""
     out: dict[str, None] = {}
-    for word in _WORD.findall(query.lower().replace("'s ", " ").replace("\u2019s ", " ")):
-        if word in STOP_WORDS or len(word) < 2:
-            continue
-        out.setdefault(_stem(word), None)
+    for word in _QUERY_WORD.findall(query.replace("'s ", " ").replace("\u2019s ", " ")):
+        term = _term(word)
+        if term is not None:
+            out.setdefault(term, None)
     return tuple(out)[:MAX_TERMS]
 
 
@@ -130,8 +139,8 @@ def masked_query(query: str, drop: frozenset[str]) -> str | None:
         return None
     kept, dropped = [], False
     for token in query.split():
-        words = _WORD.findall(token.lower().replace("'s", "").replace("\u2019s", ""))
-        if words and all(_stem(w) in drop for w in words):
+        words = _QUERY_WORD.findall(token.replace("'s", "").replace("\u2019s", ""))
+        if words and all(_term(w) in drop for w in words):
             dropped = True
             continue
         kept.append(token)

@@ -21,7 +21,7 @@ from elephantasm.domain.small_talk import is_small_talk_sentence
 # participant's ("Maya: …") at the start of a line or a sentence.
 _LABEL = re.compile(
     r"(?:(?:^|(?<=\s))((?i:user|assistant|human|ai|system|tool call|tool result))"
-    r"|(?:^|(?<=[.!?…]\s))([A-Z][\w'-]{1,30})):\s+"
+    r"|(?:^|(?<=[.!?…:]\s))([A-Z][\w'-]{1,30})):\s+"
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # Openings of content-free conversational moves: acknowledgements, empathy, offers, generic

@@ -27,7 +27,7 @@ _SMILEY = re.compile(r"[:;]-?[()DPp]|<3|[\U0001f300-\U0001faff\u2600-\u27bf]")
 SMALL_TALK_WORDS = frozenset(
     """
     hi hey hello heya hiya yo howdy morning evening night afternoon good goodnight bye goodbye cya later soon
-    see you talk take care cheers thanks thank thx ty much so very lot lots a the for it that this is was
+    see you talk take care cheers thanks thank thx ty much so very lot lots a at the for it that this is was
     haha hahaha hah ha hehe lol lmao rofl omg wow oh ooh aww aw ah yay yeah yes yep yup ya no nope nah ok okay
     okey kk sure cool nice great awesome amazing lovely sweet fantastic wonderful perfect glad happy
     congrats congratulations well done proud totally true exactly right agreed same here too know i i'm im

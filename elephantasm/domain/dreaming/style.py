@@ -65,8 +65,9 @@ def _traits(stats: Mapping[str, int]) -> list[str]:
 
 
 def distinctive(traits: Sequence[str]) -> bool:
-    """Whether observed traits differ from the neutral default (balanced length, neutral tone, nothing else)."""
-    return bool(traits) and (traits[0] != "balanced" or traits[1] != "neutral" or len(traits) > 2)
+    """Whether observed traits differ from the neutral default: a tone other than neutral, or a habit
+    (questions, exclamations, emoji, lists); message length alone describes nobody."""
+    return len(traits) > 2 or (len(traits) == 2 and traits[1] != "neutral")
 
 
 def _personality(traits: Sequence[str]) -> str | None:
