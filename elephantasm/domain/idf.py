@@ -13,21 +13,24 @@ text, so their document frequencies are computed at query time and cost no store
 a term in most of them (the participants' names, first of all) weighs next to nothing, and
 :func:`ubiquitous` names those terms so the caller can leave them out of the query it embeds.
 
-Terms are lowercase words without stop words, matched by prefix (a term matches a word that starts
-with it and is at most :data:`MAX_SUFFIX` characters longer: "problem" finds "problems"). Pure.
+Terms are lowercase words without stop words, lightly stemmed; a term matches its word and its
+plain inflections ("problem": "problems", "problem's"; "adopt": "adopted", "adopting"). A text's
+words are counted once per process (an LRU: the same memories come back compile after compile),
+and texts the full-text index says hold no query word are not read at all. Pure.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 K1 = 1.2
 B = 0.75
 MAX_TERMS = 8
-MAX_SUFFIX = 3
 # A term in at least this share of the candidates (and of at least MIN_DOCS of them) is ubiquitous.
 UBIQUITOUS_SHARE = 0.3
 MIN_DOCS = 8
@@ -96,37 +99,67 @@ class Lexical:
         return frozenset(t for t in self.terms if self.df.get(t, 0) >= UBIQUITOUS_SHARE * self.n)
 
 
-def _matcher(terms: Sequence[str]) -> re.Pattern[str]:
-    alternatives = "|".join(sorted((re.escape(t) for t in terms), key=len, reverse=True))
-    return re.compile(rf"\b({alternatives})[a-z0-9]{{0,{MAX_SUFFIX}}}\b")
+_PUNCTUATION = str.maketrans({c: " " for c in '!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~\u2019\u2018\u201c\u201d\u2026'})
 
 
-def score(texts: Sequence[str], terms: Sequence[str]) -> Lexical:
-    """BM25 of every text for ``terms``, document frequencies taken over ``texts`` themselves."""
+@lru_cache(maxsize=16384)  # pure; a compile reads the same memories compile after compile
+def word_counts(text: str) -> dict[str, int]:
+    """Each lowercase word of ``text`` (possessive "'s" off) with its count."""
+    return dict(Counter(text.lower().replace("'s ", " ").translate(_PUNCTUATION).split()))
+
+
+def _forms(terms: Sequence[str]) -> dict[str, str]:
+    """Each word form a term matches ("problem": "problems", "problem's", …) → the term."""
+    out: dict[str, str] = {}
+    for term in terms:
+        forms = [term, term + "s", term + "es", term + "'s", term + "d", term + "ed", term + "ing"]
+        if term.endswith("y"):
+            forms.append(term[:-1] + "ies")
+        for form in forms:
+            out.setdefault(form, term)
+    return out
+
+
+def score(texts: Sequence[str], terms: Sequence[str], matching: Sequence[bool] | None = None) -> Lexical:
+    """BM25 of every text for ``terms``, document frequencies taken over ``texts`` themselves.
+
+    ``matching`` (optional, one flag per text): False for a text known to hold no query term (no
+    full-text match), which is then not read at all; it scores 0 and adds to no document frequency.
+    """
     n = len(texts)
     if not terms or not n:
         return Lexical(tuple(terms), [0.0] * n, {}, n)
-    matcher = _matcher(terms)
-    counts: list[dict[str, int]] = []
-    lengths: list[int] = []
+    forms = _forms(terms)
+    wanted = forms.keys()
+    found_per_text: list[tuple[dict[str, int], int] | None] = []
     df: dict[str, int] = {}
-    for text in texts:
-        low = text.lower()
-        lengths.append(low.count(" ") + 1)
+    # Length in characters: BM25 uses only a text's length over the mean, and characters cost no reading.
+    lengths = [len(text) for text in texts]
+    for i, text in enumerate(texts):
+        if matching is not None and not matching[i]:
+            found_per_text.append(None)
+            continue
+        counts = word_counts(text)
+        hits = wanted & counts.keys()
+        if not hits:
+            found_per_text.append(None)
+            continue
         found: dict[str, int] = {}
-        for term in matcher.findall(low):
-            found[term] = found.get(term, 0) + 1
+        for form in hits:
+            term = forms[form]
+            found[term] = found.get(term, 0) + counts[form]
         for term in found:
             df[term] = df.get(term, 0) + 1
-        counts.append(found)
+        found_per_text.append((found, lengths[i]))
     lex = Lexical(tuple(terms), [], df, n)
     idf = {t: lex.idf(t) for t in terms}
-    avg = sum(lengths) / n
+    avg = max(1.0, sum(lengths) / n)
     scores = lex.scores
-    for found, length in zip(counts, lengths, strict=True):
-        if not found:
+    for entry in found_per_text:
+        if entry is None:
             scores.append(0.0)
             continue
+        found, length = entry
         norm = K1 * (1.0 - B + B * length / avg)
         scores.append(math.fsum(idf[t] * tf * (K1 + 1.0) / (tf + norm) for t, tf in found.items()))
     return lex

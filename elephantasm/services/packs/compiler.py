@@ -186,8 +186,12 @@ def _lexical(req: PackRequest, got: Gathered) -> idf.Lexical | None:
     None without a query or under the earlier formula (``minmax_ts_rank``)."""
     if req.query is None or req.config.relevance_fusion == "minmax_ts_rank":
         return None
-    texts = [c.text for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
-    return idf.score(texts, idf.query_terms(req.query))
+    pool = [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
+    # A memory is matched on its summary and, when read, its exchange (as its full-text vector is);
+    # a candidate the full-text match ruled out (rank 0) holds no query word and is not read.
+    texts = [c.text if c.body is None else f"{c.text}\n{c.body}" for c in pool]
+    matching = [c.fts_rank is None or c.fts_rank > 0.0 for c in pool]
+    return idf.score(texts, idf.query_terms(req.query), matching)
 
 
 async def _dense_query(
