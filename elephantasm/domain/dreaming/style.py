@@ -32,7 +32,9 @@ def observe(events: Iterable[EventInput]) -> Counter[str]:
     """Style counters over the anima's own messages among ``events``."""
     stats: Counter[str] = Counter()
     for event in events:
-        if not is_agent_turn(event) or not event.content:
+        # A named participant's message (an ``author``) is a person's voice in a chat between people,
+        # not the anima's own: it describes no style of the anima.
+        if not is_agent_turn(event) or not event.content or event.author:
             continue
         text = event.content.replace("\u2019", "'")
         stats["messages"] += 1
