@@ -73,6 +73,7 @@ def test_first_person_is_resolved_and_going_somewhere_is_a_plan_to_go() -> None:
     assert facts("I'm going to a festival with friends soon, Jonas!") == ["Maya plans to go to a festival."]
     assert facts("I will call my mom on Friday", author=None) == ["User plans to call the user's mom (on Friday)."]
     assert in_third_person("Maya plans to thank me.", "Maya") == "Maya plans to thank Maya."
+    assert facts("honestly I like variety ngl", author=None) == ["User likes variety."]  # slang ends the value
 
 
 def test_a_named_participants_facts_are_theirs_and_dated() -> None:

@@ -47,6 +47,18 @@ _STOP = frozenset(
         "as",
         "very",
         "a",
+        # chat slang that ends a clause ("I like variety ngl"), never part of the value
+        "lol",
+        "lmao",
+        "ngl",
+        "fr",
+        "tbh",
+        "imo",
+        "rn",
+        "btw",
+        "haha",
+        "tho",
+        "honestly",
     ]
 )
 _SPELLING = {"colour": "color", "favourite": "favorite", "flavour": "flavor"}
