@@ -39,6 +39,7 @@ SMALL_TALK_WORDS = frozenset(
     ready for sharing share tell telling me us stay safe warm speak speaking soon catch up dear friend
     buddy mate pal man dude girl sis bro appreciate appreciated means everything hun mine sweet kind
     am asking ask how's hows long time there from things life has it's its where did do does
+    i'll ill we'll don't dont worry
     """.split()
 )
 SMALL_TALK_MAX_WORDS = 14

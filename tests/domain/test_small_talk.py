@@ -19,6 +19,8 @@ from elephantasm.domain.small_talk import is_small_talk, is_small_talk_sentence
         "No problem at all, Maya!",
         "Okay Maya, I have to run. Talk soon!",
         "lol same here 😂",
+        "I'll keep you updated, Jonas!",
+        "Don't worry, Maya, I'm fine!",
         "",
     ],
 )
