@@ -19,6 +19,7 @@ BENCHMARKS: dict[str, str] = {
     "compile-cpu": "benchmarks.compile_cpu",
     "dreamer": "benchmarks.dreamer",
     "quality": "benchmarks.quality",
+    "knowledge": "benchmarks.knowledge",
     "storage": "benchmarks.storage",
     "storage-one-anima": "benchmarks.storage_one_anima",
     "ui": "benchmarks.ui",

@@ -4,6 +4,7 @@ or export the generated one.
     python -m benchmarks.quality --size small [--embedder hash] [--baselines-only]
     python -m benchmarks.quality --dataset data.json [--name quality-mydata] [--embedder NAME] [--out RESULTS.md]
     python -m benchmarks.quality --export data.json --size full
+    python -m benchmarks.quality --size duo   # two-person chats (benchmarks/quality/duo.py)
 
 ``--embedder`` names the embedder of both the server and the dense baseline (any value
 ``ELEPHANTASM_EMBEDDER`` accepts); by default both use the configured one.
@@ -16,9 +17,10 @@ import shlex
 import sys
 from pathlib import Path
 
-from benchmarks.quality.bench import SIZES, describe, generated_note, run_dataset
+from benchmarks.quality.bench import SIZES, describe, duo_note, generated_note, run_dataset
 from benchmarks.quality.dataset import load, save
 from benchmarks.quality.dense import configured_embedder
+from benchmarks.quality.duo import generate_duo
 from benchmarks.quality.generator import generate
 from benchmarks.quality.runner import BUDGETS
 from benchmarks.results import write_section
@@ -33,7 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     what = parser.add_mutually_exclusive_group()
     what.add_argument("--dataset", type=Path, help="a .json/.jsonl dataset in the generic format")
     what.add_argument("--export", type=Path, help="write the generated dataset of --size here and exit")
-    parser.add_argument("--size", choices=list(SIZES), default="full")
+    parser.add_argument(
+        "--size",
+        choices=[*SIZES, "duo"],
+        default="full",
+        help="generated dataset; duo: two-person chats (benchmarks/quality/duo.py)",
+    )
     parser.add_argument(
         "--name", default=None, help="RESULTS.md section name (default quality-<file stem>, or quality when generated)"
     )
@@ -50,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
     if args.export:
-        save(generate(SIZES[args.size]), args.export)
+        save(generate_duo() if args.size == "duo" else generate(SIZES[args.size]), args.export)
         print(f"wrote {args.export}")
         return 0
     budgets = [int(b) for b in args.budgets.split(",")]
@@ -62,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.dataset:
         ds = load(args.dataset)
         name, note = args.name or f"quality-{args.dataset.stem}", f"dataset: `{args.dataset.name}`: {describe(ds)}"
+    elif args.size == "duo":
+        ds = generate_duo()
+        name, note = args.name or "quality-duo", duo_note(ds)
     else:
         ds = generate(SIZES[args.size])
         name, note = args.name or "quality", generated_note(args.size, ds)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from benchmarks.harness import deployment
 from benchmarks.quality.dataset import Dataset
 from benchmarks.quality.dense import SyncEmbedder, configured_embedder
+from benchmarks.quality.duo import DuoConfig
 from benchmarks.quality.generator import GeneratorConfig, generate
 from benchmarks.quality.report import section
 from benchmarks.quality.runner import BUDGETS, evaluate, evaluate_baselines
@@ -108,6 +109,15 @@ def generated_note(size: str, ds: Dataset) -> str:
         f"{cfg.paraphrases} paraphrased, the rest literal) and {cfg.spreads} facts spread over 2-3 turns; "
         f"{cfg.noisy:.0%} of sessions in noisy chat style (short lowercase messages, slang, typos, "
         "interleaved threads)."
+    )
+
+
+def duo_note(ds: Dataset) -> str:
+    """What the two-person dataset ``ds`` is, for the report."""
+    return (
+        f"dataset: two-person chats (`benchmarks/quality/duo.py`, seed {DuoConfig().seed}): {describe(ds)}; both "
+        "names in most turns, every fact wrapped in small talk, some told with relative time, every question "
+        "naming a participant and one rare content word."
     )
 
 

@@ -55,6 +55,7 @@ class MemoryClient:
                 "event_type": "message.in" if turn.role == "user" else "message.out",
                 "role": turn.role,
                 "content": turn.content,
+                **({"author": turn.author} if turn.author else {}),
                 "session_id": session.session_id,
                 "occurred_at": (datetime.fromisoformat(turn.occurred_at) + shift).isoformat(),
                 "dedupe_key": turn.event_id,

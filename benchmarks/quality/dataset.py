@@ -28,6 +28,7 @@ class Turn:
     role: str
     content: str
     occurred_at: str
+    author: str | None = None  # the speaker's name, when the chat names its speakers
 
 
 @dataclass(frozen=True)
@@ -81,9 +82,9 @@ class Dataset:
         raise KeyError(conversation_id)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready data."""
+        """Plain JSON-ready data (a turn without an author has no ``author`` key)."""
         return {
-            "conversations": [asdict(c) for c in self.conversations],
+            "conversations": [_plain(c) for c in self.conversations],
             "questions": [asdict(q) for q in self.questions],
         }
 
@@ -92,11 +93,20 @@ class Dataset:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def _plain(conversation: Conversation) -> dict[str, Any]:
+    raw = asdict(conversation)
+    for session in raw["sessions"]:
+        for turn in session["turns"]:
+            if turn["author"] is None:
+                del turn["author"]
+    return raw
+
+
 def _conversation(raw: dict[str, Any]) -> Conversation:
     sessions = [
         Session(
             str(s["session_id"]),
-            [Turn(str(t["event_id"]), t["role"], t["content"], t["occurred_at"]) for t in s["turns"]],
+            [Turn(str(t["event_id"]), t["role"], t["content"], t["occurred_at"], t.get("author")) for t in s["turns"]],
         )
         for s in raw["sessions"]
     ]
@@ -141,7 +151,7 @@ def save(ds: Dataset, path: Path) -> None:
     """Write ``ds`` as JSON (or JSONL when the name ends in ``.jsonl``)."""
     path = Path(path)
     if path.suffix == ".jsonl":
-        lines = [json.dumps({"conversation": asdict(c)}, ensure_ascii=False) for c in ds.conversations]
+        lines = [json.dumps({"conversation": _plain(c)}, ensure_ascii=False) for c in ds.conversations]
         lines += [json.dumps({"question": asdict(q)}, ensure_ascii=False) for q in ds.questions]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     else:

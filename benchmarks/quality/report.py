@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from benchmarks.quality.dataset import Dataset
 from benchmarks.quality.metrics import ALL, Cell, aggregate
-from benchmarks.quality.runner import ABLATIONS, BASELINES, ELEPHANTASM, SYSTEMS, Evaluation
+from benchmarks.quality.runner import ABLATIONS, BASELINES, ELEPHANTASM, SYSTEMS, Evaluation, PackTrace
 from benchmarks.results import Section
 
 
@@ -118,6 +118,17 @@ def verdicts(ev: Evaluation, budgets: Sequence[int]) -> list[str]:
     return out
 
 
+def share_note(traces: Sequence[PackTrace]) -> str:
+    """ "; tokens: identity x %, …" over the packs of one budget (pack_shares.token_shares), or ""."""
+    sums: Counter[str] = Counter()
+    for t in traces:
+        sums.update(t.tokens)
+    total = sums.pop("total", 0)
+    if not total:
+        return ""
+    return "; share of pack tokens: " + ", ".join(f"{k} {v / total:.1%}" for k, v in sums.items())
+
+
 def diagnostics(ds: Dataset, ev: Evaluation, budgets: Sequence[int]) -> list[str]:
     """Where Elephantasm's misses come from: distillation, item selection, or stale layers."""
     notes = []
@@ -139,6 +150,7 @@ def diagnostics(ds: Dataset, ev: Evaluation, budgets: Sequence[int]) -> list[str
         traces = [t for t in ev.traces if t.budget == b]
         mean = {k: sum(t.layers[k] for t in traces) / len(traces) for k in traces[0].layers} if traces else {}
         stale_layers = Counter(layer for t in traces for layer in t.stale_layers)
+        shares = share_note(traces)
         notes.append(
             f"Elephantasm at {b}: mean items "
             + ", ".join(f"{k} {v:.1f}" for k, v in mean.items())
@@ -147,6 +159,7 @@ def diagnostics(ds: Dataset, ev: Evaluation, budgets: Sequence[int]) -> list[str
                 if stale_layers
                 else ""
             )
+            + shares
         )
     return notes
 

@@ -22,6 +22,7 @@ from benchmarks.quality.dataset import Conversation, Dataset, Question
 from benchmarks.quality.db import distilled, memory_states
 from benchmarks.quality.dense import DenseBaseline, SyncEmbedder, configured_embedder
 from benchmarks.quality.metrics import Outcome, mentions, score_pack
+from benchmarks.quality.pack_shares import token_shares
 from elephantasm.tokens import get_token_counter
 
 BUDGETS = (250, 500, 1000, 2000, 4000)
@@ -50,6 +51,7 @@ class PackTrace:
     layers: dict[str, int]
     stale_layers: tuple[str, ...]
     answer_present: bool
+    tokens: dict[str, int] = field(default_factory=dict)  # pack_shares.token_shares of the pack
 
 
 @dataclass
@@ -77,7 +79,9 @@ def _item_text(item: dict[str, Any]) -> str:
     return " ".join(str(item.get(k) or "") for k in ("summary", "content"))
 
 
-def _trace(question: Question, budget: int, pack: dict[str, Any] | None) -> PackTrace:
+def _trace(
+    question: Question, budget: int, pack: dict[str, Any] | None, count: Callable[[str], int] | None = None
+) -> PackTrace:
     content = (pack or {}).get("content") or {}
     context = (pack or {}).get("context") or ""
     layers = {name: len(content.get(name) or []) for name in PACK_LISTS}
@@ -89,7 +93,8 @@ def _trace(question: Question, budget: int, pack: dict[str, Any] | None) -> Pack
     )
     if question.stale_values and not stale and any(mentions(context, v) for v in question.stale_values):
         stale = ("other",)
-    return PackTrace(question.id, budget, layers, tuple(sorted(set(stale))), mentions(context, question.answer))
+    tokens = token_shares(pack, count) if pack and count is not None else {}
+    return PackTrace(question.id, budget, layers, tuple(sorted(set(stale))), mentions(context, question.answer), tokens)
 
 
 class _Run:
@@ -144,7 +149,7 @@ class _Run:
                     (pack or {}).get("context") or "",
                     int((pack or {}).get("token_count") or 0),
                 )
-                self.ev.traces.append(_trace(q, budget, pack))
+                self.ev.traces.append(_trace(q, budget, pack, self.count))
         self.baselines(conv, questions)
         for name, overrides in ABLATIONS.items():
             for q in questions:

@@ -1,6 +1,7 @@
 """Which turns of a memory get a vector of their own (``domain.turn_vectors``), and where they are.
 
-The fact-bearing turns are the user's: filler dropped (``domain.lean``), duplicates once, at most
+The fact-bearing turns are the user's (in a chat between named people, every participant's): filler
+and small talk dropped (``domain.lean``), duplicates once, at most
 ``turn_vectors.MAX_TURNS``. Each comes with its line (``"speaker: text"``, as the offline engine
 writes it) when the memory's ``content`` holds it as a whole line, else None (an LLM engine's own
 wording): stored in the blob itself, so a pack can show it without the content.
@@ -14,7 +15,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 from elephantasm.domain.dreaming.grouping import event_text
-from elephantasm.domain.dreaming.text import is_user_turn, speaker
+from elephantasm.domain.dreaming.text import speaker, speaks_for_a_person
 from elephantasm.domain.dreaming.types import EventInput
 from elephantasm.domain.lean import lean_text
 from elephantasm.domain.turn_vectors import MAX_TURNS
@@ -26,7 +27,7 @@ def fact_turns(
     """``(lean text to embed, its line in content)`` of one memory's fact-bearing turns, in order."""
     turns: dict[str, str | None] = {}
     for event in (events.get(i) for i in event_ids):
-        if event is None or not is_user_turn(event) or len(turns) >= MAX_TURNS:
+        if event is None or not speaks_for_a_person(event) or len(turns) >= MAX_TURNS:
             continue
         lean = lean_text(event_text(event))
         if lean and lean not in turns:

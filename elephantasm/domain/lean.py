@@ -15,8 +15,14 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-# Speaker labels the dreamer and the raw-turn renderer write ("User: …", "assistant: …").
-_LABEL = re.compile(r"(?:^|(?<=\s))(user|assistant|human|ai|system|tool call|tool result):\s+", re.IGNORECASE)
+from elephantasm.domain.small_talk import is_small_talk_sentence
+
+# Speaker labels the dreamer and the raw-turn renderer write ("User: …", "assistant: …"), and a named
+# participant's ("Maya: …") at the start of a line or a sentence.
+_LABEL = re.compile(
+    r"(?:(?:^|(?<=\s))((?i:user|assistant|human|ai|system|tool call|tool result))"
+    r"|(?:^|(?<=[.!?…:]\s))([A-Z][\w'-]{1,30})):\s+"
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # Openings of content-free conversational moves: acknowledgements, empathy, offers, generic
 # follow-up questions.
@@ -43,14 +49,15 @@ FILLER_MAX_WORDS = 14
 
 
 def is_filler(sentence: str) -> bool:
-    """Whether a sentence is a short acknowledgement or generic follow-up carrying no fact.
+    """Whether a sentence is a short acknowledgement or generic follow-up carrying no fact, or small
+    talk (``domain.small_talk``: greetings, thanks, farewells, laughter, names addressed aside).
 
-    Filler opens with a stock phrase not followed by a colon ("Noted: green tea." is content), has
+    Otherwise filler opens with a stock phrase not followed by a colon ("Noted: green tea." is content), has
     at most :data:`FILLER_MAX_WORDS` words, and every other word is generic (no name, number or
     subject: "Noted, no peanuts." is content).
     """
     s = sentence.strip()
-    if not s:
+    if not s or is_small_talk_sentence(s):
         return True
     opening = _FILLER_OPENING.match(s)
     if opening is None or len(s.split()) > FILLER_MAX_WORDS:
@@ -66,7 +73,7 @@ def _segments(text: str) -> list[tuple[str | None, str]]:
     for m in _LABEL.finditer(text):
         if m.start() > pos or label is not None:
             out.append((label, text[pos : m.start()].strip()))
-        label, pos = m.group(1), m.end()
+        label, pos = m.group(1) or m.group(2), m.end()
     out.append((label, text[pos:].strip()))
     return [(lab, body) for lab, body in out if body or lab is not None]
 

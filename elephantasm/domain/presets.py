@@ -72,6 +72,10 @@ class LayerLimits(_Frozen):
         }
 
 
+RelevanceFusion = Literal["minmax", "rrf", "minmax_ts_rank"]
+"""How relevance is fused; ``minmax_ts_rank`` keeps the formula of before IDF, for comparison."""
+
+
 class PackConfig(_Frozen):
     """Everything that shapes a pack; hashed canonically into cache keys and fingerprints."""
 
@@ -91,10 +95,11 @@ class PackConfig(_Frozen):
     min_score: float = Field(default=0.0, ge=0, le=1)
     session_gap_minutes: int = Field(default=30, gt=0, description="Silence that ends a session.")
     session_window_hours: float = Field(default=24.0, gt=0, description="How far back a session may reach.")
-    relevance_fusion: Literal["minmax", "rrf"] = Field(
+    relevance_fusion: RelevanceFusion = Field(
         default="minmax",
-        description="How cosine and full-text rank combine into relevance: weighted min-max within the "
-        "compile (default, measured best) or reciprocal rank fusion (domain.fusion).",
+        description="How cosine and lexical match combine into relevance: weighted min-max within the "
+        "compile of cosine and BM25 (default, domain.idf), reciprocal rank fusion (domain.fusion), or "
+        "the earlier formula, min-max of cosine and Postgres ts_rank without IDF ('minmax_ts_rank').",
     )
 
     @property
@@ -129,6 +134,10 @@ QUERY_FIRST_WEIGHTS = ScoringWeights(importance=0.25, confidence=0.10, recency=0
 PRESETS: Mapping[str, PackConfig] = {
     "conversational": PackConfig(preset_name="conversational", weights=QUERY_FIRST_WEIGHTS),
     "self_determined": PackConfig(preset_name="self_determined", adaptive=True, weights=QUERY_FIRST_WEIGHTS),
+    # The conversational preset with relevance as it was before IDF (ts_rank, names not masked).
+    "conversational_ts_rank": PackConfig(
+        preset_name="conversational_ts_rank", weights=QUERY_FIRST_WEIGHTS, relevance_fusion="minmax_ts_rank"
+    ),
     "recent": PackConfig(
         preset_name="recent",
         weights=ScoringWeights(importance=0.15, confidence=0.05, recency=0.50, decay=0.05, relevance=0.25),

@@ -164,7 +164,7 @@ def fuse_relevance(cosine: float | None, fts_rank: float | None) -> float | None
 
 
 def contextual_relevance(
-    signals: Sequence[tuple[float | None, float | None]],
+    signals: Sequence[tuple[float | None, float | None]], cosine_weight: float = CONTEXT_COSINE_WEIGHT
 ) -> list[float | None]:
     """Relevance of each candidate of one compile, spread over [0, 1] within the candidate set.
 
@@ -180,13 +180,14 @@ def contextual_relevance(
     :func:`fuse_relevance` is used. Pure and order-independent: same set → same values.
 
     A compile's few hundred candidates are computed as arrays (:func:`_relevance_arrays`), with
-    the same floats as the per-candidate definition (:func:`_relevance_each`).
+    the same floats as the per-candidate definition (:func:`_relevance_each`). ``cosine_weight``:
+    the cosine's share of the mean (the lexical signal has the rest).
     """
     if len(signals) >= _ARRAYS_FROM:
-        out = _relevance_arrays(signals)
+        out = _relevance_arrays(signals, cosine_weight)
         if out is not None:
             return out
-    return _relevance_each(signals)
+    return _relevance_each(signals, cosine_weight)
 
 
 # Below this many candidates the per-candidate loop costs less than building the arrays.
@@ -194,7 +195,7 @@ _ARRAYS_FROM = 24
 
 
 def _relevance_each(
-    signals: Sequence[tuple[float | None, float | None]],
+    signals: Sequence[tuple[float | None, float | None]], cosine_weight: float = CONTEXT_COSINE_WEIGHT
 ) -> list[float | None]:
     """:func:`contextual_relevance` by its definition, one candidate at a time."""
     # _clamp01(c) and max(0.0, f) written out (a compile calls this for ~800 candidates): the same
@@ -206,7 +207,7 @@ def _relevance_each(
     n_cos, n_fts = _spread(cos, MIN_COSINE_SPREAD), _spread(fts, MIN_FTS_SPREAD)
     none = [None] * len(signals)
     return [
-        _weighted_pair(a, b) if a is not None or b is not None else fuse_relevance(c, f)
+        _weighted_pair(a, b, cosine_weight) if a is not None or b is not None else fuse_relevance(c, f)
         for (c, f), a, b in zip(signals, n_cos or none, n_fts or none, strict=True)
     ]
 
@@ -222,26 +223,24 @@ def _spread(values: list[float | None], min_width: float) -> list[float | None] 
     return [None if v is None else 1.0 - (hi - v) / width for v in values]
 
 
-_W_COS = CONTEXT_COSINE_WEIGHT
-_W_FTS = 1.0 - CONTEXT_COSINE_WEIGHT
-_W_BOTH = _W_COS + _W_FTS
-
-
-def _weighted_pair(a: float | None, b: float | None) -> float:
+def _weighted_pair(a: float | None, b: float | None, cosine_weight: float = CONTEXT_COSINE_WEIGHT) -> float:
     """The weighted mean of the normalised signals present (at least one), rounded: the same
     floating-point operations as ``sum(w * v) / sum(w)`` over them (a sum starts from 0, and
     ``0 + x`` is ``x``), written out because a compile evaluates it for every candidate."""
+    w_cos, w_fts = cosine_weight, 1.0 - cosine_weight
     if a is not None and b is not None:
-        x = (_W_COS * a + _W_FTS * b) / _W_BOTH
+        x = (w_cos * a + w_fts * b) / (w_cos + w_fts)
     elif a is not None:
-        x = _W_COS * a / _W_COS
+        x = w_cos * a / w_cos
     else:
         assert b is not None
-        x = _W_FTS * b / _W_FTS
+        x = w_fts * b / w_fts
     return round(_clamp01(x), SCORE_DIGITS)
 
 
-def _relevance_arrays(signals: Sequence[tuple[float | None, float | None]]) -> list[float | None] | None:
+def _relevance_arrays(
+    signals: Sequence[tuple[float | None, float | None]], cosine_weight: float = CONTEXT_COSINE_WEIGHT
+) -> list[float | None] | None:
     """:func:`_relevance_each` as numpy array operations in the same order (IEEE arithmetic
     elementwise; ``round`` by :func:`~elephantasm.domain.exact_round.round_many`): the same floats.
     None when a signal is not finite (NaN orders differently in Python's max): the caller then
@@ -257,8 +256,9 @@ def _relevance_arrays(signals: Sequence[tuple[float | None, float | None]]) -> l
     fts = round_many(np.where(fts > 0.0, fts, 0.0), SCORE_DIGITS)
     a, has_a = _spread_array(cos, has_cos, MIN_COSINE_SPREAD)
     b, has_b = _spread_array(fts, has_fts, MIN_FTS_SPREAD)
+    w_cos, w_fts = cosine_weight, 1.0 - cosine_weight
     x = np.where(
-        has_a & has_b, (_W_COS * a + _W_FTS * b) / _W_BOTH, np.where(has_a, _W_COS * a / _W_COS, _W_FTS * b / _W_FTS)
+        has_a & has_b, (w_cos * a + w_fts * b) / (w_cos + w_fts), np.where(has_a, w_cos * a / w_cos, w_fts * b / w_fts)
     )
     out: list[float | None] = round_many(_clamp01_array(x), SCORE_DIGITS).tolist()
     for i in np.flatnonzero(~(has_a | has_b)).tolist():

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field
 
-from elephantasm.domain.presets import PRESET_NAMES
+from elephantasm.domain.presets import PRESET_NAMES, RelevanceFusion
 from elephantasm.schemas.common import Instant, StrictModel
 from elephantasm.tokens import SUPPORTED_ENCODINGS
 
@@ -193,8 +193,10 @@ class PackCompileRequest(StrictModel):
     include_long_term: bool | None = None
     include_session: bool | None = None
     include_temporal: bool | None = None
-    relevance_fusion: Literal["minmax", "rrf"] | None = Field(
-        default=None, description="'minmax' (default: weighted min-max) or 'rrf' (reciprocal rank fusion)."
+    relevance_fusion: RelevanceFusion | None = Field(
+        default=None,
+        description="'minmax' (default: weighted min-max of cosine and BM25), 'rrf' (reciprocal rank fusion) "
+        "or 'minmax_ts_rank' (the earlier formula: Postgres ts_rank, no IDF, names not masked).",
     )
 
     def config_overrides(self) -> dict[str, Any]:

@@ -31,7 +31,7 @@ BUCKET = datetime(2025, 3, 10, 12, tzinfo=UTC)
 
 
 def test_presets_exist_and_default_is_conversational() -> None:
-    assert set(PRESET_NAMES) == {"conversational", "self_determined", "recent", "important"}
+    assert set(PRESET_NAMES) == {"conversational", "conversational_ts_rank", "self_determined", "recent", "important"}
     assert get_preset(None).preset_name == DEFAULT_PRESET == "conversational"
     assert get_preset("  Recent ").preset_name == "recent"
     assert get_preset("self_determined").adaptive

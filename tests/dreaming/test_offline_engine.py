@@ -191,17 +191,31 @@ def test_summary_says_who_said_what_and_importance_follows_signals() -> None:
 
 
 def test_identity_from_observed_style_evolves_by_version() -> None:
-    casual = conversation(["hi", "hey! yeah sure, gonna do it 🙂 cool?"] * 4)
+    casual = conversation(["hi", "hey! yeah sure, gonna do it 🙂 cool?"] * 50)
     first = distil_offline(casual).identity
     assert first is not None and first.reason and "casual" in (first.communication_style or "")
-    assert first.self["style_stats"]["messages"] == 4
+    assert first.self["style_stats"]["messages"] == 50
     # the same style again is no new version; a clearly different one is, with its reason
     assert distil_offline(conversation(["hi", "hey! yeah sure 🙂 cool?"]), first).identity is None
-    formal = conversation(["hello", "Certainly. However, please note the following: " + "details " * 120] * 10)
+    formal = conversation(["hello", "Certainly. However, please note the following: " + "details " * 120] * 60)
     second = distil_offline(formal, first).identity
     assert second is not None and second.communication_style != first.communication_style
     assert "changed" in (second.reason or "")
-    assert second.self["style_stats"]["messages"] == 14
+    assert second.self["style_stats"]["messages"] == 110
+
+
+def test_no_style_or_personality_without_evidence() -> None:
+    # Two cheerful replies are no personality: the counters are kept, nothing is described yet.
+    few = distil_offline(conversation(["hi", "Wow, great! Happy to help!"] * 2)).identity
+    assert few is not None and few.self["style_stats"]["messages"] == 2
+    assert (few.personality_type, few.communication_style, few.prose) == (None, None, None)
+    # Plenty of messages in a neutral voice: nothing that sets the anima apart, so still nothing.
+    neutral = "The report covers the quarterly numbers for the northern region and the figures look stable."
+    plain = distil_offline(conversation(["hi", neutral] * 60)).identity
+    assert plain is not None and (plain.personality_type, plain.communication_style) == (None, None)
+    # The user's messages never make a style: only the anima's own count.
+    users_only = distil_offline([ev(i, "Wow!!! amazing 🙂", inbound=True) for i in range(80)]).identity
+    assert users_only is None
 
 
 async def test_offline_engine_implements_the_protocol_and_covers_every_event() -> None:

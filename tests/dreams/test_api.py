@@ -196,7 +196,10 @@ async def test_knowledge_routes(client: httpx.AsyncClient, tenant: Tenant, dream
 async def test_identity_routes(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, dreamt: dict) -> None:
     h, anima = tenant.headers, dreamt["anima"]
     current = (await client.get(f"/api/identities/anima/{anima}", headers=h)).json()
-    assert current["version"] == 1 and current["personality_type"] and current["self_reflection"]
+    # A few replies describe no personality yet (identity only with evidence); their counts are kept.
+    assert (
+        current["version"] == 1 and current["personality_type"] is None and current["self"]["style_stats"]["messages"]
+    )
     history = (await client.get(f"/api/identities/anima/{anima}/history", headers=h)).json()
     assert [v["version"] for v in history] == [1] and history[0]["reason"] and history[0]["run_id"] == dreamt["run"]
 

@@ -92,4 +92,5 @@ async def test_offline_output_is_identical_for_the_same_events(runtime: Runtime,
         assert (await run_dream(runtime, tenant.org_id, anima_id)).status == "completed"
         snapshots.append(await _snapshot(runtime, anima_id, events))
     assert snapshots[0] == snapshots[1]
-    assert snapshots[0][0] and snapshots[0][1] and snapshots[0][2][0]
+    # A handful of replies describe no personality yet (identity only with evidence), but their counts are kept.
+    assert snapshots[0][0] and snapshots[0][1] and snapshots[0][2][2]["style_stats"]["messages"] > 0

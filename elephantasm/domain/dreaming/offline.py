@@ -10,20 +10,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from elephantasm.domain.relative_dates import annotate, dates_in
+from elephantasm.domain.small_talk import is_small_talk, is_small_talk_sentence
+
 from .grouping import GroupingConfig, TokenCounter, approx_tokens, event_text, group_events
 from .knowledge_rules import dedupe_drafts
-from .patterns import extract_facts
+from .patterns import Fact, extract_facts
 from .style import evolve_identity
 from .text import (
     clean,
     is_agent_turn,
     is_user_turn,
+    own_text,
     sentence_score,
     sentences,
     shorten,
     signal_score,
     signals,
     speaker,
+    speaks_for_a_person,
 )
 from .types import DistillResult, EventInput, IdentityDraft, KnowledgeDraft, MemoryDraft
 
@@ -31,6 +36,10 @@ SUMMARY_SENTENCES = 3
 SUMMARY_CHARS = 320
 SENTENCE_CHARS = 160
 OFFLINE_META = {"engine": "offline"}
+# An exchange of greetings, thanks and farewells only: kept (its events are cited) but ranked below
+# any exchange with content.
+CONTENT_FREE_IMPORTANCE = 0.05
+_END = (".", "!", "?", "\u2026", '"', "'", ")")
 
 
 def _ranked_sentences(group: Sequence[EventInput]) -> tuple[list[tuple], set[str]]:
@@ -40,9 +49,12 @@ def _ranked_sentences(group: Sequence[EventInput]) -> tuple[list[tuple], set[str
     position = 0
     for event in group:
         who = speaker(event)
-        for number, sentence in enumerate(sentences(clean(event_text(event)))):
+        for number, sentence in enumerate(sentences(clean(own_text(event)))):
+            if is_small_talk_sentence(sentence):
+                continue  # "Thanks so much, Maya!" says nothing a summary should carry
             found = signals(sentence)
             categories |= found
+            sentence = annotate(sentence, event.occurred_at)  # "last week (≈ 2025-02-24..03-02)"
             # A user's opening sentence usually states what the exchange is about.
             bonus = 0.2 if number == 0 and is_user_turn(event) else 0.0
             candidates.append((-(sentence_score(sentence, found) + bonus), position, who, sentence))
@@ -53,13 +65,16 @@ def _ranked_sentences(group: Sequence[EventInput]) -> tuple[list[tuple], set[str
 def extractive_summary(group: Sequence[EventInput], candidates: list[tuple]) -> str:
     """The most informative sentences, in conversation order, labelled with who said them."""
     if not candidates:
+        said = [f"{speaker(e)}: {_ended(shorten(clean(own_text(e)), SENTENCE_CHARS))}" for e in group if own_text(e)]
+        if said:  # small talk only: kept as it was said, ranked low (CONTENT_FREE_IMPORTANCE)
+            return shorten(" ".join(said), SUMMARY_CHARS)
         kinds = ", ".join(sorted({e.event_type for e in group}))
         return f"{len(group)} event(s) without text ({kinds})"
     chosen = sorted(sorted(candidates)[:SUMMARY_SENTENCES], key=lambda c: c[1])
     parts: list[str] = []
     last_who, used = None, 0
     for _, _, who, sentence in chosen:
-        text = shorten(sentence, SENTENCE_CHARS)
+        text = _ended(shorten(sentence, SENTENCE_CHARS))
         piece = text if who == last_who else f"{who}: {text}"
         if parts and used + len(piece) + 1 > SUMMARY_CHARS:
             break
@@ -69,8 +84,19 @@ def extractive_summary(group: Sequence[EventInput], candidates: list[tuple]) -> 
     return " ".join(parts)
 
 
+def _ended(sentence: str) -> str:
+    """A sentence with its end marked, so joined turns keep their boundaries."""
+    return sentence if sentence.endswith(_END) else sentence + "."
+
+
+def is_content_free(group: Sequence[EventInput]) -> bool:
+    """Whether every text of the exchange is small talk (greetings, thanks, farewells, "haha")."""
+    return all(is_small_talk(clean(own_text(e))) for e in group)
+
+
 def _importance(group: Sequence[EventInput], categories: set[str]) -> float:
-    signal = signal_score(categories)
+    # Small talk carries no signal, whatever words it has ("Happy for you, Maya!" names someone).
+    signal = CONTENT_FREE_IMPORTANCE if is_content_free(group) else signal_score(categories)
     explicit = [min(1.0, max(0.0, e.importance_score)) for e in group if e.importance_score is not None]
     if explicit:
         # The client's own score is the stronger evidence; text signals refine it.
@@ -102,23 +128,40 @@ def memory_from_group(group: Sequence[EventInput], meta: dict | None = None) -> 
     )
 
 
+def _happens(fact: Fact) -> bool:
+    """Whether a statement is about something that happens at a time (an experience, a plan)."""
+    return fact.type == "EXPERIENCE" or fact.topic == "plans"
+
+
+def _dated(content: str, when: list[str], event: EventInput) -> str:
+    """A statement with the date its turn's relative time stands for: resolved in place when the
+    statement kept the expression ("(tomorrow)"), appended when the turn had exactly one (an experience
+    "last week", a plan "next month"), unchanged otherwise."""
+    resolved = annotate(content, event.occurred_at)
+    if resolved != content or len(when) != 1:
+        return resolved
+    return f"{content.removesuffix('.')} (≈ {when[0]})."
+
+
 def extract_knowledge(groups: Sequence[Sequence[EventInput]], first_memory_index: int = 0) -> list[KnowledgeDraft]:
     """Pattern-based knowledge from every event; ``groups[i]`` is memory ``first_memory_index + i``."""
     drafts: list[KnowledgeDraft] = []
     for offset, group in enumerate(groups):
         for event in group:
-            text = event_text(event)
+            text = own_text(event)
             if not text:
                 continue
-            for fact in extract_facts(clean(text), from_user=is_user_turn(event), author=event.author):
+            when = dates_in(text, event.occurred_at)
+            for fact in extract_facts(clean(text), from_user=speaks_for_a_person(event), author=event.author):
+                content = _dated(fact.content, when if _happens(fact) else [], event)
                 drafts.append(
                     KnowledgeDraft(
                         type=fact.type,
                         topic=fact.topic,
                         subject_key=fact.subject_key,
                         value=fact.value,
-                        content=fact.content,
-                        summary=shorten(fact.content, 120),
+                        content=content,
+                        summary=shorten(content, 120),
                         confidence=fact.confidence,
                         importance=fact.importance,
                         source_event_ids=(event.id,),

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .knowledge_rules import normalise_text
 from .text import DATE_PATTERN
 from .types import KnowledgeType
+from .wellformed import malformation
 
 _VAL = r"(?P<val>[^.,;:!?\n]{1,80})"
 _START = r"(?:^|(?<=[.!?] ))"  # sentence start (with re.M, also each line start)
@@ -46,6 +47,18 @@ _STOP = frozenset(
         "as",
         "very",
         "a",
+        # chat slang that ends a clause ("I like variety ngl"), never part of the value
+        "lol",
+        "lmao",
+        "ngl",
+        "fr",
+        "tbh",
+        "imo",
+        "rn",
+        "btw",
+        "haha",
+        "tho",
+        "honestly",
     ]
 )
 _SPELLING = {"colour": "color", "favourite": "favorite", "flavour": "flavor"}
@@ -132,9 +145,16 @@ def _favorite(m: re.Match[str], p: str, who: str) -> Fact | None:
     return _fact("FACT", "preferences", f"{p}.favorite_{thing}", val, f"{who}'s favorite {label} is {val}.", 0.85, 0.6)
 
 
+# What an opinion's object may not open with: a clause or a pronoun is no thing one likes
+# ("likes how some of the", "likes that needs", "likes it").
+_NOT_OBJECT_START = frozenset(
+    "how that what when where why who which whether if it this these those them there here so such".split()
+)
+
+
 def _opinion(m: re.Match[str], p: str, who: str) -> Fact | None:
     val = clip(m["val"], 4)
-    if not val or not slug(val):
+    if not val or not slug(val) or val.split()[0].lower() in _NOT_OBJECT_START:
         return None
     verb = m["verb"].lower()
     negative = verb in _NEGATIVE
@@ -179,10 +199,17 @@ def _allergy(m: re.Match[str], p: str, who: str) -> Fact | None:
     return _fact("FACT", "health", f"{p}.allergy.{slug(val)}", "allergic", f"{who} is allergic to {val}.", 0.85, 0.8)
 
 
+_GOING_PLACE = re.compile(r"^(?:a|an|the|some|my|our|his|her|their)\b", re.IGNORECASE)
+
+
 def _plan(m: re.Match[str], p: str, who: str) -> Fact | None:
-    raw = m["val"].strip()
+    raw = m["val"].split(",", 1)[0].strip()  # "…, Jonas, one step at a time": the plan ends at the comma
+    # "I'm going to a festival": going somewhere, not a verb.
+    place = m["frame"].lower() in ("going to", "gonna") and _GOING_PLACE.match(raw) is not None
     date = _DATE.search(raw)
     activity = clip(_DATE.sub(" ", raw).replace(" on  ", " ").strip(), 8) if date else clip(raw, 12)
+    if activity and place:
+        activity = f"go to {activity}"
     if not activity or activity.count(" ") < 1:
         return None  # "I'll see" / "I will try": too vague to remember
     activity = re.sub(r"\s+(?:on|at|in|by)$", "", activity)
@@ -192,9 +219,16 @@ def _plan(m: re.Match[str], p: str, who: str) -> Fact | None:
     return _fact("FACT", "plans", key, value, text, 0.7, 0.7 if date else 0.6)
 
 
+# "I went to a few days of …": a stretch of time is not where one went.
+_SPAN_START = re.compile(
+    r"^(?:a few|a couple of|several|some|\d+|one|two|three|four|five) (?:days?|weeks?|months?|years?|hours?|times?)\b",
+    re.IGNORECASE,
+)
+
+
 def _experience(m: re.Match[str], p: str, who: str) -> Fact | None:
     val = clip(m["val"], 8)
-    if not val:
+    if not val or _SPAN_START.match(val):
         return None
     return _fact("EXPERIENCE", "experiences", None, None, f"{who} {m['verb'].lower()} {val}.", 0.7, 0.5)
 
@@ -386,14 +420,14 @@ _RULES: tuple[Rule, ...] = (
     _rule(
         True,
         ("going to", "gonna", "planning"),
-        r"\bI(?:'m| am) (?:going to|gonna|planning to|planning on) (?P<val>[^.;!?\n]{3,120})",
+        r"\bI(?:'m| am) (?P<frame>going to|gonna|planning to|planning on) (?P<val>[^.;!?\n]{3,120})",
         _CI,
         _plan,
     ),
     _rule(
         True,
         ("i'll", "i will", "i plan", "i intend"),
-        r"\bI(?:'ll| will| plan to| intend to) (?P<val>[^.;!?\n]{3,120})",
+        r"\bI(?P<frame>'ll| will| plan to| intend to) (?P<val>[^.;!?\n]{3,120})",
         _CI,
         _plan,
     ),
@@ -490,8 +524,33 @@ def subject_prefix(author: str | None) -> str:
     return "user" if name in ("", "user", "human", "me") else f"user.{name}"
 
 
+_MY = re.compile(r"\b(?:my|mine)\b", re.IGNORECASE)
+_ME = re.compile(r"\b(?:me|myself)\b", re.IGNORECASE)
+
+
+def in_third_person(content: str, who: str) -> str:
+    """A statement about ``who`` with the speaker's own "my"/"me" resolved to ``who`` ("the user" for the
+    unnamed user): "Maya plans to sell my drawings" reads "Maya plans to sell Maya's drawings"."""
+    subject, sep, rest = content.partition(" ")
+    name = "the user" if who == "User" else who
+    rest = _ME.sub(name, _MY.sub(f"{name}'s", rest))
+    return subject + sep + rest
+
+
+def _precise(fact: Fact, who: str) -> Fact | None:
+    """A statement about a person only as a complete clause (:mod:`.wellformed`), first person resolved;
+    None for a fragment, a vague frame or a second person nobody can resolve."""
+    if fact.type not in ("FACT", "EXPERIENCE"):
+        return fact
+    content = in_third_person(fact.content, who)
+    if malformation(content) is not None:
+        return None
+    return fact if content == fact.content else replace(fact, content=content)
+
+
 def extract_facts(text: str, *, from_user: bool, author: str | None) -> Iterator[Fact]:
-    """Every statement the rules recognise in one message, in rule order then text order."""
+    """Every statement the rules recognise in one message, in rule order then text order; statements
+    about the speaker only when complete (:func:`_precise`)."""
     who = author if author and subject_prefix(author) != "user" else "User"
     prefix = subject_prefix(author)
     low = text.lower()
@@ -501,5 +560,5 @@ def extract_facts(text: str, *, from_user: bool, author: str | None) -> Iterator
             continue
         for match in rule.pattern.finditer(text):
             fact = rule.build(match, prefix, who)
-            if fact is not None:
+            if fact is not None and (fact := _precise(fact, who)) is not None:
                 yield fact

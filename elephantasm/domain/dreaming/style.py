@@ -22,6 +22,9 @@ _CONTRACTION = re.compile(r"\b\w+'(?:s|re|ll|ve|d|t|m)\b", re.IGNORECASE)
 _FORMAL = re.compile(r"\b(?:please|kindly|regards|therefore|however|furthermore|certainly|sincerely|indeed)\b", re.I)
 _CASUAL = re.compile(r"\b(?:hey|yeah|yep|cool|awesome|lol|gonna|wanna|btw|no worries|sure thing)\b", re.I)
 _STRUCTURE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|```)", re.M)
+# A style or personality rests on at least this many of the anima's own messages; fewer describe
+# nothing (two replies made an "Enthusiastic Responder").
+MIN_STYLE_MESSAGES = 50
 STAT_KEYS = ("messages", "words", "questions", "exclaims", "emoji", "formal", "casual", "contractions", "structured")
 
 
@@ -29,7 +32,9 @@ def observe(events: Iterable[EventInput]) -> Counter[str]:
     """Style counters over the anima's own messages among ``events``."""
     stats: Counter[str] = Counter()
     for event in events:
-        if not is_agent_turn(event) or not event.content:
+        # A named participant's message (an ``author``) is a person's voice in a chat between people,
+        # not the anima's own: it describes no style of the anima.
+        if not is_agent_turn(event) or not event.content or event.author:
             continue
         text = event.content.replace("\u2019", "'")
         stats["messages"] += 1
@@ -61,11 +66,19 @@ def _traits(stats: Mapping[str, int]) -> list[str]:
     return traits
 
 
-def _personality(traits: Sequence[str]) -> str:
+def distinctive(traits: Sequence[str]) -> bool:
+    """Whether observed traits differ from the neutral default: a tone other than neutral, or a habit
+    (questions, exclamations, emoji, lists); message length alone describes nobody."""
+    return len(traits) > 2 or (len(traits) == 2 and traits[1] != "neutral")
+
+
+def _personality(traits: Sequence[str]) -> str | None:
     if "expressive" in traits:
         temper = "Enthusiastic"
+    elif "asks questions often" in traits:
+        temper = "Inquisitive"
     else:
-        temper = "Inquisitive" if "asks questions often" in traits else "Steady"
+        return None  # a "Steady Helper" says nothing a neutral default would not
     role = {"concise": "Responder", "balanced": "Helper", "thorough": "Explainer"}[traits[0]]
     return f"{temper} {role}"
 
@@ -103,8 +116,12 @@ def evolve_identity(
     stats, topics = old_stats + new_stats, old_topics + new_topics
     if not stats["messages"]:
         return None  # nothing the anima said yet: no style to describe
-    traits = _traits(stats)
-    style, personality, prose = ", ".join(traits), _personality(traits), _prose(traits, topics)
+    traits = _traits(stats) if stats["messages"] >= MIN_STYLE_MESSAGES else []
+    if not distinctive(traits):
+        traits = []  # nothing that sets it apart from a neutral default: no style line at all
+    style = ", ".join(traits) or None
+    personality = _personality(traits) if traits else None
+    prose = _prose(traits, topics) if traits else None
     reason = _reason(existing, old_stats, stats, personality, style, prose)
     if reason is None:
         return None
@@ -123,9 +140,9 @@ def _reason(
     existing: IdentityDraft | None,
     old_stats: Mapping[str, int],
     stats: Mapping[str, int],
-    personality: str,
-    style: str,
-    prose: str,
+    personality: str | None,
+    style: str | None,
+    prose: str | None,
 ) -> str | None:
     """Why a new version is warranted, or ``None`` when it is not."""
     if existing is None:

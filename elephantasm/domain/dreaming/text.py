@@ -124,6 +124,22 @@ def speaker(event: EventInput) -> str:
     return _TYPE_LABELS.get(event.event_type, event.event_type)
 
 
+def own_text(event: EventInput) -> str:
+    """The event's text without a leading copy of its speaker's label ("Maya: Maya: hi" reads "Maya: hi")."""
+    text = event.content or event.summary or ""
+    label = speaker(event)
+    head = text[: len(label) + 1]
+    if head.lower() == f"{label.lower()}:":
+        return text[len(label) + 1 :].lstrip()
+    return text
+
+
+def speaks_for_a_person(event: EventInput) -> bool:
+    """Whether the event is a person's message, whose facts are about its speaker: the user's, or a
+    named participant's in a chat between people (an ``author`` on a message)."""
+    return is_user_turn(event) or (bool(event.author) and event.event_type in ("message.in", "message.out"))
+
+
 def is_user_turn(event: EventInput) -> bool:
     """Whether the event was said by the person the anima talks to."""
     role = (event.role or "").lower()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from elephantasm.db.vectors import vector_literal
-from elephantasm.domain import turn_vectors
+from elephantasm.domain import idf, turn_vectors
 from elephantasm.domain.dots import sequential_dots
 from elephantasm.domain.fingerprint import pack_fingerprint
 from elephantasm.domain.fusion import rank_fusion
@@ -52,6 +52,9 @@ KNOWLEDGE_FLOOR = 0.35
 SNIPPET_CHARS = 400
 # With a query, packs below this budget render only the identity's name line.
 IDENTITY_FULL_TOKENS = 1000
+# The cosine's share of relevance when the lexical side is BM25 (domain.idf); ts_rank, with no IDF,
+# kept 0.15 (scoring.CONTEXT_COSINE_WEIGHT).
+IDF_COSINE_WEIGHT = 0.7
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +109,8 @@ def _turn_cosines(query_vec: list[float], items: list[cands.Candidate]) -> list[
             out.append(c)
             continue
         line = b[1]
-        snippet = line if line is not None and len(line) <= SNIPPET_CHARS else None
+        # A turn of small talk only ("Thanks, Maya!") shows nothing: the summary stands instead.
+        snippet = line if line is not None and len(line) <= SNIPPET_CHARS and lean_text(line) else None
         out.append(replace(c, cosine=turn_vectors.blend(c.cosine, b[0]), snippet=snippet))
     return out
 
@@ -151,15 +155,17 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
     # embedder this read-only transaction (no locks beyond ACCESS SHARE) stays open during its call.
     async with snapshot_transaction(runtime) as conn:
         got = await read_candidates(conn, req, scope, runtime.engine)
-        if query_vec is not None:
+        lexical = _lexical(req, got)
+        dense_vec = await _dense_query(runtime, req, lexical, query_vec)
+        if dense_vec is not None:
             for layer in (Layer.SESSION, Layer.LONG_TERM):
-                got.layers[layer] = await _event_cosines(runtime, query_vec, got.layers[layer])
+                got.layers[layer] = await _event_cosines(runtime, dense_vec, got.layers[layer])
         # Scoring/packing and serialising each build a few thousand short-lived objects: no cyclic
         # collection in the middle of either (elephantasm.gcpause). Each pause covers synchronous
         # code only: a pause held across an await would also hold the collector off for every
         # task that runs meanwhile, and under steady concurrent compiles it might never resume.
         with paused_gc():
-            chosen = _choose(req, got, query_vec, scope.weights, trace)
+            chosen = _choose(req, got, dense_vec, scope.weights, trace, lexical)
         await fill_provenance(conn, _needing_provenance(chosen.result, got, trace))
         with paused_gc():
             return _serialise(runtime, req, got, chosen)
@@ -175,19 +181,47 @@ class _Chosen:
     temporal: TemporalContext
 
 
+def _lexical(req: PackRequest, got: Gathered) -> idf.Lexical | None:
+    """BM25 of every candidate for the query, document frequencies over the candidates (domain.idf);
+    None without a query or under the earlier formula (``minmax_ts_rank``)."""
+    if req.query is None or req.config.relevance_fusion == "minmax_ts_rank":
+        return None
+    pool = [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
+    # A memory is matched on its summary and, when read, its exchange (as its full-text vector is);
+    # a candidate the full-text match ruled out (rank 0) holds no query word and is not read.
+    texts = [c.text if c.body is None else f"{c.text}\n{c.body}" for c in pool]
+    matching = [c.fts_rank is None or c.fts_rank > 0.0 for c in pool]
+    return idf.score(texts, idf.query_terms(req.query), matching)
+
+
+async def _dense_query(
+    runtime: Runtime, req: PackRequest, lexical: idf.Lexical | None, query_vec: list[float] | None
+) -> list[float] | None:
+    """The query vector the compile compares turns and events with: the query embedded without its
+    ubiquitous words (the participants' names, domain.idf), which would otherwise pull every short
+    greeting that names them towards it; the plain query's vector when nothing is left out."""
+    if query_vec is None or lexical is None or req.query is None:
+        return query_vec
+    masked = idf.masked_query(req.query, lexical.ubiquitous())
+    if masked is None:
+        return query_vec
+    return (await runtime.embedder.embed([masked]))[0]
+
+
 def _choose(
     req: PackRequest,
     got: Gathered,
     query_vec: list[float] | None,
     weights: ScoringWeights,
     trace: PackTrace | None,
+    lexical: idf.Lexical | None = None,
 ) -> _Chosen:
     """Turn cosines, relevance, scores and packing, from the gathered candidates."""
     cfg = req.config
     if query_vec is not None:
         for layer in (Layer.SESSION, Layer.LONG_TERM):
             got.layers[layer] = _turn_cosines(query_vec, got.layers[layer])
-    relevances = _relevances(cfg.relevance_fusion, got, trace) if req.query is not None else None
+    relevances = _relevances(cfg.relevance_fusion, got, trace, lexical) if req.query is not None else None
     scorer = Scorer(cfg, weights, req.query is not None, req.as_of, wants_dates(req.query))
     identity = _identity(got.head)
     temporal = temporal_context(got.head.last_event_at, req.as_of)
@@ -215,13 +249,22 @@ def _choose(
     return _Chosen(result, scorer, identity, temporal)
 
 
-def _relevances(fusion: str, got: Gathered, trace: PackTrace | None) -> dict[Layer, list[float | None]]:
+def _relevances(
+    fusion: str, got: Gathered, trace: PackTrace | None, lexical: idf.Lexical | None = None
+) -> dict[Layer, list[float | None]]:
     """Each candidate's relevance, normalised over the compile's candidates, per layer in candidate
     order (a list beside each layer's: a dict keyed by candidate cost more than the fusion itself).
+    The lexical signal is ``lexical``'s BM25 (in the same candidate order), else ``ts_rank``.
     Knowledge below :data:`KNOWLEDGE_FLOOR` leaves ``got`` here, with its relevance (noted in ``trace``)."""
     pool = [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
-    fuse = rank_fusion if fusion == "rrf" else contextual_relevance
-    fused = fuse([(c.cosine, c.fts_rank) for c in pool])
+    lex = lexical.scores if lexical is not None else [c.fts_rank for c in pool]
+    signals = [(c.cosine, f) for c, f in zip(pool, lex, strict=True)]
+    if fusion == "rrf":
+        fused = rank_fusion(signals)
+    elif lexical is not None:
+        fused = contextual_relevance(signals, IDF_COSINE_WEIGHT)
+    else:
+        fused = contextual_relevance(signals)
     out: dict[Layer, list[float | None]] = {}
     start = 0
     for layer in RENDER_ORDER:

@@ -1,0 +1,93 @@
+"""Packs of a long two-person chat (benchmarks.quality.duo): both names in most turns, small talk around
+every fact. A question naming a participant and one rare word finds the turn that answers it in a small
+pack; no pack line is small talk; no identity line without evidence; relative time is dated."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+
+import httpx
+import pytest
+
+from benchmarks.quality.dataset import Question
+from benchmarks.quality.duo import RELATIVE, DuoConfig, generate_duo
+from benchmarks.quality.pack_shares import is_filler_line
+from elephantasm.domain.render import Layer, layer_lines
+from elephantasm.runtime import Runtime
+from elephantasm.schemas.events import EventCreate
+from elephantasm.services.dreams import run_dream
+from elephantasm.services.events import record_events
+from tests.conftest import Tenant
+from tests.packs.conftest import FROZEN_NOW
+from tests.packs.helpers import latest
+
+CONFIG = DuoConfig(conversations=1, sessions=10, turns_per_session=16, facts_per_person=3)
+
+
+async def _record_and_dream(runtime: Runtime, tenant: Tenant, anima_id: uuid.UUID) -> dict[str, str]:
+    """The generated chat, ending an hour before the frozen now, distilled; dataset event id → event id."""
+    conv = generate_duo(CONFIG).conversations[0]
+    shift = FROZEN_NOW - timedelta(hours=1) - datetime.fromisoformat(conv.turns()[-1].occurred_at)
+    turns = [(s, t) for s in conv.sessions for t in s.turns]
+    events = [
+        EventCreate(
+            anima_id=anima_id,
+            event_type="message.in" if t.role == "user" else "message.out",
+            role=t.role,
+            author=t.author,
+            content=t.content,
+            session_id=s.session_id,
+            occurred_at=datetime.fromisoformat(t.occurred_at) + shift,
+        )
+        for s, t in turns
+    ]
+    async with runtime.unit_of_work() as session:
+        stored = await record_events(session, tenant.org_id, events, runtime.clock())
+    run = await run_dream(runtime, tenant.org_id, anima_id)
+    assert run.status == "completed", run.error
+    return {t.event_id: str(e.event.id) for (_, t), e in zip(turns, stored, strict=True)}
+
+
+def _cited(pack: dict) -> set[str]:
+    content = pack["content"]
+    items = content["long_term_memories"] + content["session_memories"] + content["knowledge"]
+    return {str(p) for item in items for p in item["provenance"]}
+
+
+@pytest.fixture
+async def duo(pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict) -> dict[str, str]:
+    return await _record_and_dream(pack_runtime, tenant, uuid.UUID(panima["id"]))
+
+
+async def test_the_answering_turn_outranks_the_small_talk_that_names_the_same_person(
+    pclient: httpx.AsyncClient, tenant: Tenant, panima: dict, duo: dict[str, str]
+) -> None:
+    questions: list[Question] = generate_duo(CONFIG).questions
+    for q in questions:
+        pack = (await latest(pclient, tenant, panima["id"], query=q.question, max_tokens=500)).json()
+        assert duo[q.evidence_event_ids[0]] in _cited(pack), (q.question, pack["context"])
+        for layer in (Layer.LONG_TERM, Layer.SESSION, Layer.KNOWLEDGE):
+            for line in layer_lines(pack["context"], layer):
+                assert not is_filler_line(layer, line), (q.question, line)
+
+
+async def test_identity_without_evidence_is_the_name_alone(
+    pclient: httpx.AsyncClient, tenant: Tenant, panima: dict, duo: dict[str, str]
+) -> None:
+    pack = (await latest(pclient, tenant, panima["id"], query="What is Jonas's dream?", max_tokens=1000)).json()
+    assert layer_lines(pack["context"], Layer.IDENTITY) == [f"Name: {panima['name']}"]
+    assert pack["layer_tokens"]["identity"] <= 0.05 * 1000
+
+
+async def test_relative_time_is_dated_in_knowledge(
+    pclient: httpx.AsyncClient, tenant: Tenant, panima: dict, duo: dict[str, str]
+) -> None:
+    relative = [q for q in generate_duo(CONFIG).questions if q.kind == RELATIVE]
+    assert relative
+    dated = 0
+    for q in relative:
+        pack = (await latest(pclient, tenant, panima["id"], query=q.question, max_tokens=1000)).json()
+        lines = [line for line in layer_lines(pack["context"], Layer.KNOWLEDGE) if q.answer.lower() in line.lower()]
+        dated += any("(≈ 20" in line for line in lines)
+    assert dated >= len(relative) // 2  # "went to a pottery workshop (≈ 2025-…)" when a rule reads the turn
