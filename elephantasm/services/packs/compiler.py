@@ -187,9 +187,11 @@ def _lexical(req: PackRequest, got: Gathered) -> idf.Lexical | None:
     if req.query is None or req.config.relevance_fusion == "minmax_ts_rank":
         return None
     pool = [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
-    # A memory is matched on its summary and, when read, its exchange (as its full-text vector is);
-    # a candidate the full-text match ruled out (rank 0) holds no query word and is not read.
-    texts = [c.text if c.body is None else f"{c.text}\n{c.body}" for c in pool]
+    # Matched on the text the candidate would show (a memory's summary), never its exchange: that is
+    # read only for some rows (turn vectors in this space, content stored), and a pack must not depend
+    # on how a memory's content is kept. A candidate the full-text match ruled out (rank 0) holds no
+    # query word and is not read.
+    texts = [c.text for c in pool]
     matching = [c.fts_rank is None or c.fts_rank > 0.0 for c in pool]
     return idf.score(texts, idf.query_terms(req.query), matching)
 
