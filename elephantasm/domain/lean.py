@@ -71,6 +71,11 @@ def _segments(text: str) -> list[tuple[str | None, str]]:
     out: list[tuple[str | None, str]] = []
     pos, label = 0, None
     for m in _LABEL.finditer(text):
+        named = m.group(2)
+        if named and label is not None and m.start() == pos and named.lower() != label.lower():
+            # Nobody speaks nothing: "assistant: Noted: green tea." is the assistant's content, while a
+            # doubled label ("Maya: Maya: …") is still one label.
+            continue
         if m.start() > pos or label is not None:
             out.append((label, text[pos : m.start()].strip()))
         label, pos = m.group(1) or m.group(2), m.end()

@@ -53,3 +53,5 @@ def test_lean_text_drops_small_talk_and_keeps_named_speakers_apart() -> None:
     assert lean_text("Jonas: Haha Maya, that's so true!") == ""
     # A doubled label reads once.
     assert lean_text("Maya: Maya: I adopted a kitten.") == "Maya: I adopted a kitten."
+    # a capitalised word and a colon right after a label is what that speaker said, not a second speaker
+    assert lean_text("assistant: Noted: green tea.") == "assistant: Noted: green tea."
