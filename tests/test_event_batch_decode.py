@@ -140,11 +140,17 @@ def test_batch_checks_raise_what_the_model_checks_raise(settings, changes: list[
         assert check_batch(fast.events, tight, now) == [meta_json(e.meta) for e in model.events]
 
 
-async def test_a_batch_only_the_model_accepts_is_stored(client: httpx.AsyncClient, tenant: Tenant, anima: dict) -> None:
+async def test_a_batch_with_a_loosely_typed_field_is_refused_and_stores_nothing(
+    client: httpx.AsyncClient, tenant: Tenant, anima: dict
+) -> None:
+    """Strict wire types hold for batches too: a number sent as a string is a 422 naming the field."""
     lax = {"anima_id": anima["id"], "event_type": "system", "content": "x", "importance_score": "0.5"}
     r = await client.post("/api/events/batch", json={"events": [lax]}, headers=tenant.headers)
-    assert r.status_code == 201, r.text
-    assert r.json()["items"][0]["importance_score"] == 0.5
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == ["body", "events", 0, "importance_score"]
+    listed = await client.get("/api/events", params={"anima_id": anima["id"]}, headers=tenant.headers)
+    assert listed.status_code == 200
+    assert listed.json()["items"] == []
 
 
 async def test_new_rows_in_the_response_are_what_was_stored(
@@ -159,7 +165,7 @@ async def test_new_rows_in_the_response_are_what_was_stored(
         ),
         event(dedupe_key="d", role="r", author="a", summary="s", session_id="x", source_uri="u"),
         event(dedupe_key="d", content="second"),
-        event(occurred_at=1700000000, importance_score="0.25"),  # only the model takes these: its path, same rows
+        event(occurred_at="2023-11-14T22:13:20Z", importance_score=0.25),
     ]
     for batch in (events[:3], events[3:]):
         r = await client.post("/api/events/batch", json={"events": batch}, headers=tenant.headers)

@@ -13,6 +13,7 @@ from elephantasm.db.models import Event, IdentityVersion, Knowledge, Memory
 from elephantasm.db.scopes import of_anima
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
+from elephantasm.services.dreams.identity import _write_version
 from tests.dreams.helpers import add_events, new_anima, turns
 
 CONVERSATIONS = [
@@ -81,6 +82,16 @@ async def seed_anima(runtime: Runtime, org_id: uuid.UUID, name: str = "assistant
         ),
     )
     assert run is not None
+    # The offline engine writes no personality without evidence (≥ 50 of the anima's own messages), so
+    # the second version the identity pages compare comes as an LLM engine's proposal would.
+    async with runtime.unit_of_work() as session:
+        evolved = {
+            "personality_type": "Patient Planner",
+            "communication_style": "concise, warm",
+            "self": {},
+            "prose": None,
+        }
+        await _write_version(session, org_id, anima_id, evolved, "seed: an engine's proposal", None, datetime.now(UTC))
     async with runtime.read_session() as session:
         event = (await session.execute(select(Event.id).where(*of_anima(Event, anima_id)).limit(1))).scalar_one()
         memory = (await session.execute(select(Memory.id).where(Memory.anima_id == anima_id).limit(1))).scalar_one()
