@@ -28,3 +28,12 @@ def exit_cleanly_on_signals() -> None:
     so cleanups run."""
     signal.signal(signal.SIGTERM, _exit)
     signal.signal(signal.SIGHUP, _as_sigterm)
+
+
+def exit_on_interrupt_too() -> None:
+    """Make Ctrl-C (SIGINT) end this process like SIGTERM, with ``SystemExit(130)``.
+
+    A ``KeyboardInterrupt`` is caught inside the event loop, which then waits for its worker
+    threads on the way out; ``SystemExit`` leaves the loop at once (the stdio MCP bridge needs that).
+    """
+    signal.signal(signal.SIGINT, _exit)
