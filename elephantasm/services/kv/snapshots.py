@@ -68,15 +68,23 @@ def header(engine: LocalEngine, prefix: Prefix, fingerprint: str) -> dict[str, A
     }
 
 
-def state_of(blob: bytes | None, prefix: Prefix) -> bytes | None:
-    """The KV state in a file verified by the store (``SnapshotStore.read``) if it is the one for
-    ``prefix`` (same key, same tokens)."""
+def _decoded(blob: bytes | None) -> tuple[dict[str, Any], bytes] | None:
+    """A file read from the store (already verified) as ``(meta, state)``; None if absent or damaged."""
     if blob is None:
         return None
     try:
-        meta, state = decode_snapshot(blob, digest_verified=True)  # read from the store: already verified
+        return decode_snapshot(blob, digest_verified=True)
     except SnapshotFormatError:
         return None
+
+
+def state_of(blob: bytes | None, prefix: Prefix) -> bytes | None:
+    """The KV state in a file verified by the store (``SnapshotStore.read``) if it is the one for
+    ``prefix`` (same key, same tokens)."""
+    decoded = _decoded(blob)
+    if decoded is None:
+        return None
+    meta, state = decoded
     if meta.get("snapshot_key") != prefix.key or meta.get("tokens") != prefix.tokens:
         return None
     return state
@@ -124,13 +132,10 @@ async def find(
     claim = prompt.reusable(n, need_logits)
     if row is None or claim <= better_than:
         return None
-    blob = await asyncio.to_thread(runtime.local.store(runtime.settings).read, org_id, row.sha256)
-    if blob is None:
+    decoded = _decoded(await asyncio.to_thread(runtime.local.store(runtime.settings).read, org_id, row.sha256))
+    if decoded is None:
         return None
-    try:
-        meta, state = decode_snapshot(blob, digest_verified=True)  # read from the store: already verified
-    except SnapshotFormatError:
-        return None
+    meta, state = decoded
     return Source("snapshot", list(meta.get("tokens") or []), claim, state, ref=row)
 
 
