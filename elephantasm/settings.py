@@ -26,15 +26,12 @@ class Settings(BaseSettings):
         description="postgresql+asyncpg://… URL; unset means the embedded Postgres in data_dir.",
     )
     data_dir: Path = Field(default_factory=default_data_dir)
-    # Connections kept open. Overflow connections are closed when returned to a full pool, so a load
-    # that needs more than this opens a new Postgres backend (fork, catalog caches, statements prepared
-    # again) per request: at 16 concurrent extracts that was about half of Postgres's CPU per event
-    # (issue 15). 20 covers the benchmarks' and a busy replica's concurrency.
+    # Connections kept open. Overflow connections close when returned to a full pool, so a load above
+    # this pays a new Postgres backend per request; 20 covers a busy replica's concurrency.
     db_pool_size: int = 20
     db_max_overflow: int = 10
-    # Waiting for the database (issue 28): a stuck Postgres makes requests 503 within these instead of
-    # hanging them. API requests get short limits; the dreamer, imports, exports, purges and the CLI
-    # (work that is long by nature) get db_background_statement_timeout_seconds.
+    # Waiting for the database: a stuck Postgres makes requests 503 within these instead of hanging
+    # them. Work that is long by nature gets db_background_statement_timeout_seconds.
     db_connect_timeout_seconds: float = Field(default=5.0, gt=0, description="Opening a database connection.")
     db_pool_timeout_seconds: float = Field(default=5.0, gt=0, description="Waiting for a pooled connection.")
     db_statement_timeout_seconds: float = Field(
@@ -68,7 +65,7 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(default=32 * 1024 * 1024, description="Largest request body.")
     max_batch_events: int = 1000
 
-    # --- input hardening (issue 11): JSON limits, failed-auth rate limit ---------------------
+    # --- input hardening: JSON limits, failed-auth rate limit --------------------------------
     max_json_depth: int = Field(
         default=32, ge=1, le=64, description="Deepest nesting accepted in any JSON field (meta…); 422 beyond."
     )
@@ -106,14 +103,12 @@ class Settings(BaseSettings):
     embedding_model: str = "text-embedding-3-small"
     embedding_base_url: str | None = None
     embedding_api_key: str | None = None
-    # --- vectors at their real width (issue 14) -------------------------------------------
     embedding_dimensions: int = Field(
         default=384,
         ge=1,
         le=16000,
         description="Width asked of an OpenAI-compatible embedder; 256 and 384 are HNSW-indexed, others exact-scanned.",
     )
-    # --- semantic recall (issue 10): local embedders and re-embedding ---------------------
     minilm_tokenizer: Path | None = Field(
         default=None, description="MiniLM's tokenizer.json; unset = <data_dir>/models/minilm/tokenizer.json."
     )
@@ -146,7 +141,7 @@ class Settings(BaseSettings):
     dreamer_sleep_hours: float = Field(
         default=24.0, description="An anima with memories but no run for this long gets a curation-only run."
     )
-    # Back-off of an anima whose runs keep failing (issue 11): base · 2^(failures − 1), capped;
+    # Back-off of an anima whose runs keep failing: base · 2^(failures − 1), capped;
     # after dreamer_max_failures consecutive failures it is "failed" until a manual run succeeds.
     dreamer_retry_base_seconds: float = Field(default=60.0, gt=0, description="First back-off after a failed run.")
     dreamer_retry_max_seconds: float = Field(default=6 * 3600.0, gt=0, description="Longest back-off.")
@@ -177,7 +172,7 @@ class Settings(BaseSettings):
         "(set behind a TLS-terminating proxy; https requests always get Secure cookies).",
     )
 
-    # --- plug-ins: metrics, logs, MCP, workers (issue 12) ----------------------------------
+    # --- plug-ins: metrics, logs, MCP, workers ---------------------------------------------
     log_level: str = Field(default="INFO", description="Root log level (DEBUG shows the scheduler's ticks).")
     log_format: Literal["text", "json"] = Field(default="text", description="'json' writes one JSON object per line.")
     metrics_enabled: bool = Field(default=True, description="Serve Prometheus metrics (no API key needed).")
@@ -192,7 +187,7 @@ class Settings(BaseSettings):
         default=None, description="Set by `serve --workers` for its workers: they elect one dreamer scheduler."
     )
 
-    # --- local model: KV snapshots of packs, memory packages, /v1/chat/completions (issue 9) ---
+    # --- local model: KV snapshots of packs, memory packages, /v1/chat/completions -----------
     local_enabled: bool = Field(
         default=True, description="Serve the local GGUF model when the 'local' extra is installed."
     )

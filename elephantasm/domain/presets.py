@@ -112,10 +112,6 @@ class PackConfig(_Frozen):
         """Base decay half-life (before recall growth) in seconds."""
         return self.decay_half_life_hours * 3600.0
 
-    def includes(self, layer: Layer) -> bool:
-        """Whether ``layer`` is enabled."""
-        return bool(getattr(self, f"include_{layer.value}"))
-
     def canonical_dict(self) -> dict[str, Any]:
         """JSON-safe dict of every field (the input to canonical serialisation)."""
         return self.model_dump(mode="json")
@@ -159,19 +155,14 @@ PRESET_NAMES: tuple[str, ...] = tuple(sorted(PRESETS))
 
 # Preset item limits grow with the budget, one item per this many tokens, so big budgets are used.
 TOKENS_PER_ITEM = 80
-# With a query, a big budget is filled with evidence ranked by relevance: limits then grow one item
-# per this many tokens (about one matched-turn line), so the layer caps no longer stop a 4,000-token
-# pack at 2,500 tokens. Measured on the quality benchmark: ER_any 84 % → 100 % at 4,000 tokens.
+# With a query, a big budget is filled with evidence ranked by relevance: limits grow one item per
+# this many tokens (about one matched-turn line), so layer caps do not stop a pack short of its budget.
 QUERY_TOKENS_PER_ITEM = 16
-# Long-term candidates fetched per arm with a query grow half as fast: the three arms' union already
-# holds more rows than any one arm, and every extra row costs each compile (HNSW ef_search, decoding).
+# Long-term candidates fetched per arm with a query grow half as fast: the arms' union already holds
+# more rows than any one arm, and every extra row costs each compile.
 QUERY_CANDIDATE_TOKENS_PER_ITEM = 32
-# Below this budget they grow twice as fast (one per 16 tokens, up to this budget's arms): a small
-# pack's undated, distinct memory lines cost ~12 tokens, so 500 tokens hold ~30 memories, and the
-# arms (the summary-cosine arm above all) must reach past near-misses to the memory whose one turn
-# answers. Budgets from this one up read what they read before (the default is 4,000).
-# Measured on the quality benchmark: ER_any at 500 / 1,000 tokens 79 → 81 / 91 → 93 %; arms sized
-# for 2,000 tokens at every small budget gained nothing more.
+# Below this budget they grow twice as fast: a small pack's memory lines are short, and the arms must
+# reach past near-misses to the memory whose one turn answers.
 QUERY_CANDIDATE_FAST_UNTIL_TOKENS = 2000
 
 
@@ -317,8 +308,7 @@ def query_weights(config: PackConfig, weights: ScoringWeights, query: str | None
     A question about a fact ("which cuisine does the user like?") is answered by the memory that
     states it, however old; recency would favour last night's chatter over it. A query with a
     temporal word ("recently", "now", "last week") keeps them. Weights given explicitly (differing
-    from the preset's) are kept as they are. Measured on the quality benchmark: ER_any/ER_all up
-    0–7 points at every budget, stale rate unchanged.
+    from the preset's) are kept as they are.
     """
     preset = PRESETS.get(config.preset_name)
     if not query or preset is None or config.weights != preset.weights:

@@ -12,7 +12,7 @@ Each row also records its turn's line (its UTF-8 bytes after a 2-byte length; 0:
 show the turn that matched instead of the whole summary without reading the memory's content.
 
 At compile time a memory's relevance cosine is :func:`blend` of its summary cosine and its best
-turn's cosine (:func:`best_turn`). Pure: numpy only, no I/O.
+turn's cosine (:func:`best_turns`). Pure: numpy only, no I/O.
 """
 
 from __future__ import annotations
@@ -27,9 +27,8 @@ _LINE_LEN = struct.Struct("<H")  # the turn's line, its UTF-8 length first (0: n
 _HEADER = struct.Struct("<BHB")  # format, dimension, rows
 # At most this many turn vectors per memory (exchanges are ≤ 8 turns; the user's are about half).
 MAX_TURNS = 8
-# Weight of the best turn's cosine in a memory's relevance cosine; the summary keeps the rest.
-# Measured on the quality benchmark (summary only, best turn only, 0.5/0.5, max of both): the
-# even blend was best or level at every budget.
+# Weight of the best turn's cosine in a memory's relevance cosine; the summary keeps the rest (the
+# even blend ranked best or level on the quality benchmark).
 TURN_WEIGHT = 0.5
 
 
@@ -55,34 +54,10 @@ def _line_bytes(line: str | None) -> bytes:
     return _LINE_LEN.pack(len(raw)) + raw
 
 
-def decode(blob: bytes) -> tuple[np.ndarray, list[str | None]] | None:
-    """Rows of unit vectors (float32, n × dim) and their lines, or None for an unreadable blob."""
-    parsed = _parse(blob)
-    if parsed is None:
-        return None
-    dim, n, lines, body = parsed
-    m = np.frombuffer(body, dtype=np.int8).reshape(n, dim).astype(np.float32)
-    norms = np.linalg.norm(m, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    return m / norms, [_line(r) for r in lines]
-
-
-def best_turn(query: np.ndarray, blob: bytes | None) -> tuple[float, str | None] | None:
-    """The best cosine of ``query`` (a unit vector, at least ``dim`` long) to the stored turns, and
-    that turn's line; None without readable turns."""
-    if not blob:
-        return None
-    got = decode(bytes(blob))
-    if got is None or query.shape[0] < got[0].shape[1]:
-        return None
-    rows, lines = got
-    cosines = rows @ query[: rows.shape[1]]
-    i = int(cosines.argmax())  # first of equal maxima: deterministic
-    return float(cosines[i]), lines[i]
-
-
 def best_turns(query: np.ndarray, blobs: Sequence[bytes | None]) -> list[tuple[float, str | None] | None]:
-    """:func:`best_turn` of every blob at once: one matrix product for a whole compile's candidates."""
+    """For each blob, the best cosine of ``query`` (a unit vector, at least the blob's dimension long)
+    to its stored turns and that turn's line; None for a blob without readable turns. One matrix
+    product for a whole compile's candidates."""
     out: list[tuple[float, str | None] | None] = [None] * len(blobs)
     rows: list[bytes] = []
     owners: list[tuple[int, int, list[bytes | None]]] = []  # (blob index, row count, lines)
@@ -141,12 +116,6 @@ def _lines(blob: bytes, n: int) -> tuple[list[bytes | None], int] | None:
         lines.append(blob[at : at + size] if size else None)  # decoded only for the turn that wins
         at += size
     return lines, at
-
-
-def max_turn_cosine(query: np.ndarray, blob: bytes | None) -> float | None:
-    """The best cosine of ``query`` to the stored turns (None without readable turns)."""
-    got = best_turn(query, blob)
-    return None if got is None else got[0]
 
 
 def blend(summary_cosine: float | None, turn_cosine: float | None) -> float | None:

@@ -16,6 +16,15 @@ def _unit(rng: np.random.Generator, dim: int) -> list[float]:
     return list(v / np.linalg.norm(v))
 
 
+def _best(query: np.ndarray, blob: bytes | None) -> tuple[float, str | None] | None:
+    return tv.best_turns(query, [blob])[0]
+
+
+def _cosine(query: np.ndarray, blob: bytes | None) -> float | None:
+    best = _best(query, blob)
+    return None if best is None else best[0]
+
+
 def test_int8_rows_keep_cosines_and_take_a_quarter_of_float4() -> None:
     rng = np.random.default_rng(7)
     turns = [_unit(rng, 256) for _ in range(4)]
@@ -23,7 +32,7 @@ def test_int8_rows_keep_cosines_and_take_a_quarter_of_float4() -> None:
     assert blob is not None and len(blob) == 4 + 4 * (2 + 256)  # header, (no) lines, one byte a component
     q = np.asarray(_unit(rng, 256), dtype=np.float32)
     exact = max(float(np.dot(q[:256], t)) for t in turns)
-    assert math.isclose(tv.max_turn_cosine(q, blob) or 0.0, exact, abs_tol=0.01)
+    assert math.isclose(_cosine(q, blob) or 0.0, exact, abs_tol=0.01)
 
 
 def test_the_best_matching_turn_decides() -> None:
@@ -31,17 +40,17 @@ def test_the_best_matching_turn_decides() -> None:
     basis = [[1.0 if i == j else 0.0 for i in range(dim)] for j in range(3)]
     blob = tv.encode(basis, dim)
     q = np.asarray(basis[2], dtype=np.float32)
-    assert tv.max_turn_cosine(q, blob) == 1.0
-    assert tv.max_turn_cosine(np.asarray([0.0] * 7 + [1.0], dtype=np.float32), blob) == 0.0
+    assert _cosine(q, blob) == 1.0
+    assert _cosine(np.asarray([0.0] * 7 + [1.0], dtype=np.float32), blob) == 0.0
 
 
 def test_nothing_stored_or_unreadable_means_no_turn_signal() -> None:
     q = np.ones(4, dtype=np.float32) / 2
     assert tv.encode([], 4) is None
-    assert tv.max_turn_cosine(q, None) is None
-    assert tv.max_turn_cosine(q, b"\x09\x04\x00\x01" + bytes(10)) is None  # unknown format
-    assert tv.max_turn_cosine(q, b"\x01\x04\x00\x01" + bytes(9)) is None  # truncated row
-    assert tv.max_turn_cosine(q[:2], tv.encode([[0.5] * 4], 4)) is None  # query narrower than the rows
+    assert _cosine(q, None) is None
+    assert _cosine(q, b"\x09\x04\x00\x01" + bytes(10)) is None  # unknown format
+    assert _cosine(q, b"\x01\x04\x00\x01" + bytes(9)) is None  # truncated row
+    assert _cosine(q[:2], tv.encode([[0.5] * 4], 4)) is None  # query narrower than the rows
 
 
 def test_at_most_max_turns_rows_are_kept() -> None:
@@ -62,10 +71,10 @@ def test_blend_uses_what_is_there(summary, turn) -> None:
 def test_the_best_turn_comes_with_its_line_in_the_content() -> None:
     lines = ["User: the printer jammed", "User: we adopted a puppy"]
     blob = tv.encode([[1.0, 0.0], [0.0, 1.0]], 2, lines)
-    best = tv.best_turn(np.asarray([0.1, 0.9], dtype=np.float32), blob)
+    best = _best(np.asarray([0.1, 0.9], dtype=np.float32), blob)
     assert best is not None and best[1] == "User: we adopted a puppy"
     unknown = tv.encode([[1.0, 0.0]], 2, [None])
-    assert tv.best_turn(np.asarray([1.0, 0.0], dtype=np.float32), unknown) == (1.0, None)
+    assert _best(np.asarray([1.0, 0.0], dtype=np.float32), unknown) == (1.0, None)
 
 
 def test_scoring_every_blob_at_once_equals_one_by_one() -> None:
@@ -77,7 +86,7 @@ def test_scoring_every_blob_at_once_equals_one_by_one() -> None:
     blobs.append(b"\x09junk")
     q = np.asarray(_unit(rng, 16), dtype=np.float32)
     together = tv.best_turns(q, blobs)
-    alone = [tv.best_turn(q, b) for b in blobs]
+    alone = [_best(q, b) for b in blobs]
     assert [None if t is None else t[1] for t in together] == [None if a is None else a[1] for a in alone]
     for t, a in zip(together, alone, strict=True):
         assert (t is None) == (a is None)
@@ -93,8 +102,8 @@ def test_each_turn_carries_its_line() -> None:
     assert blob is not None and blob[0] == tv.FORMAT_INT8_LINES
     assert len(blob) == 4 + sum(2 + len((line or "").encode()) + dim for line in lines)
     q = np.asarray(basis[2], dtype=np.float32)
-    assert tv.best_turn(q, blob) == (1.0, "User: tram 28")
-    assert tv.best_turn(np.asarray(basis[1], dtype=np.float32), blob) == (1.0, None)
+    assert _best(q, blob) == (1.0, "User: tram 28")
+    assert _best(np.asarray(basis[1], dtype=np.float32), blob) == (1.0, None)
     assert tv.best_turns(np.asarray(basis[0], dtype=np.float32), [blob, None]) == [(1.0, "User: café at 9"), None]
-    assert tv.max_turn_cosine(q, blob[:-1]) is None  # truncated body
-    assert tv.max_turn_cosine(q, blob[:6]) is None  # truncated inside a line
+    assert _cosine(q, blob[:-1]) is None  # truncated body
+    assert _cosine(q, blob[:6]) is None  # truncated inside a line

@@ -20,73 +20,15 @@ from .wellformed import malformation
 _VAL = r"(?P<val>[^.,;:!?\n]{1,80})"
 _START = r"(?:^|(?<=[.!?] ))"  # sentence start (with re.M, also each line start)
 _STOP = frozenset(
-    [
-        "last",
-        "since",
-        "now",
-        "because",
-        "with",
-        "for",
-        "and",
-        "but",
-        "so",
-        "when",
-        "where",
-        "which",
-        "who",
-        "recently",
-        "yesterday",
-        "today",
-        "this",
-        "next",
-        "ago",
-        "over",
-        "than",
-        "instead",
-        "too",
-        "as",
-        "very",
-        "a",
-        # chat slang that ends a clause ("I like variety ngl"), never part of the value
-        "lol",
-        "lmao",
-        "ngl",
-        "fr",
-        "tbh",
-        "imo",
-        "rn",
-        "btw",
-        "haha",
-        "tho",
-        "honestly",
-    ]
+    "last since now because with for and but so when where which who recently yesterday today this next ago "
+    "over than instead too as very a".split()
+    # chat slang that ends a clause ("I like variety ngl"), never part of the value
+    + "lol lmao ngl fr tbh imo rn btw haha tho honestly".split()
 )
 _SPELLING = {"colour": "color", "favourite": "favorite", "flavour": "flavor"}
 _NEGATIVE = ("hate", "dislike", "detest", "can't stand", "cannot stand", "don't like", "do not like")
 _DATE = re.compile(DATE_PATTERN, re.IGNORECASE)
-_NOT_TERMS = frozenset(
-    [
-        "this",
-        "that",
-        "it",
-        "he",
-        "she",
-        "they",
-        "there",
-        "what",
-        "which",
-        "who",
-        "i",
-        "you",
-        "we",
-        "my",
-        "your",
-        "our",
-        "the",
-        "a",
-        "an",
-    ]
-)
+_NOT_TERMS = frozenset("this that it he she they there what which who i you we my your our the a an".split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,24 +67,12 @@ def clip(value: str, max_words: int) -> str | None:
     return text or None
 
 
-def _fact(
-    type_: KnowledgeType,
-    topic: str,
-    key: str | None,
-    value: str | None,
-    content: str,
-    confidence: float,
-    importance: float,
-) -> Fact:
-    return Fact(type_, topic, key, value, content, confidence, importance)
-
-
 def _favorite(m: re.Match[str], p: str, who: str) -> Fact | None:
     thing, val = slug(m["thing"]), clip(m["val"], 5)
     if not thing or not val:
         return None
     label = thing.replace("_", " ")
-    return _fact("FACT", "preferences", f"{p}.favorite_{thing}", val, f"{who}'s favorite {label} is {val}.", 0.85, 0.6)
+    return Fact("FACT", "preferences", f"{p}.favorite_{thing}", val, f"{who}'s favorite {label} is {val}.", 0.85, 0.6)
 
 
 # What an opinion's object may not open with: a clause or a pronoun is no thing one likes
@@ -160,7 +90,7 @@ def _opinion(m: re.Match[str], p: str, who: str) -> Fact | None:
     negative = verb in _NEGATIVE
     polarity = "dislikes" if negative else ("prefers" if verb == "prefer" else "likes")
     value = "dislikes" if negative else "likes"
-    return _fact("FACT", "preferences", f"{p}.opinion.{slug(val)}", value, f"{who} {polarity} {val}.", 0.8, 0.55)
+    return Fact("FACT", "preferences", f"{p}.opinion.{slug(val)}", value, f"{who} {polarity} {val}.", 0.8, 0.55)
 
 
 def _subject(key: str, topic: str, template: str, max_words: int, importance: float) -> Builder:
@@ -170,7 +100,7 @@ def _subject(key: str, topic: str, template: str, max_words: int, importance: fl
         val = clip(m["val"], max_words)
         if not val:
             return None
-        return _fact("FACT", topic, f"{p}.{key}", val, template.format(who=who, val=val), 0.85, importance)
+        return Fact("FACT", topic, f"{p}.{key}", val, template.format(who=who, val=val), 0.85, importance)
 
     return build
 
@@ -180,7 +110,7 @@ def _relation(m: re.Match[str], p: str, who: str) -> Fact | None:
     if m["val"].split()[0] in _NOT_NAMES:
         return None
     key = f"{p}.{slug(rel)}.name"
-    return _fact("FACT", "relationships", key, m["val"], f"{who}'s {rel} is named {m['val']}.", 0.8, 0.7)
+    return Fact("FACT", "relationships", key, m["val"], f"{who}'s {rel} is named {m['val']}.", 0.8, 0.7)
 
 
 def _event_date(m: re.Match[str], p: str, who: str) -> Fact | None:
@@ -189,14 +119,14 @@ def _event_date(m: re.Match[str], p: str, who: str) -> Fact | None:
     if not words or words[0] in _NOT_TERMS or words[-1] in _STOP or not slug(thing):
         return None
     date = m["date"]
-    return _fact("FACT", "plans", f"{p}.event.{slug(thing)}", date, f"{who}'s {thing} is on {date}.", 0.8, 0.7)
+    return Fact("FACT", "plans", f"{p}.event.{slug(thing)}", date, f"{who}'s {thing} is on {date}.", 0.8, 0.7)
 
 
 def _allergy(m: re.Match[str], p: str, who: str) -> Fact | None:
     val = clip(m["val"], 4)
     if not val:
         return None
-    return _fact("FACT", "health", f"{p}.allergy.{slug(val)}", "allergic", f"{who} is allergic to {val}.", 0.85, 0.8)
+    return Fact("FACT", "health", f"{p}.allergy.{slug(val)}", "allergic", f"{who} is allergic to {val}.", 0.85, 0.8)
 
 
 _GOING_PLACE = re.compile(r"^(?:a|an|the|some|my|our|his|her|their)\b", re.IGNORECASE)
@@ -216,7 +146,7 @@ def _plan(m: re.Match[str], p: str, who: str) -> Fact | None:
     value = date.group(0) if date else activity
     key = f"{p}.plan.{slug(' '.join(activity.split()[:5]))}"
     text = f"{who} plans to {activity}" + (f" ({date.group(0)})." if date else ".")
-    return _fact("FACT", "plans", key, value, text, 0.7, 0.7 if date else 0.6)
+    return Fact("FACT", "plans", key, value, text, 0.7, 0.7 if date else 0.6)
 
 
 # "I went to a few days of …": a stretch of time is not where one went.
@@ -230,26 +160,26 @@ def _experience(m: re.Match[str], p: str, who: str) -> Fact | None:
     val = clip(m["val"], 8)
     if not val or _SPAN_START.match(val):
         return None
-    return _fact("EXPERIENCE", "experiences", None, None, f"{who} {m['verb'].lower()} {val}.", 0.7, 0.5)
+    return Fact("EXPERIENCE", "experiences", None, None, f"{who} {m['verb'].lower()} {val}.", 0.7, 0.5)
 
 
 def _method(m: re.Match[str], p: str, who: str) -> Fact | None:
     goal, steps = m["goal"].strip(), m["val"].strip()
     if goal.lower().startswith("be "):
         return None  # "To be honest, ..." is a figure of speech, not a method
-    return _fact("METHOD", goal[:80], None, None, f"To {goal}, {steps}.", 0.6, 0.5)
+    return Fact("METHOD", goal[:80], None, None, f"To {goal}, {steps}.", 0.6, 0.5)
 
 
 def _principle(m: re.Match[str], p: str, who: str) -> Fact | None:
     word = m["word"].capitalize()
-    return _fact("PRINCIPLE", "guidelines", None, None, f"{word} {m['val'].strip()}.", 0.7, 0.65)
+    return Fact("PRINCIPLE", "guidelines", None, None, f"{word} {m['val'].strip()}.", 0.7, 0.65)
 
 
 def _concept(m: re.Match[str], p: str, who: str) -> Fact | None:
     term = m["term"].strip()
     if term.split()[0].lower() in _NOT_TERMS:
         return None
-    return _fact("CONCEPT", term[:80], None, None, f"{term} {m['verb']} {m['art']} {m['val'].strip()}.", 0.5, 0.4)
+    return Fact("CONCEPT", term[:80], None, None, f"{term} {m['verb']} {m['art']} {m['val'].strip()}.", 0.5, 0.4)
 
 
 _CI = re.IGNORECASE | re.MULTILINE
@@ -514,7 +444,6 @@ _RULES: tuple[Rule, ...] = (
         _concept,
     ),
 )
-_USER_RULES = _RULES
 _ANYONE_RULES = tuple(rule for rule in _RULES if not rule.user_only)
 
 
@@ -554,7 +483,7 @@ def extract_facts(text: str, *, from_user: bool, author: str | None) -> Iterator
     who = author if author and subject_prefix(author) != "user" else "User"
     prefix = subject_prefix(author)
     low = text.lower()
-    rules = _USER_RULES if from_user else _ANYONE_RULES
+    rules = _RULES if from_user else _ANYONE_RULES
     for rule in rules:
         if not any(needle in low for needle in rule.needles):
             continue
