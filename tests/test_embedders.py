@@ -17,8 +17,7 @@ from typing import Any
 import openai
 import pytest
 
-from elephantasm.llm import CachedEmbedder, Embedder, EmbeddingError, HashEmbedder, OpenAIEmbedder
-from elephantasm.llm.embedders import BULK_TEXTS
+from elephantasm.llm.embedders import BULK_TEXTS, CachedEmbedder, Embedder, EmbeddingError, HashEmbedder, OpenAIEmbedder
 
 
 def cos(a: list[float], b: list[float]) -> float:
@@ -52,7 +51,7 @@ async def test_hash_embedder_is_deterministic_and_async_matches_sync() -> None:
 
 def test_hash_embedder_is_stable_across_processes() -> None:
     # A different PYTHONHASHSEED would change hash(); blake2b must not care.
-    code = "from elephantasm.llm import HashEmbedder; print(repr(HashEmbedder().embed_one('Coffee at 9am')))"
+    code = "from elephantasm.llm.embedders import HashEmbedder; print(repr(HashEmbedder().embed_one('Coffee at 9am')))"
     outs = {
         subprocess.run(
             [sys.executable, "-c", code],

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from elephantasm.llm import Embedder
+from elephantasm.llm.embedders import Embedder
 from elephantasm.llm.factory import build_embedder
 from elephantasm.llm.local_embedders import (
     MiniLMEmbedder,

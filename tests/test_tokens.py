@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from elephantasm import tokens
-from elephantasm.domain import ValidationError
+from elephantasm.domain.errors import ValidationError
 from elephantasm.tokens import (
     SUPPORTED_ENCODINGS,
     TokenCounter,

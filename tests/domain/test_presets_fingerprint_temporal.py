@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from elephantasm.domain import ValidationError
+from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.fingerprint import (
     cache_key,
     canonical_json,

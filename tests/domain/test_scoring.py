@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from elephantasm.domain import ValidationError
+from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.presets import adapt_weights, effective_weights, get_preset
 from elephantasm.domain.scoring import (
     DEFAULT_CONFIDENCE,
