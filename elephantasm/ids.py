@@ -1,17 +1,13 @@
 """Time-ordered row ids: UUID version 7 (RFC 9562 §5.7), monotonic within this process.
 
-Random (version 4) primary keys land anywhere in their B-tree, so leaves split 50/50 and the pkeys
-of the bulk tables (events, memories, dream_actions, knowledge) sit ~65 % full; a version 7 id starts
-with the time, so new keys go to the right edge of the index and its pages stay full. Rows made one at
-a time (animas, keys) keep random ids: there is nothing to gain, and their ids stay opaque to clients.
+A version 7 id starts with the time, so the bulk tables' new keys go to the right edge of their
+B-tree and its pages stay full (random ids split leaves anywhere). Rows made one at a time (animas,
+keys) keep random ids, which stay opaque to clients.
 
-Layout, as Python 3.14's ``uuid.uuid7`` (RFC 9562 §6.2 method 1, a fixed-length counter):
-48 bits ``unix_ts_ms``, 4 bits version, 12 + 30 bits counter (``rand_a`` and the top of
-``rand_b``), 2 bits variant, 32 random bits. The counter starts random (top bit clear) at each new
-millisecond and increases by one per id within it, so ids made here sort in the order they were
-made; if it would overflow, or the clock goes back, the timestamp advances by one millisecond past
-the last id instead. Ids from other processes interleave by time and are unique by their random bits.
-Python 3.11 has no ``uuid7``, and a library's per-id call would cost what :func:`new_batch` saves.
+Layout, as Python 3.14's ``uuid.uuid7`` (RFC 9562 §6.2 method 1): 48 bits ``unix_ts_ms``, 4 bits
+version, 12 + 30 bits counter, 2 bits variant, 32 random bits. The counter starts random at each new
+millisecond and increases by one per id, so ids made here sort in the order they were made; on
+overflow or a clock going back the timestamp advances past the last id instead.
 """
 
 from __future__ import annotations

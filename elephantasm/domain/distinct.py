@@ -4,8 +4,8 @@ People repeat themselves ("do you have tips for remembering names?" asked in fiv
 one exchange is often distilled into memories whose best-matching turns read the same. Served
 twice, such a line spends a small pack's tokens on nothing new, and the evidence that ranked just
 below is cut. :func:`line_key` maps a line to what it says, ignoring what does not change meaning:
-case, punctuation and apostrophes ("it's", "its"), short interjections and particles ("lol", "tbh", "ok", "a"), and the commonest
-typing slips (swapped and doubled letters: "honetsly", "gaame"). Numbers are kept exactly, so
+case, punctuation and apostrophes, short interjections and particles ("lol", "tbh", "ok", "a"), and
+the commonest typing slips (swapped and doubled letters: "honetsly", "gaame"). Numbers are kept exactly, so
 "the gig is on April 2" and "the gig is on April 5" stay distinct. Pure and deterministic.
 """
 

@@ -49,9 +49,8 @@ LAYER_SEPARATOR = "\n"
 _LAYER_RANK = {layer: i for i, layer in enumerate(RENDER_ORDER)}
 
 
-# Read-only by convention, not ``frozen``: a compile builds one per candidate (~800 at 10k
-# memories), and a frozen dataclass's ``__init__`` (one ``object.__setattr__`` per field) costs
-# four times as much (1.4 vs 0.34 µs). ``unsafe_hash`` keeps the hash the frozen class had.
+# Read-only by convention, not ``frozen``: a compile builds one per candidate, and a frozen
+# dataclass's ``__init__`` is several times slower. ``unsafe_hash`` keeps the frozen class's hash.
 @dataclass(slots=True, unsafe_hash=True)
 class PackItem:
     """One candidate line of a pack (not to be modified once made).

@@ -4,9 +4,8 @@ A memory distils an exchange of several turns, often noisy and about several thr
 vector for its summary dilutes each fact in it, where a vector per turn keeps it sharp. So the
 dreamer also embeds the memory's fact-bearing turns (the user's, without filler) and stores them
 as one small blob: a header (format, dimension, rows), the turns' lines, and one int8 row per turn, each
-row scaled so its largest component is ±127. At 256 dimensions a turn costs 256 bytes (a float4 vector:
-1,024). Quantisation barely moves cosines of unit vectors (≈0.003 for 256-d), far less than the
-gaps relevance ranks on.
+row scaled so its largest component is ±127 (a quarter of a float4 vector; quantisation barely moves
+the cosines of unit vectors).
 
 Each row also records its turn's line (its UTF-8 bytes after a 2-byte length; 0: none), so a pack can
 show the turn that matched instead of the whole summary without reading the memory's content.

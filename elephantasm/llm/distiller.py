@@ -14,7 +14,7 @@ import asyncio
 import json
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import openai
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -30,6 +30,7 @@ from elephantasm.domain.dreaming.types import (
     EventInput,
     IdentityDraft,
     KnowledgeDraft,
+    KnowledgeType,
     MemoryDraft,
 )
 
@@ -60,7 +61,7 @@ class KnowledgeOut(BaseModel):
     """One knowledge item as the model returns it."""
 
     model_config = ConfigDict(extra="ignore")
-    type: Literal["FACT", "CONCEPT", "METHOD", "PRINCIPLE", "EXPERIENCE"]
+    type: KnowledgeType
     topic: str
     subject_key: str | None
     value: str | None

