@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, Field
 
 from elephantasm.schemas.common import StoredJson, StrictModel
 
 
-class IdentityRead(BaseModel):
-    """An anima's current identity. ``self_reflection`` repeats ``self['self_reflection']``."""
+class _IdentityFields(BaseModel):
+    """What every identity version holds; ``self_reflection`` repeats ``self['self_reflection']``."""
 
     id: uuid.UUID
     anima_id: uuid.UUID
@@ -22,38 +22,28 @@ class IdentityRead(BaseModel):
     self: StoredJson
     self_reflection: str | None = None
     prose: str | None
-    created_at: datetime
-    updated_at: datetime
 
     @classmethod
-    def of(cls, row: Any) -> IdentityRead:
-        """Build from an ``identities`` row."""
+    def of(cls, row: Any) -> Self:
+        """Build from an ``identities`` or ``identity_history`` row."""
         data = {f: getattr(row, f) for f in cls.model_fields if f != "self_reflection" and hasattr(row, f)}
         reflection = (row.self or {}).get("self_reflection")
         return cls(**data, self_reflection=reflection if isinstance(reflection, str) else None)
 
 
-class IdentityVersionRead(BaseModel):
+class IdentityRead(_IdentityFields):
+    """An anima's current identity. ``self_reflection`` repeats ``self['self_reflection']``."""
+
+    created_at: datetime
+    updated_at: datetime
+
+
+class IdentityVersionRead(_IdentityFields):
     """One version of an identity in its history, with why it changed and the run that changed it."""
 
-    id: uuid.UUID
-    anima_id: uuid.UUID
-    version: int
-    personality_type: str | None
-    communication_style: str | None
-    self: StoredJson
-    self_reflection: str | None = None
-    prose: str | None
     reason: str | None
     run_id: uuid.UUID | None
     created_at: datetime
-
-    @classmethod
-    def of(cls, row: Any) -> IdentityVersionRead:
-        """Build from an ``identity_history`` row."""
-        data = {f: getattr(row, f) for f in cls.model_fields if f != "self_reflection"}
-        reflection = (row.self or {}).get("self_reflection")
-        return cls(**data, self_reflection=reflection if isinstance(reflection, str) else None)
 
 
 class IdentityRestore(StrictModel):

@@ -50,11 +50,6 @@ class KnowledgeRead(BaseModel):
         memory_ids, event_ids = provenance or ([], [])
         return cls(**data, memory_ids=memory_ids, event_ids=event_ids, similarity=similarity)
 
-    @property
-    def is_current(self) -> bool:
-        """Not superseded."""
-        return self.valid_to is None
-
 
 class KnowledgeSearch(StrictModel):
     """Body of ``POST /api/knowledge/search/semantic``."""
