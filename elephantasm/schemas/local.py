@@ -39,15 +39,16 @@ class ChatCompletionRequest(BaseModel):
     n: int | None = Field(default=None, ge=1, le=1)
 
 
+def _envelope(generation_id: uuid.UUID, obj: str, model: str) -> dict[str, Any]:
+    return {"id": f"chatcmpl-{generation_id}", "object": obj, "created": int(time.time()), "model": model}
+
+
 def completion_body(
     generation_id: uuid.UUID, model: str, text: str, finish: str, usage: dict[str, int], fingerprint: str
 ) -> dict[str, Any]:
     """A ``chat.completion`` object."""
     return {
-        "id": f"chatcmpl-{generation_id}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
+        **_envelope(generation_id, "chat.completion", model),
         "system_fingerprint": fingerprint[:16],
         "choices": [
             {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish, "logprobs": None}
@@ -59,10 +60,7 @@ def completion_body(
 def chunk_body(generation_id: uuid.UUID, model: str, delta: dict[str, str], finish: str | None) -> dict[str, Any]:
     """A ``chat.completion.chunk`` object (one SSE ``data:`` line)."""
     return {
-        "id": f"chatcmpl-{generation_id}",
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": model,
+        **_envelope(generation_id, "chat.completion.chunk", model),
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
     }
 

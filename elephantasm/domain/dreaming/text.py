@@ -1,7 +1,7 @@
 """Text helpers for the offline engine: speakers, sentences and importance signals.
 
-One combined regex finds every signal category in a sentence in a single pass: the offline engine
-must keep up with thousands of events a second, so per-sentence work stays linear and small.
+The offline engine must keep up with thousands of events a second, so per-sentence work stays
+linear and small.
 """
 
 from __future__ import annotations
