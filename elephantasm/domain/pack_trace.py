@@ -1,7 +1,7 @@
 """An optional record of the packer's decisions: why each candidate was taken or cut.
 
-``pack(..., trace=PackTrace())`` fills it as it goes; without a trace the packer behaves exactly as
-before (same choices, same bytes). The inspector's pack composer shows it, so "why is this memory
+``pack(..., trace=PackTrace())`` fills it as it goes; the packer makes the same choices (same bytes)
+with or without one. The inspector's pack composer shows it, so "why is this memory
 not in my prompt?" has an answer: its layer was full, it did not fit the tokens left, it scored
 below ``min_score``, or the exact count trimmed it. Pure data, no I/O.
 """

@@ -73,7 +73,7 @@ class LayerLimits(_Frozen):
 
 
 RelevanceFusion = Literal["minmax", "rrf", "minmax_ts_rank"]
-"""How relevance is fused; ``minmax_ts_rank`` keeps the formula of before IDF, for comparison."""
+"""How relevance is fused; ``minmax_ts_rank`` (Postgres ts_rank, no IDF) is kept for comparison."""
 
 
 class PackConfig(_Frozen):
@@ -130,7 +130,7 @@ QUERY_FIRST_WEIGHTS = ScoringWeights(importance=0.25, confidence=0.10, recency=0
 PRESETS: Mapping[str, PackConfig] = {
     "conversational": PackConfig(preset_name="conversational", weights=QUERY_FIRST_WEIGHTS),
     "self_determined": PackConfig(preset_name="self_determined", adaptive=True, weights=QUERY_FIRST_WEIGHTS),
-    # The conversational preset with relevance as it was before IDF (ts_rank, names not masked).
+    # The conversational preset with ts_rank relevance (no IDF, names not masked), for comparison.
     "conversational_ts_rank": PackConfig(
         preset_name="conversational_ts_rank", weights=QUERY_FIRST_WEIGHTS, relevance_fusion="minmax_ts_rank"
     ),
