@@ -1,4 +1,4 @@
-"""Canonical serialisation, pack fingerprints and pack cache keys.
+"""Canonical serialisation and pack fingerprints.
 
 Canonical JSON = sorted keys, no whitespace, UTF-8, no NaN; datetimes as UTC ISO-8601, UUIDs as
 strings, pydantic models and dataclasses as their field dicts. Equal inputs give equal bytes on
@@ -18,8 +18,6 @@ from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel
-
-from elephantasm.domain.presets import PackConfig
 
 # Bump whenever rendering or packing changes output for the same inputs, so old snapshots miss.
 PACK_FORMAT_VERSION = 3
@@ -67,42 +65,6 @@ def normalise_query(query: str | None) -> str | None:
 
 
 def pack_fingerprint(inputs: Mapping[str, Any], rendered: str) -> str:
-    """sha256 over the canonical inputs (usually :func:`pack_inputs`) and the rendered bytes."""
+    """sha256 over a pack's canonical inputs and its rendered bytes."""
     payload = {"v": PACK_FORMAT_VERSION, "inputs": inputs, "rendered_sha256": sha256_hex(rendered)}
     return sha256_hex(canonical_json(payload))
-
-
-def pack_inputs(
-    anima_id: uuid.UUID | str,
-    state_version: int,
-    query: str | None,
-    config: PackConfig,
-    max_tokens: int,
-    encoding: str,
-    as_of_bucket: datetime,
-) -> dict[str, Any]:
-    """Every input a pack is a pure function of (docs/design.md §5), as a JSON-safe canonical dict."""
-    return {
-        "v": PACK_FORMAT_VERSION,
-        "anima_id": str(anima_id),
-        "state_version": int(state_version),
-        "query": normalise_query(query),
-        "config": config.canonical_dict(),
-        "max_tokens": int(max_tokens),
-        "encoding": encoding,
-        "as_of_bucket": _default(as_of_bucket),
-    }
-
-
-def cache_key(
-    anima_id: uuid.UUID | str,
-    state_version: int,
-    query: str | None,
-    config: PackConfig,
-    max_tokens: int,
-    encoding: str,
-    as_of_bucket: datetime,
-) -> str:
-    """The pack-snapshot key (docs/design.md §7): ``pack:v<N>:<sha256 of canonical pack_inputs>``."""
-    inputs = pack_inputs(anima_id, state_version, query, config, max_tokens, encoding, as_of_bucket)
-    return f"pack:v{PACK_FORMAT_VERSION}:{sha256_hex(canonical_json(inputs))}"

@@ -8,13 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from elephantasm.domain.errors import ValidationError
-from elephantasm.domain.fingerprint import (
-    cache_key,
-    canonical_json,
-    normalise_query,
-    pack_fingerprint,
-    pack_inputs,
-)
+from elephantasm.domain.fingerprint import canonical_json, normalise_query, pack_fingerprint
 from elephantasm.domain.presets import (
     DEFAULT_PRESET,
     PRESET_NAMES,
@@ -25,9 +19,11 @@ from elephantasm.domain.presets import (
 )
 from elephantasm.domain.render import Layer
 from elephantasm.domain.temporal import NO_HISTORY_TEXT, humanise_duration, temporal_context
+from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
 
 ANIMA = uuid.UUID("00000000-0000-0000-0000-000000000001")
 BUCKET = datetime(2025, 3, 10, 12, tzinfo=UTC)
+ORG = uuid.UUID("00000000-0000-0000-0000-0000000000aa")
 
 
 def test_presets_exist_and_default_is_conversational() -> None:
@@ -83,12 +79,14 @@ def _key(**kw):  # type: ignore[no-untyped-def]
         "encoding": "o200k_base",
         "as_of_bucket": BUCKET,
     }
-    return cache_key(**{**args, **kw})
+    a = {**args, **kw}
+    req = PackRequest(ORG, a["anima_id"], a["query"], a["config"], a["max_tokens"], a["encoding"], a["as_of_bucket"])
+    return snapshot_key(pack_key_inputs(req, a["state_version"]))
 
 
 def test_cache_key_covers_every_input() -> None:
     base = _key()
-    assert base.startswith("pack:v") and base == _key()
+    assert len(base) == 64 and base == _key()
     assert _key(query="  coffee \n") == base  # whitespace-normalised
     assert _key(query="") == _key(query=None)
     variants = [
@@ -105,7 +103,8 @@ def test_cache_key_covers_every_input() -> None:
 
 
 def test_fingerprint_covers_inputs_and_bytes() -> None:
-    inputs = pack_inputs(ANIMA, 7, "coffee", get_preset(None), 4000, "o200k_base", BUCKET)
+    req = PackRequest(ORG, ANIMA, "coffee", get_preset(None), 4000, "o200k_base", BUCKET)
+    inputs = pack_key_inputs(req, 7)
     fp = pack_fingerprint(inputs, "## Identity\n- Name: Ada")
     assert len(fp) == 64 and fp == pack_fingerprint(dict(reversed(list(inputs.items()))), "## Identity\n- Name: Ada")
     assert fp != pack_fingerprint(inputs, "## Identity\n- Name: Bob")

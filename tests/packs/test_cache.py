@@ -11,7 +11,7 @@ import httpx
 from sqlalchemy import text
 
 from api.app import create_app
-from elephantasm.domain.fingerprint import PACK_FORMAT_VERSION, cache_key, pack_inputs
+from elephantasm.domain.fingerprint import PACK_FORMAT_VERSION
 from elephantasm.domain.presets import get_preset
 from elephantasm.runtime import Runtime
 from elephantasm.services import packs as svc
@@ -21,6 +21,7 @@ from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapsh
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import add_memory, extract, latest
+from tests.support.pack_keys import cache_key, pack_inputs
 
 
 def _stats(rt: Runtime) -> tuple[int, int, int, int]:

@@ -35,10 +35,11 @@ def _config_dict(config: PackConfig) -> dict[str, Any]:
 
 
 def pack_key_inputs(req: PackRequest, state_version: int) -> dict[str, Any]:
-    """:func:`~elephantasm.domain.fingerprint.pack_inputs` plus the explicit session, when one is given.
+    """Every input a pack is a pure function of (docs/design.md §5), canonical and JSON-safe, plus
+    the explicit session and, with a query, the embedding space when given.
 
-    Built here rather than by calling ``pack_inputs`` because it runs on every cache lookup and
-    the config dump is memoised; ``tests/packs`` checks that both agree.
+    Runs on every cache lookup, so the config dump is memoised; ``tests/packs`` checks it against a
+    plain reference (``tests/support/pack_keys.py``).
     """
     inputs: dict[str, Any] = {
         "v": PACK_FORMAT_VERSION,
@@ -58,7 +59,7 @@ def pack_key_inputs(req: PackRequest, state_version: int) -> dict[str, Any]:
 
 
 def snapshot_key(inputs: dict[str, Any]) -> str:
-    """The snapshot-cache key of canonical inputs: the hash part of ``domain.cache_key``.
+    """The snapshot-cache key of canonical inputs: their sha256.
 
     The ``pack:v<N>:`` prefix is left out so the key fits ``pack_snapshots.cache_key`` (64
     chars); the format version is hashed in anyway (``inputs["v"]``).
