@@ -1,13 +1,8 @@
 """Process logging: one handler on stderr, text or JSON lines, quiet libraries, nothing secret.
 
-Called once at the process edge (the CLI's ``main``, each ``serve --workers`` process). Rules:
-
-- periodic chatter is DEBUG: APScheduler's ``Running job …``/``executed successfully`` lines are
-  re-levelled to DEBUG rather than dropped, so ``ELEPHANTASM_LOG_LEVEL=DEBUG`` shows the ticks;
-- ``ELEPHANTASM_LOG_FORMAT=json`` writes one JSON object per line (uvicorn's lines included);
-- API keys never reach a line: anything shaped like one is masked by a filter on the handler
-  (event content never reaches one either: no log call formats it, and SQL errors hide their
-  bound parameters, see ``db/engine.py``).
+Called once at the process edge (the CLI's ``main``, each ``serve --workers`` process). APScheduler's
+per-tick lines are re-levelled to DEBUG rather than dropped; ``json`` format covers uvicorn's lines
+too; anything shaped like an API key is masked by a filter on the handler.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The process's Prometheus collectors and the small hooks the rest of the code calls.
 
-Collectors live in prometheus-client's default registry, defined once at import like every
-prometheus-client user does. With several API processes (``serve --workers N``) the supervisor
-sets ``PROMETHEUS_MULTIPROC_DIR`` before the workers start; prometheus-client then keeps every
-value in per-process files there and :func:`exposition` sums them, so any worker's ``/metrics``
-answers for all of them. Gauges say how they combine across processes (``livesum``).
+Collectors live in prometheus-client's default registry, defined once at import. With several API
+processes the supervisor sets ``PROMETHEUS_MULTIPROC_DIR`` and :func:`exposition` sums every
+process's values, so any worker's ``/metrics`` answers for all of them.
 
 No label ever carries an id, a key or content: routes are templates, outcomes are a few words.
 """

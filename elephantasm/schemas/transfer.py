@@ -2,16 +2,10 @@
 
 The first line is the ``anima`` header (with ``format``); then every ``event``, ``memory`` (with
 its source ``event_ids``), ``knowledge`` (with its source ``memory_ids`` and ``superseded_by``),
-the current ``identity`` and every ``identity_version``; the last line is the ``trailer``: the count
-of lines of each kind and a SHA-256 over the lines before it (each line's text and a newline), so a
-truncated or altered file is refused. Ids are the exporting server's; an import gives every row a
-new id (keeping their order) and rewrites the references. Embeddings are not exported: the
-importing server computes them with its own embedder. Forgotten (deleted) memories and knowledge
-are not exported.
-
-Every rule of the live API holds for every line: instants are timezone-aware and inside the
-service's window, text carries no NUL, and the importer applies the JSON and event-size limits of
-the settings (``services/anima_import.py``).
+the current ``identity`` and every ``identity_version``; the last line is the ``trailer`` (counts
+per kind and a SHA-256 over the lines before it), so a truncated or altered file is refused.
+Embeddings and forgotten rows are not exported. Every rule of the live API holds for every line
+(docs/design.md §10).
 """
 
 from __future__ import annotations

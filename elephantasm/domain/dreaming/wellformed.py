@@ -1,13 +1,10 @@
 """Whether a knowledge line reads as a complete statement: the offline engine's precision gate.
 
 Pattern rules cut values out of chat turns; cut in the wrong place they leave fragments ("X likes
-how some of the."), frames without a verb ("X plans to a festival"), the speaker's own first or
-second person ("X plans to sell my drawings") or nothing worth knowing ("X likes it.", "X plans
-to keep you updated."). A line passes when its object (what follows the statement's verb frame)
-is a whole phrase: no dangling function word at its end, no pronoun standing for the whole object,
-no first or second person, no bare time span where a place or thing belongs, and not one of the
-stock vague objects. Pure; used by the engine before it emits a fact and by
-``python -m benchmarks knowledge`` to count what still slips through.
+how some of the."), frames without a verb ("X plans to a festival") or nothing worth knowing ("X
+likes it."). A line passes when its object (what follows the verb frame) is a whole phrase: no
+dangling function word, no pronoun for the whole object, no first or second person, no bare time
+span where a place or thing belongs, no stock vague object. Pure.
 """
 
 from __future__ import annotations
