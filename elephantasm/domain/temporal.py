@@ -5,7 +5,7 @@ Pure: ``as_of`` is an argument (pass the quantised bucket so the text is stable 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 
 from elephantasm.domain.scoring import seconds_between
@@ -34,12 +34,7 @@ class TemporalContext:
 
     def as_dict(self) -> dict[str, object]:
         """Plain dict (datetimes left as objects for the wire layer to encode)."""
-        return {
-            "last_event_at": self.last_event_at,
-            "hours_ago": self.hours_ago,
-            "memory_summary": self.memory_summary,
-            "formatted": self.formatted,
-        }
+        return asdict(self)
 
 
 def humanise_duration(seconds: float) -> str:
