@@ -44,6 +44,7 @@ from elephantasm.domain.render import (
     global_rank_key,
     header_line,
     item_line,
+    item_prefix,
     render_lines,
 )
 
@@ -116,7 +117,9 @@ def _prepare(
 
     ``distinct``: a scored layer's line that restates a better-ranked line of the layer
     (:func:`~elephantasm.domain.distinct.line_key`) ranks after every line that says something new:
-    a small pack is filled with distinct statements first, a large one still takes the rest.
+    a small pack is filled with distinct statements first, a large one still takes restatements
+    made on other dates (the date is news: it happened again). One that would render with the same
+    label and date as the line it restates says nothing at all and is left out.
     """
     prepared: dict[Layer, list[_Cand]] = {}
     for layer in RENDER_ORDER:
@@ -124,6 +127,7 @@ def _prepare(
         ranked = sorted(((global_rank_key(layer, it), it) for it in candidates.get(layer, ())), key=itemgetter(0))
         seen: set[str] = set()
         said: set[str] | None = set() if distinct and layer in SCORED_LAYERS else None
+        shown: set[tuple[str, str]] = set()
         out: list[_Cand] = []
         moved = False
         for key, it in ranked:
@@ -139,6 +143,12 @@ def _prepare(
             restated = 0
             if said is not None:
                 said_key = line_key(it.text)
+                line = (said_key, item_prefix(layer, it))
+                if line in shown:
+                    if trace is not None:
+                        trace.note(layer, it, Decision.DUPLICATE)
+                    continue
+                shown.add(line)
                 restated = int(said_key in said)
                 moved |= bool(restated)
                 said.add(said_key)
