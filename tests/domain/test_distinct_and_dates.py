@@ -74,6 +74,9 @@ def test_a_restatement_that_would_render_the_same_line_is_left_out_at_any_budget
     assert [it.id for it in res.items(Layer.LONG_TERM)] == ["a", "d"]  # another speaker says something else
     assert res.text.count("colours") == 2
     assert {t.item.id for t in trace.items if t.decision is Decision.DUPLICATE} == {"b", "c"}
+    # The served line stands for the ones left out: their evidence can be cited with it.
+    assert [it.id for it in res.echoes[(Layer.LONG_TERM, "a")]] == ["b", "c"]
+    assert (Layer.LONG_TERM, "d") not in res.echoes
     # Without ``distinct`` every line is served, as before.
     assert len(pack(lines, max_tokens=1000, count=O200K).items(Layer.LONG_TERM)) == 4
 
