@@ -5,8 +5,9 @@ one exchange is often distilled into memories whose best-matching turns read the
 twice, such a line spends a small pack's tokens on nothing new, and the evidence that ranked just
 below is cut. :func:`line_key` maps a line to what it says, ignoring what does not change meaning:
 case, punctuation and apostrophes, short interjections and particles ("lol", "tbh", "ok", "a"), and
-the commonest typing slips (swapped and doubled letters: "honetsly", "gaame"). Numbers are kept exactly, so
-"the gig is on April 2" and "the gig is on April 5" stay distinct. Pure and deterministic.
+the commonest typing slips (swapped and doubled letters: "honetsly", "gaame"). Numbers and negations are
+kept exactly, so "the gig is on April 2" and "the gig is on April 5", "I eat meat" and "I do not eat
+meat" stay distinct. Pure and deterministic.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ _APOSTROPHES = str.maketrans("", "", "'\u2019")
 _DOUBLED = re.compile(r"(.)\1+")
 # Words shorter than this carry no subject of their own (particles, pronouns, interjections).
 MIN_WORD_CHARS = 4
+# Short words that reverse what a line says: never dropped as particles.
+NEGATIONS = frozenset({"no", "not", "nor"})
 
 
 def _canonical(word: str) -> str:
@@ -33,5 +36,5 @@ def line_key(text: str) -> str:
     """What ``text`` says, for spotting restatements: its content words (and numbers) in order,
     canonicalised (see the module doc). A text of short words only keys on all its words."""
     words = _TOKEN.findall(text.casefold().translate(_APOSTROPHES))
-    kept = [w for w in words if len(w) >= MIN_WORD_CHARS or any(ch.isdigit() for ch in w)] or words
+    kept = [w for w in words if len(w) >= MIN_WORD_CHARS or w in NEGATIONS or any(ch.isdigit() for ch in w)] or words
     return " ".join(_canonical(w) for w in kept)

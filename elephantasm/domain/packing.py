@@ -44,6 +44,7 @@ from elephantasm.domain.render import (
     global_rank_key,
     header_line,
     item_line,
+    item_prefix,
     render_lines,
 )
 
@@ -64,6 +65,9 @@ class PackResult:
     trimmed: int = 0
     layer_tokens: Mapping[Layer, int] = field(default_factory=dict)
     """Exact tokens of each non-empty layer's block (header and lines), as encoded on its own."""
+    echoes: Mapping[tuple[Layer, str], tuple[PackItem, ...]] = field(default_factory=dict)
+    """Per chosen ``(layer, id)``: the candidates left out because they would render the same line
+    (``distinct``); the served line stands for them, so a caller may cite their evidence too."""
 
     def items(self, layer: Layer) -> tuple[PackItem, ...]:
         """Chosen items of one layer."""
@@ -85,6 +89,8 @@ class _Cand:
     # limits let it reach, and are never rendered or counted. ``cost`` < 0: not yet.
     line: str = ""
     cost: int = -1
+    # Lower-ranked candidates that would render this very line, left out in its favour (``distinct``).
+    echoes: list[PackItem] = field(default_factory=list)
 
 
 def _costed(c: _Cand, count: TokenCount) -> int:
@@ -116,7 +122,9 @@ def _prepare(
 
     ``distinct``: a scored layer's line that restates a better-ranked line of the layer
     (:func:`~elephantasm.domain.distinct.line_key`) ranks after every line that says something new:
-    a small pack is filled with distinct statements first, a large one still takes the rest.
+    a small pack is filled with distinct statements first, a large one still takes restatements
+    made on other dates (the date is news: it happened again). One that would render with the same
+    label and date as the line it restates says nothing at all and is left out.
     """
     prepared: dict[Layer, list[_Cand]] = {}
     for layer in RENDER_ORDER:
@@ -124,6 +132,7 @@ def _prepare(
         ranked = sorted(((global_rank_key(layer, it), it) for it in candidates.get(layer, ())), key=itemgetter(0))
         seen: set[str] = set()
         said: set[str] | None = set() if distinct and layer in SCORED_LAYERS else None
+        shown: dict[tuple[str, str], _Cand] = {}
         out: list[_Cand] = []
         moved = False
         for key, it in ranked:
@@ -139,10 +148,18 @@ def _prepare(
             restated = 0
             if said is not None:
                 said_key = line_key(it.text)
+                line = (said_key, item_prefix(layer, it))
+                if line in shown:
+                    shown[line].echoes.append(it)
+                    if trace is not None:
+                        trace.note(layer, it, Decision.DUPLICATE)
+                    continue
                 restated = int(said_key in said)
                 moved |= bool(restated)
                 said.add(said_key)
-            out.append(_Cand(layer, it, (restated, *key)))
+            out.append(cand := _Cand(layer, it, (restated, *key)))
+            if said is not None:
+                shown[line] = cand
         if moved:
             out.sort(key=attrgetter("key"))  # stable: restatements move after the rest, in rank order
         prepared[layer] = out
@@ -292,4 +309,5 @@ def _finalise(
         max_tokens=max_tokens,
         trimmed=trimmed,
         layer_tokens=per_layer,
+        echoes={(c.layer, c.item.id): tuple(c.echoes) for cands in chosen.values() for c in cands if c.echoes},
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -46,9 +46,9 @@ def test_key_is_deterministic_and_case_blind(text: str) -> None:
 def test_a_restatement_ranks_after_every_new_line_but_still_fills_a_large_budget() -> None:
     lines = {
         Layer.LONG_TERM: [
-            PackItem("a", "User: Do you have tips for remembering names?", score=0.9),
-            PackItem("b", "user: do you have tips for remembering names", score=0.8),
-            PackItem("c", "User: I text Ignatius first when something goes wrong.", score=0.7),
+            PackItem("a", "User: Do you have tips for remembering names?", score=0.9, time=WHEN),
+            PackItem("b", "user: do you have tips for remembering names", score=0.8, time=WHEN + timedelta(days=3)),
+            PackItem("c", "User: I text Ignatius first when something goes wrong.", score=0.7, time=WHEN),
         ]
     }
     one_line = O200K(render_pack({Layer.LONG_TERM: [lines[Layer.LONG_TERM][0], lines[Layer.LONG_TERM][2]]}))
@@ -57,6 +57,33 @@ def test_a_restatement_ranks_after_every_new_line_but_still_fills_a_large_budget
     assert [it.id for it in pack(lines, max_tokens=one_line + 1, count=O200K).items(Layer.LONG_TERM)] == ["a", "b"]
     large = pack(lines, max_tokens=1000, count=O200K, distinct=True)
     assert [it.id for it in large.items(Layer.LONG_TERM)] == ["a", "b", "c"]
+
+
+def test_a_restatement_that_would_render_the_same_line_is_left_out_at_any_budget() -> None:
+    said = "Jonas: I love how some of the colours came out in my last sketch, Maya."
+    lines = {
+        Layer.LONG_TERM: [
+            PackItem("a", said, score=0.9, time=WHEN, dated=False),
+            PackItem("b", said.lower(), score=0.8, time=WHEN + timedelta(days=3), dated=False),
+            PackItem("c", said, score=0.7, time=WHEN + timedelta(days=9), dated=False),
+            PackItem("d", "Maya: I love how some of the colours came out in my last sketch, Jonas.", score=0.6),
+        ]
+    }
+    trace = PackTrace()
+    res = pack(lines, max_tokens=1000, count=O200K, distinct=True, trace=trace)
+    assert [it.id for it in res.items(Layer.LONG_TERM)] == ["a", "d"]  # another speaker says something else
+    assert res.text.count("colours") == 2
+    assert {t.item.id for t in trace.items if t.decision is Decision.DUPLICATE} == {"b", "c"}
+    # The served line stands for the ones left out: their evidence can be cited with it.
+    assert [it.id for it in res.echoes[(Layer.LONG_TERM, "a")]] == ["b", "c"]
+    assert (Layer.LONG_TERM, "d") not in res.echoes
+    # Without ``distinct`` every line is served, as before.
+    assert len(pack(lines, max_tokens=1000, count=O200K).items(Layer.LONG_TERM)) == 4
+
+
+def test_negations_are_not_restatements() -> None:
+    assert line_key("I eat meat.") != line_key("I do not eat meat.")
+    assert line_key("There is a meeting on Friday.") != line_key("There is no meeting on Friday.")
 
 
 def test_structural_layers_are_never_treated_as_restatements() -> None:

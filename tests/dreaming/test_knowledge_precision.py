@@ -36,7 +36,7 @@ def test_malformed_lines_are_named_by_their_reason(line: str, reason: str) -> No
     [
         "Maya likes green tea.",
         "Maya plans to go to a festival.",
-        "Maya plans to sell Maya's drawings at the market.",
+        "Maya plans to sell their drawings at the market.",
         "User's boss is named Esperanza.",
         "User is allergic to peanuts.",
         "Jonas went to a pottery workshop (≈ 2025-02-24..03-02).",
@@ -68,11 +68,14 @@ def test_first_person_is_resolved_and_going_somewhere_is_a_plan_to_go() -> None:
         return [f.content for f in extract_facts(text, from_user=True, author=author)]
 
     assert facts("I'm planning to sell my drawings at the market, Jonas.") == [
-        "Maya plans to sell Maya's drawings at the market."
+        "Maya plans to sell their drawings at the market."
     ]
     assert facts("I'm going to a festival with friends soon, Jonas!") == ["Maya plans to go to a festival."]
-    assert facts("I will call my mom on Friday", author=None) == ["User plans to call the user's mom (on Friday)."]
+    assert facts("I will call my mom on Friday", author=None) == ["User plans to call their mom (on Friday)."]
     assert in_third_person("Maya plans to thank me.", "Maya") == "Maya plans to thank Maya."
+    # A possessive points back at the subject only when the subject is the speaker.
+    assert in_third_person("Maya's sister likes my cooking.", "Maya") == "Maya's sister likes Maya's cooking."
+    assert in_third_person("Maya lent Jonas a book of mine.", "Maya") == "Maya lent Jonas a book of theirs."
     assert facts("honestly I like variety ngl", author=None) == ["User likes variety."]  # slang ends the value
 
 

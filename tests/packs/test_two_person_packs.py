@@ -91,3 +91,25 @@ async def test_relative_time_is_dated_in_knowledge(
         lines = [line for line in layer_lines(pack["context"], Layer.KNOWLEDGE) if q.answer.lower() in line.lower()]
         dated += any("(≈ 20" in line for line in lines)
     assert dated >= len(relative) // 2  # "went to a pottery workshop (≈ 2025-…)" when a rule reads the turn
+
+
+async def test_a_large_pack_serves_each_line_once_and_cites_every_turn_it_stands_for(
+    pclient: httpx.AsyncClient, tenant: Tenant, panima: dict, duo: dict[str, str]
+) -> None:
+    conv = generate_duo(CONFIG).conversations[0]
+    said: dict[str, set[str]] = {}  # "Author: content" → the events of every turn that said it
+    for turn in conv.turns():
+        said.setdefault(f"{turn.author}: {turn.content}", set()).add(duo[turn.event_id])
+    repeated = {line for line, events in said.items() if len(events) > 1}
+    assert repeated  # people repeat small talk across sessions
+    standing_for = 0
+    for q in generate_duo(CONFIG).questions[:6]:
+        pack = (await latest(pclient, tenant, panima["id"], query=q.question, max_tokens=2000)).json()
+        for layer in (Layer.LONG_TERM, Layer.SESSION, Layer.KNOWLEDGE):
+            lines = layer_lines(pack["context"], layer)
+            assert len(lines) == len(set(lines)), (q.question, pack["context"])
+        for item in pack["content"]["long_term_memories"]:
+            if item["summary"] in repeated:
+                cited = {str(p) for p in item["provenance"]}
+                standing_for += cited >= said[item["summary"]]
+    assert standing_for > 0  # a served line said again in other turns cites every one of them

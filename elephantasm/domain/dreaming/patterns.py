@@ -453,16 +453,20 @@ def subject_prefix(author: str | None) -> str:
     return "user" if name in ("", "user", "human", "me") else f"user.{name}"
 
 
-_MY = re.compile(r"\b(?:my|mine)\b", re.IGNORECASE)
+_MY = re.compile(r"\b(?:(my)|(mine))\b", re.IGNORECASE)
 _ME = re.compile(r"\b(?:me|myself)\b", re.IGNORECASE)
 
 
 def in_third_person(content: str, who: str) -> str:
-    """A statement about ``who`` with the speaker's own "my"/"me" resolved to ``who`` ("the user" for the
-    unnamed user): "Maya plans to sell my drawings" reads "Maya plans to sell Maya's drawings"."""
+    """A statement about ``who`` with the speaker's own "my"/"me" resolved ("the user" for the unnamed
+    user). A possessive that points back at the sentence's subject becomes "their" ("Maya plans to sell
+    my drawings" reads "Maya plans to sell their drawings", not "… sell Maya's drawings"); otherwise,
+    and for "me", the name: "Maya's sister says my plan works" reads "… Maya's plan works"."""
     subject, sep, rest = content.partition(" ")
     name = "the user" if who == "User" else who
-    rest = _ME.sub(name, _MY.sub(f"{name}'s", rest))
+    if subject == who:
+        rest = _MY.sub(lambda m: "their" if m.group(1) else "theirs", rest)
+    rest = _ME.sub(name, _MY.sub(lambda m: f"{name}'s", rest))
     return subject + sep + rest
 
 

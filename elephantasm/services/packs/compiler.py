@@ -167,6 +167,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         with paused_gc():
             chosen = _choose(req, got, dense_vec, scope.weights, trace, lexical)
         await fill_provenance(conn, _needing_provenance(chosen.result, got, trace))
+        _cite_echoes(chosen.result)
         with paused_gc():
             return _serialise(runtime, req, got, chosen)
 
@@ -289,10 +290,20 @@ def _relevances(
 
 
 def _needing_provenance(result: PackResult, got: Gathered, trace: PackTrace | None) -> list[cands.Candidate]:
-    """The served items' candidates; every candidate when traced (the inspector shows the cut too)."""
+    """The served items' candidates and those their lines stand for; every candidate when traced (the
+    inspector shows the cut too)."""
     if trace is not None:
         return [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
-    return [it.ref[0] for layer in (Layer.SESSION, Layer.LONG_TERM, Layer.KNOWLEDGE) for it in result.items(layer)]
+    served = [it for layer in (Layer.SESSION, Layer.LONG_TERM, Layer.KNOWLEDGE) for it in result.items(layer)]
+    return [it.ref[0] for it in served] + [echo.ref[0] for echoes in result.echoes.values() for echo in echoes]
+
+
+def _cite_echoes(result: PackResult) -> None:
+    """A served line that stands for identical lines left out (``distinct``) cites their events too."""
+    for (layer, item_id), echoes in result.echoes.items():
+        served = next(it.ref[0] for it in result.items(layer) if it.id == item_id)
+        cited = set(served.provenance).union(*(echo.ref[0].provenance for echo in echoes))
+        served.provenance = tuple(sorted(cited))
 
 
 def _serialise(runtime: Runtime, req: PackRequest, got: Gathered, chosen: _Chosen) -> CompiledPack:
