@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, exists, func, insert, select, text, update
+from sqlalchemy import and_, delete, exists, func, insert, literal, select, update
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -45,6 +45,7 @@ from elephantasm.db.models import Anima, DreamChunk, DreamRun, Event
 from elephantasm.db.scopes import of_anima
 from elephantasm.db.tables import rowcount, table_of
 from elephantasm.ids import uuid7
+from elephantasm.services.dreams.liveness import advisory
 
 _EVENTS = table_of(Event)
 _RUNS = table_of(DreamRun)
@@ -74,7 +75,7 @@ def anima_lock_key(anima_id: uuid.UUID) -> int:
 
 async def lock_anima(session: AsyncSession, anima_id: uuid.UUID) -> None:
     """Serialise dreamer writes for ``anima_id`` until the current transaction ends."""
-    await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": anima_lock_key(anima_id)})
+    await session.execute(advisory(func.pg_advisory_xact_lock, anima_lock_key(anima_id)))
 
 
 @dataclass(frozen=True)
@@ -241,10 +242,9 @@ async def recover_stale_runs(
         .values(
             status="failed",
             finished_at=now,
-            error=text(
-                "'abandoned: no heartbeat since ' || to_char(heartbeat_at AT TIME ZONE 'UTC', "
-                "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') || '; its claims were released'"
-            ),
+            error=literal("abandoned: no heartbeat since ")
+            + func.to_char(func.timezone("UTC", _RUNS.c.heartbeat_at), 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+            + "; its claims were released",
         )
         .returning(_RUNS.c.id)
     )

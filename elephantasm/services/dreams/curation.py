@@ -28,14 +28,13 @@ from elephantasm.domain.dreaming import (
     plan_merges,
     plan_transitions,
 )
+from elephantasm.services.dreams.deps import DreamDeps
 from elephantasm.services.dreams.journal import WriteContext, journaled_write
 from elephantasm.services.dreams.runs import RunStats
 from elephantasm.services.dreams.vector_flag import anima_is_indexed
 
 if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
-    from elephantasm.runtime import Runtime
-    from elephantasm.settings import Settings
 
 NEIGHBOURS = 5
 
@@ -108,19 +107,6 @@ _TRANSITION_SQL = text("""UPDATE memories SET state = :to, updated_at = :now,
     meta = meta || jsonb_build_object('state_since', CAST(:since AS text)) WHERE id = ANY(:ids)""")
 
 
-def thresholds(settings: Settings) -> CurationThresholds:
-    """Curation tunables from settings."""
-    return CurationThresholds(
-        half_life_days=settings.curation_half_life_days,
-        decaying_below=settings.curation_decaying_below,
-        archive_below=settings.curation_archive_below,
-        reactivate_similarity=settings.curation_reactivate_similarity,
-        merge_similarity=settings.curation_merge_similarity,
-        max_transitions=settings.curation_max_transitions,
-        max_merge_groups=settings.curation_max_merges,
-    )
-
-
 async def _neighbours(
     session: AsyncSession, anima_id: uuid.UUID, ids: list[uuid.UUID], min_sim: float, dim: int
 ) -> list[Any]:
@@ -131,9 +117,8 @@ async def _neighbours(
         # A small anima (below vectors.INDEX_THRESHOLD): its rows are compared exactly.
         return list((await session.execute(_neighbours_sql(dim, False), params)).all())
     # Approximate neighbours through the HNSW index (pgvector >= 0.8 keeps scanning the graph until
-    # enough rows pass the anima filter). Left alone, the planner prefers an exact scan of the anima's
-    # memories per new memory, which costs ~20 ms each at 2,500 memories (measured), so the
-    # alternatives are priced out for this one statement.
+    # enough rows pass the anima filter). Left alone, the planner prefers a slower exact scan of the
+    # anima's memories per new memory, so the alternatives are priced out for this one statement.
     for setting in _HNSW_ONLY:
         await session.execute(text(f"SET LOCAL {setting}"))
     try:
@@ -258,13 +243,13 @@ async def _plan_and_apply(
     return len(gone), plan
 
 
-async def curate(runtime: Runtime, run: DreamRun, new_memory_ids: list[uuid.UUID], stats: RunStats) -> None:
-    """Curate the anima's memories in one short journaled write (capped by settings)."""
-    settings = runtime.settings
-    async with journaled_write(runtime, run, stats) as step:
-        scan = new_memory_ids[-settings.curation_scan_limit :] if settings.curation_scan_limit > 0 else []
+async def curate(deps: DreamDeps, run: DreamRun, new_memory_ids: list[uuid.UUID], stats: RunStats) -> None:
+    """Curate the anima's memories in one short journaled write (capped by the limits)."""
+    limits = deps.limits
+    async with journaled_write(deps, run, stats) as step:
+        scan = new_memory_ids[-limits.curation_scan_limit :] if limits.curation_scan_limit > 0 else []
         merged, plan = await _plan_and_apply(
-            step.session, step.ctx, thresholds(settings), scan, step.actions, runtime.embedder.space.dim
+            step.session, step.ctx, limits.curation, scan, step.actions, deps.embedder.space.dim
         )
         step.stats.counts["memories_merged"] += merged
         for t in plan:
