@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
@@ -20,16 +20,16 @@ Transaction = Callable[[], AbstractAsyncContextManager[AsyncSession]]
 
 @dataclass(frozen=True)
 class DreamLimits:
-    """The settings a dream run reads."""
+    """The settings a dream run reads (named as in :class:`Settings`)."""
 
-    run_timeout_seconds: int
-    heartbeat_seconds: float
-    max_events_per_run: int
-    chunk_events: int
-    stale_seconds: float
-    retry_base_seconds: float
-    retry_max_seconds: float
-    max_failures: int
+    dreamer_run_timeout_seconds: int
+    dreamer_heartbeat_seconds: float
+    dreamer_max_events_per_run: int
+    dreamer_chunk_events: int
+    dreamer_stale_seconds: float
+    dreamer_retry_base_seconds: float
+    dreamer_retry_max_seconds: float
+    dreamer_max_failures: int
     knowledge_dedupe_similarity: float
     curation_scan_limit: int
     curation: CurationThresholds
@@ -46,19 +46,7 @@ class DreamLimits:
             max_transitions=s.curation_max_transitions,
             max_merge_groups=s.curation_max_merges,
         )
-        return cls(
-            s.dreamer_run_timeout_seconds,
-            s.dreamer_heartbeat_seconds,
-            s.dreamer_max_events_per_run,
-            s.dreamer_chunk_events,
-            s.dreamer_stale_seconds,
-            s.dreamer_retry_base_seconds,
-            s.dreamer_retry_max_seconds,
-            s.dreamer_max_failures,
-            s.knowledge_dedupe_similarity,
-            s.curation_scan_limit,
-            curation,
-        )
+        return cls(**{f.name: getattr(s, f.name) for f in fields(cls) if f.name != "curation"}, curation=curation)
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,12 @@ from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Event, Memory, MemoryRecall
 from elephantasm.db.scopes import of_anima, visible
 from elephantasm.db.tables import table_of
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.animas import bump_state_version
-from elephantasm.services.dreams.queries import check_anima, nearest, readable_columns
+from elephantasm.services.dreams.queries import nearest, newest_first, readable_columns
 
 _M = table_of(Memory)
 # Each memory's source events (its ``event_ids``) in the order they happened.
@@ -51,14 +50,9 @@ async def list_memories(
 ) -> tuple[list[Any], str | None]:
     """Memories, most recent experience first, optionally of one anima and state."""
     stmt = select(*_COLS, _PAGE_AT.label("page_at")).select_from(_FROM).where(*visible(_M, org_id))
-    if anima_id is not None:
-        await check_anima(session, org_id, anima_id)
-        stmt = stmt.where(_M.c.anima_id == anima_id)
     if state is not None:
         stmt = stmt.where(_M.c.state == state)
-    return await keyset_page(
-        session, stmt, at=_PAGE_AT, row_id=_M.c.id, limit=limit, cursor=cursor, direction=Direction.DESC
-    )
+    return await newest_first(session, org_id, anima_id, stmt, _M, _PAGE_AT, limit, cursor)
 
 
 async def get_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID) -> Any:

@@ -33,6 +33,25 @@ async def check_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.U
     return bool(await live_anima_value(session, org_id, anima_id, col(Anima.vectors_indexed)))
 
 
+async def newest_first(
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID | None,
+    stmt: Any,
+    table: Any,
+    at: Any,
+    limit: int,
+    cursor: str | None,
+) -> tuple[list[Any], str | None]:
+    """One keyset page of ``stmt``, newest ``at`` first, of one anima of the org if given."""
+    if anima_id is not None:
+        await check_anima(session, org_id, anima_id)
+        stmt = stmt.where(table.c.anima_id == anima_id)
+    return await keyset_page(
+        session, stmt, at=at, row_id=table.c.id, limit=limit, cursor=cursor, direction=Direction.DESC
+    )
+
+
 # pgvector >= 0.8: keep scanning the HNSW graph until LIMIT rows pass the query's filters.
 _ITERATIVE_SCAN = text("SET LOCAL hnsw.iterative_scan = relaxed_order")
 
@@ -105,18 +124,13 @@ async def list_knowledge(
 ) -> tuple[list[Any], str | None]:
     """Knowledge, newest first; current items only unless ``include_superseded``."""
     stmt = select(*_K_COLS, _K.c.created_at.label("page_at")).where(*visible(_K, org_id))
-    if anima_id is not None:
-        await check_anima(session, org_id, anima_id)
-        stmt = stmt.where(_K.c.anima_id == anima_id)
     if type_ is not None:
         stmt = stmt.where(_K.c.type == type_)
     if topic is not None:
         stmt = stmt.where(_K.c.topic == topic)
     if not include_superseded:
         stmt = stmt.where(_K.c.valid_to.is_(None))
-    return await keyset_page(
-        session, stmt, at=_K.c.created_at, row_id=_K.c.id, limit=limit, cursor=cursor, direction=Direction.DESC
-    )
+    return await newest_first(session, org_id, anima_id, stmt, _K, _K.c.created_at, limit, cursor)
 
 
 async def get_knowledge(session: AsyncSession, org_id: uuid.UUID, knowledge_id: uuid.UUID) -> Any:
@@ -193,14 +207,9 @@ async def list_runs(
 ) -> tuple[list[Any], str | None]:
     """Dream runs, newest first, optionally of one anima and status."""
     stmt = select(*_R.c, _R.c.started_at.label("page_at")).where(org_scoped(_R, org_id), live_anima(_R.c.anima_id))
-    if anima_id is not None:
-        await check_anima(session, org_id, anima_id)
-        stmt = stmt.where(_R.c.anima_id == anima_id)
     if status is not None:
         stmt = stmt.where(_R.c.status == status)
-    return await keyset_page(
-        session, stmt, at=_R.c.started_at, row_id=_R.c.id, limit=limit, cursor=cursor, direction=Direction.DESC
-    )
+    return await newest_first(session, org_id, anima_id, stmt, _R, _R.c.started_at, limit, cursor)
 
 
 async def get_run(session: AsyncSession, org_id: uuid.UUID, run_id: uuid.UUID) -> Any:

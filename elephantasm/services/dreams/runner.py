@@ -75,7 +75,7 @@ async def execute_run(deps: DreamDeps, run: DreamRun, progress: Progress | None 
     # or a shutdown says nothing about the anima.
     status, error, strike = "completed", None, False
     try:
-        async with asyncio.timeout(deps.limits.run_timeout_seconds):
+        async with asyncio.timeout(deps.limits.dreamer_run_timeout_seconds):
             new_ids = await _distil_all(deps, run, stats, progress)
             t0 = time.perf_counter()
             await curate(deps, run, new_ids, stats)
@@ -86,7 +86,7 @@ async def execute_run(deps: DreamDeps, run: DreamRun, progress: Progress | None 
     except RunLostError as exc:
         status, error = "failed", str(exc)
     except TimeoutError:
-        limit = deps.limits.run_timeout_seconds
+        limit = deps.limits.dreamer_run_timeout_seconds
         status, error, strike = "failed", f"run exceeded dreamer_run_timeout_seconds ({limit})", True
     except asyncio.CancelledError:
         stats.time("total", time.perf_counter() - started)
@@ -113,7 +113,7 @@ async def execute_run(deps: DreamDeps, run: DreamRun, progress: Progress | None 
 
 
 async def _heartbeats(deps: DreamDeps, run_id: uuid.UUID) -> None:
-    interval = deps.limits.heartbeat_seconds
+    interval = deps.limits.dreamer_heartbeat_seconds
     while True:
         await asyncio.sleep(interval)
         try:
@@ -190,7 +190,7 @@ async def _local_step(deps: DreamDeps, run: DreamRun, stats: RunStats, until_seq
 async def _distil_all(deps: DreamDeps, run: DreamRun, stats: RunStats, progress: Progress | None) -> list[uuid.UUID]:
     """Distil chunk after chunk until nothing recorded before the run started is pending."""
     limits = deps.limits
-    budget = limits.max_events_per_run
+    budget = limits.dreamer_max_events_per_run
     async with deps.read_session() as session:
         # The anima's event_seq at the start of the run (set by start_run): later events wait.
         until = run.until_seq if run.until_seq is not None else (await watermark(session, run.anima_id))[1]
@@ -201,12 +201,14 @@ async def _distil_all(deps: DreamDeps, run: DreamRun, stats: RunStats, progress:
     new_ids: list[uuid.UUID] = []
     # Start no new chunk past half the run's hard timeout: the run then ends cleanly and the rest
     # waits for the next run, instead of a long LLM run being cut off mid-chunk by the timeout.
-    deadline = time.monotonic() + limits.run_timeout_seconds / 2
+    deadline = time.monotonic() + limits.dreamer_run_timeout_seconds / 2
     while stats.events_read < budget:
         if new_ids and time.monotonic() > deadline:
             stats.counts["stopped_at_time_budget"] = 1
             break
-        done, memory_ids = await step(deps, run, stats, until, min(limits.chunk_events, budget - stats.events_read))
+        done, memory_ids = await step(
+            deps, run, stats, until, min(limits.dreamer_chunk_events, budget - stats.events_read)
+        )
         if not done:
             break
         new_ids += memory_ids

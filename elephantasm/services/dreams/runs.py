@@ -86,7 +86,7 @@ async def _start(deps: DreamDeps, run_id: uuid.UUID, org_id: uuid.UUID, anima_id
     async with deps.unit_of_work() as session:
         await get_anima(session, org_id, anima_id)
         await lock_anima(session, anima_id)
-        await recover_stale_runs(session, now, timedelta(seconds=deps.limits.stale_seconds), anima_id)
+        await recover_stale_runs(session, now, timedelta(seconds=deps.limits.dreamer_stale_seconds), anima_id)
         running = list(
             (
                 await session.execute(
@@ -210,8 +210,8 @@ async def record_outcome(
             .returning(col(Anima.dream_failures))
         )
     ).scalar_one()
-    wait = min(limits.retry_base_seconds * 2 ** min(failures - 1, 30), limits.retry_max_seconds)
-    parked = failures >= limits.max_failures
+    wait = min(limits.dreamer_retry_base_seconds * 2 ** min(failures - 1, 30), limits.dreamer_retry_max_seconds)
+    parked = failures >= limits.dreamer_max_failures
     await session.execute(
         update(Anima)
         .where(col(Anima.id) == anima_id)
