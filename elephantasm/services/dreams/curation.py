@@ -15,9 +15,11 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import TextClause, text
+from sqlalchemy import Select, TextClause, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.models import Memory, MemoryRecall
+from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import hnsw_distance, large_anima_filter, width_is
 from elephantasm.domain.dreaming import (
     CurationThresholds,
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
 
 NEIGHBOURS = 5
+_M, _RECALLS = table_of(Memory), table_of(MemoryRecall)
 
 
 @functools.cache
@@ -63,12 +66,6 @@ _HNSW_ONLY = (
     "enable_bitmapscan = off",
     "enable_sort = off",
 )
-_STATS_SQL = text("""
-SELECT m.id, m.state, m.importance, coalesce(r.recall_count, 0) AS recall_count, m.created_at, r.last_recalled_at,
-       m.summary, m.time_start, m.meta->>'state_since' AS since
-FROM memories m LEFT JOIN memory_recalls r ON r.memory_id = m.id
-WHERE m.anima_id = :anima AND m.deleted_at IS NULL AND m.merged_into IS NULL
-""")
 # Every merge group of the pass at once, as (survivor, merged member) pairs: groups are disjoint
 # (``plan_merges`` takes each memory at most once), so set-based statements do what one pass per
 # group did, in a fixed number of round trips.
@@ -100,9 +97,6 @@ _MERGE_SQL = [
                 meta = x.meta || jsonb_build_object('state_since', CAST(:since AS text))
                 FROM {_PAIRS} WHERE x.id = g.m"""),
 ]
-_EVENT_COUNTS_SQL = text(
-    "SELECT id AS memory_id, cardinality(event_ids) AS n FROM memories WHERE id = ANY(CAST(:ss AS uuid[]))"
-)
 _TRANSITION_SQL = text("""UPDATE memories SET state = :to, updated_at = :now,
     meta = meta || jsonb_build_object('state_since', CAST(:since AS text)) WHERE id = ANY(:ids)""")
 
@@ -128,6 +122,26 @@ async def _neighbours(
             await session.execute(text(f"SET LOCAL {setting.split(' = ')[0]} TO DEFAULT"))
 
 
+def _stats_of(anima_id: uuid.UUID) -> Select[Any]:
+    """Every live memory of the anima with what curation weighs: importance, recalls, age, state."""
+    m, r = _M.c, _RECALLS.c
+    return (
+        select(
+            m.id,
+            m.state,
+            m.importance,
+            func.coalesce(r.recall_count, 0).label("recall_count"),
+            m.created_at,
+            r.last_recalled_at,
+            m.summary,
+            m.time_start,
+            m.meta["state_since"].astext.label("since"),
+        )
+        .select_from(_M.outerjoin(_RECALLS, r.memory_id == m.id))
+        .where(m.anima_id == anima_id, m.deleted_at.is_(None), m.merged_into.is_(None))
+    )
+
+
 def _stats(rows: list[Any], best: dict[uuid.UUID, float]) -> list[MemoryStats]:
     return [
         MemoryStats(
@@ -145,7 +159,8 @@ def _stats(rows: list[Any], best: dict[uuid.UUID, float]) -> list[MemoryStats]:
 
 
 async def _event_counts(session: AsyncSession, survivors: list[uuid.UUID]) -> dict[uuid.UUID, int]:
-    return {r.memory_id: r.n for r in (await session.execute(_EVENT_COUNTS_SQL, {"ss": survivors})).all()}
+    stmt = select(_M.c.id, func.cardinality(_M.c.event_ids).label("n")).where(_M.c.id.in_(survivors))
+    return {row.id: row.n for row in await session.execute(stmt)}
 
 
 async def _merge(session: AsyncSession, ctx: WriteContext, groups: list[MergeGroup], actions: list[dict]) -> None:
@@ -212,7 +227,7 @@ async def _plan_and_apply(
     dim: int,
 ) -> tuple[int, list[Transition]]:
     near = await _neighbours(session, ctx.anima_id, new_ids, min(th.merge_similarity, th.reactivate_similarity), dim)
-    rows = list((await session.execute(_STATS_SQL, {"anima": ctx.anima_id})).all())
+    rows = list((await session.execute(_stats_of(ctx.anima_id))).all())
     by_id = {r.id: r for r in rows}
     best: dict[uuid.UUID, float] = {}
     pairs = []
