@@ -87,15 +87,8 @@ async def _start(deps: DreamDeps, run_id: uuid.UUID, org_id: uuid.UUID, anima_id
         await get_anima(session, org_id, anima_id)
         await lock_anima(session, anima_id)
         await recover_stale_runs(session, now, timedelta(seconds=deps.limits.dreamer_stale_seconds), anima_id)
-        running = list(
-            (
-                await session.execute(
-                    select(col(DreamRun.id)).where(
-                        col(DreamRun.anima_id) == anima_id, col(DreamRun.status) == "running"
-                    )
-                )
-            ).scalars()
-        )
+        live = select(_RUNS.c.id).where(_RUNS.c.anima_id == anima_id, _RUNS.c.status == "running")
+        running = list((await session.execute(live)).scalars())
         gone = await gone_runs(session, running)
         await fail_runs(session, gone, now, "abandoned: its process is gone; its claims were released")
         alive = [r for r in running if r not in gone]
