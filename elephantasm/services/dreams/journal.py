@@ -136,11 +136,6 @@ class WriteContext:
         """A journal entry; the step stores its entries batched (:func:`batch_rows`)."""
         return {"action": action, "target_type": target_type, "target_id": target_id, "before": before, "after": after}
 
-    def journal_rows(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The dream_actions rows holding ``entries`` (this step's, in the order they were written)."""
-        base = {"org_id": self.org_id, "anima_id": self.anima_id, "run_id": self.run_id, "created_at": self.now}
-        return batch_rows(entries, new_batch, base)
-
 
 @dataclass
 class JournaledWrite:
@@ -168,7 +163,8 @@ async def journaled_write(deps: DreamDeps, run: DreamRun, stats: RunStats) -> As
         step = JournaledWrite(session, ctx, copy.deepcopy(stats))
         yield step
         if step.actions:
-            await insert_rows(session, _ACTIONS, ctx.journal_rows(step.actions))
+            base = {"org_id": ctx.org_id, "anima_id": ctx.anima_id, "run_id": ctx.run_id, "created_at": ctx.now}
+            await insert_rows(session, _ACTIONS, batch_rows(step.actions, new_batch, base))
         if step.actions or step.changes_packs:
             await bump_state_version(session, [run.anima_id])
         await save_progress(session, run.id, step.stats, ctx.now)

@@ -99,32 +99,30 @@ async def embed_result(
 def _memory_rows(
     ctx: WriteContext, result: DistillResult, vectors: Sequence[Sequence[float]], turns: Sequence[bytes | None]
 ) -> list[dict]:
-    rows = []
-    for draft, vector, blob in zip(result.memories, vectors, turns, strict=True):
-        rows.append(
-            {
-                "id": uuid7(),
-                "org_id": ctx.org_id,
-                "anima_id": ctx.anima_id,
-                "summary": draft.summary,
-                "content": draft.content,
-                "importance": draft.importance,
-                "confidence": draft.confidence,
-                "state": "active",
-                "session_id": draft.session_id,
-                "time_start": draft.time_start,
-                "time_end": draft.time_end,
-                # The run that wrote it is the journal's "created" entry (dream_actions), not a copy here.
-                "meta": dict(draft.meta),
-                "embedding": list(vector),
-                "embedding_space": ctx.space,
-                "turn_vectors": blob,
-                "event_ids": sorted(set(draft.event_ids)),
-                "created_at": ctx.now,
-                "updated_at": ctx.now,
-            }
-        )
-    return rows
+    return [
+        {
+            "id": uuid7(),
+            "org_id": ctx.org_id,
+            "anima_id": ctx.anima_id,
+            "summary": draft.summary,
+            "content": draft.content,
+            "importance": draft.importance,
+            "confidence": draft.confidence,
+            "state": "active",
+            "session_id": draft.session_id,
+            "time_start": draft.time_start,
+            "time_end": draft.time_end,
+            # The run that wrote it is the journal's "created" entry (dream_actions), not a copy here.
+            "meta": dict(draft.meta),
+            "embedding": list(vector),
+            "embedding_space": ctx.space,
+            "turn_vectors": blob,
+            "event_ids": sorted(set(draft.event_ids)),
+            "created_at": ctx.now,
+            "updated_at": ctx.now,
+        }
+        for draft, vector, blob in zip(result.memories, vectors, turns, strict=True)
+    ]
 
 
 async def _insert_memories(
