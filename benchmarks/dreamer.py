@@ -144,7 +144,7 @@ async def _offline(url: str, work: Path, n: int) -> tuple[Any, float, str]:
         async with rt.read_session() as session:
             version = str((await session.execute(text("SHOW server_version"))).scalar_one())
         started = time.perf_counter()
-        run = await run_dream(rt, org_id, anima_id, trigger="benchmark")
+        run = await run_dream(rt.dreams, org_id, anima_id, trigger="benchmark")
         return run, time.perf_counter() - started, version
     finally:
         await rt.close()
@@ -162,7 +162,9 @@ async def _llm(url: str, work: Path, n: int) -> Any:
             url, work, corpus(n, seed=7), llm_base_url=server.base_url, llm_model="bench-model"
         )
         try:
-            return await run_dream(rt, org_id, anima_id, trigger="benchmark")  # rt was built with the LLM settings
+            return await run_dream(
+                rt.dreams, org_id, anima_id, trigger="benchmark"
+            )  # rt was built with the LLM settings
         finally:
             await rt.close()
     finally:

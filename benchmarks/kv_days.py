@@ -122,7 +122,7 @@ async def _dream(url: str, work: Any, org_id: str, anima_id: str) -> None:
 
     rt = build_runtime(Settings(database_url=url, data_dir=work, secret_key=SECRET, dreamer_enabled=False), url)
     try:
-        await run_dream(rt, uuid.UUID(org_id), uuid.UUID(anima_id), trigger="benchmark")
+        await run_dream(rt.dreams, uuid.UUID(org_id), uuid.UUID(anima_id), trigger="benchmark")
     finally:
         await rt.close()
 

@@ -16,9 +16,10 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 
-from sqlalchemy import text
+from sqlalchemy import func
 
 from elephantasm.runtime import Runtime
+from elephantasm.services.dreams.liveness import advisory
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ async def _lead_once(runtime: Runtime, key: int, retry_seconds: float) -> None:
 
     async with runtime.engine.connect() as conn:
         conn = await conn.execution_options(isolation_level="AUTOCOMMIT")  # no transaction left open
-        while not (await conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key})).scalar_one():
+        while not (await conn.execute(advisory(func.pg_try_advisory_lock, key))).scalar_one():
             await asyncio.sleep(retry_seconds)
         log.debug("this worker leads the dreamer scheduler (lock %s)", key)
         try:
@@ -55,7 +56,7 @@ async def _lead_once(runtime: Runtime, key: int, retry_seconds: float) -> None:
                 await asyncio.Event().wait()
         finally:
             with suppress(Exception):  # the connection may already be gone; closing it frees the lock
-                await asyncio.shield(conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key}))
+                await asyncio.shield(conn.execute(advisory(func.pg_advisory_unlock, key)))
 
 
 @asynccontextmanager

@@ -22,7 +22,6 @@ from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import execute_run, start_run
 from elephantasm.services.dreams.claims import recover_stale_runs
 from elephantasm.services.dreams.due import DueAnima, find_due_animas, find_sleepy_animas
-from elephantasm.services.dreams.runner import engine_of
 
 log = logging.getLogger(__name__)
 
@@ -118,12 +117,12 @@ class Dreamer:
     async def _run(self, item: DueAnima, trigger: str) -> None:
         try:
             async with self._slots:
-                engine = engine_of(self.runtime, None)
+                deps = self.runtime.dreams
                 try:
-                    run = await start_run(self.runtime, item.org_id, item.anima_id, trigger, engine)
+                    run = await start_run(deps, item.org_id, item.anima_id, trigger)
                 except (ConflictError, NotFoundError):
                     return  # another process got there first, or the anima was just deleted
-                await execute_run(self.runtime, run, engine)
+                await execute_run(deps, run)
         finally:
             self._active.discard(item.anima_id)
 

@@ -23,8 +23,10 @@ from elephantasm.llm.embedders import Embedder
 from elephantasm.llm.factory import build_dream_engine, build_embedder
 from elephantasm.local.holder import LocalModels
 from elephantasm.security import load_or_create_secret
+from elephantasm.services.dreams.deps import DreamDeps, DreamLimits
 from elephantasm.services.dreams.tasks import DreamTasks
 from elephantasm.services.packs.state import PackState
+from elephantasm.services.spaces import current_space
 from elephantasm.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -85,6 +87,22 @@ class Runtime:
             engine = build_engine(self.settings, self.database_url, background=True)
             pools.update(engine=engine, sessionmaker=signed_sessionmaker(engine, self.secret))
         return dataclasses.replace(self, engine=pools["engine"], sessionmaker=pools["sessionmaker"])
+
+    @property
+    def dreams(self) -> DreamDeps:
+        """What a dream run uses, over the background pool (a run is long by nature)."""
+        bg = self.background
+        return DreamDeps(
+            unit_of_work=bg.unit_of_work,
+            read_session=bg.read_session,
+            pool=bg.engine,
+            clock=self.clock,
+            embedder=self.embedder,
+            distiller=self.dream_engine,
+            space=partial(current_space, bg),
+            tasks=self.dream_tasks,
+            limits=DreamLimits.of(self.settings),
+        )
 
     @asynccontextmanager
     async def unit_of_work(self) -> AsyncIterator[AsyncSession]:

@@ -143,7 +143,7 @@ async def test_dreams_record_the_space_of_their_vectors(runtimes: tuple[Runtime,
     ]
     async with b.unit_of_work() as session:
         await record_events(session, tenant.org_id, events, b.clock())
-    run = await run_dream(b, tenant.org_id, anima)
+    run = await run_dream(b.dreams, tenant.org_id, anima)
     assert run.status == "completed" and run.memories_created
     async with b.engine.connect() as conn:
         spaces = set(

@@ -34,7 +34,7 @@ async def _owned(runtime: Runtime, tenant: Tenant) -> tuple[uuid.UUID, list[uuid
     anima, its event ids and one of its memories."""
     anima = await new_anima(runtime, tenant.org_id)
     stored = await add_events(runtime, tenant.org_id, anima, turns(CHAT))
-    await run_dream(runtime, tenant.org_id, anima, trigger="test")
+    await run_dream(runtime.dreams, tenant.org_id, anima, trigger="test")
     late = [{**t, "session_id": None, "dedupe_key": f"k{i}"} for i, t in enumerate(turns(CHAT[:2], start=T0))]
     stored += await add_events(runtime, tenant.org_id, anima, late)
     assert {e.anima_id for e in stored} == {anima}  # derived, also on the rows record_events returns

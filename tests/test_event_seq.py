@@ -108,7 +108,7 @@ async def test_distilled_at_on_the_wire_and_through_export_import(
     aid = uuid.UUID(anima["id"])
     early = [_event(anima["id"], f"I grow {w} on the balcony.", session_id="s1") for w in ("basil", "mint", "sage")]
     await client.post("/api/events/batch", json={"events": early}, headers=tenant.headers)
-    run = await run_dream(runtime, tenant.org_id, aid)
+    run = await run_dream(runtime.dreams, tenant.org_id, aid)
     assert run.status == "completed" and run.events_read == 3
     late = await client.post(
         "/api/events",
@@ -129,5 +129,5 @@ async def test_distilled_at_on_the_wire_and_through_export_import(
     async with runtime.read_session() as session:
         again = [line async for line in export_lines(session, tenant.org_id, copy)]
     assert _events(again) == _events(lines)  # the same distilled_at, event for event
-    second = await run_dream(runtime, tenant.org_id, copy)
+    second = await run_dream(runtime.dreams, tenant.org_id, copy)
     assert second.events_read == 1  # only the pending one: the distilled ones are not distilled again

@@ -31,7 +31,7 @@ class DreamController(Controller):
 
         The run proceeds in the background; poll ``GET /api/dreams/sessions/{id}`` for its end.
         """
-        run = await start_dream_in_background(runtime, caller.org_id, data.anima_id)
+        run = await start_dream_in_background(runtime.dreams, caller.org_id, data.anima_id)
         return Response(DreamRunRead.of(run), status_code=HTTP_202_ACCEPTED)
 
     @get("/sessions")

@@ -86,5 +86,5 @@ class DreamPages(Controller):
     ) -> Response:
         """Start a run now, as ``POST /api/dreams/trigger`` does (409 if one is running); then watch it."""
         check_form(request, runtime, ui, data.csrf_token)
-        run = await start_dream_in_background(runtime, ui.caller.org_id, ui_id("anima", anima_id))
+        run = await start_dream_in_background(runtime.dreams, ui.caller.org_id, ui_id("anima", anima_id))
         return see_other(f"/ui/dreams/{run.id}")

@@ -67,7 +67,7 @@ async def dream(args: argparse.Namespace, settings: Settings) -> int:
                 bar.update(task, completed=done, total=total)
 
             try:
-                run = await run_dream(rt, anima.org_id, anima.id, trigger="cli", progress=progress)
+                run = await run_dream(rt.dreams, anima.org_id, anima.id, trigger="cli", progress=progress)
             except ConflictError as exc:
                 err_console.print(f"[yellow]{exc.detail}[/yellow]")
                 return 2

@@ -664,7 +664,7 @@ class DreamAction(SQLModel, table=True):
     """A batch of a run's journal entries: consecutive entries of one step with the same action and
     target type (what was created, merged, superseded or archived, before and after), one element
     each in ``target_ids``, ``befores`` and ``afters`` (read through
-    ``services/dreams/journal_rows.expand``). Entry ids derive from ``id`` and the position. The
+    ``services/dreams/journal.expand``). Entry ids derive from ``id`` and the position. The
     arrays are stored compressed inline (``toast_tuple_target``; ``STORAGE MAIN`` in ``db.ddl``)."""
 
     __tablename__ = "dream_actions"

@@ -59,7 +59,7 @@ WHERE k.anima_id = :anima AND k.deleted_at IS NULL
 
 def _redacted(values: str) -> str:
     # The row's jsonb array ``values`` with a forgotten target's entry replaced (a NULL column: every
-    # entry JSON null, as journal_rows stores it).
+    # entry JSON null, as the dream journal stores it).
     return f"""(SELECT jsonb_agg(CASE WHEN t.id = ANY(:ids) THEN '{{"forgotten": true}}'::jsonb
                               ELSE coalesce(d.{values} -> (t.n::int - 1), 'null') END ORDER BY t.n)
         FROM unnest(d.target_ids) WITH ORDINALITY t(id, n))"""

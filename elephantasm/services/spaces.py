@@ -10,13 +10,21 @@ so a cached code stays valid for the life of the database.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
+from elephantasm.llm.embedders import Embedder
+
+
+class SpaceSource(Protocol):
+    """What :func:`current_space` reads (the ``Runtime``): its embedder, engine and fact cache."""
+
+    embedder: Embedder
+    engine: AsyncEngine
+    slow_facts: dict[str, tuple[float, Any]]
+
 
 _REGISTER = text("INSERT INTO embedding_spaces (label) VALUES (:label) ON CONFLICT (label) DO NOTHING")
 _LOOKUP = text("SELECT id FROM embedding_spaces WHERE label = :label")
@@ -32,7 +40,7 @@ async def register_space(engine: AsyncEngine, label: str) -> int:
         return int((await conn.execute(_LOOKUP, {"label": label})).scalar_one())
 
 
-async def current_space(runtime: Runtime) -> int:
+async def current_space(runtime: SpaceSource) -> int:
     """The code of the runtime's embedder's space (resolved once per runtime)."""
     label = runtime.embedder.space.label()
     key = f"space_id:{label}"

@@ -20,7 +20,7 @@ from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services.animas import create_anima
 from elephantasm.services.dreams import DreamTasks
-from elephantasm.services.dreams.journal_rows import JournalEntry, expand
+from elephantasm.services.dreams.journal import JournalEntry, expand
 from elephantasm.services.events import record_events
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)

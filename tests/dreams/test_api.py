@@ -103,7 +103,7 @@ async def dreamt(runtime: Runtime, tenant: Tenant) -> dict:
     anima_id = await new_anima(runtime, tenant.org_id)
     later = ["Quick reminder: my favorite color is green.", "Understood, green it stays."]
     events = await add_events(runtime, tenant.org_id, anima_id, turns(CHAT) + turns(later, session="s2"))
-    run = await run_dream(runtime, tenant.org_id, anima_id)
+    run = await run_dream(runtime.dreams, tenant.org_id, anima_id)
     assert run.status == "completed", run.error
     return {"anima": str(anima_id), "events": [str(e.id) for e in events], "run": str(run.id)}
 
@@ -210,7 +210,7 @@ async def test_identity_routes(client: httpx.AsyncClient, runtime: Runtime, tena
         "Furthermore, I will structure it as a numbered list so that each step is clear and easy to follow later.",
     ] * 6
     await add_events(runtime, tenant.org_id, __import__("uuid").UUID(anima), turns(long_answers, session="s9"))
-    await run_dream(runtime, tenant.org_id, __import__("uuid").UUID(anima))
+    await run_dream(runtime.dreams, tenant.org_id, __import__("uuid").UUID(anima))
     history = (await client.get(f"/api/identities/anima/{anima}/history", headers=h)).json()
     assert [v["version"] for v in history] == [2, 1] and history[0]["reason"] != history[1]["reason"]
 

@@ -49,7 +49,9 @@ async def test_dream_by_id_and_by_name(cli, runtime: Runtime) -> None:  # type: 
 async def test_dream_while_another_runs_exits_2(cli, runtime: Runtime, tenant) -> None:  # type: ignore[no-untyped-def]
     anima_id = await new_anima(runtime, tenant.org_id)
     live = uuid7()
-    await runtime.dream_tasks.run_locks.take(runtime, live)  # its process is alive: it holds the run's lock
+    await runtime.dream_tasks.run_locks.take(
+        runtime.background.engine, live
+    )  # its process is alive: it holds the run's lock
     async with runtime.unit_of_work() as session:
         session.add(
             DreamRun(

@@ -116,7 +116,7 @@ async def test_two_workers_on_one_anima_distil_each_event_exactly_once(
         nonlocal conflicts
         while await pending_ids(rt, anima_id):
             try:
-                run = await run_dream(rt, tenant.org_id, anima_id, trigger="worker")
+                run = await run_dream(rt.dreams, tenant.org_id, anima_id, trigger="worker")
                 assert run.status == "completed", run.error
             except ConflictError:
                 conflicts += 1
@@ -136,9 +136,9 @@ async def test_two_runs_racing_past_the_lease_still_split_the_events(runtime: Ru
     """Defence in depth: even two live runs on one anima never distil the same event."""
     anima_id = await new_anima(runtime, tenant.org_id)
     events = await add_events(runtime, tenant.org_id, anima_id, _chat(500))
-    rt = variant(runtime, dreamer_chunk_events=50)
+    rt = variant(runtime, engine=OfflineEngine(), dreamer_chunk_events=50)
     runs = await _running(rt, tenant.org_id, anima_id, 2)
-    done = await asyncio.gather(*(execute_run(rt, run, OfflineEngine()) for run in runs))
+    done = await asyncio.gather(*(execute_run(rt.dreams, run) for run in runs))
     assert all(r.status == "completed" for r in done), [r.error for r in done]
     assert sum(r.events_read for r in done) == len(events) and all(r.events_read for r in done)
     _assert_each_event_once(await live_provenance(runtime, anima_id), events)
@@ -168,10 +168,10 @@ async def test_event_arriving_mid_run_is_distilled_by_the_next_run(runtime: Runt
     anima_id = await new_anima(runtime, tenant.org_id)
     events = await add_events(runtime, tenant.org_id, anima_id, _chat(10))
     engine = ArrivingEngine(runtime, tenant.org_id, anima_id)
-    first = await run_dream(runtime, tenant.org_id, anima_id, engine=engine)
+    first = await run_dream(runtime.dreams, tenant.org_id, anima_id, engine=engine)
     assert first.status == "completed" and first.events_read == 10
     assert await pending_ids(runtime, anima_id) == {engine.arrived[0].id}  # not skipped, not lost: pending
-    second = await run_dream(runtime, tenant.org_id, anima_id)
+    second = await run_dream(runtime.dreams, tenant.org_id, anima_id)
     assert second.events_read == 1 and await pending_ids(runtime, anima_id) == set()
     _assert_each_event_once(await live_provenance(runtime, anima_id), events + engine.arrived)
 
@@ -211,7 +211,7 @@ async def test_killed_run_loses_nothing_and_the_next_run_completes(
 
     rt = variant(runtime, engine=OfflineEngine(), dreamer_stale_seconds=0.5)
     await asyncio.sleep(1.0)
-    run = await run_dream(rt, tenant.org_id, anima_id)
+    run = await run_dream(rt.dreams, tenant.org_id, anima_id)
     assert run.status == "completed" and run.events_read == len(events)
     dead, _ = await _runs(runtime, anima_id)
     assert dead.status == "failed" and "abandoned" in dead.error and dead.finished_at is not None

@@ -52,7 +52,7 @@ async def test_merge_keeps_union_of_provenance_and_no_dangling_reference(runtime
     anima_id = await new_anima(runtime, tenant.org_id)
     first = await add_events(runtime, tenant.org_id, anima_id, turns(SAME, session="a"))
     second = await add_events(runtime, tenant.org_id, anima_id, turns(SAME, session="b", start=T0 + timedelta(hours=3)))
-    run = await run_dream(runtime, tenant.org_id, anima_id)
+    run = await run_dream(runtime.dreams, tenant.org_id, anima_id)
     assert run.status == "completed" and run.counts["memories_merged"] == 1
 
     memories = await _memories(runtime, anima_id)
@@ -68,7 +68,7 @@ async def test_merge_keeps_union_of_provenance_and_no_dangling_reference(runtime
 
     # a third copy later merges into the same survivor; earlier merged_into pointers follow it
     third = await add_events(runtime, tenant.org_id, anima_id, turns(SAME, session="c", start=T0 + timedelta(days=1)))
-    run = await run_dream(runtime, tenant.org_id, anima_id)
+    run = await run_dream(runtime.dreams, tenant.org_id, anima_id)
     memories = await _memories(runtime, anima_id)
     live = [m for m in memories.values() if m.merged_into is None]
     assert len(live) == 1
@@ -84,16 +84,16 @@ async def test_merge_keeps_union_of_provenance_and_no_dangling_reference(runtime
 async def test_decay_archive_and_reactivation(runtime: Runtime, tenant: Tenant) -> None:
     anima_id = await new_anima(runtime, tenant.org_id)
     await add_events(runtime, tenant.org_id, anima_id, turns(["ok then", "sure"]))
-    assert (await run_dream(runtime, tenant.org_id, anima_id)).status == "completed"
+    assert (await run_dream(runtime.dreams, tenant.org_id, anima_id)).status == "completed"
     (memory_id,) = (await _memories(runtime, anima_id)).keys()
 
     later = runtime.clock() + timedelta(days=200)
     rt = variant(runtime, engine=None)
     rt.clock = lambda: later
-    run = await run_dream(rt, tenant.org_id, anima_id)  # no new events: a sleep pass only
+    run = await run_dream(rt.dreams, tenant.org_id, anima_id)  # no new events: a sleep pass only
     assert run.events_read == 0 and run.counts["decaying"] == 1
     assert (await _memories(runtime, anima_id))[memory_id].state == "decaying"
-    run = await run_dream(rt, tenant.org_id, anima_id)
+    run = await run_dream(rt.dreams, tenant.org_id, anima_id)
     assert run.counts["archived"] == 1 and (await _memories(runtime, anima_id))[memory_id].state == "archived"
 
     # recalled (e.g. served in a pack) after it was archived -> active again
@@ -107,7 +107,7 @@ async def test_decay_archive_and_reactivation(runtime: Runtime, tenant: Tenant) 
             {"m": memory_id, "o": tenant.org_id, "a": anima_id, "at": recalled},
         )
     rt.clock = lambda: recalled + timedelta(hours=1)
-    run = await run_dream(rt, tenant.org_id, anima_id)
+    run = await run_dream(rt.dreams, tenant.org_id, anima_id)
     assert run.counts["reactivated"] == 1 and (await _memories(runtime, anima_id))[memory_id].state == "active"
     async with runtime.read_session() as session:
         (action,) = await journal(session, DreamAction.run_id == run.id)
@@ -150,7 +150,7 @@ async def test_strong_match_reactivates_archived_memory(lone_runtime: tuple[Runt
     anima_id = await new_anima(runtime, tenant.org_id)
     text = ["We discussed the quarterly budget for the marketing team in detail.", "Yes, the budget plan."]
     await add_events(runtime, tenant.org_id, anima_id, turns(text))
-    await run_dream(runtime, tenant.org_id, anima_id)
+    await run_dream(runtime.dreams, tenant.org_id, anima_id)
     (memory_id,) = (await _memories(runtime, anima_id)).keys()
     async with runtime.unit_of_work() as session:
         await session.execute(
@@ -160,7 +160,7 @@ async def test_strong_match_reactivates_archived_memory(lone_runtime: tuple[Runt
         )
     similar = ["We discussed the quarterly budget for the marketing team again.", "Yes, the budget plan."]
     await add_events(runtime, tenant.org_id, anima_id, turns(similar, session="s2", start=T0 + timedelta(days=9)))
-    run = await run_dream(runtime, tenant.org_id, anima_id)
+    run = await run_dream(runtime.dreams, tenant.org_id, anima_id)
     assert run.counts["reactivated"] == 1
     assert (await _memories(runtime, anima_id))[memory_id].state == "active"
 

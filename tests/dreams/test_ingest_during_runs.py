@@ -68,7 +68,7 @@ async def test_events_recorded_during_runs_are_each_distilled_once(
 
     async def dreams() -> None:
         while writing:
-            run = await run_dream(rt, tenant.org_id, anima_id)
+            run = await run_dream(rt.dreams, tenant.org_id, anima_id)
             assert run.status == "completed", run.error
             await asyncio.sleep(0)
 
@@ -81,7 +81,7 @@ async def test_events_recorded_during_runs_are_each_distilled_once(
 
     await asyncio.gather(write_all(), dreams())
     while await pending_ids(rt, anima_id):
-        assert (await run_dream(rt, tenant.org_id, anima_id)).status == "completed"
+        assert (await run_dream(rt.dreams, tenant.org_id, anima_id)).status == "completed"
 
     cited = [e for ids in (await live_provenance(rt, anima_id)).values() for e in ids]
     assert sorted(cited) == sorted(recorded) and len(recorded) == 84  # every event, exactly once

@@ -12,7 +12,6 @@ import httpx
 
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams.journal import journaled_write
-from elephantasm.services.dreams.runner import engine_of
 from elephantasm.services.dreams.runs import RunStats, start_run
 from elephantasm.services.forget import _REDACT_JOURNAL_SQL
 from tests.conftest import Tenant
@@ -39,10 +38,10 @@ async def _journal(runtime: Runtime, tenant: Tenant) -> tuple[uuid.UUID, list[tu
     anima_id = await new_anima(runtime, tenant.org_id)
     rt = variant(runtime)
     rt.clock = lambda: NOW  # type: ignore[method-assign]
-    run = await start_run(rt, tenant.org_id, anima_id, "test", engine_of(rt, None))
+    run = await start_run(rt.dreams, tenant.org_id, anima_id, "test")
     written = []
     for entries in _steps(anima_id):
-        async with journaled_write(rt, run, RunStats()) as step:
+        async with journaled_write(rt.dreams, run, RunStats()) as step:
             step.actions += [step.ctx.action(*e) for e in entries]
         written += entries
     order = sorted(range(len(written)), key=lambda i: (written[i][0], i))

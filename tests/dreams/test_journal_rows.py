@@ -1,4 +1,4 @@
-"""The journal's batched storage shape (services/dreams/journal_rows.py): a step's entries go into
+"""The journal's batched storage shape (services/dreams/journal.py): a step's entries go into
 rows of one action and target type and expand back to the same entries, in the order the readers
 give (created_at, action, id), with unique ids."""
 
@@ -10,8 +10,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from elephantasm.ids import new_batch
-from elephantasm.services.dreams import journal_rows
-from elephantasm.services.dreams.journal_rows import MAX_ENTRIES, batch_rows, entry_id, expand
+from elephantasm.services.dreams import journal as journal_rows
+from elephantasm.services.dreams.journal import MAX_ENTRIES, batch_rows, entry_id, expand
 
 NOW = datetime(2026, 5, 1, tzinfo=UTC)
 BASE = {"org_id": uuid.uuid4(), "anima_id": uuid.uuid4(), "run_id": uuid.uuid4(), "created_at": NOW}

@@ -32,7 +32,7 @@ async def _dream(
     session: str = "s1",
 ) -> None:
     await add_events(runtime, tenant.org_id, anima_id, turns(texts, session=session, start=start))
-    run = await run_dream(runtime, tenant.org_id, anima_id)
+    run = await run_dream(runtime.dreams, tenant.org_id, anima_id)
     assert run.status == "completed", run.error
 
 
@@ -151,7 +151,7 @@ async def test_near_duplicate_by_similarity_is_corroborated(runtime: Runtime, te
     for n, statements in enumerate(([a], [b, unrelated])):
         texts = [f"Let us talk about trip number {n} to {['Oslo', 'Lima'][n]}.", f"Sure, trip {n} it is."]
         await add_events(runtime, tenant.org_id, anima_id, turns(texts, session=f"s{n}", start=T0 + timedelta(days=n)))
-        run = await run_dream(runtime, tenant.org_id, anima_id, engine=FixedKnowledgeEngine(statements))
+        run = await run_dream(runtime.dreams, tenant.org_id, anima_id, engine=FixedKnowledgeEngine(statements))
         assert run.status == "completed", run.error
     async with runtime.read_session() as session:
         items = list((await session.execute(select(Knowledge).where(Knowledge.anima_id == anima_id))).scalars())

@@ -55,7 +55,7 @@ async def test_distilling_never_writes_an_event_row(runtime: Runtime, tenant: Te
     anima_id = await new_anima(runtime, tenant.org_id)
     events = await add_events(runtime, tenant.org_id, anima_id, _chat(12))
     before = await _row_versions(runtime, anima_id)
-    run = await run_dream(runtime, tenant.org_id, anima_id)
+    run = await run_dream(runtime.dreams, tenant.org_id, anima_id)
     assert run.status == "completed" and run.events_read == len(events)
     assert await _row_versions(runtime, anima_id) == before  # same row versions, where they were
     async with runtime.read_session() as session:
@@ -81,7 +81,7 @@ async def test_a_chunk_that_fails_to_write_leaves_its_events_pending_and_unclaim
         raise RuntimeError("disk full")
 
     monkeypatch.setattr(writer_module, "write_knowledge", broken)
-    failed = await run_dream(runtime, tenant.org_id, anima_id)
+    failed = await run_dream(runtime.dreams, tenant.org_id, anima_id)
     assert failed.status == "failed" and "disk full" in (failed.error or "")
     assert await pending_ids(runtime, anima_id) == {e.id for e in events}
     async with runtime.read_session() as session:
@@ -94,6 +94,6 @@ async def test_a_chunk_that_fails_to_write_leaves_its_events_pending_and_unclaim
     assert chunks == 0 and memories == 0  # all of the chunk or nothing
 
     monkeypatch.undo()
-    done = await run_dream(runtime, tenant.org_id, anima_id)
+    done = await run_dream(runtime.dreams, tenant.org_id, anima_id)
     assert done.status == "completed" and done.events_read == len(events)
     assert await pending_ids(runtime, anima_id) == set()

@@ -68,7 +68,7 @@ async def _dreamed(runtime: Runtime, tenant: Tenant) -> tuple[uuid.UUID, dict[uu
             },
         ]
     events = await add_events(runtime, tenant.org_id, anima, specs)
-    run = await run_dream(runtime, tenant.org_id, anima)
+    run = await run_dream(runtime.dreams, tenant.org_id, anima)
     assert run.status == "completed", run.error
     by_id = {e.id: e for e in to_inputs(events)}
     async with runtime.engine.connect() as conn:

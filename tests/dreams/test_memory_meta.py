@@ -31,7 +31,7 @@ async def test_offline_meta_is_stored_as_written(client: httpx.AsyncClient, runt
                 ["I bought a red bicycle for the hills.", "Enjoy."]]  # fmt: skip
     specs = [t for n, said in enumerate(sessions) for t in turns(said, f"s{n}", T0 + timedelta(days=n))]
     await add_events(runtime, tenant.org_id, anima, specs)
-    run = await run_dream(runtime, tenant.org_id, anima)
+    run = await run_dream(runtime.dreams, tenant.org_id, anima)
     assert run.status == "completed", run.error
     stored = await _stored_meta(runtime, anima)
     assert len(stored) >= 2 and all(v is not None and json.loads(v) == OFFLINE_META for v in stored.values())

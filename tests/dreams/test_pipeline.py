@@ -23,7 +23,7 @@ CHAT = [
 async def test_offline_run_writes_everything_with_exact_provenance(runtime: Runtime, tenant: Tenant) -> None:
     anima_id = await new_anima(runtime, tenant.org_id)
     events = await add_events(runtime, tenant.org_id, anima_id, turns(CHAT) + turns(CHAT[:2], session="s2"))
-    run = await run_dream(runtime, tenant.org_id, anima_id, trigger="test")
+    run = await run_dream(runtime.dreams, tenant.org_id, anima_id, trigger="test")
     assert run.status == "completed", run.error
     assert run.events_read == len(events) and run.engine == "offline"
     assert run.memories_created >= 2 and run.finished_at is not None
@@ -89,7 +89,7 @@ async def test_offline_output_is_identical_for_the_same_events(runtime: Runtime,
     for name in ("twin-a", "twin-b"):
         anima_id = await new_anima(runtime, tenant.org_id, name)
         events = await add_events(runtime, tenant.org_id, anima_id, specs)
-        assert (await run_dream(runtime, tenant.org_id, anima_id)).status == "completed"
+        assert (await run_dream(runtime.dreams, tenant.org_id, anima_id)).status == "completed"
         snapshots.append(await _snapshot(runtime, anima_id, events))
     assert snapshots[0] == snapshots[1]
     # A handful of replies describe no personality yet (identity only with evidence), but their counts are kept.

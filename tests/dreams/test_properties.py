@@ -79,7 +79,7 @@ async def test_every_event_ends_in_exactly_its_memories(runtime: Runtime, batche
     events = []
     for batch in batches:  # later deliveries may be back-dated relative to what was already distilled
         events += await add_events(rt, tenant.org_id, anima_id, [_spec(b) for b in batch])
-        run = await run_dream(rt, tenant.org_id, anima_id)
+        run = await run_dream(rt.dreams, tenant.org_id, anima_id)
         assert run.status == "completed", run.error
     assert await pending_ids(rt, anima_id) == set()
 

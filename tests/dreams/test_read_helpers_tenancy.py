@@ -23,7 +23,7 @@ CHAT = [
 async def test_read_helpers_scope_by_org(runtime: Runtime, tenant: Tenant, other_tenant: Tenant) -> None:
     anima_id = await new_anima(runtime, tenant.org_id)
     await add_events(runtime, tenant.org_id, anima_id, turns(CHAT))
-    run = await run_dream(runtime, tenant.org_id, anima_id, trigger="test")
+    run = await run_dream(runtime.dreams, tenant.org_id, anima_id, trigger="test")
     async with runtime.read_session() as session:
         memory_ids = list((await session.execute(select(Memory.id).where(Memory.anima_id == anima_id))).scalars())
         knowledge_ids = list(

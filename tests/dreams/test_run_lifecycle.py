@@ -34,8 +34,8 @@ async def test_shutdown_cancels_a_run_which_records_it_and_releases_its_claims(
     rt = variant(runtime, engine=engine)
     anima_id = await new_anima(rt, tenant.org_id)
     events = await add_events(rt, tenant.org_id, anima_id, turns(["one", "two", "three"]))
-    run = await start_run(rt, tenant.org_id, anima_id, "test", engine)
-    rt.dream_tasks.spawn(execute_run(rt, run, engine))
+    run = await start_run(rt.dreams, tenant.org_id, anima_id, "test")
+    rt.dream_tasks.spawn(execute_run(rt.dreams, run))
     await asyncio.wait_for(engine.entered.wait(), 5)
     assert await claimed_count(rt, anima_id) == 3
     await rt.dream_tasks.close()
@@ -49,7 +49,7 @@ async def test_time_budget_ends_the_run_cleanly_between_chunks(runtime: Runtime,
     rt = variant(runtime, engine=SlowEngine(0.6), dreamer_chunk_events=2, dreamer_run_timeout_seconds=2)
     anima_id = await new_anima(rt, tenant.org_id)
     await add_events(rt, tenant.org_id, anima_id, turns([f"message {i}" for i in range(12)]))
-    run = await run_dream(rt, tenant.org_id, anima_id)
+    run = await run_dream(rt.dreams, tenant.org_id, anima_id)
     assert run.status == "completed" and run.counts["stopped_at_time_budget"] == 1
     assert 2 <= run.events_read < 12 and len(await pending_ids(rt, anima_id)) == 12 - run.events_read
 
@@ -58,6 +58,6 @@ async def test_hard_timeout_fails_the_run_and_keeps_events_pending(runtime: Runt
     rt = variant(runtime, engine=SlowEngine(5), dreamer_run_timeout_seconds=0.5)
     anima_id = await new_anima(rt, tenant.org_id)
     events = await add_events(rt, tenant.org_id, anima_id, turns(["a", "b"]))
-    run = await run_dream(rt, tenant.org_id, anima_id)
+    run = await run_dream(rt.dreams, tenant.org_id, anima_id)
     assert run.status == "failed" and "dreamer_run_timeout_seconds" in run.error
     assert await pending_ids(rt, anima_id) == {e.id for e in events} and await claimed_count(rt, anima_id) == 0

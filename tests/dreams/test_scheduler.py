@@ -187,7 +187,7 @@ async def test_idle_animas_get_a_sleep_run(runtime: Runtime, tenant: Tenant) -> 
     anima_id = await new_anima(runtime, tenant.org_id)
     await add_events(runtime, tenant.org_id, anima_id, turns(["ok then", "sure"]))
     rt = variant(runtime, dreamer_sleep_hours=24)
-    await run_dream(rt, tenant.org_id, anima_id)
+    await run_dream(rt.dreams, tenant.org_id, anima_id)
 
     async def sleepy(at) -> list:  # type: ignore[no-untyped-def]
         async with rt.read_session() as session:

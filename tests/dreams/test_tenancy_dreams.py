@@ -46,7 +46,7 @@ async def victim(runtime: Runtime, tenant: Tenant) -> dict:
     anima_id = await new_anima(runtime, tenant.org_id, "victim")
     texts = ["My secret code is the word marmalade and I live in Oslo.", "Understood, the secret stays with me."]
     await add_events(runtime, tenant.org_id, anima_id, turns(texts))
-    run = await run_dream(runtime, tenant.org_id, anima_id)
+    run = await run_dream(runtime.dreams, tenant.org_id, anima_id)
     async with runtime.read_session() as session:
         memory = (await session.execute(select(Memory.id).where(Memory.anima_id == anima_id))).scalars().first()
         knowledge = (

@@ -112,6 +112,6 @@ async def test_failing_anima_backs_off_then_fails_visibly_without_blocking_other
     assert len(await _runs(rt, bad)) == 3 and len(await pending_ids(rt, bad)) == 2
 
     rt2 = dataclasses.replace(rt, dream_engine=OfflineEngine())  # the cause is fixed; a manual run clears it
-    assert (await run_dream(rt2, org_id, bad)).status == "completed"
+    assert (await run_dream(rt2.dreams, org_id, bad)).status == "completed"
     state = await _anima(rt, org_id, bad)
     assert state["dream_status"] == "ok" and state["dream_failures"] == 0 and state["dream_retry_at"] is None

@@ -82,7 +82,7 @@ async def _seed(runtime: Runtime, base_url: str) -> tuple[dict[str, str], dict[s
             )
         ]
         stored = (await http.post("/api/events/batch", json={"events": events})).json()["items"]
-        await run_dream(runtime, tenant.org_id, uuid.UUID(anima["id"]))
+        await run_dream(runtime.dreams, tenant.org_id, uuid.UUID(anima["id"]))
         memories = (await http.get("/api/memories", params={"anima_id": anima["id"]})).json()["items"]
         knowledge = (await http.get("/api/knowledge", params={"anima_id": anima["id"]})).json()["items"]
         runs = (await http.get("/api/dreams/sessions", params={"anima_id": anima["id"]})).json()["items"]

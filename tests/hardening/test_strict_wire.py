@@ -25,7 +25,7 @@ async def memory(client: httpx.AsyncClient, runtime, tenant: Tenant, anima: dict
     ]
     r = await client.post("/api/events/batch", json={"events": turns}, headers=tenant.headers)
     assert r.status_code == 201, r.text
-    await run_dream(runtime, tenant.org_id, uuid.UUID(anima["id"]))
+    await run_dream(runtime.dreams, tenant.org_id, uuid.UUID(anima["id"]))
     items = (await client.get("/api/memories", params={"anima_id": anima["id"]}, headers=tenant.headers)).json()
     assert items["items"], "the dream made no memory"
     return items["items"][0]

@@ -34,10 +34,10 @@ async def populated_anima(client: httpx.AsyncClient, runtime: Runtime, tenant: T
     assert r.status_code == 201, r.text
     anima_id = r.json()["id"]
     await add_events(runtime, tenant.org_id, uuid.UUID(anima_id), turns(CHAT))
-    assert (await run_dream(runtime, tenant.org_id, uuid.UUID(anima_id), trigger="test")).status == "completed"
+    assert (await run_dream(runtime.dreams, tenant.org_id, uuid.UUID(anima_id), trigger="test")).status == "completed"
     later = turns(LATER, session="s2", start=T0 + timedelta(days=3))
     await add_events(runtime, tenant.org_id, uuid.UUID(anima_id), later)
-    assert (await run_dream(runtime, tenant.org_id, uuid.UUID(anima_id), trigger="test")).status == "completed"
+    assert (await run_dream(runtime.dreams, tenant.org_id, uuid.UUID(anima_id), trigger="test")).status == "completed"
     r = await client.get(
         f"/api/animas/{anima_id}/memory-packs/latest", params={"query": "colour"}, headers=tenant.headers
     )

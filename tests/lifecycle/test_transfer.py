@@ -194,7 +194,7 @@ async def test_an_export_is_one_snapshot_while_the_dreamer_writes(
         assert json.loads(lines[-1])["kind"] == "event"
         more = turns(["By the way, I adopted a cat named Miso.", "Miso is a lovely name!"], session="s3")
         await add_events(runtime, tenant.org_id, uuid.UUID(source), more)
-        assert (await run_dream(runtime, tenant.org_id, uuid.UUID(source), trigger="test")).status == "completed"
+        assert (await run_dream(runtime.dreams, tenant.org_id, uuid.UUID(source), trigger="test")).status == "completed"
         lines += [line async for line in stream]
     records = [json.loads(line) for line in lines]
     assert not any("Miso" in json.dumps(r) for r in records)  # written after the export began

@@ -27,7 +27,9 @@ async def test_deleting_a_memory_erases_it_from_kv_snapshots_and_recorded_prompt
     client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: dict
 ) -> None:
     await seed_anima(client, tenant.headers, anima["id"])
-    assert (await run_dream(runtime, tenant.org_id, uuid.UUID(anima["id"]), trigger="test")).status == "completed"
+    assert (
+        await run_dream(runtime.dreams, tenant.org_id, uuid.UUID(anima["id"]), trigger="test")
+    ).status == "completed"
     chat = {"messages": [{"role": "user", "content": "Where do I live?"}], "user": anima["id"], "max_tokens": 4}
     r = await client.post("/v1/chat/completions", json=chat, headers=tenant.headers)
     assert r.status_code == 200, r.text

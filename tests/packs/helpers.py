@@ -164,5 +164,5 @@ async def dream_lisbon_turns(runtime: Runtime, org_id: uuid.UUID, anima_id: uuid
     ]  # fmt: skip
     async with runtime.unit_of_work() as session:
         await record_events(session, org_id, events, runtime.clock())
-    run = await run_dream(runtime, org_id, anima_id)
+    run = await run_dream(runtime.dreams, org_id, anima_id)
     assert run.status == "completed" and run.memories_created

@@ -64,9 +64,11 @@ async def test_deleting_a_memory_forgets_what_was_derived_only_from_it(
 ) -> None:
     anima_id = panima["id"]
     await add_events(pack_runtime, tenant.org_id, uuid.UUID(anima_id), turns(CHAT))
-    first = await run_dream(pack_runtime, tenant.org_id, uuid.UUID(anima_id), trigger="test")
+    first = await run_dream(pack_runtime.dreams, tenant.org_id, uuid.UUID(anima_id), trigger="test")
     await add_events(pack_runtime, tenant.org_id, uuid.UUID(anima_id), turns(LATER, session="s2"))
-    assert (await run_dream(pack_runtime, tenant.org_id, uuid.UUID(anima_id), trigger="test")).status == "completed"
+    assert (
+        await run_dream(pack_runtime.dreams, tenant.org_id, uuid.UUID(anima_id), trigger="test")
+    ).status == "completed"
     memory = await _memory_with(pclient, tenant, anima_id, SECRET)
     derived = [k for k in await _knowledge(pclient, tenant, anima_id) if k["memory_ids"] == [memory["id"]]]
     assert any(SECRET in k["content"].lower() for k in derived)

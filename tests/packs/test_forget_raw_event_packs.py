@@ -34,7 +34,7 @@ async def test_forgetting_a_memory_purges_packs_built_from_its_raw_events(
     assert "31-07-95" in early["context"]  # from the raw event: no memory exists yet
     assert any("31-07-95" in str(p) for p in await _history(pclient, tenant, anima_id))
 
-    run = await run_dream(pack_runtime, tenant.org_id, uuid.UUID(anima_id), trigger="test")
+    run = await run_dream(pack_runtime.dreams, tenant.org_id, uuid.UUID(anima_id), trigger="test")
     assert run.status == "completed", run.error
     memories = (await pclient.get("/api/memories", params={"anima_id": anima_id}, headers=tenant.headers)).json()
     [memory] = [m for m in memories["items"] if event["id"] in m["event_ids"]]

@@ -34,7 +34,7 @@ async def test_switched_favourite_supersedes_old_memory(
         session_id="s2",
         occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat(),
     )
-    run = await run_dream(pack_runtime, tenant.org_id, uuid.UUID(anima))
+    run = await run_dream(pack_runtime.dreams, tenant.org_id, uuid.UUID(anima))
     assert run.status == "completed", run.error
 
     h = tenant.headers
@@ -60,7 +60,7 @@ async def _tell_then_update(
     later = await extract(
         client, tenant, anima, update, session_id="s2", occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat()
     )
-    run = await run_dream(runtime, tenant.org_id, uuid.UUID(anima))
+    run = await run_dream(runtime.dreams, tenant.org_id, uuid.UUID(anima))
     assert run.status == "completed", run.error
     return later
 

@@ -54,7 +54,7 @@ async def _record_and_dream(client: httpx.AsyncClient, runtime: Runtime, tenant:
         session_id="s2",
         occurred_at=(FROZEN_NOW - timedelta(days=1)).isoformat(),
     )
-    run = await run_dream(runtime, tenant.org_id, uuid.UUID(anima))
+    run = await run_dream(runtime.dreams, tenant.org_id, uuid.UUID(anima))
     assert run.status == "completed", run.error
 
 

@@ -83,7 +83,7 @@ async def exercise(client: Client, runtime: Runtime, base_url: str, tenant: Tena
     assert result(recalled) == await latest_context(base_url, tenant, anima_id, "bees", 600)
     assert "three hives of bees" in result(recalled)
 
-    await run_dream(runtime, tenant.org_id, uuid.UUID(anima_id))
+    await run_dream(runtime.dreams, tenant.org_id, uuid.UUID(anima_id))
     found = result(await client.call_tool("search_memories", {"query": "bees hives roof", "anima_id": anima_id}))
     assert found and any("hives" in (m["summary"] or "") + (m["content"] or "") for m in found)
     gone = found[0]["id"]

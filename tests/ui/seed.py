@@ -69,7 +69,7 @@ async def seed_anima(runtime: Runtime, org_id: uuid.UUID, name: str = "assistant
     run = None
     for i, (session, texts) in enumerate(CONVERSATIONS):
         await add_events(runtime, org_id, anima_id, turns(texts, session=session, start=start + timedelta(days=6 * i)))
-        run = await run_dream(runtime, org_id, anima_id, trigger="seed")
+        run = await run_dream(runtime.dreams, org_id, anima_id, trigger="seed")
         assert run.status == "completed", run.error
     await add_events(
         runtime,
@@ -122,7 +122,7 @@ async def seed_small(runtime: Runtime, org_id: uuid.UUID, name: str = "scratch")
     await add_events(
         runtime, org_id, anima_id, turns(texts, session="move", start=datetime.now(UTC) - timedelta(days=1))
     )
-    run = await run_dream(runtime, org_id, anima_id, trigger="seed")
+    run = await run_dream(runtime.dreams, org_id, anima_id, trigger="seed")
     assert run.status == "completed", run.error
     async with runtime.read_session() as session:
         memories = (await session.execute(select(Memory.id).where(Memory.anima_id == anima_id))).scalars().all()

@@ -136,14 +136,14 @@ async def test_dream_now_starts_a_run_whose_page_reloads_until_it_ends(
 async def test_a_running_runs_page_reloads_itself(
     browser_like: httpx.AsyncClient, world: World, small: Small, runtime: Runtime
 ) -> None:
-    run = await start_run(runtime, world.owner.org_id, small.anima_id, "manual", runtime.dream_engine)
+    run = await start_run(runtime.dreams, world.owner.org_id, small.anima_id, "manual")
     await sign_in(browser_like, world.owner.api_key)
     page = await browser_like.get(f"/ui/dreams/{run.id}")
     assert '<meta http-equiv="refresh" content="2">' in page.text and 'id="run-running"' in page.text
     dreams = f"/ui/animas/{small.anima_id}/dreams"
     r = await browser_like.post(f"{dreams}/trigger", data={"csrf_token": await csrf_of(browser_like, dreams)})
     assert r.status_code == 409 and "already running" in html.unescape(r.text)  # as the API answers
-    await execute_run(runtime, run)
+    await execute_run(runtime.dreams, run)
     assert 'http-equiv="refresh"' not in (await browser_like.get(f"/ui/dreams/{run.id}")).text
 
 

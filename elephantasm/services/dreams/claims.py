@@ -1,32 +1,16 @@
 """Per-anima locking, claims on pending events, and recovery of abandoned runs.
 
-Locking design. Two mechanisms, each doing one job:
+A transaction-level advisory lock per anima (:func:`lock_anima`) serialises the short dreamer
+transactions of one anima across processes, and is taken before any row lock of the anima (the
+lock order, ``docs/design.md``); the run row (``status = 'running'`` + ``heartbeat_at``) is the
+durable lease, declared abandoned when its heartbeat is older than ``dreamer_stale_seconds``.
 
-- A **transaction-level** advisory lock per anima (``pg_advisory_xact_lock``) serialises the short
-  dreamer transactions of one anima (starting a run, writing a chunk, curating, restoring an
-  identity) across every process. It is released at commit, so no connection or transaction is
-  held while an engine (possibly an LLM) works.
-- The **run row** (``dream_runs.status = 'running'`` + ``heartbeat_at``) is the durable lease that
-  says "this anima is being dreamt". Starting a run checks for a live lease under the lock, so there
-  is at most one live run per anima. A run whose heartbeat is older than ``dreamer_stale_seconds``
-  is declared abandoned (crashed process) and its claims are released.
-
-**Lock order.** A transaction that takes the anima's advisory lock (:func:`lock_anima`) takes it
-before any row lock of the anima (the anima row: ``FOR UPDATE``, an update, or the key-share lock
-of an insert that references it; its dream runs, claims, memories…): starting, stepping and
-finishing a run, forgetting, re-embedding, restoring an identity and purging all do. One that locks
-the anima row and rows of its other tables without the advisory lock locks the anima row first;
-recording events and heartbeats take one row family only. So no cycle can form (a purge that took
-the row first deadlocked with a dream step holding the advisory lock).
-
-Events are never written by the dreamer (see :mod:`elephantasm.services.event_state`). A chunk is
-the lowest pending seqs of the anima, taken under the dreamer lock; a run that distils with no
-transaction open (an LLM) first records a claim (a ``dream_chunks`` row without ``distilled_at``),
-and its final write marks that claim distilled and moves the anima's watermark only if the claim is
-still its own and the watermark still where the chunk starts, so even a run wrongly declared
-abandoned can never distil an event another run has since taken. When distilling is CPU work in
-this process (the offline engine and a local embedder), a chunk is read, distilled and written in
-one transaction (:func:`lock_events`): no claim has to outlive a transaction.
+The dreamer never writes events. A chunk is the lowest pending seqs of the anima, taken under the
+lock. A run that distils with no transaction open (an LLM) first records a claim (a ``dream_chunks``
+row without ``distilled_at``); its final write marks it distilled and moves the watermark only if
+the claim is still its own and the watermark still where the chunk starts, so even a run wrongly
+declared abandoned never distils an event another run has taken. CPU-only distilling reads,
+distils and writes a chunk in one transaction (:func:`lock_events`): no claim outlives it.
 """
 
 from __future__ import annotations
@@ -37,7 +21,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, exists, func, insert, select, text, update
+from sqlalchemy import and_, delete, exists, func, insert, literal, select, update
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -45,6 +29,7 @@ from elephantasm.db.models import Anima, DreamChunk, DreamRun, Event
 from elephantasm.db.scopes import of_anima
 from elephantasm.db.tables import rowcount, table_of
 from elephantasm.ids import uuid7
+from elephantasm.services.dreams.liveness import advisory
 
 _EVENTS = table_of(Event)
 _RUNS = table_of(DreamRun)
@@ -74,7 +59,7 @@ def anima_lock_key(anima_id: uuid.UUID) -> int:
 
 async def lock_anima(session: AsyncSession, anima_id: uuid.UUID) -> None:
     """Serialise dreamer writes for ``anima_id`` until the current transaction ends."""
-    await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": anima_lock_key(anima_id)})
+    await session.execute(advisory(func.pg_advisory_xact_lock, anima_lock_key(anima_id)))
 
 
 @dataclass(frozen=True)
@@ -97,18 +82,18 @@ async def watermark(session: AsyncSession, anima_id: uuid.UUID) -> tuple[int, in
     return int(row.distilled_seq), int(row.event_seq)
 
 
-async def _take(
-    session: AsyncSession, anima_id: uuid.UUID, run_id: uuid.UUID, until_seq: int, limit: int
-) -> Chunk | None:
-    """The chunk after the watermark, up to ``until_seq`` (the caller holds :func:`lock_anima`).
+async def lock_events(session: AsyncSession, run: DreamRun, until_seq: int, limit: int) -> Chunk | None:
+    """The chunk after the watermark, up to ``until_seq``, without a claim row (the caller holds
+    :func:`lock_anima` until it has written the chunk, or claims it: :func:`claim_events`).
 
     None when nothing is pending, or when another running run holds a claim (its chunk must be
     written first: the watermark only moves up from where it is). Claims of runs no longer running
     are dropped here, so nothing abandoned blocks the anima.
     """
+    anima_id = run.anima_id
     await session.execute(
         delete(_CHUNKS).where(
-            _CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None), ~_live_claim(exclude=run_id)
+            _CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None), ~_live_claim(exclude=run.id)
         )
     )
     held = await session.execute(
@@ -145,7 +130,7 @@ async def claim_events(session: AsyncSession, run: DreamRun, now: datetime, unti
     the engine can work with no transaction open. Takes the anima's dreamer lock.
     """
     await lock_anima(session, run.anima_id)
-    chunk = await _take(session, run.anima_id, run.id, until_seq, limit)
+    chunk = await lock_events(session, run, until_seq, limit)
     if chunk is None:
         return None
     claim_id = await _record(session, run.org_id, run.anima_id, run.id, chunk, now, distilled=False)
@@ -171,12 +156,6 @@ async def _record(
         insert(_CHUNKS).values(id=chunk_id, org_id=org_id, anima_id=anima_id, run_id=run_id, **values)
     )
     return chunk_id
-
-
-async def lock_events(session: AsyncSession, run: DreamRun, until_seq: int, limit: int) -> Chunk | None:
-    """The chunk :func:`claim_events` would claim, without a claim row: for a chunk distilled and
-    written in this same transaction, which holds the anima's dreamer lock throughout."""
-    return await _take(session, run.anima_id, run.id, until_seq, limit)
 
 
 async def mark_distilled(
@@ -241,10 +220,9 @@ async def recover_stale_runs(
         .values(
             status="failed",
             finished_at=now,
-            error=text(
-                "'abandoned: no heartbeat since ' || to_char(heartbeat_at AT TIME ZONE 'UTC', "
-                "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') || '; its claims were released'"
-            ),
+            error=literal("abandoned: no heartbeat since ")
+            + func.to_char(func.timezone("UTC", _RUNS.c.heartbeat_at), 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+            + "; its claims were released",
         )
         .returning(_RUNS.c.id)
     )

@@ -15,9 +15,11 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import TextClause, text
+from sqlalchemy import Select, TextClause, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.models import Memory, MemoryRecall
+from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import hnsw_distance, large_anima_filter, width_is
 from elephantasm.domain.dreaming import (
     CurationThresholds,
@@ -28,16 +30,16 @@ from elephantasm.domain.dreaming import (
     plan_merges,
     plan_transitions,
 )
+from elephantasm.services.dreams.deps import DreamDeps
 from elephantasm.services.dreams.journal import WriteContext, journaled_write
 from elephantasm.services.dreams.runs import RunStats
 from elephantasm.services.dreams.vector_flag import anima_is_indexed
 
 if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
-    from elephantasm.runtime import Runtime
-    from elephantasm.settings import Settings
 
 NEIGHBOURS = 5
+_M, _RECALLS = table_of(Memory), table_of(MemoryRecall)
 
 
 @functools.cache
@@ -64,12 +66,6 @@ _HNSW_ONLY = (
     "enable_bitmapscan = off",
     "enable_sort = off",
 )
-_STATS_SQL = text("""
-SELECT m.id, m.state, m.importance, coalesce(r.recall_count, 0) AS recall_count, m.created_at, r.last_recalled_at,
-       m.summary, m.time_start, m.meta->>'state_since' AS since
-FROM memories m LEFT JOIN memory_recalls r ON r.memory_id = m.id
-WHERE m.anima_id = :anima AND m.deleted_at IS NULL AND m.merged_into IS NULL
-""")
 # Every merge group of the pass at once, as (survivor, merged member) pairs: groups are disjoint
 # (``plan_merges`` takes each memory at most once), so set-based statements do what one pass per
 # group did, in a fixed number of round trips.
@@ -101,24 +97,8 @@ _MERGE_SQL = [
                 meta = x.meta || jsonb_build_object('state_since', CAST(:since AS text))
                 FROM {_PAIRS} WHERE x.id = g.m"""),
 ]
-_EVENT_COUNTS_SQL = text(
-    "SELECT id AS memory_id, cardinality(event_ids) AS n FROM memories WHERE id = ANY(CAST(:ss AS uuid[]))"
-)
 _TRANSITION_SQL = text("""UPDATE memories SET state = :to, updated_at = :now,
     meta = meta || jsonb_build_object('state_since', CAST(:since AS text)) WHERE id = ANY(:ids)""")
-
-
-def thresholds(settings: Settings) -> CurationThresholds:
-    """Curation tunables from settings."""
-    return CurationThresholds(
-        half_life_days=settings.curation_half_life_days,
-        decaying_below=settings.curation_decaying_below,
-        archive_below=settings.curation_archive_below,
-        reactivate_similarity=settings.curation_reactivate_similarity,
-        merge_similarity=settings.curation_merge_similarity,
-        max_transitions=settings.curation_max_transitions,
-        max_merge_groups=settings.curation_max_merges,
-    )
 
 
 async def _neighbours(
@@ -131,9 +111,8 @@ async def _neighbours(
         # A small anima (below vectors.INDEX_THRESHOLD): its rows are compared exactly.
         return list((await session.execute(_neighbours_sql(dim, False), params)).all())
     # Approximate neighbours through the HNSW index (pgvector >= 0.8 keeps scanning the graph until
-    # enough rows pass the anima filter). Left alone, the planner prefers an exact scan of the anima's
-    # memories per new memory, which costs ~20 ms each at 2,500 memories (measured), so the
-    # alternatives are priced out for this one statement.
+    # enough rows pass the anima filter). Left alone, the planner prefers a slower exact scan of the
+    # anima's memories per new memory, so the alternatives are priced out for this one statement.
     for setting in _HNSW_ONLY:
         await session.execute(text(f"SET LOCAL {setting}"))
     try:
@@ -141,6 +120,26 @@ async def _neighbours(
     finally:
         for setting in _HNSW_ONLY:
             await session.execute(text(f"SET LOCAL {setting.split(' = ')[0]} TO DEFAULT"))
+
+
+def _stats_of(anima_id: uuid.UUID) -> Select[Any]:
+    """Every live memory of the anima with what curation weighs: importance, recalls, age, state."""
+    m, r = _M.c, _RECALLS.c
+    return (
+        select(
+            m.id,
+            m.state,
+            m.importance,
+            func.coalesce(r.recall_count, 0).label("recall_count"),
+            m.created_at,
+            r.last_recalled_at,
+            m.summary,
+            m.time_start,
+            m.meta["state_since"].astext.label("since"),
+        )
+        .select_from(_M.outerjoin(_RECALLS, r.memory_id == m.id))
+        .where(m.anima_id == anima_id, m.deleted_at.is_(None), m.merged_into.is_(None))
+    )
 
 
 def _stats(rows: list[Any], best: dict[uuid.UUID, float]) -> list[MemoryStats]:
@@ -160,7 +159,8 @@ def _stats(rows: list[Any], best: dict[uuid.UUID, float]) -> list[MemoryStats]:
 
 
 async def _event_counts(session: AsyncSession, survivors: list[uuid.UUID]) -> dict[uuid.UUID, int]:
-    return {r.memory_id: r.n for r in (await session.execute(_EVENT_COUNTS_SQL, {"ss": survivors})).all()}
+    stmt = select(_M.c.id, func.cardinality(_M.c.event_ids).label("n")).where(_M.c.id.in_(survivors))
+    return {row.id: row.n for row in await session.execute(stmt)}
 
 
 async def _merge(session: AsyncSession, ctx: WriteContext, groups: list[MergeGroup], actions: list[dict]) -> None:
@@ -227,7 +227,7 @@ async def _plan_and_apply(
     dim: int,
 ) -> tuple[int, list[Transition]]:
     near = await _neighbours(session, ctx.anima_id, new_ids, min(th.merge_similarity, th.reactivate_similarity), dim)
-    rows = list((await session.execute(_STATS_SQL, {"anima": ctx.anima_id})).all())
+    rows = list((await session.execute(_stats_of(ctx.anima_id))).all())
     by_id = {r.id: r for r in rows}
     best: dict[uuid.UUID, float] = {}
     pairs = []
@@ -258,13 +258,13 @@ async def _plan_and_apply(
     return len(gone), plan
 
 
-async def curate(runtime: Runtime, run: DreamRun, new_memory_ids: list[uuid.UUID], stats: RunStats) -> None:
-    """Curate the anima's memories in one short journaled write (capped by settings)."""
-    settings = runtime.settings
-    async with journaled_write(runtime, run, stats) as step:
-        scan = new_memory_ids[-settings.curation_scan_limit :] if settings.curation_scan_limit > 0 else []
+async def curate(deps: DreamDeps, run: DreamRun, new_memory_ids: list[uuid.UUID], stats: RunStats) -> None:
+    """Curate the anima's memories in one short journaled write (capped by the limits)."""
+    limits = deps.limits
+    async with journaled_write(deps, run, stats) as step:
+        scan = new_memory_ids[-limits.curation_scan_limit :] if limits.curation_scan_limit > 0 else []
         merged, plan = await _plan_and_apply(
-            step.session, step.ctx, thresholds(settings), scan, step.actions, runtime.embedder.space.dim
+            step.session, step.ctx, limits.curation, scan, step.actions, deps.embedder.space.dim
         )
         step.stats.counts["memories_merged"] += merged
         for t in plan:

@@ -6,10 +6,14 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import text
+from sqlalchemy import exists, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.models import Anima, DreamRun, Memory
+from elephantasm.db.tables import table_of
 from elephantasm.services import event_state
+
+_ANIMAS, _MEMORIES, _RUNS = table_of(Anima), table_of(Memory), table_of(DreamRun)
 
 # Pending = seq above the anima's watermark (services/event_state.py): animas with nothing pending
 # are dismissed from their own row, the others count their pending range through uq_events_anima_seq.
@@ -26,19 +30,6 @@ WHERE a.deleted_at IS NULL AND a.event_seq > a.distilled_seq
                   WHERE r.anima_id = a.id AND r.status = 'running' AND r.heartbeat_at >= :fresh)
   AND p.pending >= :min_pending AND p.newest <= :quiet_before
 ORDER BY p.oldest, a.id
-LIMIT :limit
-""")
-
-
-_SLEEP_SQL = text("""
-SELECT a.org_id, a.id AS anima_id, 0 AS pending
-FROM animas a
-WHERE a.deleted_at IS NULL
-  AND a.dream_status <> 'failed' AND (a.dream_retry_at IS NULL OR a.dream_retry_at <= :now)
-  AND EXISTS (SELECT 1 FROM memories m WHERE m.anima_id = a.id AND m.deleted_at IS NULL)
-  AND NOT EXISTS (SELECT 1 FROM dream_runs r
-                  WHERE r.org_id = a.org_id AND r.anima_id = a.id AND r.started_at >= :since)
-ORDER BY a.id
 LIMIT :limit
 """)
 
@@ -84,5 +75,17 @@ async def find_sleepy_animas(
     session: AsyncSession, now: datetime, every: timedelta, limit: int = 100
 ) -> list[DueAnima]:
     """Animas with memories and no run for ``every``: their curation (decay, archive) is due."""
-    rows = await session.execute(_SLEEP_SQL, {"now": now, "since": now - every, "limit": limit})
-    return [DueAnima(r.org_id, r.anima_id, 0) for r in rows]
+    a, m, r = _ANIMAS.c, _MEMORIES.c, _RUNS.c
+    stmt = (
+        select(a.org_id, a.id)
+        .where(
+            a.deleted_at.is_(None),
+            a.dream_status != "failed",
+            or_(a.dream_retry_at.is_(None), a.dream_retry_at <= now),
+            exists().where(m.anima_id == a.id, m.deleted_at.is_(None)),
+            ~exists().where(r.org_id == a.org_id, r.anima_id == a.id, r.started_at >= now - every),
+        )
+        .order_by(a.id)
+        .limit(limit)
+    )
+    return [DueAnima(row.org_id, row.id, 0) for row in await session.execute(stmt)]

@@ -10,7 +10,8 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
@@ -58,45 +59,19 @@ async def _write_version(
     now: datetime,
 ) -> int:
     """Make ``fields`` the current identity as a new version; returns the version number."""
-    version = (
-        await session.execute(select(_IDENTITIES.c.version).where(_IDENTITIES.c.anima_id == anima_id).with_for_update())
-    ).scalar_one_or_none()
-    if version is None:
-        version = 1
-        await session.execute(
-            insert(_IDENTITIES).values(
-                {
-                    "id": uuid7(),
-                    "org_id": org_id,
-                    "anima_id": anima_id,
-                    "version": 1,
-                    "created_at": now,
-                    "updated_at": now,
-                    **fields,
-                }
-            )
+    first = {"id": uuid7(), "org_id": org_id, "anima_id": anima_id, "version": 1, "created_at": now, "updated_at": now}
+    upsert = (
+        pg_insert(_IDENTITIES)
+        .values({**first, **fields})
+        .on_conflict_do_update(
+            index_elements=[_IDENTITIES.c.anima_id],
+            set_={"version": _IDENTITIES.c.version + 1, "updated_at": now, **fields},
         )
-    else:
-        version += 1
-        await session.execute(
-            update(_IDENTITIES)
-            .where(_IDENTITIES.c.anima_id == anima_id)
-            .values({"version": version, "updated_at": now, **fields})
-        )
-    await session.execute(
-        insert(_HISTORY).values(
-            {
-                "id": uuid7(),
-                "org_id": org_id,
-                "anima_id": anima_id,
-                "version": version,
-                "reason": reason,
-                "run_id": run_id,
-                "created_at": now,
-                **fields,
-            }
-        )
+        .returning(_IDENTITIES.c.version)
     )
+    version = int((await session.execute(upsert)).scalar_one())
+    history = {"id": uuid7(), "org_id": org_id, "anima_id": anima_id, "version": version, "created_at": now}
+    await session.execute(insert(_HISTORY).values({**history, "reason": reason, "run_id": run_id, **fields}))
     return version
 
 

@@ -15,18 +15,19 @@ import hashlib
 import logging
 import uuid
 from contextlib import suppress
-from typing import TYPE_CHECKING
+from typing import Any
 
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
-
-if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
+from sqlalchemy import BigInteger, Select, func, literal, select
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 
 log = logging.getLogger(__name__)
 
 _NAMESPACE = b"elephantasm.dream-run:"
-_TRY_XACT = text("SELECT pg_try_advisory_xact_lock(:key)")
+
+
+def advisory(fn: Any, key: int) -> Select[Any]:
+    """``SELECT fn(key)`` for one of Postgres's advisory-lock functions of a 64-bit key."""
+    return select(fn(literal(key, BigInteger)))
 
 
 def run_lock_key(run_id: uuid.UUID) -> int:
@@ -40,12 +41,12 @@ class RunLocks:
     def __init__(self) -> None:
         self._held: dict[uuid.UUID, AsyncConnection] = {}
 
-    async def take(self, runtime: Runtime, run_id: uuid.UUID) -> None:
-        """Hold ``run_id``'s lock until :meth:`release` (or until this process ends)."""
-        conn = await runtime.background.engine.connect()
+    async def take(self, pool: AsyncEngine, run_id: uuid.UUID) -> None:
+        """Hold ``run_id``'s lock, on a connection of ``pool``, until :meth:`release` (or until this process ends)."""
+        conn = await pool.connect()
         try:
             conn = await conn.execution_options(isolation_level="AUTOCOMMIT")  # no transaction left open
-            await conn.execute(text("SELECT pg_advisory_lock(:key)"), {"key": run_lock_key(run_id)})
+            await conn.execute(advisory(func.pg_advisory_lock, run_lock_key(run_id)))
         except BaseException:
             await conn.close()
             raise
@@ -57,7 +58,7 @@ class RunLocks:
         if conn is None:
             return
         try:
-            await asyncio.shield(conn.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": run_lock_key(run_id)}))
+            await asyncio.shield(conn.execute(advisory(func.pg_advisory_unlock, run_lock_key(run_id))))
         except Exception as exc:  # the connection is gone, and the lock with it
             log.debug("run lock %s: unlock failed (%s); dropping its connection", run_id, exc)
             await conn.invalidate()
@@ -76,6 +77,6 @@ async def gone_runs(session: AsyncSession, run_ids: list[uuid.UUID]) -> list[uui
     until the caller's transaction ends, so a prober never mistakes another prober for a run.)"""
     gone = []
     for run_id in run_ids:
-        if (await session.execute(_TRY_XACT, {"key": run_lock_key(run_id)})).scalar_one():
+        if (await session.execute(advisory(func.pg_try_advisory_xact_lock, run_lock_key(run_id)))).scalar_one():
             gone.append(run_id)
     return gone

@@ -14,19 +14,12 @@ from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Event, Memory, MemoryRecall
 from elephantasm.db.scopes import of_anima, visible
 from elephantasm.db.tables import table_of
-from elephantasm.db.vectors import indexed_vector
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.services.animas import bump_state_version
-from elephantasm.services.dreams.paging import (
-    check_anima,
-    check_anima_vectors,
-    enable_filtered_vector_scan,
-    readable_columns,
-)
+from elephantasm.services.dreams.queries import nearest, newest_first, readable_columns
 
 _M = table_of(Memory)
 # Each memory's source events (its ``event_ids``) in the order they happened.
@@ -57,14 +50,9 @@ async def list_memories(
 ) -> tuple[list[Any], str | None]:
     """Memories, most recent experience first, optionally of one anima and state."""
     stmt = select(*_COLS, _PAGE_AT.label("page_at")).select_from(_FROM).where(*visible(_M, org_id))
-    if anima_id is not None:
-        await check_anima(session, org_id, anima_id)
-        stmt = stmt.where(_M.c.anima_id == anima_id)
     if state is not None:
         stmt = stmt.where(_M.c.state == state)
-    return await keyset_page(
-        session, stmt, at=_PAGE_AT, row_id=_M.c.id, limit=limit, cursor=cursor, direction=Direction.DESC
-    )
+    return await newest_first(session, org_id, anima_id, stmt, _M, _PAGE_AT, limit, cursor)
 
 
 async def get_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID) -> Any:
@@ -140,26 +128,8 @@ async def search_memories(
     min_similarity: float | None = None,
     space: int | None = None,
 ) -> list[tuple[Any, float]]:
-    """Nearest memories of one anima by cosine similarity of their summary embeddings, best first.
-
-    Only vectors of ``space`` (the query vector's) are compared; others are not candidates."""
-    indexed = await check_anima_vectors(session, org_id, anima_id)
-    await enable_filtered_vector_scan(session)
-    # A large anima: the width's HNSW index answers (its predicate names vector_indexed); a small
-    # one's rows are compared exactly.
-    key, same_width = indexed_vector(_M.c.embedding, len(vector))
-    distance = key.cosine_distance(list(vector))
-    stmt = (
-        select(*_COLS, (1 - distance).label("similarity"))
-        .select_from(_FROM)
-        .where(*visible(_M, org_id), _M.c.anima_id == anima_id, same_width, _M.c.embedding_space == space)
-        .order_by(distance, _M.c.id)
-        .limit(limit)
+    """Nearest memories of one anima by cosine similarity of their summary embeddings, best first."""
+    live = () if include_archived else (_M.c.state != "archived",)
+    return await nearest(
+        session, org_id, anima_id, _M, _COLS, vector, limit, min_similarity, space, *live, source=_FROM
     )
-    if indexed:
-        stmt = stmt.where(_M.c.vector_indexed)
-    if not include_archived:
-        stmt = stmt.where(_M.c.state != "archived")
-    if min_similarity is not None:
-        stmt = stmt.where(distance <= 1 - min_similarity)
-    return [(row, float(row.similarity)) for row in (await session.execute(stmt)).all()]

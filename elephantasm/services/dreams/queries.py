@@ -1,4 +1,5 @@
-"""Reads of knowledge (with provenance and supersession history) and of the dream journal."""
+"""Reads of what dreams produce (knowledge with provenance and history, runs, the journal) and
+the read helpers the memory reads share; every read is scoped to the caller's ``org_id``."""
 
 from __future__ import annotations
 
@@ -11,18 +12,86 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
-from elephantasm.db.models import DreamAction, DreamRun, Knowledge, KnowledgeMemory, Memory
+from elephantasm.db.models import Anima, DreamAction, DreamRun, Knowledge, KnowledgeMemory, Memory
 from elephantasm.db.scopes import live_anima, org_scoped, visible
 from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import indexed_vector
 from elephantasm.domain.errors import NotFoundError
-from elephantasm.services.dreams.journal_rows import JournalEntry, expand
-from elephantasm.services.dreams.paging import (
-    check_anima,
-    check_anima_vectors,
-    enable_filtered_vector_scan,
-    readable_columns,
-)
+from elephantasm.services.animas import live_anima_value
+from elephantasm.services.dreams.journal import JournalEntry, expand
+
+
+def readable_columns(table: Any) -> list[Any]:
+    """Every column except the internals a client never sees (embedding, full-text vector, whether
+    the row is in the HNSW index)."""
+    return [c for c in table.c if c.name not in ("embedding", "fts", "vector_indexed")]
+
+
+async def check_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> bool:
+    """NotFoundError unless the anima is a live one of the org (another org's is a 404, never []);
+    returns its ``vectors_indexed``: whether its memories and knowledge are in the HNSW index."""
+    return bool(await live_anima_value(session, org_id, anima_id, col(Anima.vectors_indexed)))
+
+
+async def newest_first(
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID | None,
+    stmt: Any,
+    table: Any,
+    at: Any,
+    limit: int,
+    cursor: str | None,
+) -> tuple[list[Any], str | None]:
+    """One keyset page of ``stmt``, newest ``at`` first, of one anima of the org if given."""
+    if anima_id is not None:
+        await check_anima(session, org_id, anima_id)
+        stmt = stmt.where(table.c.anima_id == anima_id)
+    return await keyset_page(
+        session, stmt, at=at, row_id=table.c.id, limit=limit, cursor=cursor, direction=Direction.DESC
+    )
+
+
+# pgvector >= 0.8: keep scanning the HNSW graph until LIMIT rows pass the query's filters.
+_ITERATIVE_SCAN = text("SET LOCAL hnsw.iterative_scan = relaxed_order")
+
+
+async def nearest(
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    table: Any,
+    columns: Sequence[Any],
+    vector: Sequence[float],
+    limit: int,
+    min_similarity: float | None,
+    space: int | None,
+    *filters: Any,
+    source: Any = None,
+) -> list[tuple[Any, float]]:
+    """Rows of one anima nearest ``vector`` by cosine similarity, best first, with ``filters``.
+
+    Only vectors of ``space`` (the query vector's) are compared. A large anima's rows are found
+    through the width's HNSW index (its predicate names ``vector_indexed``); a small one's are
+    compared exactly."""
+    indexed = await check_anima(session, org_id, anima_id)
+    await session.execute(_ITERATIVE_SCAN)
+    key, same_width = indexed_vector(table.c.embedding, len(vector))
+    distance = key.cosine_distance(list(vector))
+    stmt = (
+        select(*columns, (1 - distance).label("similarity"))
+        .select_from(table if source is None else source)
+        .where(*visible(table, org_id), table.c.anima_id == anima_id, same_width, table.c.embedding_space == space)
+        .where(*filters)
+        .order_by(distance, table.c.id)
+        .limit(limit)
+    )
+    if indexed:
+        stmt = stmt.where(table.c.vector_indexed)
+    if min_similarity is not None:
+        stmt = stmt.where(distance <= 1 - min_similarity)
+    return [(row, float(row.similarity)) for row in (await session.execute(stmt)).all()]
+
 
 _K = table_of(Knowledge)
 _K_COLS = readable_columns(_K)
@@ -55,18 +124,13 @@ async def list_knowledge(
 ) -> tuple[list[Any], str | None]:
     """Knowledge, newest first; current items only unless ``include_superseded``."""
     stmt = select(*_K_COLS, _K.c.created_at.label("page_at")).where(*visible(_K, org_id))
-    if anima_id is not None:
-        await check_anima(session, org_id, anima_id)
-        stmt = stmt.where(_K.c.anima_id == anima_id)
     if type_ is not None:
         stmt = stmt.where(_K.c.type == type_)
     if topic is not None:
         stmt = stmt.where(_K.c.topic == topic)
     if not include_superseded:
         stmt = stmt.where(_K.c.valid_to.is_(None))
-    return await keyset_page(
-        session, stmt, at=_K.c.created_at, row_id=_K.c.id, limit=limit, cursor=cursor, direction=Direction.DESC
-    )
+    return await newest_first(session, org_id, anima_id, stmt, _K, _K.c.created_at, limit, cursor)
 
 
 async def get_knowledge(session: AsyncSession, org_id: uuid.UUID, knowledge_id: uuid.UUID) -> Any:
@@ -128,28 +192,9 @@ async def search_knowledge(
     min_similarity: float | None = None,
     space: int | None = None,
 ) -> list[tuple[Any, float]]:
-    """Nearest knowledge of one anima by cosine similarity, best first (current items by default).
-
-    Only vectors of ``space`` (the query vector's) are compared."""
-    indexed = await check_anima_vectors(session, org_id, anima_id)
-    await enable_filtered_vector_scan(session)
-    # A large anima: the width's HNSW index answers (its predicate names vector_indexed); a small
-    # one's knowledge is compared exactly.
-    key, same_width = indexed_vector(_K.c.embedding, len(vector))
-    distance = key.cosine_distance(list(vector))
-    stmt = (
-        select(*_K_COLS, (1 - distance).label("similarity"))
-        .where(*visible(_K, org_id), _K.c.anima_id == anima_id, same_width, _K.c.embedding_space == space)
-        .order_by(distance, _K.c.id)
-        .limit(limit)
-    )
-    if indexed:
-        stmt = stmt.where(_K.c.vector_indexed)
-    if not include_superseded:
-        stmt = stmt.where(_K.c.valid_to.is_(None))
-    if min_similarity is not None:
-        stmt = stmt.where(distance <= 1 - min_similarity)
-    return [(row, float(row.similarity)) for row in (await session.execute(stmt)).all()]
+    """Nearest knowledge of one anima by cosine similarity, best first (current items by default)."""
+    current = () if include_superseded else (_K.c.valid_to.is_(None),)
+    return await nearest(session, org_id, anima_id, _K, _K_COLS, vector, limit, min_similarity, space, *current)
 
 
 async def list_runs(
@@ -162,14 +207,9 @@ async def list_runs(
 ) -> tuple[list[Any], str | None]:
     """Dream runs, newest first, optionally of one anima and status."""
     stmt = select(*_R.c, _R.c.started_at.label("page_at")).where(org_scoped(_R, org_id), live_anima(_R.c.anima_id))
-    if anima_id is not None:
-        await check_anima(session, org_id, anima_id)
-        stmt = stmt.where(_R.c.anima_id == anima_id)
     if status is not None:
         stmt = stmt.where(_R.c.status == status)
-    return await keyset_page(
-        session, stmt, at=_R.c.started_at, row_id=_R.c.id, limit=limit, cursor=cursor, direction=Direction.DESC
-    )
+    return await newest_first(session, org_id, anima_id, stmt, _R, _R.c.started_at, limit, cursor)
 
 
 async def get_run(session: AsyncSession, org_id: uuid.UUID, run_id: uuid.UUID) -> Any:

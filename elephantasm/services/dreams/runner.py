@@ -2,10 +2,9 @@
 
 No transaction is open while an LLM or a remote embedder works: a chunk is claimed in one short
 transaction, distilled with the connection returned to the pool, and written in another. When
-both are CPU work in this process (the offline engine, a local embedder), a chunk is read,
-distilled and written in one transaction instead (:func:`in_process`). A run that
-fails records why and releases its claims, so its events stay pending for the next run; chunks it
-already wrote are complete and stay (each chunk is all-or-nothing).
+both are CPU work in this process (:func:`in_process`), a chunk is read, distilled and written in
+one transaction instead. A run that fails records why and releases its claims, so its events stay
+pending for the next run; chunks it already wrote are complete and stay (each is all-or-nothing).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 from elephantasm.db.models import DreamRun
 from elephantasm.domain.dreaming import (
@@ -31,13 +30,11 @@ from elephantasm.logsafe import safe_traceback
 from elephantasm.observability import metrics
 from elephantasm.services.dreams.claims import claim_events, count_pending, lock_anima, lock_events, watermark
 from elephantasm.services.dreams.curation import curate
+from elephantasm.services.dreams.deps import DreamDeps
 from elephantasm.services.dreams.identity import as_draft, current_identity
 from elephantasm.services.dreams.journal import journaled_write
 from elephantasm.services.dreams.runs import RunLostError, RunStats, finish_run, heartbeat, hold_lease, start_run
 from elephantasm.services.dreams.writer import embed_result, ensure_coverage, to_inputs, write_chunk, write_in
-
-if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -45,13 +42,8 @@ Progress = Callable[[int, int], None]
 """Called with (events distilled so far, events this run expects to distil)."""
 
 
-def engine_of(runtime: Runtime, engine: DistillEngine | None) -> DistillEngine:
-    """The engine to use: the given one, else the runtime's (built once, by the composition root)."""
-    return engine or runtime.dream_engine
-
-
 async def run_dream(
-    runtime: Runtime,
+    deps: DreamDeps,
     org_id: uuid.UUID,
     anima_id: uuid.UUID,
     *,
@@ -59,36 +51,34 @@ async def run_dream(
     engine: DistillEngine | None = None,
     progress: Progress | None = None,
 ) -> DreamRun:
-    """Start a run and execute it to the end; ConflictError if one is already running."""
-    engine = engine_of(runtime, engine)
-    run = await start_run(runtime, org_id, anima_id, trigger, engine)
-    return await execute_run(runtime, run, engine, progress)
+    """Start a run (with ``engine`` instead of ``deps.distiller`` if given) and execute it to the
+    end; ConflictError if one is already running."""
+    if engine is not None:
+        deps = replace(deps, distiller=engine)
+    run = await start_run(deps, org_id, anima_id, trigger)
+    return await execute_run(deps, run, progress)
 
 
-async def start_dream_in_background(runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID) -> DreamRun:
-    """Start a manual run now and execute it on the runtime's dream tasks; returns the running run
+async def start_dream_in_background(deps: DreamDeps, org_id: uuid.UUID, anima_id: uuid.UUID) -> DreamRun:
+    """Start a manual run now and execute it on ``deps.tasks``; returns the running run
     (ConflictError if one is already running). The API's trigger and the inspector's button."""
-    engine = engine_of(runtime, None)
-    run = await start_run(runtime, org_id, anima_id, "manual", engine)
-    runtime.dream_tasks.spawn(execute_run(runtime.background, run, engine), name=f"dream-{run.id}")
+    run = await start_run(deps, org_id, anima_id, "manual")
+    deps.tasks.spawn(execute_run(deps, run), name=f"dream-{run.id}")
     return run
 
 
-async def execute_run(
-    runtime: Runtime, run: DreamRun, engine: DistillEngine | None = None, progress: Progress | None = None
-) -> DreamRun:
+async def execute_run(deps: DreamDeps, run: DreamRun, progress: Progress | None = None) -> DreamRun:
     """Execute a started run; always ends it (completed or failed) and returns the final row."""
-    engine = engine_of(runtime, engine)
     stats, started = RunStats(), time.perf_counter()
-    beat = asyncio.create_task(_heartbeats(runtime, run.id), name=f"dream-heartbeat-{run.id}")
+    beat = asyncio.create_task(_heartbeats(deps, run.id), name=f"dream-heartbeat-{run.id}")
     # ``strike``: the failure is the anima's own (it counts toward its back-off); losing the lease
     # or a shutdown says nothing about the anima.
     status, error, strike = "completed", None, False
     try:
-        async with asyncio.timeout(runtime.settings.dreamer_run_timeout_seconds):
-            new_ids = await _distil_all(runtime, run, engine, stats, progress)
+        async with asyncio.timeout(deps.limits.dreamer_run_timeout_seconds):
+            new_ids = await _distil_all(deps, run, stats, progress)
             t0 = time.perf_counter()
-            await curate(runtime, run, new_ids, stats)
+            await curate(deps, run, new_ids, stats)
             stats.time("curate", time.perf_counter() - t0)
     except DistillError as exc:
         stats.usage += exc.usage
@@ -96,14 +86,14 @@ async def execute_run(
     except RunLostError as exc:
         status, error = "failed", str(exc)
     except TimeoutError:
-        limit = runtime.settings.dreamer_run_timeout_seconds
+        limit = deps.limits.dreamer_run_timeout_seconds
         status, error, strike = "failed", f"run exceeded dreamer_run_timeout_seconds ({limit})", True
     except asyncio.CancelledError:
         stats.time("total", time.perf_counter() - started)
         try:
-            await asyncio.shield(finish_run(runtime, run, "failed", "cancelled (process shutting down)", stats))
+            await asyncio.shield(finish_run(deps, run, "failed", "cancelled (process shutting down)", stats))
         finally:
-            await runtime.dream_tasks.run_locks.release(run.id)
+            await deps.tasks.run_locks.release(run.id)
         raise
     except Exception as exc:
         log.error("dream run %s failed: %s", run.id, safe_traceback(exc))
@@ -112,9 +102,9 @@ async def execute_run(
         beat.cancel()
     stats.time("total", time.perf_counter() - started)
     try:
-        finished = await finish_run(runtime, run, status, error, stats, strike=strike)
+        finished = await finish_run(deps, run, status, error, stats, strike=strike)
     finally:
-        await runtime.dream_tasks.run_locks.release(run.id)
+        await deps.tasks.run_locks.release(run.id)
     metrics.dream_finished(finished.status, stats.events_read)
     log.info(
         "dream run %s %s: %d events, %d memories", run.id, finished.status, stats.events_read, stats.memories_created
@@ -122,12 +112,12 @@ async def execute_run(
     return finished
 
 
-async def _heartbeats(runtime: Runtime, run_id: uuid.UUID) -> None:
-    interval = runtime.settings.dreamer_heartbeat_seconds
+async def _heartbeats(deps: DreamDeps, run_id: uuid.UUID) -> None:
+    interval = deps.limits.dreamer_heartbeat_seconds
     while True:
         await asyncio.sleep(interval)
         try:
-            if not await heartbeat(runtime, run_id):
+            if not await heartbeat(deps, run_id):
                 log.warning("dream run %s is no longer running; its writes will be refused", run_id)
                 return
         except Exception as exc:
@@ -151,79 +141,73 @@ Step = tuple[int, list[uuid.UUID]]
 
 
 async def _distil_embed(
-    runtime: Runtime, engine: DistillEngine, inputs: list[EventInput], identity: IdentityDraft | None, stats: RunStats
+    deps: DreamDeps, inputs: list[EventInput], identity: IdentityDraft | None, stats: RunStats
 ) -> tuple[DistillResult, tuple[list[list[float]], list[list[float]], list[bytes | None]]]:
     t0 = time.perf_counter()
-    result = await engine.distil(inputs, identity)
+    result = await deps.distiller.distil(inputs, identity)
     stats.usage += result.usage
     result, uncovered = ensure_coverage(inputs, result)
     stats.counts["fallback_events"] += len(result.fallback_event_ids) + uncovered
     t1 = time.perf_counter()
-    vectors = await embed_result(runtime.embedder, result, inputs)
+    vectors = await embed_result(deps.embedder, result, inputs)
     stats.time("distil", t1 - t0)
     stats.time("embed", time.perf_counter() - t1)
     return result, vectors
 
 
-async def _claimed_step(
-    runtime: Runtime, run: DreamRun, engine: DistillEngine, stats: RunStats, until_seq: int, limit: int
-) -> Step:
+async def _claimed_step(deps: DreamDeps, run: DreamRun, stats: RunStats, until_seq: int, limit: int) -> Step:
     """Claim (one transaction), distil and embed with no transaction open, write (another)."""
-    async with runtime.unit_of_work() as session:
+    async with deps.unit_of_work() as session:
         await lock_anima(session, run.anima_id)  # before the run row: the lock order (claims.py)
         await hold_lease(session, run.id)
-        chunk = await claim_events(session, run, runtime.clock(), until_seq, limit)
+        chunk = await claim_events(session, run, deps.clock(), until_seq, limit)
         identity = as_draft(await current_identity(session, run.org_id, run.anima_id)) if chunk else None
     if chunk is None:
         return 0, []
     inputs = to_inputs(chunk.rows)
-    result, vectors = await _distil_embed(runtime, engine, inputs, identity, stats)
+    result, vectors = await _distil_embed(deps, inputs, identity, stats)
     t0 = time.perf_counter()
-    memory_ids = await write_chunk(runtime, run, inputs, result, vectors, stats, chunk)
+    memory_ids = await write_chunk(deps, run, inputs, result, vectors, stats, chunk)
     stats.time("write", time.perf_counter() - t0)
     return len(inputs), memory_ids
 
 
-async def _local_step(
-    runtime: Runtime, run: DreamRun, engine: DistillEngine, stats: RunStats, until_seq: int, limit: int
-) -> Step:
+async def _local_step(deps: DreamDeps, run: DreamRun, stats: RunStats, until_seq: int, limit: int) -> Step:
     """Read, distil, embed and write one chunk in one journaled transaction (see :func:`in_process`)."""
-    async with journaled_write(runtime, run, stats) as step:
+    async with journaled_write(deps, run, stats) as step:
         chunk = await lock_events(step.session, run, until_seq, limit)
         if chunk is None:
             return 0, []
         inputs = to_inputs(chunk.rows)
         identity = as_draft(await current_identity(step.session, run.org_id, run.anima_id))
-        result, vectors = await _distil_embed(runtime, engine, inputs, identity, step.stats)
+        result, vectors = await _distil_embed(deps, inputs, identity, step.stats)
         t1 = time.perf_counter()
-        memory_ids = await write_in(step, runtime, inputs, result, vectors, chunk)
+        memory_ids = await write_in(step, deps, inputs, result, vectors, chunk)
     stats.time("write", time.perf_counter() - t1)
     return len(inputs), memory_ids
 
 
-async def _distil_all(
-    runtime: Runtime, run: DreamRun, engine: DistillEngine, stats: RunStats, progress: Progress | None
-) -> list[uuid.UUID]:
+async def _distil_all(deps: DreamDeps, run: DreamRun, stats: RunStats, progress: Progress | None) -> list[uuid.UUID]:
     """Distil chunk after chunk until nothing recorded before the run started is pending."""
-    settings = runtime.settings
-    budget = settings.dreamer_max_events_per_run
-    async with runtime.read_session() as session:
+    limits = deps.limits
+    budget = limits.dreamer_max_events_per_run
+    async with deps.read_session() as session:
         # The anima's event_seq at the start of the run (set by start_run): later events wait.
         until = run.until_seq if run.until_seq is not None else (await watermark(session, run.anima_id))[1]
         total = min(await count_pending(session, run.org_id, run.anima_id, until), budget)
     if progress:
         progress(0, total)
-    step = _local_step if in_process(engine, runtime.embedder) else _claimed_step
+    step = _local_step if in_process(deps.distiller, deps.embedder) else _claimed_step
     new_ids: list[uuid.UUID] = []
     # Start no new chunk past half the run's hard timeout: the run then ends cleanly and the rest
     # waits for the next run, instead of a long LLM run being cut off mid-chunk by the timeout.
-    deadline = time.monotonic() + settings.dreamer_run_timeout_seconds / 2
+    deadline = time.monotonic() + limits.dreamer_run_timeout_seconds / 2
     while stats.events_read < budget:
         if new_ids and time.monotonic() > deadline:
             stats.counts["stopped_at_time_budget"] = 1
             break
         done, memory_ids = await step(
-            runtime, run, engine, stats, until, min(settings.dreamer_chunk_events, budget - stats.events_read)
+            deps, run, stats, until, min(limits.dreamer_chunk_events, budget - stats.events_read)
         )
         if not done:
             break

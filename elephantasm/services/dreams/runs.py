@@ -7,8 +7,8 @@ import socket
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -16,15 +16,13 @@ from sqlmodel import col
 
 from elephantasm.db.models import Anima, DreamRun
 from elephantasm.db.tables import rowcount, table_of
-from elephantasm.domain.dreaming import DistillEngine, Usage
+from elephantasm.domain.dreaming import Usage
 from elephantasm.domain.errors import ConflictError
 from elephantasm.ids import uuid7
 from elephantasm.services.animas import get_anima
 from elephantasm.services.dreams.claims import lock_anima, recover_stale_runs, release_claims, watermark
+from elephantasm.services.dreams.deps import DreamDeps, DreamLimits
 from elephantasm.services.dreams.liveness import gone_runs
-
-if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
 
 _RUNS = table_of(DreamRun)
 WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
@@ -65,9 +63,7 @@ class RunStats:
         }
 
 
-async def start_run(
-    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, trigger: str, engine: DistillEngine
-) -> DreamRun:
+async def start_run(deps: DreamDeps, org_id: uuid.UUID, anima_id: uuid.UUID, trigger: str) -> DreamRun:
     """Take the anima's dream lease and return the new ``running`` run.
 
     Raises NotFoundError for an unknown (or another org's) anima and ConflictError when a live run
@@ -76,33 +72,23 @@ async def start_run(
     new run's lock (``liveness.py``) until :func:`execute_run` ends it.
     """
     run_id = uuid7()
-    locks = runtime.dream_tasks.run_locks
-    await locks.take(runtime, run_id)  # before the row is visible: a live run always holds its lock
+    locks = deps.tasks.run_locks
+    await locks.take(deps.pool, run_id)  # before the row is visible: a live run always holds its lock
     try:
-        return await _start(runtime, run_id, org_id, anima_id, trigger, engine)
+        return await _start(deps, run_id, org_id, anima_id, trigger)
     except BaseException:
         await locks.release(run_id)
         raise
 
 
-async def _start(
-    runtime: Runtime, run_id: uuid.UUID, org_id: uuid.UUID, anima_id: uuid.UUID, trigger: str, engine: DistillEngine
-) -> DreamRun:
-    now = runtime.clock()
-    stale_after = timedelta(seconds=runtime.settings.dreamer_stale_seconds)
-    async with runtime.unit_of_work() as session:
+async def _start(deps: DreamDeps, run_id: uuid.UUID, org_id: uuid.UUID, anima_id: uuid.UUID, trigger: str) -> DreamRun:
+    now, engine = deps.clock(), deps.distiller
+    async with deps.unit_of_work() as session:
         await get_anima(session, org_id, anima_id)
         await lock_anima(session, anima_id)
-        await recover_stale_runs(session, now, stale_after, anima_id)
-        running = list(
-            (
-                await session.execute(
-                    select(col(DreamRun.id)).where(
-                        col(DreamRun.anima_id) == anima_id, col(DreamRun.status) == "running"
-                    )
-                )
-            ).scalars()
-        )
+        await recover_stale_runs(session, now, timedelta(seconds=deps.limits.dreamer_stale_seconds), anima_id)
+        live = select(_RUNS.c.id).where(_RUNS.c.anima_id == anima_id, _RUNS.c.status == "running")
+        running = list((await session.execute(live)).scalars())
         gone = await gone_runs(session, running)
         await fail_runs(session, gone, now, "abandoned: its process is gone; its claims were released")
         alive = [r for r in running if r not in gone]
@@ -141,11 +127,11 @@ async def fail_runs(session: AsyncSession, run_ids: list[uuid.UUID], now: Any, e
     await release_claims(session, run_ids)
 
 
-async def heartbeat(runtime: Runtime, run_id: uuid.UUID) -> bool:
+async def heartbeat(deps: DreamDeps, run_id: uuid.UUID) -> bool:
     """Prove the run is alive; False when it is no longer running (it must stop)."""
-    async with runtime.unit_of_work() as session:
+    async with deps.unit_of_work() as session:
         result = await session.execute(
-            update(_RUNS).where(_RUNS.c.id == run_id, _RUNS.c.status == "running").values(heartbeat_at=runtime.clock())
+            update(_RUNS).where(_RUNS.c.id == run_id, _RUNS.c.status == "running").values(heartbeat_at=deps.clock())
         )
     return bool(rowcount(result))
 
@@ -167,7 +153,7 @@ async def save_progress(session: AsyncSession, run_id: uuid.UUID, stats: RunStat
 
 
 async def finish_run(
-    runtime: Runtime, run: DreamRun, status: str, error: str | None, stats: RunStats, *, strike: bool = False
+    deps: DreamDeps, run: DreamRun, status: str, error: str | None, stats: RunStats, *, strike: bool = False
 ) -> DreamRun:
     """Close the run (completed or failed), record its counters, and release any claims it still holds.
 
@@ -176,8 +162,8 @@ async def finish_run(
     not a shutdown) extends it, see :func:`record_outcome`. When the anima was purged meanwhile (the
     run row went with it), the returned run is a detached copy saying so.
     """
-    now = runtime.clock()
-    async with runtime.unit_of_work() as session:
+    now = deps.clock()
+    async with deps.unit_of_work() as session:
         await lock_anima(session, run.anima_id)  # the lock order: advisory lock, anima row, run row
         closed = await session.execute(
             update(_RUNS)
@@ -187,7 +173,7 @@ async def finish_run(
         )
         anima_id = closed.scalar_one_or_none()
         if anima_id is not None and (status == "completed" or strike):
-            await record_outcome(session, runtime, anima_id, status == "completed")
+            await record_outcome(session, deps.limits, anima_id, status == "completed", now)
         await release_claims(session, [run.id])
         final = (await session.execute(select(DreamRun).where(col(DreamRun.id) == run.id))).scalar_one_or_none()
     if final is None:
@@ -196,7 +182,9 @@ async def finish_run(
     return final
 
 
-async def record_outcome(session: AsyncSession, runtime: Runtime, anima_id: uuid.UUID, succeeded: bool) -> None:
+async def record_outcome(
+    session: AsyncSession, limits: DreamLimits, anima_id: uuid.UUID, succeeded: bool, now: datetime
+) -> None:
     """Success clears the anima's dream back-off. A failure waits base · 2^(failures − 1) seconds
     (capped) before the scheduler tries again; after ``dreamer_max_failures`` in a row the anima is
     ``failed`` and left alone until a manual run succeeds, so one bad anima never loops forever."""
@@ -207,7 +195,6 @@ async def record_outcome(session: AsyncSession, runtime: Runtime, anima_id: uuid
             .values(dream_status="ok", dream_failures=0, dream_retry_at=None)
         )
         return
-    s = runtime.settings
     failures = (
         await session.execute(
             update(Anima)
@@ -216,13 +203,13 @@ async def record_outcome(session: AsyncSession, runtime: Runtime, anima_id: uuid
             .returning(col(Anima.dream_failures))
         )
     ).scalar_one()
-    wait = min(s.dreamer_retry_base_seconds * 2 ** min(failures - 1, 30), s.dreamer_retry_max_seconds)
-    parked = failures >= s.dreamer_max_failures
+    wait = min(limits.dreamer_retry_base_seconds * 2 ** min(failures - 1, 30), limits.dreamer_retry_max_seconds)
+    parked = failures >= limits.dreamer_max_failures
     await session.execute(
         update(Anima)
         .where(col(Anima.id) == anima_id)
         .values(
             dream_status="failed" if parked else "backoff",
-            dream_retry_at=None if parked else runtime.clock() + timedelta(seconds=wait),
+            dream_retry_at=None if parked else now + timedelta(seconds=wait),
         )
     )

@@ -1,5 +1,4 @@
-"""Moving an anima's memories into the HNSW index once it is large, and
-into the pack and full-text indexes.
+"""Moving an anima's memories into the HNSW, pack and full-text indexes once it is large.
 
 Small animas are searched exactly (``elephantasm.db.vectors.large_anima_filter``); when the dreamer's
 writes bring an anima's live memories to ``INDEX_THRESHOLD`` it flips ``animas.vectors_indexed`` and
@@ -13,25 +12,14 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import func, literal, select, update
 
 from elephantasm.db import vectors
+from elephantasm.db.models import Anima, Knowledge, Memory
+from elephantasm.db.tables import table_of
 
-# Counting stops at the threshold: at most INDEX_THRESHOLD entries of an anima-keyed index.
-_FLIP_ANIMA = text("""
-UPDATE animas a SET vectors_indexed = true
-WHERE a.id = :anima AND a.org_id = :org AND NOT a.vectors_indexed
-  AND (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.anima_id = :anima
-       AND m.deleted_at IS NULL AND m.merged_into IS NULL LIMIT :threshold) x) >= :threshold
-RETURNING a.id
-""")
-# A statement of its own (not a CTE of the flip): it takes a new snapshot, so it also marks memories
-# committed after the flip's. (The trigger takes no lock on the anima row; nothing else inserts into
-# an existing anima while its dreamer runs — one run per anima, and import makes a new anima.)
-_INDEX_ROWS = tuple(
-    text(f"UPDATE {table} SET vector_indexed = true WHERE anima_id = :anima AND org_id = :org AND NOT vector_indexed")
-    for table in ("memories", "knowledge")
-)
+_ANIMAS, _MEMORIES = table_of(Anima), table_of(Memory)
+_FLAGGED = (_MEMORIES, table_of(Knowledge))
 
 
 async def index_vectors_if_large(
@@ -41,19 +29,35 @@ async def index_vectors_if_large(
     ``INDEX_THRESHOLD``) and it is not there yet; returns whether it flipped now. ``session``: an
     AsyncSession or AsyncConnection, inside the transaction that wrote the memories."""
     limit = vectors.INDEX_THRESHOLD if threshold is None else threshold
-    params = {"anima": anima_id, "org": org_id, "threshold": limit}
-    if (await session.execute(_FLIP_ANIMA, params)).first() is None:
+    m = _MEMORIES.c
+    # Counting stops at the threshold: at most ``limit`` entries of an anima-keyed index.
+    live = select(literal(1)).where(m.anima_id == anima_id, m.deleted_at.is_(None), m.merged_into.is_(None))
+    count = select(func.count()).select_from(live.limit(limit).subquery()).scalar_subquery()
+    a = _ANIMAS.c
+    flip = (
+        update(_ANIMAS)
+        .where(a.id == anima_id, a.org_id == org_id, ~a.vectors_indexed, count >= limit)
+        .values(vectors_indexed=True)
+        .returning(a.id)
+    )
+    if (await session.execute(flip)).first() is None:
         return False
-    for statement in _INDEX_ROWS:
-        await session.execute(statement, params)
+    # Statements of their own (not CTEs of the flip): each takes a new snapshot, so it also marks
+    # rows committed after the flip's. (Nothing else inserts into an existing anima while its
+    # dreamer runs: one run per anima, and import makes a new anima.)
+    for table in _FLAGGED:
+        t = table.c
+        await session.execute(
+            update(table)
+            .where(t.anima_id == anima_id, t.org_id == org_id, ~t.vector_indexed)
+            .values(vector_indexed=True)
+        )
     return True
-
-
-_INDEXED = text("SELECT vectors_indexed FROM animas WHERE id = :anima")
 
 
 async def anima_is_indexed(session: Any, anima_id: uuid.UUID) -> bool:
     """The anima's ``vectors_indexed``: its memories and knowledge are in the HNSW, pack and
     full-text indexes (large), or searched by scanning its own rows (small). For the dreamer, which
     already holds the anima (no org or liveness check; no row reads as small)."""
-    return bool((await session.execute(_INDEXED, {"anima": anima_id})).scalar())
+    stmt = select(_ANIMAS.c.vectors_indexed).where(_ANIMAS.c.id == anima_id)
+    return bool((await session.execute(stmt)).scalar())

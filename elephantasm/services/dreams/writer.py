@@ -1,11 +1,9 @@
-"""Write one distilled chunk in one short transaction: all of it, or nothing.
+"""Write one distilled chunk in one journaled transaction: all of it, or nothing.
 
-Memories (with their provenance), knowledge (dedupe / supersede), an identity version, the chunk recorded
-distilled (the anima's watermark moved past it; no event row is written), the journal, the run's counters and the anima's ``state_version`` all commit together
-(one :func:`~elephantasm.services.dreams.journal.journaled_write`).
-Embeddings are computed before the transaction opens (the embedder may be a remote service),
-except on the in-process path (offline engine, local embedder: ``runner.in_process``), where the
-chunk is read, distilled and written inside the one transaction (:func:`write_in`).
+Memories (with their provenance), knowledge (dedupe / supersede), an identity version and the
+chunk recorded distilled (the anima's watermark moved past it; no event row is written) commit
+together. Embeddings are computed before the transaction opens (the embedder may be remote),
+except on the in-process path (``runner.in_process``), which writes with :func:`write_in`.
 """
 
 from __future__ import annotations
@@ -27,6 +25,7 @@ from elephantasm.domain.lean import lean_text
 from elephantasm.ids import uuid7
 from elephantasm.llm.embedders import Embedder
 from elephantasm.services.dreams.claims import Chunk, mark_distilled
+from elephantasm.services.dreams.deps import DreamDeps
 from elephantasm.services.dreams.identity import apply_identity_draft
 from elephantasm.services.dreams.journal import JournaledWrite, WriteContext, journaled_write
 from elephantasm.services.dreams.knowledge import write_knowledge
@@ -36,7 +35,6 @@ from elephantasm.services.turn_blobs import encode_turns
 
 if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
-    from elephantasm.runtime import Runtime
     from elephantasm.schemas.transfer import EventRecord
 
 _MEMORIES = table_of(Memory)
@@ -101,32 +99,30 @@ async def embed_result(
 def _memory_rows(
     ctx: WriteContext, result: DistillResult, vectors: Sequence[Sequence[float]], turns: Sequence[bytes | None]
 ) -> list[dict]:
-    rows = []
-    for draft, vector, blob in zip(result.memories, vectors, turns, strict=True):
-        rows.append(
-            {
-                "id": uuid7(),
-                "org_id": ctx.org_id,
-                "anima_id": ctx.anima_id,
-                "summary": draft.summary,
-                "content": draft.content,
-                "importance": draft.importance,
-                "confidence": draft.confidence,
-                "state": "active",
-                "session_id": draft.session_id,
-                "time_start": draft.time_start,
-                "time_end": draft.time_end,
-                # The run that wrote it is the journal's "created" entry (dream_actions), not a copy here.
-                "meta": dict(draft.meta),
-                "embedding": list(vector),
-                "embedding_space": ctx.space,
-                "turn_vectors": blob,
-                "event_ids": sorted(set(draft.event_ids)),
-                "created_at": ctx.now,
-                "updated_at": ctx.now,
-            }
-        )
-    return rows
+    return [
+        {
+            "id": uuid7(),
+            "org_id": ctx.org_id,
+            "anima_id": ctx.anima_id,
+            "summary": draft.summary,
+            "content": draft.content,
+            "importance": draft.importance,
+            "confidence": draft.confidence,
+            "state": "active",
+            "session_id": draft.session_id,
+            "time_start": draft.time_start,
+            "time_end": draft.time_end,
+            # The run that wrote it is the journal's "created" entry (dream_actions), not a copy here.
+            "meta": dict(draft.meta),
+            "embedding": list(vector),
+            "embedding_space": ctx.space,
+            "turn_vectors": blob,
+            "event_ids": sorted(set(draft.event_ids)),
+            "created_at": ctx.now,
+            "updated_at": ctx.now,
+        }
+        for draft, vector, blob in zip(result.memories, vectors, turns, strict=True)
+    ]
 
 
 async def _insert_memories(
@@ -142,8 +138,7 @@ async def _insert_memories(
         return []
     await insert_rows(session, _MEMORIES, rows)
     for row, draft in zip(rows, result.memories, strict=True):
-        # No copy of the text: the target is the memory itself (a copy made a journal row ~40 %
-        # summary).
+        # No copy of the text: the entry's target is the memory itself.
         after = {"events": len(set(draft.event_ids)), "importance": draft.importance}
         actions.append(ctx.action("created", "memory", row["id"], None, after))
     return [row["id"] for row in rows]
@@ -157,7 +152,7 @@ async def _mark_distilled(session: AsyncSession, ctx: WriteContext, chunk: Chunk
 
 
 async def write_chunk(
-    runtime: Runtime,
+    deps: DreamDeps,
     run: DreamRun,
     inputs: Sequence[EventInput],
     result: DistillResult,
@@ -166,13 +161,13 @@ async def write_chunk(
     chunk: Chunk,
 ) -> list[uuid.UUID]:
     """Commit one claimed chunk atomically; returns the new memory ids. RunLostError if the lease was lost."""
-    async with journaled_write(runtime, run, stats) as step:
-        return await write_in(step, runtime, inputs, result, vectors, chunk)
+    async with journaled_write(deps, run, stats) as step:
+        return await write_in(step, deps, inputs, result, vectors, chunk)
 
 
 async def write_in(
     step: JournaledWrite,
-    runtime: Runtime,
+    deps: DreamDeps,
     inputs: Sequence[EventInput],
     result: DistillResult,
     vectors: tuple[list[list[float]], list[list[float]], list[bytes | None]],
@@ -194,7 +189,7 @@ async def write_in(
         memory_ids,
         vectors[1],
         event_times,
-        runtime.settings.knowledge_dedupe_similarity,
+        deps.limits.knowledge_dedupe_similarity,
         actions,
     )
     if result.identity is not None:
