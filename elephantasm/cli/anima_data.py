@@ -35,7 +35,8 @@ async def animas_purge(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     async with cli_runtime(settings) as rt:
         try:
-            done = await purge_anima(rt, None, anima_id)
+            async with rt.unit_of_work() as session:
+                done = await purge_anima(session, None, anima_id, rt.anima_purge_hooks)
         except DomainError as exc:
             err_console.print(f"[red]{exc.detail}[/red]")
             return 1
