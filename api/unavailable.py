@@ -1,17 +1,16 @@
 """Postgres unreachable → 503 with ``Retry-After`` (a client's retry can succeed), never a 500; so is
-the server's own storage failing (said as such, and logged)."""
+the server's own storage failing (said as such, and logged). Which errors mean "unreachable" is
+decided in ``elephantasm/db/errors.py``."""
 
 from __future__ import annotations
 
 import logging
-from types import TracebackType
 
-import asyncpg
 from litestar import Request, Response
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as PoolTimeoutError
+from litestar.types import ExceptionHandlersMap
 
 from api.errors import error_response, on_unexpected_error
+from elephantasm.db.errors import DATABASE_ERRORS, is_unavailable
 from elephantasm.logsafe import safe_traceback
 
 log = logging.getLogger(__name__)
@@ -19,45 +18,6 @@ log = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = 5
 DETAIL = "the database is unavailable; retry shortly"
 STORAGE_DETAIL = "the server's storage is unavailable; retry shortly"
-# SQLSTATEs a retry can get past: a statement cancelled by statement_timeout (a stuck or overloaded
-# database), a deadlock or serialization failure (the other transaction won), too many connections,
-# and the server shutting down or starting up.
-_RETRYABLE_STATES = frozenset({"57014", "40P01", "40001", "53300", "57P01", "57P02", "57P03"})
-# Modules whose OSErrors mean "the database cannot be reached" (a refused TCP connection, a missing
-# Unix socket of a stopped embedded server, a reset mid-query).
-_DRIVER_MODULES = ("asyncpg", "sqlalchemy")
-
-
-def _raised_by_driver(tb: TracebackType | None) -> bool:
-    while tb is not None:
-        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith(_DRIVER_MODULES):
-            return True
-        tb = tb.tb_next
-    return False
-
-
-def is_unavailable(exc: BaseException) -> bool:
-    """Whether ``exc`` means "cannot reach the database" rather than "this request is wrong".
-
-    An ``OSError`` counts only when the driver raised it: a full disk or an unmounted volume elsewhere
-    (the KV snapshot store, say) is not a database outage (see :func:`on_os_error`).
-    """
-    if isinstance(exc, OSError):
-        return _raised_by_driver(exc.__traceback__)
-    if isinstance(exc, PoolTimeoutError | asyncpg.PostgresConnectionError | asyncpg.InterfaceError):
-        return True
-    if isinstance(exc, asyncpg.exceptions.CannotConnectNowError | asyncpg.exceptions.AdminShutdownError):
-        return True
-    if getattr(exc, "sqlstate", None) in _RETRYABLE_STATES:
-        return True
-    if isinstance(exc, DBAPIError):
-        return (
-            bool(exc.connection_invalidated)
-            or getattr(exc.orig, "sqlstate", None) in _RETRYABLE_STATES
-            or isinstance(exc, OperationalError | InterfaceError)
-            or (exc.orig is not None and is_unavailable(exc.orig.__cause__ or exc.orig))
-        )
-    return False
 
 
 def unavailable_response(detail: str = DETAIL) -> Response:
@@ -82,13 +42,5 @@ def on_os_error(request: Request, exc: Exception) -> Response:
     return unavailable_response(STORAGE_DETAIL)
 
 
-UNAVAILABLE_HANDLERS = {
-    DBAPIError: on_database_error,
-    OSError: on_os_error,
-    PoolTimeoutError: on_database_error,
-    asyncpg.PostgresConnectionError: on_database_error,
-    asyncpg.InterfaceError: on_database_error,
-    asyncpg.exceptions.CannotConnectNowError: on_database_error,
-    asyncpg.exceptions.AdminShutdownError: on_database_error,
-}
+UNAVAILABLE_HANDLERS: ExceptionHandlersMap = {OSError: on_os_error, **dict.fromkeys(DATABASE_ERRORS, on_database_error)}
 """Merged into the app's exception handlers (the most specific class wins)."""

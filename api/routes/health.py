@@ -15,14 +15,12 @@ from typing import Any
 from litestar import Request, Response, get
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from sqlalchemy import select, text
-from sqlmodel import col
 
 from api.auth import provide_caller
 from api.unavailable import RETRY_AFTER_SECONDS
-from elephantasm.db.models import Org
 from elephantasm.domain.keys import KeyScope
 from elephantasm.runtime import Runtime
+from elephantasm.services.health import org_name, ping_database
 from elephantasm.services.reembed import reembed_pending
 
 
@@ -50,9 +48,7 @@ async def _is_admin(request: Request, state: State, runtime: Runtime) -> bool:
     try:
         caller = await provide_caller(request, state)
         async with runtime.read_session() as session:
-            name = (
-                await session.execute(select(col(Org.name)).where(col(Org.id) == caller.org_id))
-            ).scalar_one_or_none()
+            name = await org_name(session, caller.org_id)
     except Exception:
         return False
     return name == ADMIN_ORG and caller.scope is KeyScope.ADMIN
@@ -64,8 +60,7 @@ async def health(request: Request, state: State, runtime: NamedDependency[Runtim
     an admin key adds the pack-cache counters (and, when down, the error)."""
     started = time.perf_counter()
     try:
-        async with runtime.engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
+        await ping_database(runtime.engine)
     except Exception as exc:
         body: dict[str, Any] = {
             "status": "degraded",
