@@ -45,9 +45,9 @@ async def _serve_here(settings: Settings, with_dreamer: bool) -> int:
     import uvicorn
 
     from api.app import create_app
-    from api.heap import frozen_startup_heap
     from api.metrics import start_metrics_server
     from elephantasm.cli.proxy import uvicorn_proxy_options
+    from elephantasm.gcpause import frozen_startup_heap
 
     async with cli_runtime(settings, background=False) as runtime:
         await bootstrap_first_key(runtime)
