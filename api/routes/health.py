@@ -20,7 +20,8 @@ from api.auth import provide_caller
 from api.unavailable import RETRY_AFTER_SECONDS
 from elephantasm.domain.keys import KeyScope
 from elephantasm.runtime import Runtime
-from elephantasm.services.health import org_name, ping_database
+from elephantasm.services.health import ping_database
+from elephantasm.services.keys import org_name
 from elephantasm.services.reembed import reembed_pending
 
 
