@@ -17,7 +17,7 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 
 from api.auth import provide_caller
-from api.unavailable import RETRY_AFTER_SECONDS
+from api.errors import DETAIL, RETRY_AFTER_SECONDS
 from elephantasm.domain.keys import KeyScope
 from elephantasm.runtime import Runtime
 from elephantasm.services.health import ping_database
@@ -66,7 +66,7 @@ async def health(request: Request, state: State, runtime: NamedDependency[Runtim
         body: dict[str, Any] = {
             "status": "degraded",
             "database": "down",
-            "detail": "the database is unavailable; retry shortly",
+            "detail": DETAIL,
         }
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
         # Knowing who asks takes the database too: a stuck one must not hold the answer up.
