@@ -63,10 +63,10 @@ class Runtime:
     """Passed to forgetting memories or knowledge (``services/forget.py``), called in the deleting
     transaction: stores that copied their text erase it."""
     local: LocalModels = field(default_factory=LocalModels)
+    """The local GGUF model (model-level memory), loaded on first use."""
     slow_facts: dict[str, tuple[float, Any]] = field(default_factory=dict)
     """Facts that change rarely and cost a query to learn (e.g. whether re-embedding is pending),
     with the monotonic time they were learnt: ``/api/health`` answers from here for a while."""
-    """The local GGUF model (model-level memory), loaded on first use."""
     shared_pools: dict[str, Any] = field(default_factory=dict, repr=False)
     """The background engine and its sessionmaker once built; copies of this runtime
     (``dataclasses.replace``) share them."""
