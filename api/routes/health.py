@@ -22,7 +22,28 @@ from elephantasm.domain.keys import KeyScope
 from elephantasm.runtime import Runtime
 from elephantasm.services.health import ping_database
 from elephantasm.services.keys import org_name
-from elephantasm.services.reembed import reembed_pending
+from elephantasm.services.reembed import any_stale
+from elephantasm.services.spaces import current_space
+
+# How long the answer is reused: a health probe must stay cheap whatever the data (the check is
+# index-backed, but a planner working from stale statistics after a bulk load can scan every vector),
+# and the answer only changes when an embedder changes or a re-embedding (another process) finishes.
+PENDING_TTL_SECONDS = 30.0
+_PENDING_FACT = "reembed_pending"
+
+
+async def reembed_pending(runtime: Runtime, max_age: float = PENDING_TTL_SECONDS) -> bool:
+    """Whether any stored vector is in another space than the runtime's embedder's, learnt at most
+    ``max_age`` seconds ago (``Runtime.slow_facts``)."""
+    now = time.monotonic()
+    known = runtime.slow_facts.get(_PENDING_FACT)
+    if known is not None and now - known[0] < max_age:
+        return bool(known[1])
+    space = await current_space(runtime)
+    async with runtime.read_session() as session:
+        pending = await any_stale(session, space)
+    runtime.slow_facts[_PENDING_FACT] = (now, pending)
+    return pending
 
 
 async def _embeddings(runtime: Runtime) -> dict:
