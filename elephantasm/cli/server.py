@@ -6,9 +6,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from elephantasm.cli.banner import log_banner
+from elephantasm.cli.banner import bootstrap_first_key, listening_lines, log_banner
 from elephantasm.cli.context import cli_runtime, console
-from elephantasm.cli.startup import bootstrap_first_key, listening_lines
 from elephantasm.db.migrate import upgrade_async
 from elephantasm.db.supervisor import supervised_postgres
 from elephantasm.runtime import Runtime, resolve_database_url

@@ -21,8 +21,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from elephantasm.cli.banner import log_banner
-from elephantasm.cli.startup import bootstrap_first_key, listening_lines
+from elephantasm.cli.banner import bootstrap_first_key, listening_lines, log_banner
 from elephantasm.db.migrate import upgrade_async
 from elephantasm.db.supervisor import supervised_postgres
 from elephantasm.observability.metrics import MULTIPROC_ENV
