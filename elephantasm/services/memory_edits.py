@@ -11,12 +11,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
-
-from sqlalchemy.ext.asyncio import AsyncSession
+from typing import TYPE_CHECKING, Any
 
 from elephantasm.services.dreams import memories as svc
 from elephantasm.services.forget import ForgetHook, unserve_old_text
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
 
 TEXT_FIELDS = frozenset({"summary", "content"})
 """The fields whose change withdraws the old text's served copies."""
