@@ -33,7 +33,6 @@ from api.routes.memories import MemoryController
 from api.routes.packs import AnimaPackController, PackController
 from api.routes.root import root
 from api.ui import build_ui_router
-from api.unavailable import UNAVAILABLE_HANDLERS
 from elephantasm.runtime import Runtime
 
 ROUTE_HANDLERS: list[Any] = [root, health, AnimaController, EventController, KeyController]
@@ -74,7 +73,7 @@ def create_app(
     app = Litestar(
         route_handlers=ROUTE_HANDLERS,
         dependencies={"runtime": Provide(provide_runtime, sync_to_thread=False), "caller": Provide(provide_caller)},
-        exception_handlers={**EXCEPTION_HANDLERS, **UNAVAILABLE_HANDLERS},
+        exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         plugins=plugins(runtime),  # metrics middleware + /metrics, the MCP mount at /mcp
         state=State(

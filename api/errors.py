@@ -1,4 +1,8 @@
-"""The one place where errors become HTTP responses. Every error body is JSON with ``detail``."""
+"""The one place where errors become HTTP responses. Every error body is JSON with ``detail``.
+
+Postgres unreachable is a 503 with ``Retry-After`` (a client's retry can succeed), never a 500; so
+is the server's own storage failing (said as such, and logged). Which database errors mean
+"unreachable" is decided in ``elephantasm/db/errors.py``."""
 
 from __future__ import annotations
 
@@ -10,18 +14,19 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE, HTTP_422_UNPROCESSABLE_ENTITY
 from litestar.types import ExceptionHandlersMap
 
+from elephantasm.db.errors import DATABASE_ERRORS, is_unavailable
 from elephantasm.domain.errors import DomainError
 from elephantasm.logsafe import safe_traceback
 
 log = logging.getLogger(__name__)
 
+RETRY_AFTER_SECONDS = 5
+DETAIL = "the database is unavailable; retry shortly"
+STORAGE_DETAIL = "the server's storage is unavailable; retry shortly"
+
 
 def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Response:
     return Response({"detail": detail}, status_code=status, media_type=MediaType.JSON, headers=headers)
-
-
-error_response = _json
-"""The one error body shape (JSON with ``detail``), for the other api modules."""
 
 
 def _loc_part(part: str) -> int | str:
@@ -78,7 +83,31 @@ def on_unexpected_error(request: Request, exc: Exception) -> Response:
     return _json(500, "internal server error")
 
 
+def unavailable_response(detail: str = DETAIL) -> Response:
+    """The 503 every route (and the health check) answers while Postgres is unreachable."""
+    return _json(503, detail, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+
+
+def on_database_error(request: Request, exc: Exception) -> Response:
+    """503 when the database cannot be reached; any other driver error stays a logged 500."""
+    if is_unavailable(exc):
+        return unavailable_response()
+    return on_unexpected_error(request, exc)
+
+
+def on_os_error(request: Request, exc: Exception) -> Response:
+    """The driver's I/O errors are the database being unreachable; any other I/O error (a full disk,
+    an unmounted snapshot volume) is the server's own storage failing: also temporary for the
+    client (503, said as such), and logged with its traceback for the operator."""
+    if is_unavailable(exc):
+        return unavailable_response()
+    log.error("storage error on %s %s\n%s", request.method, request.url.path, safe_traceback(exc))
+    return unavailable_response(STORAGE_DETAIL)
+
+
 EXCEPTION_HANDLERS: ExceptionHandlersMap = {
+    OSError: on_os_error,
+    **dict.fromkeys(DATABASE_ERRORS, on_database_error),
     DomainError: on_domain_error,
     ValidationException: on_validation_error,
     HTTPException: on_http_error,

@@ -48,7 +48,7 @@ def worker_background(settings: Settings) -> list[Callable[[Runtime], Any]]:
 def create_worker_app() -> Litestar:
     """Build this worker's app from the environment (called once per worker process)."""
     from api.app import create_app
-    from api.heap import frozen_startup_heap
+    from elephantasm.gcpause import frozen_startup_heap
 
     settings = Settings()
     if not settings.database_url:

@@ -1,28 +1,28 @@
-"""Hold the cyclic garbage collector off during a short, allocation-heavy section of a compile.
+"""Keeping the cyclic garbage collector off the serving path.
 
-A pack compile builds a few thousand short-lived objects (candidates, items, lines, wire dicts).
-With the default thresholds the collector runs several young collections in the middle of it,
-finds nearly everything still alive, walks it and promotes it; the promoted objects are freed by
-reference counting moments later, but the older generations they reached are walked again by the
-next full collection. Measured on the 10k-memory benchmark anima (``benchmarks/RESULTS.md``,
-"issue 14 compile"): ~9 young collections per compile, and one whole-set walk whenever a section
-boundary fell while the compile's objects were still alive.
+A serving process builds a large, long-lived heap at start-up; :func:`frozen_startup_heap` freezes
+it after start-up (:func:`gc.freeze`: collections skip it) and raises the young threshold to
+:data:`YOUNG_THRESHOLD`, so requests that allocate a lot do not walk it again and again.
 
-Pausing the collector for the section lets those objects die by reference counting first; the
-allocation count is kept, so the collector runs as usual right after. Nothing is leaked: cycles
-created meanwhile are collected by that next run. Keep a section synchronous (no ``await``
-inside): a pause held across an await also holds the collector off for every task that runs
-meanwhile, and under steady concurrent load the sections could overlap without end. Sections of
-several threads may still overlap; the collector comes back when the last one ends, and only if it
-was on when the first began.
+A pack compile builds a few thousand short-lived objects; with the collector on, young collections
+in the middle of it find them all alive, walk and promote them. :func:`paused_gc` holds the
+collector off for such a section so they die by reference counting first; the allocation count is
+kept, so it runs as usual right after (cycles made meanwhile are collected then). Keep a section
+synchronous: a pause held across an ``await`` holds the collector off for every task meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+from elephantasm.tokens import get_token_counter
+
+YOUNG_THRESHOLD = 5000
 
 _lock = threading.Lock()
 _depth = 0
@@ -31,7 +31,8 @@ _restore = False
 
 @contextmanager
 def paused_gc() -> Iterator[None]:
-    """Disable the cyclic collector for the ``with`` block (re-entrant, overlapping-safe)."""
+    """Disable the cyclic collector for the ``with`` block (re-entrant, overlapping-safe: across
+    threads the collector comes back when the last section ends, and only if it was on before)."""
     global _depth, _restore
     with _lock:
         if _depth == 0:
@@ -45,3 +46,19 @@ def paused_gc() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _restore:
                 gc.enable()
+
+
+@asynccontextmanager
+async def frozen_startup_heap(runtime: Any) -> AsyncIterator[None]:
+    """A background factory for ``create_app``: load the default token encoding (so the first pack
+    after a start does not pay for it), collect once, then freeze what survives."""
+    await asyncio.to_thread(get_token_counter, runtime.settings.default_encoding)
+    gc.collect()
+    gc.freeze()
+    thresholds = gc.get_threshold()
+    gc.set_threshold(max(YOUNG_THRESHOLD, thresholds[0]), *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()  # let the shutdown's collections see everything again

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,16 +25,15 @@ from elephantasm.local.holder import LocalModels
 from elephantasm.security import load_or_create_secret
 from elephantasm.services.dreams.deps import DreamDeps, DreamLimits
 from elephantasm.services.dreams.tasks import DreamTasks
+from elephantasm.services.forget import ForgetHook, Forgotten
 from elephantasm.services.packs.state import PackState
+from elephantasm.services.purge import AnimaPurgeHook
 from elephantasm.services.spaces import current_space
 from elephantasm.settings import Settings
 
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
-AnimaPurgeHook = Callable[[AsyncSession, uuid.UUID, uuid.UUID], Awaitable[None]]
-ForgetHook = Callable[[AsyncSession, uuid.UUID, Any], Awaitable[None]]
-"""``hook(session, org_id, anima_id)``: erase what a store outside the core tables keeps of an anima."""
 
 
 def utc_now() -> datetime:
@@ -60,17 +59,16 @@ class Runtime:
     packs: PackState = field(default_factory=PackState)
     """Pack snapshot LRU, cache counters and the recall batcher of this process."""
     anima_purge_hooks: list[AnimaPurgeHook] = field(default_factory=list)
-    """Called by a hard purge of an anima (``services/purge.py``) before its rows are deleted, in the
-    purge's transaction: stores outside Postgres (e.g. KV-snapshot files) register here to erase
-    their share. A hook that raises aborts the purge (it can be retried), so hooks must be idempotent."""
+    """Passed to a hard purge of an anima (``services/purge.py``), called before its rows are deleted
+    in the purge's transaction: stores outside Postgres (e.g. KV-snapshot files) erase their share."""
     forget_hooks: list[ForgetHook] = field(default_factory=list)
-    """Called when memories or knowledge are forgotten (``services/forget.py``), in the deleting
-    transaction, with ``(session, org_id, Forgotten)``: stores that copied their text erase it."""
+    """Passed to forgetting memories or knowledge (``services/forget.py``), called in the deleting
+    transaction: stores that copied their text erase it."""
     local: LocalModels = field(default_factory=LocalModels)
+    """The local GGUF model (model-level memory), loaded on first use."""
     slow_facts: dict[str, tuple[float, Any]] = field(default_factory=dict)
     """Facts that change rarely and cost a query to learn (e.g. whether re-embedding is pending),
     with the monotonic time they were learnt: ``/api/health`` answers from here for a while."""
-    """The local GGUF model (model-level memory), loaded on first use."""
     shared_pools: dict[str, Any] = field(default_factory=dict, repr=False)
     """The background engine and its sessionmaker once built; copies of this runtime
     (``dataclasses.replace``) share them."""
@@ -195,7 +193,7 @@ def build_runtime(
     return runtime
 
 
-async def _forget_in_kv(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, done: Any) -> None:
+async def _forget_in_kv(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, done: Forgotten) -> None:
     """Forgotten items leave the local model's memory too: KV snapshots, recorded prompts and the
     KV states the process keeps for the org."""
     from elephantasm.services.kv import forgetting  # lazily: only deletions need the KV store

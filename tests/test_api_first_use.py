@@ -12,7 +12,7 @@ import sys
 import httpx
 
 from api.ui.render import environment
-from elephantasm.cli.server import listening_lines
+from elephantasm.cli.banner import listening_lines
 from elephantasm.ids import uuid7
 from elephantasm.settings import Settings
 from tests.conftest import Tenant

@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy import text
 
 from api.app import create_app
+from api.routes.health import reembed_pending
 from elephantasm.db.migrate import upgrade_async
 from elephantasm.db.vectors import hnsw_distance, width_is
 from elephantasm.runtime import Runtime, build_runtime
@@ -27,7 +28,7 @@ from elephantasm.services.animas import create_anima
 from elephantasm.services.dreams import run_dream
 from elephantasm.services.events import record_events
 from elephantasm.services.packs import build_request, compile_pack
-from elephantasm.services.reembed import reembed, reembed_pending, stale_counts
+from elephantasm.services.reembed import Progress, ReembedResult, reembed, stale_counts
 from elephantasm.services.spaces import current_space
 from elephantasm.settings import Settings
 from tests.conftest import Tenant, make_tenant
@@ -61,6 +62,15 @@ async def runtimes(space_db: str, settings: Settings) -> AsyncIterator[tuple[Run
     yield a, b
     await a.close()
     await b.close()
+
+
+async def _stale(rt: Runtime, anima: uuid.UUID) -> dict[str, int]:
+    async with rt.read_session() as session:
+        return await stale_counts(session, await current_space(rt), anima)
+
+
+async def _reembed(rt: Runtime, anima: uuid.UUID, progress: Progress) -> ReembedResult:
+    return await reembed(rt.unit_of_work, rt.embedder, await current_space(rt), anima, batch=2, progress=progress)
 
 
 async def _anima(rt: Runtime, tenant: Tenant) -> uuid.UUID:
@@ -102,7 +112,7 @@ async def test_switching_embedder_never_compares_across_spaces_until_reembedded(
     assert before and all(m["similarity"] is None for m in before)
     assert (await _health(b))["reembed_pending"] is True
     assert (await _health(b))["space"] == b.embedder.space.label()
-    assert await stale_counts(b, anima) == {"memories": 5, "knowledge": 1}
+    assert await _stale(b, anima) == {"memories": 5, "knowledge": 1}
 
     # Interrupted after the first committed batch: those rows moved, the rest still stale.
     def crash(done: int, total: int) -> None:
@@ -110,17 +120,18 @@ async def test_switching_embedder_never_compares_across_spaces_until_reembedded(
             raise Interrupted
 
     with pytest.raises(Interrupted):
-        await reembed(b, anima, batch=2, progress=crash)
-    assert await stale_counts(b, anima) == {"memories": 3, "knowledge": 1}
+        await _reembed(b, anima, crash)
+    assert await _stale(b, anima) == {"memories": 3, "knowledge": 1}
 
     # Resumed: only what was left is re-embedded, and vectors are back, ranked by meaning.
     seen: list[tuple[int, int]] = []
-    result = await reembed(b, anima, batch=2, progress=lambda d, t: seen.append((d, t)))
+    result = await _reembed(b, anima, lambda d, t: seen.append((d, t)))
     assert (result.done, result.remaining, result.space) == (4, 0, b.embedder.space.label())
     assert seen[0] == (0, 4) and seen[-1] == (4, 4)
     after = await _long_term(b, tenant, anima)
     assert all(m["similarity"] is not None for m in after)
     assert after[0]["id"] == str(lisbon)
+    assert await reembed_pending(b, max_age=0) is False  # the run was another unit of work: look again
     assert (await _health(b))["reembed_pending"] is False
 
     # The other way round holds too: A never compares its query with B's vectors.
@@ -201,4 +212,4 @@ async def test_reembed_command(runtimes: tuple[Runtime, Runtime], space_db: str,
     done = await asyncio.to_thread(_reembed_cli, space_db, data_dir, "--anima", str(anima), "--batch-size", "2")
     assert done.returncode == 0, done.stderr
     assert f"re-embedded 3 vector(s) into {b.embedder.space.label()}; 0 still stale" in done.stdout
-    assert await stale_counts(b, anima) == {"memories": 0, "knowledge": 0}
+    assert await _stale(b, anima) == {"memories": 0, "knowledge": 0}

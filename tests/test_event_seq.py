@@ -14,9 +14,9 @@ from elephantasm.db.models import Anima, Event
 from elephantasm.db.scopes import of_anima
 from elephantasm.runtime import Runtime
 from elephantasm.services.anima_export import export_lines
-from elephantasm.services.anima_import import import_anima
 from elephantasm.services.dreams import run_dream
 from tests.conftest import Tenant
+from tests.lifecycle.helpers import import_anima
 
 
 def _event(anima_id: str, content: str, **extra) -> dict:  # type: ignore[no-untyped-def]

@@ -22,11 +22,11 @@ from elephantasm.db.raw import driver_connection
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import anima_export, event_insert, events
-from elephantasm.services.anima_import import import_anima
 from elephantasm.services.packs import build_request, compile_pack, reads, session
 from tests import test_event_anima_key_plans as plans
 from tests.conftest import Tenant
 from tests.dreams.helpers import add_events, new_anima
+from tests.lifecycle.helpers import import_anima
 from tests.support.event_animas import event_flags, flip_events
 
 

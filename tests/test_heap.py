@@ -1,11 +1,11 @@
-"""Serving processes freeze their start-up heap (api/heap.py) and release it at shutdown."""
+"""Serving processes freeze their start-up heap (elephantasm/gcpause.py) and release it at shutdown."""
 
 from __future__ import annotations
 
 import gc
 
-from api.heap import YOUNG_THRESHOLD, frozen_startup_heap
 from elephantasm import tokens
+from elephantasm.gcpause import YOUNG_THRESHOLD, frozen_startup_heap
 from elephantasm.settings import Settings
 
 

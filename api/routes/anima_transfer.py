@@ -14,8 +14,9 @@ from api.deps import CallerDep, RuntimeDep, parse_uuid
 from elephantasm.domain.errors import ValidationError
 from elephantasm.schemas.animas import AnimaRead
 from elephantasm.services.anima_export import export_lines
-from elephantasm.services.anima_import import import_anima
+from elephantasm.services.anima_import import embed_parsed, parse_export, write_import
 from elephantasm.services.animas import get_anima
+from elephantasm.services.spaces import current_space
 
 NDJSON = "application/x-ndjson"
 
@@ -67,6 +68,10 @@ class AnimaTransferController(Controller):
             text = (await request.body()).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ValidationError(f"body: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-        anima_id = await import_anima(runtime.background, caller.org_id, text.splitlines(), name, partial=partial)
+        parsed = parse_export(text.splitlines(), runtime.settings, runtime.clock(), partial=partial)
+        vectors = await embed_parsed(runtime.embedder, parsed)
+        space = await current_space(runtime)
+        async with runtime.background.unit_of_work() as session:
+            anima_id = await write_import(session, caller.org_id, parsed, vectors, name, space)
         async with runtime.read_session() as session:
             return AnimaRead.model_validate(await get_anima(session, caller.org_id, anima_id), from_attributes=True)

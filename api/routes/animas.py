@@ -13,6 +13,7 @@ from api.guards import check_json
 from elephantasm.schemas.animas import AnimaCreate, AnimaRead, AnimaUpdate
 from elephantasm.schemas.common import Page
 from elephantasm.services import animas as svc
+from elephantasm.services.forget import drop_cached
 from elephantasm.services.kv import rows as kv_rows
 from elephantasm.services.purge import purge_anima
 
@@ -77,7 +78,10 @@ class AnimaController(Controller):
         ``purge=true`` every row and snapshot of it is erased."""
         aid = parse_uuid("anima_id", anima_id)
         if purge:
-            await purge_anima(runtime.background, caller.org_id, aid)  # may wait for a dream step
+            background = runtime.background  # may wait for a dream step
+            async with background.unit_of_work() as session:
+                await purge_anima(session, caller.org_id, aid, runtime.anima_purge_hooks)
+            drop_cached(runtime.packs, [aid])
             return
         async with runtime.unit_of_work() as session:
             await svc.delete_anima(session, caller.org_id, aid, runtime.clock())

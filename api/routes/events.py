@@ -65,8 +65,8 @@ class EventController(Controller):
             metas = svc.check_batch(data.events, runtime.settings, now)
         else:
             svc.check_events(data.events, runtime.settings, now)
-        async with runtime.engine.begin() as conn:  # committed before the response: acknowledged = durable
-            stored = await copy_events(conn, caller.org_id, data.events, runtime.clock(), metas)
+        async with runtime.unit_of_work() as session:  # committed before the response: acknowledged = durable
+            stored = await copy_events(await session.connection(), caller.org_id, data.events, runtime.clock(), metas)
         status = HTTP_201_CREATED if any(s.created for s in stored) else HTTP_200_OK
         return Response(encode_batch(stored), status_code=status, media_type=MediaType.JSON)  # type: ignore[arg-type]
 

@@ -15,15 +15,35 @@ from typing import Any
 from litestar import Request, Response, get
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from sqlalchemy import select, text
-from sqlmodel import col
 
 from api.auth import provide_caller
-from api.unavailable import RETRY_AFTER_SECONDS
-from elephantasm.db.models import Org
+from api.errors import DETAIL, RETRY_AFTER_SECONDS
 from elephantasm.domain.keys import KeyScope
 from elephantasm.runtime import Runtime
-from elephantasm.services.reembed import reembed_pending
+from elephantasm.services.health import ping_database
+from elephantasm.services.keys import org_name
+from elephantasm.services.reembed import any_stale
+from elephantasm.services.spaces import current_space
+
+# How long the answer is reused: a health probe must stay cheap whatever the data (the check is
+# index-backed, but a planner working from stale statistics after a bulk load can scan every vector),
+# and the answer only changes when an embedder changes or a re-embedding (another process) finishes.
+PENDING_TTL_SECONDS = 30.0
+_PENDING_FACT = "reembed_pending"
+
+
+async def reembed_pending(runtime: Runtime, max_age: float = PENDING_TTL_SECONDS) -> bool:
+    """Whether any stored vector is in another space than the runtime's embedder's, learnt at most
+    ``max_age`` seconds ago (``Runtime.slow_facts``)."""
+    now = time.monotonic()
+    known = runtime.slow_facts.get(_PENDING_FACT)
+    if known is not None and now - known[0] < max_age:
+        return bool(known[1])
+    space = await current_space(runtime)
+    async with runtime.read_session() as session:
+        pending = await any_stale(session, space)
+    runtime.slow_facts[_PENDING_FACT] = (now, pending)
+    return pending
 
 
 async def _embeddings(runtime: Runtime) -> dict:
@@ -50,9 +70,7 @@ async def _is_admin(request: Request, state: State, runtime: Runtime) -> bool:
     try:
         caller = await provide_caller(request, state)
         async with runtime.read_session() as session:
-            name = (
-                await session.execute(select(col(Org.name)).where(col(Org.id) == caller.org_id))
-            ).scalar_one_or_none()
+            name = await org_name(session, caller.org_id)
     except Exception:
         return False
     return name == ADMIN_ORG and caller.scope is KeyScope.ADMIN
@@ -64,13 +82,12 @@ async def health(request: Request, state: State, runtime: NamedDependency[Runtim
     an admin key adds the pack-cache counters (and, when down, the error)."""
     started = time.perf_counter()
     try:
-        async with runtime.engine.connect() as conn:
-            await conn.execute(text("SELECT 1"))
+        await ping_database(runtime.engine)
     except Exception as exc:
         body: dict[str, Any] = {
             "status": "degraded",
             "database": "down",
-            "detail": "the database is unavailable; retry shortly",
+            "detail": DETAIL,
         }
         headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
         # Knowing who asks takes the database too: a stuck one must not hold the answer up.

@@ -9,12 +9,12 @@ from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_enum, parse_uuid
+from api.edits import forget_item
 from api.scopes import READ_ONLY
 from elephantasm.domain.enums import KnowledgeType
 from elephantasm.schemas.common import Page
 from elephantasm.schemas.knowledge import KnowledgeRead, KnowledgeSearch
 from elephantasm.services.dreams import queries as svc
-from elephantasm.services.forget import forget
 from elephantasm.services.spaces import current_space
 
 
@@ -57,7 +57,7 @@ class KnowledgeController(Controller):
     async def delete_knowledge(self, knowledge_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:
         """Forget a knowledge item (current or superseded): it leaves every list, search, pack and
         served-pack history, and its text is scrubbed; the memories it came from stay."""
-        await forget(runtime, caller.org_id, "knowledge", parse_uuid("knowledge_id", knowledge_id))
+        await forget_item(runtime, caller.org_id, "knowledge", parse_uuid("knowledge_id", knowledge_id))
 
     @get("/{knowledge_id:str}/history")
     async def history(self, knowledge_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> list[KnowledgeRead]:

@@ -9,6 +9,7 @@ from litestar.params import FromPath, FromQuery, JSONBody
 from litestar.status_codes import HTTP_200_OK, HTTP_204_NO_CONTENT
 
 from api.deps import CallerDep, Cursor, Limit, RuntimeDep, one_of_param, parse_enum, parse_uuid
+from api.edits import edit_memory_of, forget_item
 from api.guards import check_json
 from api.scopes import READ_ONLY
 from elephantasm.domain.enums import MemoryState
@@ -16,8 +17,6 @@ from elephantasm.schemas.common import Page
 from elephantasm.schemas.events import EventRead
 from elephantasm.schemas.memories import MemoryRead, MemorySearch, MemoryUpdate
 from elephantasm.services.dreams import memories as svc
-from elephantasm.services.forget import forget
-from elephantasm.services.memory_edits import edit_memory
 from elephantasm.services.spaces import current_space
 
 
@@ -61,14 +60,14 @@ class MemoryController(Controller):
         mid = parse_uuid("memory_id", memory_id)
         check_json(data, runtime)
         changes = data.model_dump(exclude_unset=True)
-        row, links = await edit_memory(runtime, caller.org_id, mid, changes)
+        row, links = await edit_memory_of(runtime, caller.org_id, mid, changes)
         return MemoryRead.of(row, links)
 
     @delete("/{memory_id:str}", status_code=HTTP_204_NO_CONTENT)
     async def delete_memory(self, memory_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> None:
         """Forget a memory: it, the memories merged into it and the knowledge learnt only from it leave
         every list, search, pack and served-pack history; their text is scrubbed (events stay)."""
-        await forget(runtime, caller.org_id, "memory", parse_uuid("memory_id", memory_id))
+        await forget_item(runtime, caller.org_id, "memory", parse_uuid("memory_id", memory_id))
 
     @get("/{memory_id:str}/events")
     async def memory_events(self, memory_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> list[EventRead]:

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from typing import Annotated
 
 from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, QueryParameter
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from api.deps import Cursor, RuntimeDep
 from api.ui.deps import UiUserDep, check_form, choice, ui_id
 from api.ui.forms import Form, see_other, textarea, validated
 from api.ui.render import page
-from elephantasm.db.models import EVENT_TYPES, Identity
-from elephantasm.domain.errors import NotFoundError
+from elephantasm.db.models import EVENT_TYPES
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.services import animas as anima_svc
 from elephantasm.services import events as event_svc
@@ -36,14 +33,6 @@ class CreateForm:
     name: str = ""
     description: str = ""
     csrf_token: str = ""
-
-
-async def _identity_or_none(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> Identity | None:
-    """The anima's current identity, or None before the dreamer's first version."""
-    try:
-        return await identity_svc.get_identity(session, org_id, anima_id)
-    except NotFoundError:
-        return None
 
 
 class AnimaPages(Controller):
@@ -91,7 +80,7 @@ class AnimaPages(Controller):
         async with runtime.read_session() as session:
             anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
             counts = (await anima_counts(session, ui.caller.org_id, [aid])).get(aid, AnimaCounts())
-            identity = await _identity_or_none(session, ui.caller.org_id, aid)
+            identity = await identity_svc.current_identity(session, ui.caller.org_id, aid)  # None before the first
             runs, _ = await dream_svc.list_runs(session, ui.caller.org_id, aid, None, 1, None)
         return page(
             "anima.html",

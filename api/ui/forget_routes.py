@@ -8,9 +8,9 @@ from litestar import Controller, Request, Response, post
 from litestar.params import FromPath
 
 from api.deps import RuntimeDep
+from api.edits import forget_item
 from api.ui.deps import UiUserDep, check_form, ui_id
 from api.ui.forms import Form, PlainForm, see_other
-from elephantasm.services.forget import forget
 
 # The page path of each kind (``/ui/memories/{id}``, ``/ui/knowledge/{id}``) → the service's kind.
 KINDS = {"memories": "memory", "knowledge": "knowledge"}
@@ -35,5 +35,5 @@ class ForgetActions(Controller):
         kind = request.url.path.split("/")[2]  # /ui/<kind>/<id>/forget
         check_form(request, runtime, ui, data.csrf_token)
         iid = ui_id(KINDS[kind], item_id)
-        done = await forget(runtime, ui.caller.org_id, KINDS[kind], iid)
+        done = await forget_item(runtime, ui.caller.org_id, KINDS[kind], iid)
         return see_other(f"/ui/animas/{done.anima_id}/{kind}?forgotten={iid}")

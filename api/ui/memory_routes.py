@@ -9,6 +9,7 @@ from litestar import Controller, Request, Response, get, post
 from litestar.params import FromPath, QueryParameter
 
 from api.deps import Cursor, RuntimeDep
+from api.edits import edit_memory_of
 from api.ui.deps import UiUserDep, check_form, choice, ui_id
 from api.ui.forms import Form, see_other, textarea, validated
 from api.ui.render import page
@@ -20,7 +21,6 @@ from elephantasm.schemas.memories import MemoryUpdate
 from elephantasm.services import animas as anima_svc
 from elephantasm.services.dreams import memories as memory_svc
 from elephantasm.services.inspector import knowledge_of_memory, memory_factors
-from elephantasm.services.memory_edits import edit_memory
 from elephantasm.services.spaces import current_space
 
 PAGE_SIZE = 50
@@ -152,5 +152,5 @@ class MemoryPages(Controller):
             current = await memory_svc.get_memory(session, ui.caller.org_id, mid)
         changes = _changed_texts(current, data)
         if changes:
-            await edit_memory(runtime, ui.caller.org_id, mid, changes)
+            await edit_memory_of(runtime, ui.caller.org_id, mid, changes)
         return see_other(f"/ui/memories/{mid}?edited={int(bool(changes))}")

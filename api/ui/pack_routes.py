@@ -10,6 +10,7 @@ from litestar.params import FromPath, QueryParameter
 from api.deps import RuntimeDep
 from api.ui.deps import UiUserDep, ui_id
 from api.ui.render import page
+from elephantasm.domain.pack_trace import PackTrace
 from elephantasm.domain.presets import DEFAULT_PRESET, PRESET_NAMES
 from elephantasm.schemas.packs import MAX_MAX_TOKENS, MAX_QUERY_CHARS, MIN_MAX_TOKENS
 from elephantasm.services import animas as anima_svc
@@ -65,7 +66,8 @@ class PackPages(Controller):
             nothing = anima.last_event_at is None and not _holds_anything(
                 (await anima_counts(session, ui.caller.org_id, [aid])).get(aid, AnimaCounts())
             )
-        composition = await compose(runtime, req)
+        trace = PackTrace()
+        composition = compose(req, (await pack_svc.compile_pack(runtime, req, trace=trace)).pack, trace)
         cut = composition.cut()
         return page(
             "pack.html",

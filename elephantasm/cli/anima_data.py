@@ -12,8 +12,9 @@ from elephantasm.domain.errors import DomainError
 from elephantasm.services import animas as anima_svc
 from elephantasm.services import keys as key_svc
 from elephantasm.services.anima_export import export_lines
-from elephantasm.services.anima_import import import_anima
+from elephantasm.services.anima_import import embed_parsed, parse_export, write_import
 from elephantasm.services.purge import purge_anima
+from elephantasm.services.spaces import current_space
 from elephantasm.settings import Settings
 
 
@@ -35,7 +36,8 @@ async def animas_purge(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     async with cli_runtime(settings) as rt:
         try:
-            done = await purge_anima(rt, None, anima_id)
+            async with rt.unit_of_work() as session:
+                done = await purge_anima(session, None, anima_id, rt.anima_purge_hooks)
         except DomainError as exc:
             err_console.print(f"[red]{exc.detail}[/red]")
             return 1
@@ -79,7 +81,11 @@ async def animas_import(args: argparse.Namespace, settings: Settings) -> int:
         async with rt.unit_of_work() as session:
             org = await key_svc.get_org(session, args.org)
         try:
-            anima_id = await import_anima(rt, org.id, lines, args.name)
+            parsed = parse_export(lines, rt.settings, rt.clock())
+            vectors = await embed_parsed(rt.embedder, parsed)
+            space = await current_space(rt)
+            async with rt.unit_of_work() as session:
+                anima_id = await write_import(session, org.id, parsed, vectors, args.name, space)
         except DomainError as exc:
             err_console.print(f"[red]{exc.detail}[/red]")
             return 1

@@ -77,9 +77,9 @@ async def events_import(args: argparse.Namespace, settings: Settings) -> int:
             for start in range(0, len(events), args.batch_size):
                 chunk = events[start : start + args.batch_size]
                 try:
-                    # The batch path by COPY on a plain connection (no ORM rows built for the result).
-                    async with rt.engine.begin() as conn:
-                        stored = await copy_events(conn, org.id, chunk, rt.clock())
+                    # The batch path by COPY on the session's connection (no ORM rows built for the result).
+                    async with rt.unit_of_work() as session:
+                        stored = await copy_events(await session.connection(), org.id, chunk, rt.clock())
                 except DomainError as exc:
                     err_console.print(f"[red]batch at line {start + 1}: {exc.detail}[/red]")
                     return 1

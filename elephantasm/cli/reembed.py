@@ -9,6 +9,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from elephantasm.cli.context import cli_runtime, console, err_console
 from elephantasm.services.reembed import reembed as reembed_rows
+from elephantasm.services.spaces import current_space
 from elephantasm.settings import Settings
 
 
@@ -40,6 +41,10 @@ async def reembed(args: argparse.Namespace, settings: Settings) -> int:
             def progress(done: int, total: int) -> None:
                 bar.update(task, completed=done, total=total)
 
-            result = await reembed_rows(rt, anima_id, batch=args.batch_size, progress=progress)
+            batch = args.batch_size or settings.reembed_batch
+            space_code = await current_space(rt)
+            result = await reembed_rows(
+                rt.unit_of_work, rt.embedder, space_code, anima_id, batch=batch, progress=progress
+            )
     console.print(f"re-embedded {result.done:,} vector(s) into {result.space}; {result.remaining:,} still stale")
     return 0 if result.remaining == 0 else 1

@@ -21,7 +21,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
-from elephantasm.cli.banner import log_banner
+from elephantasm.cli.banner import bootstrap_first_key, listening_lines, log_banner
 from elephantasm.db.migrate import upgrade_async
 from elephantasm.db.supervisor import supervised_postgres
 from elephantasm.observability.metrics import MULTIPROC_ENV
@@ -37,8 +37,6 @@ HEALTHCHECK_SECONDS = 60
 
 async def _prepare(settings: Settings, url: str, workers: int, with_dreamer: bool) -> None:
     """Migrate, bootstrap the first key and print the banner, once, before any worker starts."""
-    from elephantasm.cli.server import bootstrap_first_key, listening_lines
-
     await upgrade_async(url)
     runtime = build_runtime(settings, database_url=url)
     try:

@@ -168,11 +168,3 @@ def embedded_postgres(data_dir: Path, cleanup_mode: str | None = "stop") -> Embe
 def start_embedded_postgres(data_dir: Path, cleanup_mode: str | None = "stop") -> str:
     """Start (or reuse) the embedded server under ``data_dir/pg{major}`` and return an asyncpg URL."""
     return embedded_postgres(data_dir, cleanup_mode).start()
-
-
-def stop_embedded_postgres(data_dir: Path) -> None:
-    """Stop the embedded server if it is running."""
-    pgserver = import_pgserver()
-    pgdata = Path(data_dir) / f"pg{PG_MAJOR}"
-    if pgdata.exists():
-        pgserver.get_server(pgdata, cleanup_mode="stop").stop()

@@ -1,18 +1,27 @@
-"""The one place where database errors become domain errors (the advanced-alchemy pattern).
+"""The one place where database errors are classified: domain errors, or "unavailable".
+
+Integrity and data errors become domain errors (the advanced-alchemy pattern):
 
 A unique violation is a 409 (two writers raced to the same row, e.g. two keys to one hash), a
 foreign-key violation a 409 (it refers to a row deleted meanwhile), a NOT NULL/CHECK violation or
 a value the column cannot hold (rejected by Postgres, or by the driver before sending: an int
 beyond int32, say) a 422. Other database errors (connection loss…) pass through unchanged. Details
 name the constraint, never the values: those are user content, and this text reaches clients and logs.
+
+The rest are told apart by :func:`is_unavailable`: the database cannot be reached (a retry can
+succeed; the API answers 503) or something else went wrong (a 500). The API maps
+:data:`DATABASE_ERRORS` without importing the driver or SQLAlchemy itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import TracebackType
 
-from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
+import asyncpg
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from elephantasm.domain.errors import ConflictError, DomainError, ValidationError
 
@@ -59,3 +68,52 @@ def domain_errors() -> Iterator[None]:
         if mapped is None:
             raise
         raise mapped from exc
+
+
+# SQLSTATEs a retry can get past: a statement cancelled by statement_timeout (a stuck or overloaded
+# database), a deadlock or serialization failure (the other transaction won), too many connections,
+# and the server shutting down or starting up.
+_RETRYABLE_STATES = frozenset({"57014", "40P01", "40001", "53300", "57P01", "57P02", "57P03"})
+# Modules whose OSErrors mean "the database cannot be reached" (a refused TCP connection, a missing
+# Unix socket of a stopped embedded server, a reset mid-query).
+_DRIVER_MODULES = ("asyncpg", "sqlalchemy")
+_CONNECTION_ERRORS = (
+    PoolTimeoutError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.CannotConnectNowError,
+    asyncpg.exceptions.AdminShutdownError,
+)
+
+DATABASE_ERRORS: tuple[type[Exception], ...] = (DBAPIError, *_CONNECTION_ERRORS)
+"""The exception classes the driver and SQLAlchemy raise for a failed statement or connection."""
+
+
+def _raised_by_driver(tb: TracebackType | None) -> bool:
+    while tb is not None:
+        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith(_DRIVER_MODULES):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """Whether ``exc`` means "cannot reach the database" rather than "this request is wrong".
+
+    An ``OSError`` counts only when the driver raised it: a full disk or an unmounted volume elsewhere
+    (the KV snapshot store, say) is not a database outage.
+    """
+    if isinstance(exc, OSError):
+        return _raised_by_driver(exc.__traceback__)
+    if isinstance(exc, _CONNECTION_ERRORS):
+        return True
+    if getattr(exc, "sqlstate", None) in _RETRYABLE_STATES:
+        return True
+    if isinstance(exc, DBAPIError):
+        return (
+            bool(exc.connection_invalidated)
+            or getattr(exc.orig, "sqlstate", None) in _RETRYABLE_STATES
+            or isinstance(exc, OperationalError | InterfaceError)
+            or (exc.orig is not None and is_unavailable(exc.orig.__cause__ or exc.orig))
+        )
+    return False

@@ -44,16 +44,22 @@ def row_flag(anima: str) -> str:
     return f"CASE WHEN {anima}.events_indexed THEN true END"
 
 
-FLIP_SQL = f"""
+def flip_sql(ids: str) -> str:
+    """SQL that flips the animas of the uuid[] expression ``ids`` (a bound parameter) that reached the
+    threshold: the anima row and all its events at once.
+
+    Only for a caller whose transaction already holds the animas' row locks (taken by an earlier
+    statement): then this statement's snapshot holds every event of those animas (another inserter
+    needs the lock, so it committed before it), and no insert can slip in until the caller commits."""
+    return f"""
 WITH flipped AS (
     UPDATE animas SET events_indexed = true
-    WHERE id = ANY(CAST(:ids AS uuid[])) AND NOT events_indexed AND event_seq >= {INDEX_THRESHOLD}
+    WHERE id = ANY({ids}) AND NOT events_indexed AND event_seq >= {INDEX_THRESHOLD}
     RETURNING key
 )
 UPDATE events e SET {FLAG} = true FROM flipped f WHERE e.anima_key = f.key AND e.{FLAG} IS NULL
 """
-"""Flip the animas ``:ids`` that reached the threshold: the anima row and all its events at once.
 
-Only for a caller whose transaction already holds the animas' row locks (taken by an earlier
-statement): then this statement's snapshot holds every event of those animas (another inserter
-needs the lock, so it committed before it), and no insert can slip in until the caller commits."""
+
+FLIP_SQL = flip_sql("CAST(:ids AS uuid[])")
+"""The flip for SQLAlchemy statements, the animas in the bound parameter ``:ids``."""

@@ -4,7 +4,8 @@ Every line is validated and every reference checked before anything is written; 
 and all its rows are written in one transaction (all or nothing). Rows get new ids, allocated in
 the same relative order as the file's ids, so ties in time order break the same way on both
 servers and an export of the import matches the original line for line but for ids.
-Embeddings are computed here, with this server's embedder, before the transaction opens.
+The caller runs the three steps: :func:`parse_export`, :func:`embed_parsed` (with this server's
+embedder, before the transaction opens), then :func:`write_import` in its unit of work.
 """
 
 from __future__ import annotations
@@ -58,12 +59,10 @@ from elephantasm.schemas.transfer import (
 from elephantasm.services.dreams.vector_flag import index_vectors_if_large
 from elephantasm.services.dreams.writer import to_inputs
 from elephantasm.services.events import check_events
-from elephantasm.services.spaces import current_space
 from elephantasm.services.turn_blobs import embed_turns
 
 if TYPE_CHECKING:
     from elephantasm.llm.embedders import Embedder
-    from elephantasm.runtime import Runtime
     from elephantasm.settings import Settings
 
 _CHUNK = 1000
@@ -374,15 +373,3 @@ async def write_import(
         await _insert(session, Identity, [{**_plain(p.identity), "id": uuid7(), **at}])
     await _insert(session, IdentityVersion, [{**_plain(v), "id": uuid7(), **at} for v in p.versions])
     return anima_id
-
-
-async def import_anima(
-    runtime: Runtime, org_id: uuid.UUID, lines: Iterable[str], name: str | None = None, *, partial: bool = False
-) -> uuid.UUID:
-    """Validate, embed and write an export as a new anima of ``org_id`` (422 naming the bad line;
-    a file whose trailer is missing or does not match only with ``partial``)."""
-    parsed = parse_export(lines, runtime.settings, runtime.clock(), partial=partial)
-    vectors = await embed_parsed(runtime.embedder, parsed)
-    space = await current_space(runtime)
-    async with runtime.unit_of_work() as session:
-        return await write_import(session, org_id, parsed, vectors, name, space)

@@ -3,7 +3,7 @@
 Extract is the most frequent write. It runs as one prepared statement on the pooled asyncpg
 connection, outside an explicit transaction: the statement is its own transaction (insert and
 bump commit together, before the caller answers), so the request costs one round trip instead of
-three (``BEGIN``, statement, ``COMMIT``). See benchmarks/RESULTS.md (ingest) for the measurements.
+three (``BEGIN``, statement, ``COMMIT``).
 """
 
 from __future__ import annotations
@@ -48,11 +48,11 @@ SELECT {new_row_columns("$3::uuid")}, ins.seq >= {event_index.INDEX_THRESHOLD} A
 FROM ins
 """
 
-# The flip (event_index.FLIP_SQL) reads the anima's events in a statement of its own, after this
+# The flip (event_index.flip_sql) reads the anima's events in a statement of its own, after this
 # one has locked the anima row: a single statement would read them from a snapshot taken before it
 # waited for the lock, and miss the rows of an insert that committed meanwhile.
 _LOCK = "SELECT 1 FROM animas WHERE id = $1 FOR NO KEY UPDATE"
-_FLIP = event_index.FLIP_SQL.replace("CAST(:ids AS uuid[])", "ARRAY[$1::uuid]")
+_FLIP = event_index.flip_sql("ARRAY[$1::uuid]")
 
 log = logging.getLogger(__name__)
 

@@ -9,14 +9,12 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import col
 
-from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima, Event
-from elephantasm.db.scopes import live_anima_row, of_anima, org_scoped, time_indexed
+from elephantasm.db.queries import events as q
 from elephantasm.domain.errors import NotFoundError, PayloadTooLargeError, ValidationError
 from elephantasm.domain.inputs import json_problem, occurred_at_problem
 from elephantasm.schemas.common import check_json_fields
@@ -101,13 +99,6 @@ def check_batch(events: list[EventIn], settings: Settings, now: datetime) -> lis
     return [m.decode() for m in metas]
 
 
-async def _anima_key(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> tuple[int, bool]:
-    """The key of the org's live anima (what its events are indexed by) and whether its events are in
-    the time and session indexes (``Anima.events_indexed``), or NotFoundError."""
-    key, indexed = await live_anima_values(session, org_id, anima_id, col(Anima.key), col(Anima.events_indexed))
-    return int(key), bool(indexed)
-
-
 async def record_events(
     session: AsyncSession, org_id: uuid.UUID, events: list[EventCreate], now: datetime
 ) -> list[StoredEvent]:
@@ -132,61 +123,22 @@ def _event(row: dict[str, Any]) -> Event:
 
 async def get_event(session: AsyncSession, org_id: uuid.UUID, event_id: uuid.UUID) -> Event:
     """One event of the org, or NotFoundError."""
-    event = (
-        await session.execute(
-            select(Event)
-            .join(Anima, col(Anima.key) == col(Event.anima_key))
-            .where(col(Event.id) == event_id, org_scoped(Anima, org_id), live_anima_row())
-        )
-    ).scalar_one_or_none()
+    event = await q.event_of_org(session, org_id, event_id)
     if event is None:
         raise NotFoundError(f"event {event_id} not found")
     return event
 
 
-@dataclass(frozen=True)
-class EventFilter:
-    """Filters of ``GET /api/events``."""
-
-    anima_id: uuid.UUID | None = None
-    session_id: str | None = None
-    event_type: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
+EventFilter = q.EventFilter
 
 
 async def list_events(
-    session: AsyncSession, org_id: uuid.UUID, flt: EventFilter, limit: int, cursor: str | None
+    session: AsyncSession, org_id: uuid.UUID, flt: q.EventFilter, limit: int, cursor: str | None
 ) -> tuple[list[Event], str | None]:
-    """Events in chronological order (occurred_at, id), keyset-paginated."""
-    # Joined by key (an event's only reference to its anima and org): the org-wide
-    # listing reads each of the org's live animas' events from the anima_key indexes.
-    stmt = (
-        select(Event)
-        .join(Anima, col(Anima.key) == col(Event.anima_key))
-        .where(org_scoped(Anima, org_id), live_anima_row())
-    )
-    if flt.anima_id:
-        key, indexed = await _anima_key(session, org_id, flt.anima_id)  # another org's anima: 404, not []
-        stmt = stmt.where(*of_anima(Event, flt.anima_id, key))
-        if indexed:  # its pages come from the (partial) time or session index; else read by seq, sorted
-            stmt = stmt.where(time_indexed(Event))
-    if flt.session_id:
-        stmt = stmt.where(col(Event.session_id) == flt.session_id)
-    if flt.event_type:
-        stmt = stmt.where(col(Event.event_type) == flt.event_type)
-    if flt.since:
-        stmt = stmt.where(col(Event.occurred_at) >= flt.since)
-    if flt.until:
-        stmt = stmt.where(col(Event.occurred_at) < flt.until)
-    return await keyset_page(
-        session,
-        stmt,
-        at=Event.occurred_at,
-        row_id=Event.id,
-        limit=limit,
-        cursor=cursor,
-        direction=Direction.ASC,
-        at_name="occurred_at",
-        entities=True,
-    )
+    """Events in chronological order (occurred_at, id), keyset-paginated; NotFoundError for a
+    filter on another org's (or a deleted) anima: a 404, not an empty page."""
+    anima = None
+    if flt.anima_id:  # its key (what its events are indexed by) and whether they are in the time indexes
+        key, indexed = await live_anima_values(session, org_id, flt.anima_id, col(Anima.key), col(Anima.events_indexed))
+        anima = (int(key), bool(indexed))
+    return await q.list_events(session, org_id, flt, limit, cursor, anima)

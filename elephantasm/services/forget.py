@@ -10,23 +10,24 @@ forgotten, in the deleting transaction:
   every version written since the item was learnt) is decremented;
 - journal entries about it lose their before/after (``{"forgotten": true}``);
 - served packs that contained it (``memory_packs``) and the anima's shared snapshots are deleted;
-- stores outside these tables that copied its text register ``Runtime.forget_hooks`` (the local
-  model's KV snapshots and recorded prompts do), called in the same transaction;
+- stores outside these tables that copied its text erase it through the caller's ``hooks``
+  (``Runtime.forget_hooks``: the local model's KV snapshots and recorded prompts), in the same transaction;
 - ``state_version`` is bumped and ``forgotten_version`` set to it, so a pack compiled concurrently
   from the older state is served to its requester but never recorded.
 
-After the commit, :func:`drop_cached` drops this process's LRU entries that contain it (other
-replicas' entries are keyed by the old ``state_version`` and can never be served again).
+The caller owns the transaction; after its commit, :func:`drop_cached` drops this process's LRU
+entries that contain it (other replicas' entries are keyed by the old ``state_version`` and can never
+be served again).
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -38,9 +39,7 @@ from elephantasm.db.tables import rowcount, table_of
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.domain.lean import lean_text
 from elephantasm.services.dreams.claims import lock_anima
-
-if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
+from elephantasm.services.packs.state import PackState
 
 _M = table_of(Memory)
 _K = table_of(Knowledge)
@@ -99,6 +98,15 @@ class Forgotten:
     def ids(self) -> list[uuid.UUID]:
         """Every forgotten id."""
         return [*self.memory_ids, *self.knowledge_ids]
+
+    @property
+    def cited_ids(self) -> list[uuid.UUID]:
+        """Every id a cached pack may mention because of this deletion (for :func:`drop_cached`)."""
+        return [*self.ids, *self.event_ids]
+
+
+ForgetHook = Callable[[AsyncSession, uuid.UUID, Forgotten], Awaitable[None]]
+"""``hook(session, org_id, forgotten)``: a store outside the core tables erases its copies of the texts."""
 
 
 async def _live_anima_of(session: AsyncSession, table: Any, org_id: uuid.UUID, item_id: uuid.UUID) -> uuid.UUID | None:
@@ -200,7 +208,9 @@ async def _purge_served(session: AsyncSession, done: Forgotten, mark: Any = _MAR
     await session.execute(mark, {"anima": done.anima_id})
 
 
-async def unserve_old_text(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, memory: Any) -> Forgotten:
+async def unserve_old_text(
+    session: AsyncSession, org_id: uuid.UUID, memory: Any, hooks: Sequence[ForgetHook]
+) -> Forgotten:
     """A memory's text is being edited: every copy handed out with the old text goes (served packs,
     snapshots, the hooks' stores: KV snapshots, recorded prompts), as for a deletion; the memory
     itself and the journal (the dreamer's audit trail) stay. Call before the update, in its
@@ -210,13 +220,13 @@ async def unserve_old_text(runtime: Runtime, session: AsyncSession, org_id: uuid
     done = Forgotten(memory.anima_id, [memory.id], [])
     done.texts = sorted(quotable_texts(memory.summary, memory.content))
     await _purge_served(session, done, _MARK_NEXT_SQL)
-    await _run_hooks(runtime, session, org_id, done)
+    await _run_hooks(hooks, session, org_id, done)
     return done
 
 
-async def _run_hooks(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, done: Forgotten) -> None:
-    """Let the stores outside these tables (``Runtime.forget_hooks``) erase their copies."""
-    for hook in runtime.forget_hooks:
+async def _run_hooks(hooks: Sequence[ForgetHook], session: AsyncSession, org_id: uuid.UUID, done: Forgotten) -> None:
+    """Let the stores outside these tables erase their copies."""
+    for hook in hooks:
         await hook(session, org_id, done)
 
 
@@ -284,16 +294,22 @@ async def _drop_identity_evidence(
     await session.flush()
 
 
-async def forget(runtime: Runtime, org_id: uuid.UUID, kind: str, item_id: uuid.UUID) -> Forgotten:
-    """Forget a ``"memory"`` or ``"knowledge"`` item in its own transaction, then drop cached packs."""
+async def forget(
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    kind: str,
+    item_id: uuid.UUID,
+    now: datetime,
+    hooks: Sequence[ForgetHook],
+) -> Forgotten:
+    """Forget a ``"memory"`` or ``"knowledge"`` item in the caller's transaction, hooks included;
+    after the commit the caller drops cached packs (:func:`drop_cached` with ``cited_ids``)."""
     action = forget_memory if kind == "memory" else forget_knowledge
-    async with runtime.unit_of_work() as session:
-        done = await action(session, org_id, item_id, runtime.clock())
-        await _run_hooks(runtime, session, org_id, done)
-    drop_cached(runtime, [*done.ids, *done.event_ids])
+    done = await action(session, org_id, item_id, now)
+    await _run_hooks(hooks, session, org_id, done)
     return done
 
 
-def drop_cached(runtime: Runtime, ids: Sequence[uuid.UUID]) -> int:
+def drop_cached(packs: PackState, ids: Sequence[uuid.UUID]) -> int:
     """Drop this process's cached packs that mention any of ``ids``; returns how many."""
-    return runtime.packs.lru.discard_mentioning([str(i).encode() for i in ids])
+    return packs.lru.discard_mentioning([str(i).encode() for i in ids])

@@ -6,18 +6,18 @@ import difflib
 import re
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-
-from sqlalchemy import ColumnElement, String, cast, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from elephantasm.db.models import ApiKey, Org
+from elephantasm.db.queries import keys as q
 from elephantasm.domain.errors import ConflictError, NotFoundError
 from elephantasm.domain.keys import KeyScope, minted_limits
 from elephantasm.ids import SHORT_ID_DIGITS
 from elephantasm.security import display_prefix, generate_api_key, hash_api_key
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
 
 
 @dataclass(frozen=True)
@@ -47,13 +47,13 @@ class IssuedKey:
     scope: KeyScope = KeyScope.ADMIN
 
 
-async def get_or_create_org(session: AsyncSession, name: str) -> Org:
-    """The org called ``name``, created if new (concurrent callers get the same org, never an error)."""
-    await session.execute(
-        pg_insert(Org).values(id=uuid.uuid4(), name=name).on_conflict_do_nothing(index_elements=["name"])
-    )
-    return (await session.execute(select(Org).where(col(Org.name) == name))).scalar_one()
-
+# Reads and writes with no rule of their own are the queries themselves (``db/queries/keys.py``).
+get_or_create_org = q.add_org_if_new
+list_keys = q.keys_with_org_names
+count_keys = q.count_keys
+list_org_keys = q.keys_of_org
+touch_key = q.touch_key
+org_name = q.org_name
 
 _SHORT_ID = re.compile(rf"[0-9a-fA-F]{{{SHORT_ID_DIGITS}}}")
 ORGS_NAMED = 20
@@ -68,10 +68,10 @@ async def get_org(session: AsyncSession, name: str) -> Org:
     Only ``keys create`` makes orgs: elsewhere a mistyped ``--org`` must not quietly start a new,
     empty tenant.
     """
-    org = (await session.execute(select(Org).where(col(Org.name) == name))).scalar_one_or_none()
+    org = await q.org_named(session, name)
     if org is not None:
         return org
-    names = list((await session.execute(select(col(Org.name)).order_by(col(Org.name)).limit(ORGS_SEARCHED))).scalars())
+    names = await q.org_names(session, ORGS_SEARCHED)
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
     known = ", ".join(map(repr, names[:ORGS_NAMED])) + (", …" if len(names) > ORGS_NAMED else "")
@@ -105,18 +105,18 @@ async def issue_key(
 ) -> tuple[str, ApiKey]:
     """Issue a key for an existing org; returns the clear key (shown once) and the stored row."""
     key = generate_api_key()
-    row = ApiKey(
-        org_id=org_id,
-        name=name,
-        prefix=display_prefix(key),
-        key_hash=hash_api_key(key, secret),
-        expires_at=expires_at,
-        scope=scope.value,
-        created_by=created_by,
+    row = await q.add_key(
+        session,
+        ApiKey(
+            org_id=org_id,
+            name=name,
+            prefix=display_prefix(key),
+            key_hash=hash_api_key(key, secret),
+            expires_at=expires_at,
+            scope=scope.value,
+            created_by=created_by,
+        ),
     )
-    session.add(row)
-    await session.flush()
-    await session.refresh(row)
     return key, row
 
 
@@ -138,13 +138,7 @@ async def mint_key(
 async def verify_key(session: AsyncSession, digest: str, now: datetime) -> Caller | None:
     """The caller whose key hashes to ``digest`` (see ``hash_api_key``), or None if unknown,
     revoked or expired."""
-    row = (
-        await session.execute(
-            select(
-                col(ApiKey.id), col(ApiKey.org_id), col(ApiKey.revoked_at), col(ApiKey.expires_at), col(ApiKey.scope)
-            ).where(col(ApiKey.key_hash) == digest)
-        )
-    ).one_or_none()
+    row = await q.key_by_hash(session, digest)
     if row is None or row.revoked_at is not None:
         return None
     if row.expires_at is not None and row.expires_at <= now:
@@ -152,28 +146,16 @@ async def verify_key(session: AsyncSession, digest: str, now: datetime) -> Calle
     return Caller(org_id=row.org_id, key_id=row.id, scope=KeyScope(row.scope), expires_at=row.expires_at)
 
 
-async def list_keys(session: AsyncSession, org_name: str | None = None) -> list[tuple[ApiKey, str]]:
-    """Keys (with their org's name), optionally of one org, oldest first."""
-    stmt = (
-        select(ApiKey, col(Org.name))
-        .join(Org, col(Org.id) == col(ApiKey.org_id))
-        .order_by(col(ApiKey.created_at), col(ApiKey.id))
-    )
-    if org_name is not None:
-        stmt = stmt.where(col(Org.name) == org_name)
-    return [(k, n) for k, n in (await session.execute(stmt)).all()]
-
-
-def _key_reference(ref: str) -> ColumnElement[bool]:
+def _key_reference(ref: str) -> tuple[uuid.UUID | None, str | None, str | None]:
     """Which keys ``ref`` names: a full id, the short id listings show (its last 8 hex digits,
     ``ids.short_id``), or the display prefix (``sk_live_…``)."""
     try:
-        return col(ApiKey.id) == uuid.UUID(ref)
+        return uuid.UUID(ref), None, None
     except ValueError:
         pass
     if _SHORT_ID.fullmatch(ref):
-        return cast(col(ApiKey.id), String).endswith(ref.lower())
-    return col(ApiKey.prefix) == ref
+        return None, ref.lower(), None
+    return None, None, ref
 
 
 async def revoke_key(session: AsyncSession, key_ref: str, org_id: uuid.UUID | None = None) -> ApiKey:
@@ -181,35 +163,10 @@ async def revoke_key(session: AsyncSession, key_ref: str, org_id: uuid.UUID | No
 
     A reference that names several active keys revokes none: the error lists them.
     """
-    stmt = select(ApiKey).where(col(ApiKey.revoked_at).is_(None), _key_reference(key_ref))
-    if org_id is not None:
-        stmt = stmt.where(col(ApiKey.org_id) == org_id)
-    found = list((await session.execute(stmt.limit(10).with_for_update())).scalars())
+    found = await q.lock_active_keys(session, org_id, 10, *_key_reference(key_ref))
     if not found:
         raise NotFoundError(f"no active API key {key_ref!r}")
     if len(found) > 1:
         ids = ", ".join(str(k.id) for k in found)
         raise ConflictError(f"{key_ref!r} names several active keys ({ids}); give the full id")
-    revoke = update(ApiKey).where(col(ApiKey.id) == found[0].id).values(revoked_at=func.now()).returning(ApiKey)
-    return (await session.execute(revoke)).scalars().one()
-
-
-async def count_keys(session: AsyncSession) -> int:
-    """How many keys exist at all (used to bootstrap a first key on an empty database)."""
-    return (await session.execute(select(func.count()).select_from(ApiKey))).scalar_one()
-
-
-async def list_org_keys(session: AsyncSession, org_id: uuid.UUID) -> list[ApiKey]:
-    """Keys of one org, oldest first."""
-    stmt = select(ApiKey).where(col(ApiKey.org_id) == org_id).order_by(col(ApiKey.created_at), col(ApiKey.id))
-    return list((await session.execute(stmt)).scalars())
-
-
-async def touch_key(session: AsyncSession, key_id: uuid.UUID, now: datetime) -> None:
-    """Record that a key was used; at most one write per key per minute, so auth stays cheap."""
-    await session.execute(
-        update(ApiKey)
-        .where(col(ApiKey.id) == key_id)
-        .where((col(ApiKey.last_used_at).is_(None)) | (col(ApiKey.last_used_at) < now - timedelta(minutes=1)))
-        .values(last_used_at=now)
-    )
+    return await q.revoke(session, found[0].id)

@@ -1,39 +1,45 @@
 """A memory edited by hand (the API's ``PATCH /api/memories/{id}`` and the inspector's edit form).
 
-A new summary is re-embedded; an edit of the text also withdraws every served copy of the old text
-(pack history, KV snapshots, recorded prompts) in the same transaction, and this process's cached
-packs holding it after the commit (``services/forget.py``).
+A new summary is re-embedded (the caller passes its vector); an edit of the text also withdraws
+every served copy of the old text (pack history, KV snapshots, recorded prompts) in the caller's
+transaction, and the caller drops this process's cached packs holding it after the commit
+(``services/forget.py``).
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from elephantasm.domain.lean import lean_text
 from elephantasm.services.dreams import memories as svc
-from elephantasm.services.forget import drop_cached, unserve_old_text
-from elephantasm.services.spaces import current_space
+from elephantasm.services.forget import ForgetHook, unserve_old_text
 
 if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+TEXT_FIELDS = frozenset({"summary", "content"})
+"""The fields whose change withdraws the old text's served copies."""
 
 
 async def edit_memory(
-    runtime: Runtime, org_id: uuid.UUID, memory_id: uuid.UUID, changes: dict[str, Any]
+    session: AsyncSession,
+    org_id: uuid.UUID,
+    memory_id: uuid.UUID,
+    changes: dict[str, Any],
+    vector: list[float] | None,
+    *,
+    now: datetime,
+    space: int,
+    hooks: Sequence[ForgetHook],
 ) -> tuple[Any, list[uuid.UUID]]:
-    """Apply ``changes`` (already validated fields of ``MemoryUpdate``); returns the memory and its
-    source event ids. NotFoundError for a missing or another org's memory."""
-    vector = (await runtime.embedder.embed([lean_text(changes["summary"])]))[0] if "summary" in changes else None
-    edits_text = bool(changes.keys() & {"summary", "content"})
-    async with runtime.unit_of_work() as session:
-        if edits_text:  # copies handed out with the old text go (served packs, KV snapshots, prompts)
-            current = await svc.get_memory(session, org_id, memory_id)
-            await unserve_old_text(runtime, session, org_id, current)
-        row = await svc.update_memory(
-            session, org_id, memory_id, changes, vector, runtime.clock(), await current_space(runtime)
-        )
-        links = await svc.provenance(session, org_id, [row.id])
-    if edits_text:
-        drop_cached(runtime, [memory_id])
+    """Apply ``changes`` (already validated fields of ``MemoryUpdate``; ``vector`` embeds a new
+    summary); returns the memory and its source event ids. NotFoundError for a missing or another
+    org's memory."""
+    if changes.keys() & TEXT_FIELDS:  # copies handed out with the old text go (served packs, KV snapshots, prompts)
+        current = await svc.get_memory(session, org_id, memory_id)
+        await unserve_old_text(session, org_id, current, hooks)
+    row = await svc.update_memory(session, org_id, memory_id, changes, vector, now, space)
+    links = await svc.provenance(session, org_id, [row.id])
     return row, links[row.id]

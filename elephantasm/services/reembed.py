@@ -14,23 +14,20 @@ with the rows still stale on the next run.
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.tables import rowcount
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.lean import lean_text
+from elephantasm.llm.embedders import Embedder
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams.claims import lock_anima
-from elephantasm.services.spaces import current_space
-
-if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
 
 # (table, column the vector is made from). Both tables are indexed on embedding_space. A memory's
 # vector is made from its summary without filler (lean_text), as the dreamer makes it.
@@ -43,6 +40,8 @@ _ANIMA = "(CAST(:anima AS uuid) IS NULL OR anima_id = :anima)"
 
 Progress = Callable[[int, int], None]
 """Called with (rows re-embedded so far, rows stale when the run started)."""
+UnitsOfWork = Callable[[], AbstractAsyncContextManager[AsyncSession]]
+"""Opens one unit of work (``Runtime.unit_of_work``): a run reads and writes in many short ones."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,14 +53,13 @@ class ReembedResult:
     remaining: int
 
 
-async def stale_counts(runtime: Runtime, anima_id: uuid.UUID | None = None) -> dict[str, int]:
-    """Rows per table whose vector is not in the server's space (all animas, or one)."""
-    params = {"space": await current_space(runtime), "anima": anima_id}
+async def stale_counts(session: AsyncSession, space: int, anima_id: uuid.UUID | None = None) -> dict[str, int]:
+    """Rows per table whose vector is not in the space ``space`` (all animas, or one)."""
+    params = {"space": space, "anima": anima_id}
     out: dict[str, int] = {}
-    async with runtime.engine.connect() as conn:
-        for table, _ in TABLES:
-            stmt = text(f"SELECT count(*) FROM {table} WHERE {_STALE} AND {_ANIMA}")
-            out[table] = int((await conn.execute(stmt, params)).scalar_one())
+    for table, _ in TABLES:
+        stmt = text(f"SELECT count(*) FROM {table} WHERE {_STALE} AND {_ANIMA}")
+        out[table] = int((await session.execute(stmt, params)).scalar_one())
     return out
 
 
@@ -71,26 +69,9 @@ _PENDING_SQL = text(
 )
 
 
-# How long /api/health reuses the answer: a health probe must stay cheap whatever the data (the
-# check is index-backed, but a planner working from stale statistics after a bulk load was seen to
-# scan every vector: 77 ms at 100k memories), and the answer only changes when an embedder changes
-# or a re-embedding (often another process) finishes.
-PENDING_TTL_SECONDS = 30.0
-_PENDING_FACT = "reembed_pending"
-
-
-async def reembed_pending(runtime: Runtime, max_age: float = PENDING_TTL_SECONDS) -> bool:
-    """Whether any stored vector is in another space (``/api/health`` reports it; at most
-    ``max_age`` seconds old: a re-embedding run of this process refreshes it at once)."""
-    now = time.monotonic()
-    known = runtime.slow_facts.get(_PENDING_FACT)
-    if known is not None and now - known[0] < max_age:
-        return bool(known[1])
-    space = await current_space(runtime)
-    async with runtime.engine.connect() as conn:
-        pending = bool((await conn.execute(_PENDING_SQL, {"space": space})).scalar())
-    runtime.slow_facts[_PENDING_FACT] = (now, pending)
-    return pending
+async def any_stale(session: AsyncSession, space: int) -> bool:
+    """Whether any stored vector is in another space than ``space`` (index-backed)."""
+    return bool((await session.execute(_PENDING_SQL, {"space": space})).scalar())
 
 
 def _select_sql(table: str, column: str) -> str:
@@ -116,14 +97,16 @@ def _update_sql(table: str, column: str) -> str:
 _ZERO = uuid.UUID(int=0)
 
 
-async def _write_batch(runtime: Runtime, table: str, column: str, anima: uuid.UUID, rows: list, vectors: list) -> int:
+async def _write_batch(
+    units: UnitsOfWork, space: int, table: str, column: str, anima: uuid.UUID, rows: list, vectors: list
+) -> int:
     params = {
-        "space": await current_space(runtime),
+        "space": space,
         "ids": [r.id for r in rows],
         "bodies": [r.body for r in rows],
         "vecs": [vector_literal(v) for v in vectors],
     }
-    async with runtime.unit_of_work() as session:
+    async with units() as session:
         await lock_anima(session, anima)  # never interleaves with a dream's chunk write for the anima
         done = rowcount(await session.execute(text(_update_sql(table, column)), params))
         if done:
@@ -132,40 +115,57 @@ async def _write_batch(runtime: Runtime, table: str, column: str, anima: uuid.UU
 
 
 async def _reembed_table(
-    runtime: Runtime, table: str, column: str, anima_id: uuid.UUID | None, batch: int, tick: Callable[[int], None]
+    units: UnitsOfWork,
+    embedder: Embedder,
+    space: int,
+    table: str,
+    column: str,
+    anima_id: uuid.UUID | None,
+    batch: int,
+    tick: Callable[[int], None],
 ) -> int:
     select_sql = text(_select_sql(table, column))
     after, done = (_ZERO, _ZERO), 0
     while True:
         params = {
-            "space": await current_space(runtime),
+            "space": space,
             "anima": anima_id,
             "after_anima": after[0],
             "after_id": after[1],
             "limit": batch,
         }
-        async with runtime.engine.connect() as conn:
-            rows = list(await conn.execute(select_sql, params))
+        async with units() as session:
+            rows = list(await session.execute(select_sql, params))
         if not rows:
             return done
         after = (rows[-1].anima_id, rows[-1].id)
         prepare = lean_text if table == "memories" else str
-        vectors = await runtime.embedder.embed([prepare(r.body or "") for r in rows])
+        vectors = await embedder.embed([prepare(r.body or "") for r in rows])
         # A page may span animas: write each anima's part under that anima's lock.
         for anima in dict.fromkeys(r.anima_id for r in rows):
             part = [(r, v) for r, v in zip(rows, vectors, strict=True) if r.anima_id == anima]
-            n = await _write_batch(runtime, table, column, anima, [r for r, _ in part], [v for _, v in part])
+            n = await _write_batch(units, space, table, column, anima, [r for r, _ in part], [v for _, v in part])
             done += n
         tick(len(rows))
 
 
 async def reembed(
-    runtime: Runtime, anima_id: uuid.UUID | None = None, *, batch: int | None = None, progress: Progress | None = None
+    units: UnitsOfWork,
+    embedder: Embedder,
+    space: int,
+    anima_id: uuid.UUID | None = None,
+    *,
+    batch: int,
+    progress: Progress | None = None,
 ) -> ReembedResult:
-    """Re-embed every stale vector (of one anima, or all) into the server's space, batch by batch."""
-    batch = batch or runtime.settings.reembed_batch
-    total = sum((await stale_counts(runtime, anima_id)).values())
-    seen = 0
+    """Re-embed every stale vector (of one anima, or all) into ``space``, the code of ``embedder``'s
+    space, ``batch`` rows per committed unit of work."""
+
+    async def stale() -> int:
+        async with units() as session:
+            return sum((await stale_counts(session, space, anima_id)).values())
+
+    total, seen = await stale(), 0
 
     def tick(n: int) -> None:
         nonlocal seen
@@ -177,7 +177,5 @@ async def reembed(
         progress(0, total)
     done = 0
     for table, column in TABLES:
-        done += await _reembed_table(runtime, table, column, anima_id, batch, tick)
-    remaining = sum((await stale_counts(runtime, anima_id)).values())
-    runtime.slow_facts.pop(_PENDING_FACT, None)  # this run changed the answer: learn it afresh
-    return ReembedResult(runtime.embedder.space.label(), done, remaining)
+        done += await _reembed_table(units, embedder, space, table, column, anima_id, batch, tick)
+    return ReembedResult(embedder.space.label(), done, await stale())

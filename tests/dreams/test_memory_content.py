@@ -140,6 +140,6 @@ async def test_an_edit_withdraws_the_text_it_replaces(runtime: Runtime, tenant: 
     rendered = (await _stored(runtime, anima))[0].id
     async with runtime.unit_of_work() as session:
         current = await get_memory(session, tenant.org_id, rendered)
-        done = await unserve_old_text(runtime, session, tenant.org_id, current)
+        done = await unserve_old_text(session, tenant.org_id, current, runtime.forget_hooks)
     lines = [line for line in expected[rendered].splitlines() if len(line.split()) >= 3]
     assert lines and expected[rendered] in done.texts and set(lines) <= set(done.texts)

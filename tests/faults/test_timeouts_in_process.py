@@ -16,9 +16,9 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
 from api.app import create_app
-from api.unavailable import is_unavailable
 from elephantasm.db.embedded import drop_dead_users
 from elephantasm.db.engine import create_sessionmaker
+from elephantasm.db.errors import is_unavailable
 from elephantasm.runtime import Runtime, build_engine
 from tests.conftest import Tenant
 

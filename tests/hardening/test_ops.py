@@ -152,7 +152,7 @@ async def test_first_start_key_never_reaches_a_redirected_stdout(
     pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """stdout that is not a terminal is a log file: the key goes to a 0600 file, stdout names it."""
-    from elephantasm.cli.server import bootstrap_first_key
+    from elephantasm.cli.banner import bootstrap_first_key
     from tests.support.databases import create_database, drop_database
 
     url = create_database(pg_url, "bootkey")

@@ -8,7 +8,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from api.unavailable import is_unavailable
+from elephantasm.db.errors import is_unavailable
 
 
 async def test_driver_connection_failure_is_unavailable() -> None:

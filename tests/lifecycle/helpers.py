@@ -10,7 +10,9 @@ import httpx
 from sqlalchemy import text
 
 from elephantasm.runtime import Runtime
+from elephantasm.services.anima_import import embed_parsed, parse_export, write_import
 from elephantasm.services.dreams import run_dream
+from elephantasm.services.spaces import current_space
 from tests.conftest import Tenant
 from tests.dreams.helpers import T0, add_events, turns
 
@@ -74,3 +76,12 @@ async def rows_of(runtime: Runtime, anima_id: str) -> dict[str, int]:
             (await session.execute(text("SELECT count(*) FROM animas WHERE id = :a"), {"a": a})).scalar() or 0
         )
     return counts
+
+
+async def import_anima(runtime: Runtime, org_id: uuid.UUID, lines: list[str], name: str | None = None) -> uuid.UUID:
+    """Import an export as a new anima of ``org_id``, as ``POST /api/animas/import`` does."""
+    parsed = parse_export(lines, runtime.settings, runtime.clock())
+    vectors = await embed_parsed(runtime.embedder, parsed)
+    space = await current_space(runtime)
+    async with runtime.unit_of_work() as session:
+        return await write_import(session, org_id, parsed, vectors, name, space)

@@ -81,7 +81,7 @@ async def test_a_failing_hook_aborts_the_purge(client: httpx.AsyncClient, runtim
     try:
         r = await client.delete(f"/api/animas/{anima_id}?purge=true", headers=tenant.headers)
         # A storage failure outside the database is temporary unavailability, said as such
-        # (503 + Retry-After, api/unavailable.py), not "the database is unavailable".
+        # (503 + Retry-After, api/errors.py), not "the database is unavailable".
         assert r.status_code == 503 and "Retry-After" in r.headers
         assert "storage" in r.json()["detail"] and "database" not in r.json()["detail"]
     finally:

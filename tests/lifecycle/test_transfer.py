@@ -16,12 +16,11 @@ from sqlalchemy import text
 
 from elephantasm.runtime import Runtime
 from elephantasm.services.anima_export import export_lines
-from elephantasm.services.anima_import import import_anima
 from elephantasm.services.dreams import run_dream
 from tests.conftest import Tenant
 from tests.dreams.helpers import add_events, turns
 from tests.hardening.helpers import retrailed
-from tests.lifecycle.helpers import populated_anima, rows_of
+from tests.lifecycle.helpers import import_anima, populated_anima, rows_of
 from tests.support.cli import run_cli
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

@@ -8,10 +8,11 @@ from datetime import timedelta
 import httpx
 from sqlalchemy import text
 
+from elephantasm.domain.pack_trace import PackTrace
 from elephantasm.runtime import Runtime
 from elephantasm.services.inspector.composer import compose
 from elephantasm.services.inspector.links import memories_of_event
-from elephantasm.services.packs import build_request
+from elephantasm.services.packs import build_request, compile_pack
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import add_knowledge, add_memory, extract
@@ -63,7 +64,8 @@ async def test_a_traced_compile_gives_cut_candidates_their_sources_too(
             event_ids=[event_id],
         )
     req = build_request(pack_runtime, tenant.org_id, uuid.UUID(a), query="harbour pier", max_tokens=200)
-    composition = await compose(pack_runtime, req)
+    trace = PackTrace()
+    composition = compose(req, (await compile_pack(pack_runtime, req, trace=trace)).pack, trace)
     cut = [c for c in composition.cut() if c["kind"] == "memory"]
     assert cut, "a 200-token pack must leave some of 30 memories out"
     assert all(len(c["provenance"]) == 1 and c["provenance"][0] in events for c in cut)

@@ -130,7 +130,8 @@ async def test_removing_a_memory_removes_its_recall_row(
         await conn.execute(text("DELETE FROM memories WHERE id = :id"), {"id": first})
     assert await _recall_rows(pack_runtime, first) == []
     assert len(await _recall_rows(pack_runtime, second)) == 1
-    await purge_anima(pack_runtime, tenant.org_id, uuid.UUID(panima["id"]))  # erasure: every row of the anima
+    async with pack_runtime.unit_of_work() as session:  # erasure: every row of the anima
+        await purge_anima(session, tenant.org_id, uuid.UUID(panima["id"]), pack_runtime.anima_purge_hooks)
     assert await _recall_rows(pack_runtime, second) == []
 
 

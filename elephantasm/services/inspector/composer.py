@@ -1,25 +1,21 @@
 """The pack composer: compile a pack exactly as ``inject`` would, and explain every decision.
 
-The pack comes from the same compile as ``GET …/memory-packs/latest`` (same request → same
-bytes, so ``context`` is exactly what the SDK's ``as_prompt()`` returns), with the packer's
-optional trace attached. Nothing is cached, recorded or counted as a recall: looking at a pack
+The caller compiles the pack as ``GET …/memory-packs/latest`` does (same request → same bytes, so
+``context`` is exactly what the SDK's ``as_prompt()`` returns) with the packer's optional trace
+attached, and :func:`compose` explains it. Nothing is cached, recorded or counted as a recall: looking at a pack
 must not change the anima's memory.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from elephantasm.domain.pack_trace import Filtered, PackTrace, TracedItem
 from elephantasm.domain.presets import budget_limits
 from elephantasm.domain.render import RENDER_ORDER, display_key, global_rank_key
 from elephantasm.schemas.packs import MemoryPackRead
-from elephantasm.services.packs.compiler import compile_pack
 from elephantasm.services.packs.keys import PackRequest
-
-if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +61,8 @@ class Composition:
         return sorted(self.trace.filtered, key=lambda f: -f.relevance)
 
 
-async def compose(runtime: Runtime, req: PackRequest) -> Composition:
-    """Compile ``req`` with a trace. NotFoundError for a missing or foreign anima."""
-    trace = PackTrace()
-    compiled = await compile_pack(runtime, req, trace=trace)
-    pack = compiled.pack
+def compose(req: PackRequest, pack: MemoryPackRead, trace: PackTrace) -> Composition:
+    """The composition of ``pack``, compiled for ``req`` with ``trace``."""
     limits = budget_limits(req.config, req.max_tokens, req.query is not None).as_mapping()
     layers = []
     for layer in RENDER_ORDER:
