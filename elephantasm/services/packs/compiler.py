@@ -16,7 +16,6 @@ import numpy as np
 
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain import idf, turn_vectors
-from elephantasm.domain.dots import sequential_dots
 from elephantasm.domain.fingerprint import pack_fingerprint
 from elephantasm.domain.fusion import rank_fusion
 from elephantasm.domain.lean import lean_text, wants_dates, wants_temporal
@@ -91,7 +90,7 @@ async def _event_cosines(
         rows = await embed_array(texts)
     else:
         rows = np.array(await runtime.embedder.embed(texts), dtype=np.float64)
-    for c, cosine in zip(events, sequential_dots(query_vec, rows), strict=True):
+    for c, cosine in zip(events, (rows @ np.asarray(query_vec, dtype=np.float64)).tolist(), strict=True):
         c.cosine = cosine  # this compile's own candidate, read from its rows just now
     return items
 
