@@ -202,8 +202,14 @@ def _spread(values: list[float | None], min_width: float) -> list[float | None] 
 
 def _weighted_pair(a: float | None, b: float | None, cosine_weight: float) -> float:
     """The weighted mean of the normalised signals present (at least one), rounded."""
-    parts = [(w, v) for w, v in ((cosine_weight, a), (1.0 - cosine_weight, b)) if v is not None]
-    return round(_clamp01(sum(w * v for w, v in parts) / sum(w for w, _ in parts)), SCORE_DIGITS)
+    w_fts = 1.0 - cosine_weight
+    if b is None:
+        x = cosine_weight * a / cosine_weight  # type: ignore[operator]  # a is present when b is not
+    elif a is None:
+        x = w_fts * b / w_fts
+    else:
+        x = (cosine_weight * a + w_fts * b) / (cosine_weight + w_fts)
+    return round(_clamp01(x), SCORE_DIGITS)
 
 
 def quantise(as_of: datetime, bucket_seconds: int) -> datetime:
