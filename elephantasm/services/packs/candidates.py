@@ -74,8 +74,8 @@ class Scope:
     space: int | None = None  # embedding space (code) of query_vector: only stored vectors of it are compared
     dim: int | None = None  # width of query_vector (the cosine arm reads that width's HNSW index)
     # The anima's ``vectors_indexed`` (from the compile's head read): whether the arms of its
-    # memories and knowledge read the pack, HNSW and full-text indexes or its rows exactly, once.
-    # False reads every anima right (its rows once, exhaustively);
+    # memories and knowledge read the pack, HNSW and full-text indexes or its rows exactly.
+    # False reads every anima right (its rows through an anima-keyed btree);
     # True only an anima that was flipped, whose rows are all in those indexes.
     vectors_indexed: bool = False
 
@@ -197,7 +197,7 @@ def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> 
     """The long-term memories statement; without ``decay`` its four-factor arms never read recall
     state (memory_recalls is joined only for the few hundred rows read in the end). ``indexed``:
     the anima is large, its memories are in the pack, HNSW and full-text indexes (else the
-    statement reads its rows once, exhaustively: ``topk.top_k_union``)."""
+    statement reads its rows through an anima-keyed btree: ``topk.top_k_union``)."""
     return text(
         topk.top_k_union(
             "memories",
@@ -213,7 +213,6 @@ def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> 
             # Without decay the score is the key's order up to time terms (topk's module doc, 4.).
             key=None if decay else sql.MEMORY_SCORE_KEY,
             owner=sql.MEMORY_OWNER,
-            exhaustive=not indexed,
         )
     )
 
@@ -222,7 +221,7 @@ def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> 
 def _knowledge_statement(has_query: bool, dim: int | None, indexed: bool) -> Any:
     """The knowledge statement; ``indexed``: the anima's knowledge is in the pack, HNSW and
     full-text indexes (the anima's ``vectors_indexed``, as for memories),
-    else the statement reads its few rows once, exhaustively."""
+    else the statement reads its few rows through an anima-keyed btree."""
     return text(
         topk.top_k_union(
             "knowledge",
@@ -233,7 +232,6 @@ def _knowledge_statement(has_query: bool, dim: int | None, indexed: bool) -> Any
             has_query,
             happened=sql.KNOWLEDGE_HAPPENED,
             dim=dim,
-            exhaustive=not indexed,
         )
     )
 
