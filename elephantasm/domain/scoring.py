@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
+import numpy as np
+
 from elephantasm.domain.errors import ValidationError
 
 # Documented defaults for missing values: neutral midpoints, so a memory without an importance
@@ -176,40 +178,47 @@ def contextual_relevance(
     cosine. The best candidate maps to 1; a spread narrower than ``MIN_*_SPREAD`` is measured
     against that minimum, so near-equal values stay near 1 rather than being stretched over the
     whole range. A signal whose values are all equal carries no information and is left out; if
-    neither discriminates, the plain :func:`fuse_relevance` is used. Pure and order-independent.
+    neither discriminates, the plain :func:`fuse_relevance` is used. A NaN counts as missing.
+    Computed as arrays (a compile has several hundred candidates). Pure and order-independent.
     """
-    r = SCORE_DIGITS
-    cos = [None if c is None else round(_clamp01(c), r) for c, _ in signals]
-    fts = [None if f is None else round(max(0.0, f), r) for _, f in signals]
-    n_cos, n_fts = _spread(cos, MIN_COSINE_SPREAD), _spread(fts, MIN_FTS_SPREAD)
-    none = [None] * len(signals)
-    return [
-        _weighted_pair(a, b, cosine_weight) if a is not None or b is not None else fuse_relevance(c, f)
-        for (c, f), a, b in zip(signals, n_cos or none, n_fts or none, strict=True)
-    ]
+    n = len(signals)
+    cos = np.fromiter((math.nan if c is None else c for c, _ in signals), np.float64, n)
+    lex = np.fromiter((math.nan if f is None else f for _, f in signals), np.float64, n)
+    has_cos, has_lex = ~np.isnan(cos), ~np.isnan(lex)
+    a = _spread(_round(np.clip(cos, 0.0, 1.0)), has_cos, MIN_COSINE_SPREAD)
+    b = _spread(_round(np.maximum(lex, 0.0)), has_lex, MIN_FTS_SPREAD)
+    use_a = has_cos if a is not None else np.zeros(n, dtype=bool)
+    use_b = has_lex if b is not None else np.zeros(n, dtype=bool)
+    a = np.zeros(n) if a is None else a
+    b = np.zeros(n) if b is None else b
+    w_cos, w_lex = cosine_weight, 1.0 - cosine_weight
+    with np.errstate(invalid="ignore", divide="ignore"):  # the branch not taken may divide by a zero weight
+        x = np.where(
+            use_a & use_b,
+            (w_cos * a + w_lex * b) / (w_cos + w_lex),
+            np.where(use_a, w_cos * a / w_cos, w_lex * b / w_lex),
+        )
+    out: list[float | None] = _round(np.clip(x, 0.0, 1.0)).tolist()
+    for i in np.flatnonzero(~(use_a | use_b)).tolist():
+        out[i] = fuse_relevance(*signals[i])
+    return out
 
 
-def _spread(values: list[float | None], min_width: float) -> list[float | None] | None:
-    """Min–max normalised ``values`` (None kept), the width at least ``min_width``; None when
-    nothing is present or all present values are equal."""
-    present = [v for v in values if v is not None]
-    if not present or max(present) - min(present) <= 1e-9:
+def _round(x: np.ndarray) -> np.ndarray:
+    """To :data:`SCORE_DIGITS` decimals (``rint`` of the scaled value: the same on every IEEE machine)."""
+    scale = 10.0**SCORE_DIGITS
+    return np.rint(x * scale) / scale
+
+
+def _spread(values: np.ndarray, present: np.ndarray, min_width: float) -> np.ndarray | None:
+    """``values`` min–max normalised over those ``present``, the width at least ``min_width``; None
+    when nothing is present or all present values are equal."""
+    if not present.any():
         return None
-    hi = max(present)
-    width = max(hi - min(present), min_width)
-    return [None if v is None else 1.0 - (hi - v) / width for v in values]
-
-
-def _weighted_pair(a: float | None, b: float | None, cosine_weight: float) -> float:
-    """The weighted mean of the normalised signals present (at least one), rounded."""
-    w_fts = 1.0 - cosine_weight
-    if b is None:
-        x = cosine_weight * a / cosine_weight  # type: ignore[operator]  # a is present when b is not
-    elif a is None:
-        x = w_fts * b / w_fts
-    else:
-        x = (cosine_weight * a + w_fts * b) / (cosine_weight + w_fts)
-    return round(_clamp01(x), SCORE_DIGITS)
+    hi, lo = float(values[present].max()), float(values[present].min())
+    if hi - lo <= 1e-9:
+        return None
+    return 1.0 - (hi - values) / max(hi - lo, min_width)
 
 
 def quantise(as_of: datetime, bucket_seconds: int) -> datetime:
