@@ -21,7 +21,7 @@ from elephantasm.schemas.events import EventCreate
 from elephantasm.services import anima_export, event_copy, event_insert, events
 from elephantasm.services.dreams import claims, memories, run_dream
 from elephantasm.services.inspector import links
-from elephantasm.services.packs import candidates, session, sql
+from elephantasm.services.packs import event_match, session, sql
 from tests.conftest import Tenant
 from tests.dreams.helpers import T0, add_events, new_anima, turns
 from tests.support.event_animas import event_flags, flip_events
@@ -99,9 +99,7 @@ async def test_compile_statements_never_cross_orgs(
         gap = p | {"since": T0 - timedelta(days=1), "until": T0 + timedelta(days=1), "n": 10}
         indexed = (await event_flags(runtime, anima))[0]
         assert len(await _rows(runtime, session._GAP_SQL[indexed], gap)) == expected
-        weights = {"w_imp": 1.0, "w_conf": 0.0, "w_rec": 0.0, "w_fresh": 0.0, "h_rec": 1.0, "h_dec": 1.0}
-        scored = p | weights | {"as_of_epoch": 0.0, "growth": 1.0, "k": 10, "exclude": [], "q": "anything"}
-        assert len(await _rows(runtime, candidates._PENDING_Q, scored)) == expected
+        assert len(await _rows(runtime, event_match._BY_ID, p | {"ids": ids[-2:]})) == expected
 
 
 async def test_dedupe_hits_never_return_another_orgs_event(

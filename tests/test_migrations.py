@@ -44,8 +44,8 @@ DESIGN_TABLES = {
 ANIMA_SCOPED = DESIGN_TABLES - {"orgs", "api_keys", "animas"}
 
 HNSW_TABLES = ("memories", "knowledge")
-# events have no tsvector: the compile statement that reads an anima's pending events makes their
-# lexemes (services/packs/sql.py EVENT_TSVECTOR).
+# events have no tsvector: a compile text-matches an anima's pending events from lexemes it asks
+# Postgres for once (services/packs/event_match.py).
 GIN_INDEXED = {("memories", "fts"), ("knowledge", "fts")}
 
 

@@ -20,9 +20,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.db.vectors import large_anima_filter
+from elephantasm.domain import text_rank
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
-from elephantasm.services.packs import sql, topk
+from elephantasm.services.packs import event_match, sql, topk
+from elephantasm.services.packs.event_match import PENDING
 from elephantasm.services.packs.session import SessionScope
 
 
@@ -172,7 +174,7 @@ def _knowledge(r: Any) -> Candidate:
     )
 
 
-def _event(r: Any) -> Candidate:
+def _event(r: Any, fts_rank: float | None = None) -> Candidate:
     return Candidate(
         kind="event",
         id=r["id"],
@@ -184,7 +186,7 @@ def _event(r: Any) -> Candidate:
         created_at=r["created_at"],
         recall_count=0,
         cosine=None,
-        fts_rank=r["fts_rank"],
+        fts_rank=fts_rank,
         provenance=(r["id"],),
         time_start=r["occurred_at"],
         time_end=r["occurred_at"],
@@ -238,18 +240,8 @@ def _knowledge_statement(has_query: bool, dim: int | None, indexed: bool) -> Any
 
 _PENDING_WHERE = f"{sql.EVENT_PENDING} AND e.id <> ALL(:exclude)"
 _PENDING = text(topk.top_k_union("events", "e", _PENDING_WHERE, sql.EVENT_FACTORS, sql.EVENT_COLUMNS, False))
-# With a query: the four-factor top k ∪ the full-text top k (the lexemes made once per row, sql.EVENT_TSVECTOR).
-_PENDING_Q = text(f"""
-WITH {sql.TSQUERY_CTE},
-p AS MATERIALIZED (
-    SELECT e.id, {sql.EVENT_FACTORS} AS s, {sql.EVENT_TSVECTOR} AS tsv FROM events e WHERE {_PENDING_WHERE}
-),
-ef AS (SELECT id FROM p ORDER BY s DESC, id LIMIT :k),
-et AS (SELECT p.id FROM p, tsq WHERE p.tsv @@ tsq.q_arm ORDER BY ts_rank(p.tsv, tsq.q_any) DESC, p.id LIMIT :k)
-SELECT {sql.EVENT_COLUMNS}, NULL::float8 AS cosine, {sql.fts_rank_column("p.tsv")}
-FROM events e JOIN p ON p.id = e.id, tsq
-WHERE e.id = ANY(ARRAY(SELECT id FROM ef UNION SELECT id FROM et)) ORDER BY e.id
-""")
+# With a query, the text match is computed here (events store no tsvector: .event_match).
+_PENDING_Q = event_match.pending_statement(_PENDING_WHERE, sql.EVENT_FACTORS)
 
 _SESSION_MEMORY_WHERE = {
     True: f"{sql.MEMORY_ALIVE} AND m.session_id = :sid",
@@ -272,10 +264,10 @@ _TURN_WHERE = {
 }
 _TURN_ORDER = "e.occurred_at DESC, e.id DESC"
 _RECENT_TURNS = {
-    (named, q): text(topk.scoped_select("events", "e", where, sql.EVENT_COLUMNS, _TURN_ORDER, q))
+    named: text(topk.scoped_select("events", "e", where, sql.EVENT_COLUMNS, _TURN_ORDER, False))
     for named, where in _TURN_WHERE.items()
-    for q in (False, True)
 }
+_RECENT_TURNS_Q = {named: event_match.recent_statement(where, _TURN_ORDER) for named, where in _TURN_WHERE.items()}
 
 
 def _session_params(scope: Scope, session: SessionScope, k: int) -> dict[str, Any]:
@@ -299,8 +291,14 @@ async def session_memories(conn: AsyncConnection, scope: Scope, session: Session
 
 async def recent_turns(conn: AsyncConnection, scope: Scope, session: SessionScope, n: int) -> list[Candidate]:
     """The newest ``n`` not-yet-distilled events of the current session."""
-    stmt = _RECENT_TURNS[(session.session_id is not None, scope.has_query)]
-    return [_event(r) for r in await fetch(conn, stmt, _session_params(scope, session, n))]
+    named = session.session_id is not None
+    if not scope.has_query:
+        return [_event(r) for r in await fetch(conn, _RECENT_TURNS[named], _session_params(scope, session, n))]
+    params = _session_params(scope, session, n) | {"upto": PENDING.upto(scope.anima_id)}
+    rows = await fetch(conn, _RECENT_TURNS_Q[named], params)
+    held = await PENDING.resolve(conn, params, rows)
+    ranked = text_rank.ranked([c for _, c in held], _lexemes(rows))
+    return [_event(r, f) for (r, _), (f, _) in zip(held, ranked, strict=True)]
 
 
 async def long_term_memories(
@@ -321,8 +319,28 @@ async def knowledge(conn: AsyncConnection, scope: Scope, k: int) -> list[Candida
 
 async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: Sequence[uuid.UUID]) -> list[Candidate]:
     """Top-``k`` per arm over undistilled events, minus ``exclude`` (the recent turns)."""
-    stmt = _PENDING_Q if scope.has_query else _PENDING
-    return [_event(r) for r in await fetch(conn, stmt, scope.params(k=k, exclude=list(exclude)))]
+    params = scope.params(k=k, exclude=list(exclude))
+    if not scope.has_query:
+        return [_event(r) for r in await fetch(conn, _PENDING, params)]
+    params["upto"] = PENDING.upto(scope.anima_id)
+    rows = await fetch(conn, _PENDING_Q, params)
+    others = (rows[0]["others"] or []) if rows else []
+    held = await PENDING.resolve(conn, params, rows, others)
+    PENDING.settle(scope.anima_id, held, exclude)
+    ranked = text_rank.ranked([c for _, c in held], _lexemes(rows))
+    factor = [r["in_factor"] for r in rows] + [False] * len(others)
+    # The text arm can add events only when k did not cover them all.
+    arm = event_match.text_arm([h["id"] for h, _ in held], ranked, k) if not all(factor) else set()
+    kept = [
+        (h, f) for in_factor, (h, _), (f, _) in zip(factor, held, ranked, strict=True) if in_factor or h["id"] in arm
+    ]
+    if others:  # in id order, as the rows are (and as the SQL union's primary-key read gave them)
+        kept.sort(key=lambda hf: hf[0]["id"])
+    return [_event(h, f) for h, f in kept]
+
+
+def _lexemes(rows: Sequence[Any]) -> Sequence[str]:
+    return (rows[0]["q_lex"] or ()) if rows else ()
 
 
 # A memory linked to a knowledge item that was superseded (or expired) while a current item on

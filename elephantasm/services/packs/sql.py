@@ -1,10 +1,8 @@
-"""SQL fragments for pack candidates: the four-factor top-k bound, query matching, select lists.
+"""SQL fragments for pack candidates: the four-factor score in SQL, query matching, select lists.
 
-The four-factor expression only bounds which rows become candidates: each arm keeps its top
-``:k`` (the candidate pool, several times what a pack serves), and every candidate's score and
-rounding are computed in Python (:class:`elephantasm.domain.scoring.FactorScorer`). It follows the
-domain's formula (same defaults, clamps and half-lives), so float noise between the two can only
-change which of two near-equal rows at the pool's edge is read.
+The four-factor expression mirrors :func:`elephantasm.domain.scoring.score_candidate` (same
+defaults, same clamps), so the top-k it selects in Postgres is the top-k Python would pick; the
+final scores are always recomputed in Python, so float noise between the two never shows.
 """
 
 from __future__ import annotations
@@ -129,29 +127,19 @@ EVENT_FACTORS = factor_score("e.importance_score", "NULL::float8", "e.occurred_a
 EVENT_TEXT_CHARS = 2000
 
 
-# Events store no tsvector (it would be a third of an event row, and about half of Postgres's work
-# per inserted event, for a reader that only ever looks at an anima's few pending events): a
-# compile with a query makes their lexemes in the statement that reads them.
-EVENT_TSVECTOR = "to_tsvector('english', coalesce(e.summary, '') || ' ' || e.content)"
-
-
-def fts_rank_column(tsvector: str) -> str:
-    """``ts_rank`` against the query's OR-ed lexemes; 0 (not missing) without a text match, so
-    relevance then fuses the cosine with 0."""
-    return f"CASE WHEN {tsvector} @@ tsq.q_any THEN ts_rank({tsvector}, tsq.q_any)::float8 ELSE 0.0 END AS fts_rank"
-
-
 def match_columns(alias: str, has_query: bool) -> str:
     """``cosine`` and ``fts_rank`` columns (NULL without a query)."""
     if not has_query:
         return "NULL::float8 AS cosine, NULL::float8 AS fts_rank"
-    if alias == "e":
-        # Events have no stored vector: their cosine is computed by the compile.
-        return f"NULL::float8 AS cosine, {fts_rank_column(EVENT_TSVECTOR)}"
     # A vector of another embedding space is never compared: its cosine is unknown (NULL), and
     # relevance falls back to full text for that row until it is re-embedded.
+    # Events store neither a vector nor a tsvector: their match is computed by the compile (event_match).
     cosine = f"CASE WHEN {alias}.embedding_space = :space THEN 1 - ({alias}.embedding <=> {QVEC}) END"
-    return f"{cosine} AS cosine, {fts_rank_column(f'{alias}.fts')}"
+    return (
+        f"{cosine} AS cosine, "
+        # No text match is a rank of 0 (not missing): relevance then fuses cosine with 0.
+        f"CASE WHEN {alias}.fts @@ tsq.q_any THEN ts_rank({alias}.fts, tsq.q_any)::float8 ELSE 0.0 END AS fts_rank"
+    )
 
 
 # No provenance here: it is read for the items a pack serves only (services/packs/provenance.py).
