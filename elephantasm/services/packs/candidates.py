@@ -20,7 +20,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.db.vectors import large_anima_filter
-from elephantasm.domain import text_rank
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
 from elephantasm.services.packs import event_match, sql, topk
@@ -297,7 +296,7 @@ async def recent_turns(conn: AsyncConnection, scope: Scope, session: SessionScop
     params = _session_params(scope, session, n) | {"upto": PENDING.upto(scope.anima_id)}
     rows = await fetch(conn, _RECENT_TURNS_Q[named], params)
     held = await PENDING.resolve(conn, params, rows)
-    ranked = text_rank.ranked([c for _, c in held], _lexemes(rows))
+    ranked = await event_match.ranked(conn, scope.query or "", held, rows)
     return [_event(r, f) for (r, _), (f, _) in zip(held, ranked, strict=True)]
 
 
@@ -327,7 +326,7 @@ async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: S
     others = (rows[0]["others"] or []) if rows else []
     held = await PENDING.resolve(conn, params, rows, others)
     PENDING.settle(scope.anima_id, held, exclude)
-    ranked = text_rank.ranked([c for _, c in held], _lexemes(rows))
+    ranked = await event_match.ranked(conn, scope.query or "", held, rows)
     factor = [r["in_factor"] for r in rows] + [False] * len(others)
     # The text arm can add events only when k did not cover them all.
     arm = event_match.text_arm([h["id"] for h, _ in held], ranked, k) if not all(factor) else set()
@@ -337,10 +336,6 @@ async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: S
     if others:  # in id order, as the rows are (and as the SQL union's primary-key read gave them)
         kept.sort(key=lambda hf: hf[0]["id"])
     return [_event(h, f) for h, f in kept]
-
-
-def _lexemes(rows: Sequence[Any]) -> Sequence[str]:
-    return (rows[0]["q_lex"] or ()) if rows else ()
 
 
 # A memory linked to a knowledge item that was superseded (or expired) while a current item on
