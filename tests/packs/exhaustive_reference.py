@@ -20,7 +20,6 @@ def exhaustive_rows(
     has_query: bool,
     *,
     happened: str | None,
-    vector: bool,
     dim: int | None,
     score_join: str,
     key: str | None,
@@ -33,7 +32,7 @@ def exhaustive_rows(
     cols = [f"{a}.id", f"{a}.importance", f"{happened or 'NULL::timestamptz'} AS h", f"{score} AS s"]
     if key is not None:
         cols.append(f"{key} AS e")
-    if has_query and vector and dim:
+    if has_query and dim:
         in_space = f"{width_is(f'{a}.embedding', dim)} AND {a}.embedding_space = :space"
         cols.append(f"CASE WHEN {in_space} THEN {hnsw_distance(f'{a}.embedding', ':qv', dim)} END AS d")
     if has_query:
@@ -51,7 +50,6 @@ def exhaustive_union(
     has_query: bool,
     *,
     happened: str | None = None,
-    vector: bool = True,
     dim: int | None = None,
     score_join: str = "",
     row_join: str = "",
@@ -72,7 +70,6 @@ def exhaustive_union(
             score,
             has_query,
             happened=happened,
-            vector=vector,
             dim=dim,
             score_join=score_join,
             key=key,
@@ -86,7 +83,7 @@ def exhaustive_union(
     else:
         ctes.append(f"{a}f AS (SELECT {a}.id FROM {rows} {a} ORDER BY {a}.s DESC, {a}.id LIMIT :k)")
     arms = [f"SELECT id FROM {a}f"]
-    if has_query and vector and dim:
+    if has_query and dim:
         # Ids break distance ties (identical texts have identical vectors): the exact arm is deterministic.
         arms.append(f"(SELECT id FROM {rows} WHERE d IS NOT NULL ORDER BY d, id LIMIT :k)")
     if has_query:

@@ -115,7 +115,6 @@ def top_k_union(
     has_query: bool,
     *,
     happened: str | None = None,
-    vector: bool = True,
     dim: int | None = None,
     score_join: str = "",
     row_join: str = "",
@@ -151,7 +150,7 @@ def top_k_union(
             f"{a}f AS (SELECT {a}.id FROM {table} {a}{score_join} WHERE {where} ORDER BY {score} DESC, {a}.id LIMIT :k)"
         )
     arms = [f"SELECT id FROM {a}f"]
-    if has_query and vector and dim:
+    if has_query and dim:
         ctes.append(
             f"{a}v AS (SELECT {a}.id FROM {table} {a} WHERE {where} AND {width_is(f'{a}.embedding', dim)} "
             f"AND {a}.embedding_space = :space "
