@@ -9,7 +9,7 @@ sends the held lexemes back for Postgres's own match and ``ts_rank`` (:func:`ran
 tsvector is cheap, stemming is not.
 
 Events never change, so what a compile read of a pending event (its candidate columns and its
-lexeme counts) is kept (:class:`PendingEvents`): the next compile of the anima reads only the ids,
+lexemes) is kept (:class:`PendingEvents`): the next compile of the anima reads only the ids,
 seqs and four-factor membership of the events it already holds, and everything for the new ones
 (a compile that follows an extract: one). Which events are new is decided by seq: for each anima
 the cache knows ``upto``, a seq up to which every pending event is held, and a statement returns
