@@ -22,11 +22,9 @@ from __future__ import annotations
 
 INDEX_THRESHOLD = 1000
 """Numbered events (``animas.event_seq``) at which an anima's events enter the time and session
-indexes. Measured (i23-events, 8 interleaved animas, medians of 200, small path vs
-indexed path): at 1,000 events a list page of 100 costs the same either way (5.7 ms in-process) and
-the compile's latest-session and gap statements ~0.15 ms more (0.7 vs 0.5 ms); at 2,000 the list
-page costs 1.3 ms (30 %) more and the compile's statements ~0.5 ms more. Every anima below it saves
-the two indexes' ~90 bytes per event."""
+indexes. Below it a reader sorts the anima's few hundred rows as fast as an index serves them, and
+every such anima spares the two indexes' ~90 bytes per event (docs/design.md, "Size switches")."""
+
 
 FLAG = "time_indexed"
 """The events column that puts a row in the time and session indexes (the indexes' predicate)."""

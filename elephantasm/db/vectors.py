@@ -56,11 +56,11 @@ OpenAI-compatible default (384)."""
 
 
 INDEX_THRESHOLD = 2000
-"""Live memories at which an anima's memories enter the HNSW index. Below it a
-vector search scans the anima's rows exactly through an anima-keyed btree. Measured with the
-compile's long-term statement (query preset, inject's memories): 2.4 vs 2.4 ms (exact vs HNSW) at
-1,000 rows, 3.5–3.8 vs 3.0–3.2 ms at 2,000, 10.2 vs 3.9–4.8 ms at 4,000. Below it the search is
-exact, and most animas (one per end user, ~100 memories) spare the ~830 B of graph per memory."""
+"""Live memories at which an anima's memories and knowledge enter the HNSW, pack and full-text
+indexes. Below it a search reads the anima's rows exactly through an anima-keyed btree, about as
+fast at that size, and most animas (one per end user, ~100 memories) spare the indexes' bytes;
+every anima in every index would take storage past its budget (docs/design.md, "Size switches")."""
+
 
 VECTOR_INDEXED = "vector_indexed"
 """The memories' and knowledge's column, and predicate term, saying a row's

@@ -2,7 +2,9 @@
 
 Every factor lies in [0, 1]; the score is ``Σ wᵢ·factorᵢ`` with decay entering as ``1 − decay``
 and weights normalised to sum to 1 (the relevance weight only counts when a query is given).
-Pure: ``as_of`` and all times are arguments; nothing reads a clock.
+This module is the one place the score and its rounding are computed: a compile, the inspector's
+factors and every other reader go through :class:`FactorScorer` (SQL only bounds a top-k with the
+same formula, as a prefilter). Pure: ``as_of`` and all times are arguments; nothing reads a clock.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from functools import lru_cache
 import numpy as np
 
 from elephantasm.domain.errors import ValidationError
-from elephantasm.domain.exact_round import round_many
 
 # Documented defaults for missing values: neutral midpoints, so a memory without an importance
 # or confidence is neither favoured nor buried, and one without timestamps counts as half-fresh.
@@ -143,8 +144,11 @@ def decay(t_since_recall_seconds: float, recall_count: int, base_half_life: floa
     """
     if base_half_life <= 0 or growth < 1:
         raise InvalidScoringError("decay needs base_half_life > 0 and growth >= 1")
-    h = base_half_life * growth ** min(max(0, recall_count), 64)
-    return _clamp01(1.0 - 2.0 ** (-max(0.0, t_since_recall_seconds) / h))
+    return _forgotten(t_since_recall_seconds, base_half_life * growth ** min(max(0, recall_count), 64))
+
+
+def _forgotten(age_seconds: float, half_life_seconds: float) -> float:
+    return _clamp01(1.0 - 2.0 ** (-max(0.0, age_seconds) / half_life_seconds))
 
 
 def fuse_relevance(cosine: float | None, fts_rank: float | None) -> float | None:
@@ -168,120 +172,53 @@ def contextual_relevance(
 ) -> list[float | None]:
     """Relevance of each candidate of one compile, spread over [0, 1] within the candidate set.
 
-    ``signals`` are ``(cosine, fts_rank)`` pairs. Each signal is min–max normalised over the
+    ``signals`` are ``(cosine, lexical)`` pairs. Each signal is min–max normalised over the
     candidates that have it (cosines bunch in a narrow band, so their raw values barely
-    discriminate; positions within the set do), then averaged with weight
-    :data:`CONTEXT_COSINE_WEIGHT` on the cosine: with a semantic embedder it is the stronger signal,
-    and full text still lifts exact terms (measured against equal weights and reciprocal rank
-    fusion in ``benchmarks/RESULTS.md``). The best candidate maps to 1; a spread narrower than
-    ``MIN_*_SPREAD`` is measured against that minimum, so near-equal values stay near 1 rather than
-    being stretched over the whole range. A signal whose values are all equal
-    carries no information and is left out; if neither discriminates, the plain
-    :func:`fuse_relevance` is used. Pure and order-independent: same set → same values.
-
-    A compile's few hundred candidates are computed as arrays (:func:`_relevance_arrays`), with
-    the same floats as the per-candidate definition (:func:`_relevance_each`). ``cosine_weight``:
-    the cosine's share of the mean (the lexical signal has the rest).
+    discriminate; positions within the set do), then averaged with weight ``cosine_weight`` on the
+    cosine. The best candidate maps to 1; a spread narrower than ``MIN_*_SPREAD`` is measured
+    against that minimum, so near-equal values stay near 1 rather than being stretched over the
+    whole range. A signal whose values are all equal carries no information and is left out; if
+    neither discriminates, the plain :func:`fuse_relevance` is used. A NaN counts as missing.
+    Computed as arrays (a compile has several hundred candidates). Pure and order-independent.
     """
-    if len(signals) >= _ARRAYS_FROM:
-        out = _relevance_arrays(signals, cosine_weight)
-        if out is not None:
-            return out
-    return _relevance_each(signals, cosine_weight)
-
-
-# Below this many candidates the per-candidate loop costs less than building the arrays.
-_ARRAYS_FROM = 24
-
-
-def _relevance_each(
-    signals: Sequence[tuple[float | None, float | None]], cosine_weight: float = CONTEXT_COSINE_WEIGHT
-) -> list[float | None]:
-    """:func:`contextual_relevance` by its definition, one candidate at a time."""
-    # _clamp01(c) and max(0.0, f) written out (a compile calls this for ~800 candidates): the same
-    # values, NaN and -0.0 included.
-    r = SCORE_DIGITS
-    cos = [None if c is None else round(0.0 if c <= 0.0 else 1.0 if c >= 1.0 else float(c), r) for c, _ in signals]
-    fts = [None if f is None else round(f if f > 0.0 else 0.0, r) for _, f in signals]
-
-    n_cos, n_fts = _spread(cos, MIN_COSINE_SPREAD), _spread(fts, MIN_FTS_SPREAD)
-    none = [None] * len(signals)
-    return [
-        _weighted_pair(a, b, cosine_weight) if a is not None or b is not None else fuse_relevance(c, f)
-        for (c, f), a, b in zip(signals, n_cos or none, n_fts or none, strict=True)
-    ]
-
-
-def _spread(values: list[float | None], min_width: float) -> list[float | None] | None:
-    """Min–max normalised ``values`` (None kept), the width at least ``min_width``; None when
-    nothing is present or all present values are equal."""
-    present = [v for v in values if v is not None]
-    if not present or max(present) - min(present) <= 1e-9:
-        return None
-    hi = max(present)
-    width = max(hi - min(present), min_width)
-    return [None if v is None else 1.0 - (hi - v) / width for v in values]
-
-
-def _weighted_pair(a: float | None, b: float | None, cosine_weight: float = CONTEXT_COSINE_WEIGHT) -> float:
-    """The weighted mean of the normalised signals present (at least one), rounded: the same
-    floating-point operations as ``sum(w * v) / sum(w)`` over them (a sum starts from 0, and
-    ``0 + x`` is ``x``), written out because a compile evaluates it for every candidate."""
-    w_cos, w_fts = cosine_weight, 1.0 - cosine_weight
-    if a is not None and b is not None:
-        x = (w_cos * a + w_fts * b) / (w_cos + w_fts)
-    elif a is not None:
-        x = w_cos * a / w_cos
-    else:
-        assert b is not None
-        x = w_fts * b / w_fts
-    return round(_clamp01(x), SCORE_DIGITS)
-
-
-def _relevance_arrays(
-    signals: Sequence[tuple[float | None, float | None]], cosine_weight: float = CONTEXT_COSINE_WEIGHT
-) -> list[float | None] | None:
-    """:func:`_relevance_each` as numpy array operations in the same order (IEEE arithmetic
-    elementwise; ``round`` by :func:`~elephantasm.domain.exact_round.round_many`): the same floats.
-    None when a signal is not finite (NaN orders differently in Python's max): the caller then
-    takes the per-candidate path."""
     n = len(signals)
-    has_cos = np.fromiter((c is not None for c, _ in signals), dtype=bool, count=n)
-    has_fts = np.fromiter((f is not None for _, f in signals), dtype=bool, count=n)
-    cos = np.fromiter((0.0 if c is None else c for c, _ in signals), dtype=np.float64, count=n)
-    fts = np.fromiter((0.0 if f is None else f for _, f in signals), dtype=np.float64, count=n)
-    if not (np.isfinite(cos).all() and np.isfinite(fts).all()):
-        return None
-    cos = round_many(_clamp01_array(cos), SCORE_DIGITS)
-    fts = round_many(np.where(fts > 0.0, fts, 0.0), SCORE_DIGITS)
-    a, has_a = _spread_array(cos, has_cos, MIN_COSINE_SPREAD)
-    b, has_b = _spread_array(fts, has_fts, MIN_FTS_SPREAD)
-    w_cos, w_fts = cosine_weight, 1.0 - cosine_weight
-    x = np.where(
-        has_a & has_b, (w_cos * a + w_fts * b) / (w_cos + w_fts), np.where(has_a, w_cos * a / w_cos, w_fts * b / w_fts)
-    )
-    out: list[float | None] = round_many(_clamp01_array(x), SCORE_DIGITS).tolist()
-    for i in np.flatnonzero(~(has_a | has_b)).tolist():
-        c, f = signals[i]
-        out[i] = fuse_relevance(c, f)
+    cos = np.fromiter((math.nan if c is None else c for c, _ in signals), np.float64, n)
+    lex = np.fromiter((math.nan if f is None else f for _, f in signals), np.float64, n)
+    has_cos, has_lex = ~np.isnan(cos), ~np.isnan(lex)
+    a = _spread(_round(np.clip(cos, 0.0, 1.0)), has_cos, MIN_COSINE_SPREAD)
+    b = _spread(_round(np.maximum(lex, 0.0)), has_lex, MIN_FTS_SPREAD)
+    use_a = has_cos if a is not None else np.zeros(n, dtype=bool)
+    use_b = has_lex if b is not None else np.zeros(n, dtype=bool)
+    a = np.zeros(n) if a is None else a
+    b = np.zeros(n) if b is None else b
+    w_cos, w_lex = cosine_weight, 1.0 - cosine_weight
+    with np.errstate(invalid="ignore", divide="ignore"):  # the branch not taken may divide by a zero weight
+        x = np.where(
+            use_a & use_b,
+            (w_cos * a + w_lex * b) / (w_cos + w_lex),
+            np.where(use_a, w_cos * a / w_cos, w_lex * b / w_lex),
+        )
+    out: list[float | None] = _round(np.clip(x, 0.0, 1.0)).tolist()
+    for i in np.flatnonzero(~(use_a | use_b)).tolist():
+        out[i] = fuse_relevance(*signals[i])
     return out
 
 
-def _clamp01_array(x: np.ndarray) -> np.ndarray:
-    """:func:`_clamp01` of each (-0.0 becomes 0.0 as there; the arrays here hold no NaN)."""
-    return np.where(x <= 0.0, 0.0, np.where(x >= 1.0, 1.0, x))
+def _round(x: np.ndarray) -> np.ndarray:
+    """To :data:`SCORE_DIGITS` decimals (``rint`` of the scaled value: the same on every IEEE machine)."""
+    scale = 10.0**SCORE_DIGITS
+    return np.rint(x * scale) / scale
 
 
-def _spread_array(values: np.ndarray, present: np.ndarray, min_width: float) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_spread` over ``values[present]``: the normalised values and where they count (nowhere
-    when nothing is present or all present values are equal)."""
+def _spread(values: np.ndarray, present: np.ndarray, min_width: float) -> np.ndarray | None:
+    """``values`` min–max normalised over those ``present``, the width at least ``min_width``; None
+    when nothing is present or all present values are equal."""
     if not present.any():
-        return values, present
+        return None
     hi, lo = float(values[present].max()), float(values[present].min())
     if hi - lo <= 1e-9:
-        return values, np.zeros_like(present)
-    width = max(hi - lo, min_width)
-    return 1.0 - (hi - values) / width, present
+        return None
+    return 1.0 - (hi - values) / max(hi - lo, min_width)
 
 
 def quantise(as_of: datetime, bucket_seconds: int) -> datetime:
@@ -292,6 +229,100 @@ def quantise(as_of: datetime, bucket_seconds: int) -> datetime:
     micros = (t - _EPOCH) // timedelta(microseconds=1)
     bucket = bucket_seconds * 1_000_000
     return _EPOCH + timedelta(microseconds=micros - micros % bucket)
+
+
+FactorInputs = tuple[float | None, float | None, datetime | None, datetime | None, datetime | None, int, float | None]
+"""One candidate's inputs, in this order: importance, confidence, happened_at, last_recalled_at,
+created_at, recall_count, relevance (see :func:`score_candidate`)."""
+
+Factors = tuple[float, float, float, float, float | None]
+"""Unrounded ``(importance, confidence, recency, decay, relevance)``; relevance None without a query."""
+
+
+class FactorScorer:
+    """Scores candidates at one ``as_of`` with one weighting and one set of half-lives.
+
+    A compile scores a few hundred candidates with the same shared inputs, so they are checked
+    and normalised once here; :func:`score_candidate` is this class for a single candidate.
+    """
+
+    __slots__ = ("_as_of", "_dec_h", "_growth", "_half_lives", "_has_query", "_rec_h", "_w")
+
+    def __init__(
+        self,
+        *,
+        as_of: datetime,
+        weights: ScoringWeights,
+        recency_half_life_seconds: float,
+        decay_half_life_seconds: float,
+        decay_growth: float,
+        has_query: bool,
+    ) -> None:
+        if recency_half_life_seconds <= 0:
+            raise InvalidScoringError("recency half-life must be > 0")
+        if decay_half_life_seconds <= 0 or decay_growth < 1:
+            raise InvalidScoringError("decay needs base_half_life > 0 and growth >= 1")
+        w = weights.normalised(has_query)
+        self._w = (w.importance, w.confidence, w.recency, w.decay, w.relevance)
+        self._as_of = _as_utc(as_of)
+        self._rec_h = recency_half_life_seconds
+        self._dec_h = decay_half_life_seconds
+        self._growth = decay_growth
+        self._has_query = has_query
+        self._half_lives: dict[int, float] = {}  # decay half-life per recall count, memoised
+
+    def _decay_half_life(self, recall_count: int) -> float:
+        h = self._half_lives.get(recall_count)
+        if h is None:
+            # The exponent is capped so huge recall counts cannot overflow.
+            h = self._half_lives[recall_count] = self._dec_h * self._growth ** min(max(0, recall_count), 64)
+        return h
+
+    def factors(self, inputs: FactorInputs, *, weighted_only: bool = False) -> Factors:
+        """The unrounded factors. ``weighted_only``: recency and decay are not computed when their
+        weight is 0 (the query presets'): their term is 0.0 whatever the factor, so the score is
+        the same float, and their powers were most of the cost of scoring a candidate."""
+        importance, confidence, happened_at, last_recalled_at, created_at, recall_count, relevance = inputs
+        _, _, w_rec, w_dec, _ = self._w
+        f_imp = DEFAULT_IMPORTANCE if importance is None else _clamp01(importance)
+        f_conf = DEFAULT_CONFIDENCE if confidence is None else _clamp01(confidence)
+        f_rec = DEFAULT_RECENCY
+        if happened_at is not None and not (weighted_only and w_rec == 0.0):
+            f_rec = recency(seconds_between(happened_at, self._as_of), self._rec_h)
+        touched = last_recalled_at if last_recalled_at is not None else created_at
+        f_dec = DEFAULT_DECAY
+        if touched is not None and not (weighted_only and w_dec == 0.0):
+            f_dec = _forgotten(seconds_between(touched, self._as_of), self._decay_half_life(recall_count))
+        f_rel = (_clamp01(relevance) if relevance is not None else 0.0) if self._has_query else None
+        return f_imp, f_conf, f_rec, f_dec, f_rel
+
+    def combine(self, factors: Factors) -> float:
+        """The rounded score of :meth:`factors`' result: ``Σ wᵢ·factorᵢ``, decay as ``1 − decay``."""
+        f_imp, f_conf, f_rec, f_dec, f_rel = factors
+        w_imp, w_conf, w_rec, w_dec, w_rel = self._w
+        total = w_imp * f_imp + w_conf * f_conf + w_rec * f_rec + w_dec * (1.0 - f_dec) + w_rel * (f_rel or 0.0)
+        return round(_clamp01(total), SCORE_DIGITS)
+
+    def score(self, inputs: FactorInputs) -> float:
+        """The rounded score of one candidate."""
+        return self.combine(self.factors(inputs, weighted_only=True))
+
+    @staticmethod
+    def breakdown(factors: Factors) -> ScoreBreakdown:
+        """The rounded breakdown of :meth:`factors`' result."""
+        r = SCORE_DIGITS
+        return ScoreBreakdown(
+            importance=round(factors[0], r),
+            confidence=round(factors[1], r),
+            recency=round(factors[2], r),
+            decay=round(factors[3], r),
+            relevance=None if factors[4] is None else round(factors[4], r),
+        )
+
+    def scored(self, inputs: FactorInputs) -> ScoredCandidate:
+        """The score and its rounded breakdown."""
+        f = self.factors(inputs)
+        return ScoredCandidate(score=self.combine(f), breakdown=self.breakdown(f))
 
 
 def score_candidate(
@@ -316,34 +347,12 @@ def score_candidate(
     Decay runs from ``last_recalled_at``, else ``created_at``. Missing values take the
     ``DEFAULT_*`` constants. With ``has_query`` a missing relevance counts as 0.
     """
-    w = weights.normalised(has_query)
-    f_imp = DEFAULT_IMPORTANCE if importance is None else _clamp01(importance)
-    f_conf = DEFAULT_CONFIDENCE if confidence is None else _clamp01(confidence)
-    f_rec = (
-        DEFAULT_RECENCY
-        if happened_at is None
-        else recency(seconds_between(happened_at, as_of), recency_half_life_seconds)
+    scorer = FactorScorer(
+        as_of=as_of,
+        weights=weights,
+        recency_half_life_seconds=recency_half_life_seconds,
+        decay_half_life_seconds=decay_half_life_seconds,
+        decay_growth=decay_growth,
+        has_query=has_query,
     )
-    touched = last_recalled_at if last_recalled_at is not None else created_at
-    f_dec = (
-        DEFAULT_DECAY
-        if touched is None
-        else decay(seconds_between(touched, as_of), recall_count, decay_half_life_seconds, decay_growth)
-    )
-    f_rel = (_clamp01(relevance) if relevance is not None else 0.0) if has_query else None
-    total = (
-        w.importance * f_imp
-        + w.confidence * f_conf
-        + w.recency * f_rec
-        + w.decay * (1.0 - f_dec)
-        + w.relevance * (f_rel or 0.0)
-    )
-    r = SCORE_DIGITS
-    breakdown = ScoreBreakdown(
-        importance=round(f_imp, r),
-        confidence=round(f_conf, r),
-        recency=round(f_rec, r),
-        decay=round(f_dec, r),
-        relevance=None if f_rel is None else round(f_rel, r),
-    )
-    return ScoredCandidate(score=round(_clamp01(total), r), breakdown=breakdown)
+    return scorer.scored((importance, confidence, happened_at, last_recalled_at, created_at, recall_count, relevance))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -14,6 +15,7 @@ from elephantasm.domain.scoring import (
     DEFAULT_IMPORTANCE,
     DEFAULT_RECENCY,
     ScoringWeights,
+    contextual_relevance,
     decay,
     fuse_relevance,
     quantise,
@@ -190,3 +192,9 @@ def test_self_determined_rules_are_deterministic_and_directional() -> None:
     conv = get_preset("conversational")
     assert effective_weights(conv, "yesterday") == effective_weights(conv, "what happened last week")
     assert effective_weights(conv, "coffee").recency == 0.0 < effective_weights(conv, "yesterday").recency
+
+
+def test_contextual_relevance_counts_a_nan_signal_as_missing() -> None:
+    # A zero vector's cosine is NaN in pgvector: it must not poison the whole set's spread.
+    with_nan = contextual_relevance([(math.nan, 0.2), (0.5, 0.0), (0.3, 0.1)])
+    assert with_nan == contextual_relevance([(None, 0.2), (0.5, 0.0), (0.3, 0.1)]) == [1.0, 0.85, 0.075]

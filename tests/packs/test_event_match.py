@@ -1,5 +1,5 @@
-"""Pending events are text-matched in-process (events store no tsvector) with exactly
-what Postgres's own SQL gives: the same ``ts_rank`` float, the same arm, the same rows."""
+"""Pending events (which store no tsvector) are text-matched from lexemes this process keeps, by
+Postgres itself: the same ``ts_rank`` float, the same arm, the same rows as SQL over the texts."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from datetime import timedelta
 
 from sqlalchemy import text
 
-from elephantasm.domain import text_rank
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs import event_match
@@ -36,7 +35,8 @@ FROM t, tsq ORDER BY t.i
 """)
 
 
-async def test_in_process_rank_and_match_equal_postgres(runtime: Runtime) -> None:
+async def test_ranks_of_held_lexemes_equal_postgres_on_the_texts(runtime: Runtime) -> None:
+    # Lexemes kept as text (quotes, backslashes, repeats, long texts) rank as the texts themselves do.
     rnd = random.Random(5)
     async with runtime.engine.connect() as conn:
         for case in range(40):
@@ -45,26 +45,13 @@ async def test_in_process_rank_and_match_equal_postgres(runtime: Runtime) -> Non
             ]
             query = " ".join(rnd.choice(_WORDS) for _ in range(rnd.randint(1, 12)))
             rows = (await conn.execute(_REFERENCE, {"q": query, "texts": texts})).all()
-            lexemes = list(rows[0].q_lex or [])
-            got = text_rank.ranked([text_rank.parse_tsvector(r.tv) for r in rows], lexemes)
+            got = await event_match.ranked(conn, query, [(None, r.tv) for r in rows], [{"q_lex": rows[0].q_lex}])
             assert got == [(r.rank, r.arm) for r in rows], (case, query)
     assert any(r for r, _ in got)  # the cases do match, not only miss
-
-
-async def test_tsvector_text_is_parsed_with_quotes_backslashes_and_repeats(runtime: Runtime) -> None:
-    # to_tsvector's parser drops quotes and backslashes; a tsvector literal can hold them.
-    literal = r"'O''Brien':1,4 'back\\slash':2 plain:3,5,6 'it''s\\''':7"
     async with runtime.engine.connect() as conn:
-        tv = (await conn.execute(text("SELECT CAST(:t AS tsvector)::text"), {"t": literal})).scalar_one()
-        expected = dict(
-            (
-                await conn.execute(
-                    text("SELECT lexeme, cardinality(positions) FROM unnest(CAST(:t AS tsvector))"), {"t": literal}
-                )
-            ).all()
-        )
-    assert text_rank.parse_tsvector(tv) == expected
-    assert expected == {"O'Brien": 2, "back\\slash": 1, "plain": 3, "it's\\'": 1}
+        stop_words_only = [{"q_lex": None}]
+        assert await event_match.ranked(conn, "the of", [(None, "'kettl':1")], stop_words_only) == [(0.0, False)]
+        assert await event_match.ranked(conn, "kettle", [], [{"q_lex": ["kettl"]}]) == []
 
 
 # What the pending-event candidates were when events stored their tsvector: the four-factor top k
@@ -145,7 +132,7 @@ async def test_the_held_events_are_bounded_by_events_and_by_animas() -> None:
     for anima, seqs in ((a, (1, 2)), (b, (1, 2)), (c, (7,))):
         got = rows(*seqs)
         held = await cache.resolve(None, params | {"anima": anima}, got)  # type: ignore[arg-type]  # never reads
-        assert [h[1] for h in held] == [{f"w{s}": 1} for s in seqs]
+        assert [h[1] for h in held] == [f"'w{s}':1" for s in seqs]
         cache.settle(anima, held, [])
     assert [cache.upto(x) for x in (a, b, c)] == [2, 2, 7]
     cache.settle(d, await cache.resolve(None, params | {"anima": d}, rows(3)), [])  # type: ignore[arg-type]

@@ -139,7 +139,6 @@ def _plain_long_term(has_query: bool, dim: int | None, decay: bool, indexed: boo
             dim=dim,
             score_join=sql.MEMORY_RECALLS if decay else "",
             row_join=sql.MEMORY_RECALLS,
-            exhaustive=not indexed,
         )
     )
 

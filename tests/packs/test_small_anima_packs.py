@@ -1,16 +1,19 @@
-"""A small anima's packs come from one read of its rows; a large one's from the partial indexes,
-and the packs are byte for byte the same either way.
+"""A small anima's packs come from its rows read through an anima-keyed btree; a large one's from the
+partial indexes, and the packs are byte for byte the same either way.
 
 The pack and full-text indexes of memories and knowledge hold the rows of large animas only
-(``vector_indexed``). A small anima's long-term and knowledge statements score its rows once in a
-materialized CTE and run the pruned arms over that (``services/packs/topk.py``); after the flip they
-read the indexes. Here the same anima is compiled small, flipped, and compiled again: every pack
+(``vector_indexed``). A small anima's long-term and knowledge statements run the pruned arms over its
+rows through an anima-keyed btree (``services/packs/topk.py``); after the flip they read the indexes.
+Both return the rows of the brute-force reference (``tests/packs/exhaustive_reference.py``). Here
+the same anima is compiled small, flipped, and compiled again: every pack
 (queries and none, every preset, small and large budgets, recall state, ties, undated, archived,
 deleted and superseded rows) must be identical, and the plans must read what they say.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import hashlib
 import json
 import random
@@ -21,7 +24,9 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, text
 
+from elephantasm.db.driver_fetch import fetch
 from elephantasm.db.models import Knowledge, Memory, MemoryRecall
+from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.lean import lean_text
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
@@ -30,10 +35,12 @@ from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams import knowledge as dream_knowledge
 from elephantasm.services.dreams import vector_flag
 from elephantasm.services.packs import candidates as cands
-from elephantasm.services.packs import compiler
+from elephantasm.services.packs import compiler, topk
 from elephantasm.services.packs.service import build_request
+from elephantasm.services.spaces import current_space
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
+from tests.packs.exhaustive_reference import exhaustive_union
 from tests.packs.helpers import add_memory
 
 WHO = ["the user", "my sister", "our landlord", "the dentist", "a colleague", "the coach"]
@@ -187,7 +194,7 @@ CASES = {
 async def test_packs_are_byte_identical_before_and_after_the_flip(
     pack_runtime: Runtime, tenant: Tenant, panima: dict, case: str
 ) -> None:
-    """Packs of the anima small (one exhaustive read) and flipped large (the partial indexes)."""
+    """Packs of the anima small (its rows through an anima-keyed btree) and flipped large (the partial indexes)."""
     n_memories, n_knowledge, vectors, requests = CASES[case]
     rt, anima = pack_runtime, uuid.UUID(panima["id"])
     await _load(rt, tenant, anima, vectors, (n_memories, n_knowledge))
@@ -229,11 +236,11 @@ async def _plan(rt: Runtime, statement: Any, params: dict[str, Any]) -> str:
 
 @pytest.mark.parametrize("query", [None, "Lisbon garden"])
 @pytest.mark.parametrize("large", [False, True])
-async def test_small_anima_statement_reads_its_rows_once_and_no_search_index(
+async def test_small_anima_statement_reads_no_search_index(
     pack_runtime: Runtime, tenant: Tenant, panima: dict, query: str | None, large: bool
 ) -> None:
-    """Small: one scan of the anima's memories (then the union's rows by primary key), no pack,
-    full-text or HNSW index. Large: the pack indexes answer the factor arm."""
+    """Small: the anima's memories through an anima-keyed btree, no pack, full-text or HNSW index
+    (they do not hold its rows). Large: the pack indexes answer the factor arm."""
     rt, anima = pack_runtime, uuid.UUID(panima["id"])
     await _load(rt, tenant, anima, large=large)
     qv = "[" + ",".join(["0.1"] * 256) + "]" if query else None
@@ -242,10 +249,50 @@ async def test_small_anima_statement_reads_its_rows_once_and_no_search_index(
     plan = await _plan(rt, cands._long_term(scope.has_query, scope.dim, scope.uses_decay, large), params)
     if not large:
         assert "ix_memories_pack" not in plan and "ix_memories_fts" not in plan and "hnsw" not in plan, plan
-        assert plan.count(" on memories m") == 2, plan  # the CTE's scan, the final primary-key read
-        assert "CTE mrows" in plan, plan
     else:
         assert "ix_memories_pack_happened" in plan and "ix_memories_pack_importance" in plan, plan
+
+
+@pytest.mark.parametrize("query", [None, "Lisbon garden"])
+@pytest.mark.parametrize("decay", [True, False])
+async def test_candidate_statements_return_the_brute_force_rows(
+    pack_runtime: Runtime, tenant: Tenant, panima: dict, query: str | None, decay: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The long-term and knowledge statements over the table (small: an anima-keyed btree; large: the
+    pack, HNSW and full-text indexes) return the rows of the brute-force reference, which scores every
+    row once and runs the same arms over them; k below the rows, so the factor arm's cut prunes."""
+    rt, anima = pack_runtime, uuid.UUID(panima["id"])
+    await _load(rt, tenant, anima, True, (300, 40))
+    space = await current_space(rt)
+    qv = vector_literal((await rt.embedder.embed([query]))[0]) if query else None
+    for large in (False, True):
+        if large:
+            async with rt.engine.begin() as conn:
+                assert await vector_flag.index_vectors_if_large(conn, tenant.org_id, anima, threshold=1)
+        scope = dataclasses.replace(_scope(tenant, anima, large, query, qv), space=space)
+        if not decay:
+            scope = dataclasses.replace(
+                scope, weights=ScoringWeights(importance=0.25, confidence=0.1, recency=0.0, decay=0.0)
+            )
+        assert scope.uses_decay == decay
+        params = scope.params(exclude=[], **cands._pruning(scope, 40))
+        statements = []
+        for build in (
+            functools.partial(cands._long_term.__wrapped__, scope.has_query, scope.dim, decay, large),
+            functools.partial(cands._knowledge_statement.__wrapped__, scope.has_query, scope.dim, large),
+        ):
+            with monkeypatch.context() as patch:
+                got = build()
+                patch.setattr(topk, "top_k_union", exhaustive_union)  # the same statement, brute force
+                statements.append((got, build()))
+        async with rt.engine.begin() as conn:
+            # HNSW answers approximately, at most ef_search rows: wide enough here to hold every row.
+            await conn.execute(text("SET LOCAL hnsw.ef_search = 1000"))
+            for got, want in statements:
+                assert "rows AS MATERIALIZED" in want.text and "rows AS MATERIALIZED" not in got.text
+                rows = [tuple(r) for r in await fetch(conn, got, params)]
+                assert rows == [tuple(r) for r in await fetch(conn, want, params)], (large, got.text[:80])
+                assert rows
 
 
 async def test_new_rows_of_a_flipped_anima_enter_the_indexes(

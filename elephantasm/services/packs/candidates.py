@@ -20,7 +20,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.db.vectors import large_anima_filter
-from elephantasm.domain import text_rank
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
 from elephantasm.services.packs import event_match, sql, topk
@@ -76,8 +75,8 @@ class Scope:
     space: int | None = None  # embedding space (code) of query_vector: only stored vectors of it are compared
     dim: int | None = None  # width of query_vector (the cosine arm reads that width's HNSW index)
     # The anima's ``vectors_indexed`` (from the compile's head read): whether the arms of its
-    # memories and knowledge read the pack, HNSW and full-text indexes or its rows exactly, once.
-    # False reads every anima right (its rows once, exhaustively);
+    # memories and knowledge read the pack, HNSW and full-text indexes or its rows exactly.
+    # False reads every anima right (its rows through an anima-keyed btree);
     # True only an anima that was flipped, whose rows are all in those indexes.
     vectors_indexed: bool = False
 
@@ -199,7 +198,7 @@ def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> 
     """The long-term memories statement; without ``decay`` its four-factor arms never read recall
     state (memory_recalls is joined only for the few hundred rows read in the end). ``indexed``:
     the anima is large, its memories are in the pack, HNSW and full-text indexes (else the
-    statement reads its rows once, exhaustively: ``topk.top_k_union``)."""
+    statement reads its rows through an anima-keyed btree: ``topk.top_k_union``)."""
     return text(
         topk.top_k_union(
             "memories",
@@ -215,7 +214,6 @@ def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> 
             # Without decay the score is the key's order up to time terms (topk's module doc, 4.).
             key=None if decay else sql.MEMORY_SCORE_KEY,
             owner=sql.MEMORY_OWNER,
-            exhaustive=not indexed,
         )
     )
 
@@ -224,7 +222,7 @@ def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> 
 def _knowledge_statement(has_query: bool, dim: int | None, indexed: bool) -> Any:
     """The knowledge statement; ``indexed``: the anima's knowledge is in the pack, HNSW and
     full-text indexes (the anima's ``vectors_indexed``, as for memories),
-    else the statement reads its few rows once, exhaustively."""
+    else the statement reads its few rows through an anima-keyed btree."""
     return text(
         topk.top_k_union(
             "knowledge",
@@ -235,7 +233,6 @@ def _knowledge_statement(has_query: bool, dim: int | None, indexed: bool) -> Any
             has_query,
             happened=sql.KNOWLEDGE_HAPPENED,
             dim=dim,
-            exhaustive=not indexed,
         )
     )
 
@@ -299,7 +296,7 @@ async def recent_turns(conn: AsyncConnection, scope: Scope, session: SessionScop
     params = _session_params(scope, session, n) | {"upto": PENDING.upto(scope.anima_id)}
     rows = await fetch(conn, _RECENT_TURNS_Q[named], params)
     held = await PENDING.resolve(conn, params, rows)
-    ranked = text_rank.ranked([c for _, c in held], _lexemes(rows))
+    ranked = await event_match.ranked(conn, scope.query or "", held, rows)
     return [_event(r, f) for (r, _), (f, _) in zip(held, ranked, strict=True)]
 
 
@@ -329,7 +326,7 @@ async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: S
     others = (rows[0]["others"] or []) if rows else []
     held = await PENDING.resolve(conn, params, rows, others)
     PENDING.settle(scope.anima_id, held, exclude)
-    ranked = text_rank.ranked([c for _, c in held], _lexemes(rows))
+    ranked = await event_match.ranked(conn, scope.query or "", held, rows)
     factor = [r["in_factor"] for r in rows] + [False] * len(others)
     # The text arm can add events only when k did not cover them all.
     arm = event_match.text_arm([h["id"] for h, _ in held], ranked, k) if not all(factor) else set()
@@ -339,10 +336,6 @@ async def pending_events(conn: AsyncConnection, scope: Scope, k: int, exclude: S
     if others:  # in id order, as the rows are (and as the SQL union's primary-key read gave them)
         kept.sort(key=lambda hf: hf[0]["id"])
     return [_event(h, f) for h, f in kept]
-
-
-def _lexemes(rows: Sequence[Any]) -> Sequence[str]:
-    return (rows[0]["q_lex"] or ()) if rows else ()
 
 
 # A memory linked to a knowledge item that was superseded (or expired) while a current item on

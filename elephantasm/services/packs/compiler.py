@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain import idf, turn_vectors
-from elephantasm.domain.dots import sequential_dots
 from elephantasm.domain.fingerprint import pack_fingerprint
 from elephantasm.domain.fusion import rank_fusion
 from elephantasm.domain.lean import lean_text, wants_dates, wants_temporal
@@ -38,6 +38,7 @@ from elephantasm.services.spaces import current_space
 from elephantasm.tokens import get_token_counter
 
 if TYPE_CHECKING:
+    from elephantasm.llm.embedders import Embedder
     from elephantasm.runtime import Runtime
 
 # Ids are derived from fingerprints so a recompiled pack keeps its id (uuid5 in a fixed namespace).
@@ -78,7 +79,7 @@ class CompiledPack:
 
 
 async def _event_cosines(
-    runtime: Runtime, query_vec: list[float], items: list[cands.Candidate]
+    embedder: Embedder, query_vec: list[float], items: list[cands.Candidate]
 ) -> list[cands.Candidate]:
     """Events carry no stored embedding: embed the (bounded) candidate set now (the embedder's LRU
     keeps them across compiles). Unit vectors: cosine is the dot product."""
@@ -86,12 +87,12 @@ async def _event_cosines(
     if not events:
         return items
     texts = [lean_text(c.text) for c in events]
-    embed_array = getattr(runtime.embedder, "embed_array", None)
+    embed_array = getattr(embedder, "embed_array", None)
     if embed_array is not None:
         rows = await embed_array(texts)
     else:
-        rows = np.array(await runtime.embedder.embed(texts), dtype=np.float64)
-    for c, cosine in zip(events, sequential_dots(query_vec, rows), strict=True):
+        rows = np.array(await embedder.embed(texts), dtype=np.float64)
+    for c, cosine in zip(events, (rows @ np.asarray(query_vec, dtype=np.float64)).tolist(), strict=True):
         c.cosine = cosine  # this compile's own candidate, read from its rows just now
     return items
 
@@ -156,10 +157,10 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
     async with snapshot_transaction(runtime) as conn:
         got = await read_candidates(conn, req, scope, runtime.engine)
         lexical = _lexical(req, got)
-        dense_vec = await _dense_query(runtime, req, lexical, query_vec)
+        dense_vec = await _dense_query(runtime.embedder, req, lexical, query_vec)
         if dense_vec is not None:
             for layer in (Layer.SESSION, Layer.LONG_TERM):
-                got.layers[layer] = await _event_cosines(runtime, dense_vec, got.layers[layer])
+                got.layers[layer] = await _event_cosines(runtime.embedder, dense_vec, got.layers[layer])
         # Scoring/packing and serialising each build a few thousand short-lived objects: no cyclic
         # collection in the middle of either (elephantasm.gcpause). Each pause covers synchronous
         # code only: a pause held across an await would also hold the collector off for every
@@ -169,7 +170,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         await fill_provenance(conn, _needing_provenance(chosen.result, got, trace))
         _cite_echoes(chosen.result)
         with paused_gc():
-            return _serialise(runtime, req, got, chosen)
+            return _serialise(req, got, chosen, runtime.clock())
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +199,7 @@ def _lexical(req: PackRequest, got: Gathered) -> idf.Lexical | None:
 
 
 async def _dense_query(
-    runtime: Runtime, req: PackRequest, lexical: idf.Lexical | None, query_vec: list[float] | None
+    embedder: Embedder, req: PackRequest, lexical: idf.Lexical | None, query_vec: list[float] | None
 ) -> list[float] | None:
     """The query vector the compile compares turns and events with: the query embedded without its
     ubiquitous words (the participants' names, domain.idf), which would otherwise pull every short
@@ -208,7 +209,7 @@ async def _dense_query(
     masked = idf.masked_query(req.query, lexical.ubiquitous())
     if masked is None:
         return query_vec
-    return (await runtime.embedder.embed([masked]))[0]
+    return (await embedder.embed([masked]))[0]
 
 
 def _choose(
@@ -306,7 +307,7 @@ def _cite_echoes(result: PackResult) -> None:
         served.provenance = tuple(sorted(cited))
 
 
-def _serialise(runtime: Runtime, req: PackRequest, got: Gathered, chosen: _Chosen) -> CompiledPack:
+def _serialise(req: PackRequest, got: Gathered, chosen: _Chosen, compiled_at: datetime) -> CompiledPack:
     """The fingerprint, the wire pack and its bytes."""
     cfg, result = req.config, chosen.result
     inputs = pack_key_inputs(req, got.head.state_version)
@@ -323,7 +324,7 @@ def _serialise(runtime: Runtime, req: PackRequest, got: Gathered, chosen: _Chose
         temporal=chosen.temporal if got.head.last_event_at is not None and cfg.include_temporal else None,
         session_id=got.session.session_id if got.session else None,
         layer_tokens=layer_tokens(result),
-        compiled_at=runtime.clock(),
+        compiled_at=compiled_at,
     )
     memory_ids = tuple(
         it.ref[0].id  # the candidate's UUID as read (the item's id is its text)

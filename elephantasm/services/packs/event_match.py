@@ -1,14 +1,15 @@
-"""Full-text rank of pending events, computed in this process from lexemes Postgres made once.
+"""Full-text rank of pending events, from lexemes Postgres made once and this process keeps.
 
 Events keep no stored tsvector (it would be a third of an event row and about half of
 Postgres's work per inserted event, for a reader that only ever looks at an anima's few pending
-events). A compile with a query still text-matches those events exactly as before: Postgres
-makes each event's lexemes (``to_tsvector``, as the stored column did) the first time this process
-sees the event, and :mod:`elephantasm.domain.text_rank` gives the same match and the same
-``ts_rank`` float as the SQL did.
+events), and making every pending event's lexemes again in each compile with a query cost more than
+the rest of its candidate reads (``to_tsvector`` of ~200 events). So Postgres makes an event's
+lexemes the first time this process sees the event, the process keeps their text, and each compile
+sends the held lexemes back for Postgres's own match and ``ts_rank`` (:func:`ranked`): parsing a
+tsvector is cheap, stemming is not.
 
 Events never change, so what a compile read of a pending event (its candidate columns and its
-lexeme counts) is kept (:class:`PendingEvents`): the next compile of the anima reads only the ids,
+lexemes) is kept (:class:`PendingEvents`): the next compile of the anima reads only the ids,
 seqs and four-factor membership of the events it already holds, and everything for the new ones
 (a compile that follows an extract: one). Which events are new is decided by seq: for each anima
 the cache knows ``upto``, a seq up to which every pending event is held, and a statement returns
@@ -28,7 +29,6 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.db.driver_fetch import fetch
-from elephantasm.domain import text_rank
 from elephantasm.services import event_state
 from elephantasm.services.packs import sql
 
@@ -86,8 +86,9 @@ _BY_ID = text(
     f"SELECT {_FULL} FROM events e WHERE {event_state.of_anima('e', 'anima', 'org')} AND e.id = ANY(CAST(:ids AS uuid[]))"
 )
 
-Held = tuple[Any, text_rank.Counts]
-"""A pending event as a compile needs it: its row (the candidate columns and ``seq``), its lexeme counts."""
+Held = tuple[Any, str]
+"""A pending event as a compile needs it: its row (the candidate columns and ``seq``), its lexemes
+(``to_tsvector``'s text form)."""
 
 
 @dataclass(slots=True)
@@ -97,7 +98,7 @@ class _Anima:
 
 
 class PendingEvents:
-    """The pending events of recently compiled animas: rows and lexeme counts, by event id.
+    """The pending events of recently compiled animas: rows and lexemes, by event id.
 
     Shared by the process's compiles: an event never changes, so a held entry is never stale.
     Each anima keeps the pending events of its last compile (:meth:`settle`); the animas are an
@@ -136,7 +137,7 @@ class PendingEvents:
         for r in rows:
             if r["terms"] is not None:
                 self._count += r["id"] not in events
-                held = events[r["id"]] = (r, text_rank.parse_tsvector(r["terms"]))
+                held = events[r["id"]] = (r, r["terms"])
                 out.append(held)
             elif (found := events.get(r["id"])) is not None:
                 out.append(found)
@@ -151,7 +152,7 @@ class PendingEvents:
             return out  # type: ignore[return-value]  # no None left
         for r in await fetch(conn, _BY_ID, params | {"ids": missing}):
             self._count += 1
-            events[r["id"]] = (r, text_rank.parse_tsvector(r["terms"]))
+            events[r["id"]] = (r, r["terms"])
         keys = [*(r["id"] for r in rows), *ids]
         return [h if h is not None else events[i] for i, h in zip(keys, out, strict=True)]
 
@@ -182,6 +183,39 @@ PENDING = PendingEvents()
 
 def text_arm(ids: Sequence[uuid.UUID], ranked: Sequence[tuple[float, bool]], k: int) -> set[uuid.UUID]:
     """The full-text arm: up to ``k`` ids matching ``q_arm``, by ``ts_rank`` descending then id
-    (``ranked``: :func:`elephantasm.domain.text_rank.ranked` of each id's text)."""
+    (``ranked``: :func:`ranked` of each id's lexemes)."""
     hits = sorted((-r, i) for i, (r, arm) in zip(ids, ranked, strict=True) if arm)
     return {i for _, i in hits[:k]}
+
+
+# The match and rank the memories' statements compute (sql.match_columns, the full-text arm's q_arm),
+# over lexemes sent back as text.
+_RANKS = text(f"""
+WITH {sql.TSQUERY_CTE}
+SELECT CASE WHEN v.t @@ tsq.q_any THEN ts_rank(v.t, tsq.q_any)::float8 ELSE 0.0 END AS rank,
+       coalesce(v.t @@ tsq.q_arm, false) AS arm
+FROM unnest(CAST(:lexemes AS text[])) WITH ORDINALITY AS u(s, i), LATERAL (SELECT CAST(u.s AS tsvector) AS t) v, tsq
+ORDER BY u.i
+""")
+
+
+async def ranked(
+    conn: AsyncConnection, query: str, held: Sequence[Held], rows: Sequence[Any]
+) -> list[tuple[float, bool]]:
+    """``(ts_rank, matches the full-text arm's query)`` of each held event for ``query``, by Postgres;
+    ``rows``: the statement's rows, whose first carries the query's lexemes. Only lexemes naming one
+    of them are sent (most pending events match nothing); the rest rank 0.0 and miss the arm."""
+    query_lexemes = (rows[0]["q_lex"] or ()) if rows else ()
+    marks = [_entry_mark(lexeme) for lexeme in query_lexemes]
+    sent = [i for i, (_, lexemes) in enumerate(held) if any(m in lexemes for m in marks)]
+    out = [(0.0, False)] * len(held)
+    if sent:
+        got = await fetch(conn, _RANKS, {"q": query, "lexemes": [held[i][1] for i in sent]})
+        for i, r in zip(sent, got, strict=True):
+            out[i] = (r["rank"], r["arm"])
+    return out
+
+
+def _entry_mark(lexeme: str) -> str:
+    """How ``lexeme``'s entry opens in a tsvector's text (``'lexeme':1,4``, quotes and backslashes doubled)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "':"

@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from elephantasm.domain.fast_scoring import FactorInputs, Factors, FactorScorer
 from elephantasm.domain.lean import IdentityText, identity_lines, lean_text
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.render import Layer, PackItem
 from elephantasm.domain.scoring import (
+    FactorInputs,
+    Factors,
+    FactorScorer,
     ScoreBreakdown,
     ScoredCandidate,
     ScoringWeights,
@@ -45,18 +47,10 @@ class LazyScored:
 
     @property
     def breakdown(self) -> ScoreBreakdown:
-        """The factors behind :attr:`score`, rounded (as :meth:`Scorer.score` gives them)."""
+        """The factors behind :attr:`score`, rounded."""
         if self._breakdown is None:
             self._breakdown = FactorScorer.breakdown(self.factors)
         return self._breakdown
-
-    @staticmethod
-    def fill_breakdowns(scored: Sequence[Any]) -> None:
-        """Make the breakdown of every :class:`LazyScored` of ``scored`` that has none yet, rounded
-        in one array pass (:meth:`FactorScorer.breakdowns`: the same floats as :attr:`breakdown`)."""
-        todo = [s for s in scored if isinstance(s, LazyScored) and s._breakdown is None]
-        for s, b in zip(todo, FactorScorer.breakdowns([s.factors for s in todo]), strict=True):
-            s._breakdown = b
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +83,9 @@ class Scorer:
         self, candidates: Sequence[Candidate], relevances: Sequence[float | None] | None = None
     ) -> list[PackItem]:
         """A pack item per candidate, each carrying ``(candidate, scored)`` as its ``ref`` (``scored``: a
-        :class:`LazyScored`): the domain's five-factor score, as
-        :func:`~elephantasm.domain.scoring.score_candidate` gives it (scored all at once:
-        :meth:`FactorScorer.scores`). ``relevances``: each candidate's, normalised within the
-        compile's candidates (PackConfig.relevance_fusion); they count only in a compile with a query."""
+        :class:`LazyScored`): the domain's five-factor score (:class:`FactorScorer`). ``relevances``:
+        each candidate's, normalised within the compile's candidates (PackConfig.relevance_fusion);
+        they count only in a compile with a query."""
         rel = relevances if self.has_query and relevances is not None else [None] * len(candidates)
         inputs = [
             (c.importance, c.confidence, c.happened_at, c.touched_at, c.created_at, c.recall_count, r)
@@ -100,7 +93,8 @@ class Scorer:
         ]
         fast, dated = self._fast, self.dated
         out = []
-        for c, i, score in zip(candidates, inputs, fast.scores(inputs), strict=True):
+        for c, i in zip(candidates, inputs, strict=True):
+            score = fast.score(i)
             # Prompt lines drop filler and repeated speaker labels; the wire keeps the stored text.
             # With a query, a memory shows the turn that matched it (``snippet``) when there is one.
             text = c.text if c.kind == "knowledge" else lean_text(c.snippet or c.text)

@@ -115,13 +115,11 @@ def top_k_union(
     has_query: bool,
     *,
     happened: str | None = None,
-    vector: bool = True,
     dim: int | None = None,
     score_join: str = "",
     row_join: str = "",
     key: str | None = None,
     owner: str = "",
-    exhaustive: bool = False,
 ) -> str:
     """One statement: four-factor top ``:k`` ∪ cosine top ``:k`` (HNSW) ∪ full-text top ``:k`` (GIN).
 
@@ -135,15 +133,11 @@ def top_k_union(
     org, when ``where`` leaves it out for index-only arms).
 
     The per-anima indexes the arms read (pack, HNSW, GIN) hold large animas' rows only: for a
-    large anima ``where`` carries their predicate
-    (``elephantasm.db.vectors.large_anima_filter``). A small anima's statement is ``exhaustive``: its rows
-    are scored once (:func:`exhaustive_rows`) and the same arms run over that, so the union is the
-    same set of ids either way.
+    large anima ``where`` carries their predicate (``elephantasm.db.vectors.large_anima_filter``);
+    a small anima's statement is the same without it, and its arms read its few rows through an
+    anima-keyed btree. Every arm breaks ties by id, so an exact scan and an index agree on which
+    rows make the k.
     """
-    if exhaustive:
-        return _exhaustive_union(
-            table, a, where, score, columns, has_query, happened, vector, dim, score_join, row_join, key, owner
-        )
     ctes = [TSQUERY_CTE] if has_query else []
     if happened is not None:
         # MATERIALIZED: the seed and the cut are computed once, not once per reference.
@@ -156,11 +150,13 @@ def top_k_union(
             f"{a}f AS (SELECT {a}.id FROM {table} {a}{score_join} WHERE {where} ORDER BY {score} DESC, {a}.id LIMIT :k)"
         )
     arms = [f"SELECT id FROM {a}f"]
-    if has_query and vector and dim:
+    if has_query and dim:
         ctes.append(
             f"{a}v AS (SELECT {a}.id FROM {table} {a} WHERE {where} AND {width_is(f'{a}.embedding', dim)} "
             f"AND {a}.embedding_space = :space "
-            f"ORDER BY {hnsw_distance(f'{a}.embedding', ':qv', dim)} LIMIT :k)"
+            # Ids break distance ties (identical texts have identical vectors); an incremental sort
+            # over the HNSW scan keeps the index in use.
+            f"ORDER BY {hnsw_distance(f'{a}.embedding', ':qv', dim)}, {a}.id LIMIT :k)"
         )
         arms.append(f"SELECT id FROM {a}v")
     if has_query:
@@ -189,89 +185,6 @@ def _read_union(
         + (f" AND {owner}" if owner else "")
         + f" ORDER BY {a}.id"
     )
-
-
-def exhaustive_rows(
-    table: str,
-    a: str,
-    where: str,
-    score: str,
-    has_query: bool,
-    *,
-    happened: str | None,
-    vector: bool,
-    dim: int | None,
-    score_join: str,
-    key: str | None,
-) -> str:
-    """SQL: every row of ``where`` once, with what each arm orders by: ``id``, ``importance``, ``h``
-    (when it happened), ``s`` (the four-factor score), ``e`` (the key), ``d`` (cosine distance in the
-    query's space and width, else NULL) and ``r`` (full-text rank when it matches the arm's query,
-    else NULL). Each is the arm's own expression, so the arms over these rows order them exactly as
-    the arms over the table do."""
-    cols = [f"{a}.id", f"{a}.importance", f"{happened or 'NULL::timestamptz'} AS h", f"{score} AS s"]
-    if key is not None:
-        cols.append(f"{key} AS e")
-    if has_query and vector and dim:
-        in_space = f"{width_is(f'{a}.embedding', dim)} AND {a}.embedding_space = :space"
-        cols.append(f"CASE WHEN {in_space} THEN {hnsw_distance(f'{a}.embedding', ':qv', dim)} END AS d")
-    if has_query:
-        cols.append(f"CASE WHEN {a}.fts @@ tsq.q_arm THEN ts_rank({a}.fts, tsq.q_any) END AS r")
-    from_tsq = ", tsq" if has_query else ""
-    return f"SELECT {', '.join(cols)} FROM {table} {a}{score_join}{from_tsq} WHERE {where}"
-
-
-def _exhaustive_union(
-    table: str,
-    a: str,
-    where: str,
-    score: str,
-    columns: str,
-    has_query: bool,
-    happened: str | None,
-    vector: bool,
-    dim: int | None,
-    score_join: str,
-    row_join: str,
-    key: str | None,
-    owner: str,
-) -> str:
-    """:func:`top_k_union` for a small anima: one read of its rows (through an anima-keyed btree:
-    the per-anima search indexes do not hold them), materialized, and the same arms over that. The
-    factor arm keeps its seed, cut and three ranges, so the union holds the very ids the pruned,
-    index-read form returns for the same rows (a pack compiled before and after an anima's flip is
-    the same), at the cost of sorting a few hundred rows a few times."""
-    rows = f"{a}rows"
-    ctes = [TSQUERY_CTE] if has_query else []
-    ctes.append(
-        f"{rows} AS MATERIALIZED ("
-        + exhaustive_rows(
-            table,
-            a,
-            where,
-            score,
-            has_query,
-            happened=happened,
-            vector=vector,
-            dim=dim,
-            score_join=score_join,
-            key=key,
-        )
-        + ")"
-    )
-    if happened is not None:
-        # The arms' expressions are the materialized columns; every row there already passed ``where``.
-        arms_sql = factor_arms(rows, a, "true", f"{a}.s", f"{a}.h", key=f"{a}.e" if key is not None else None)
-        ctes += [f"{name} AS MATERIALIZED ({sql})" for name, sql in arms_sql]
-    else:
-        ctes.append(f"{a}f AS (SELECT {a}.id FROM {rows} {a} ORDER BY {a}.s DESC, {a}.id LIMIT :k)")
-    arms = [f"SELECT id FROM {a}f"]
-    if has_query and vector and dim:
-        # Ids break distance ties (identical texts have identical vectors): the exact arm is deterministic.
-        arms.append(f"(SELECT id FROM {rows} WHERE d IS NOT NULL ORDER BY d, id LIMIT :k)")
-    if has_query:
-        arms.append(f"(SELECT id FROM {rows} WHERE r IS NOT NULL ORDER BY r DESC, id LIMIT :k)")
-    return _read_union(ctes, arms, table, a, columns, has_query, row_join, owner)
 
 
 def scoped_select(table: str, a: str, where: str, columns: str, order: str, has_query: bool, join: str = "") -> str:

@@ -13,10 +13,10 @@ from typing import Any
 
 import msgspec
 
-from elephantasm.domain.packing import SCORED_LAYERS, PackResult
+from elephantasm.domain.packing import PackResult
 from elephantasm.domain.render import Layer
 from elephantasm.domain.temporal import TemporalContext
-from elephantasm.services.packs.items import IdentityData, LazyScored, Scorer, knowledge_wire, memory_wire
+from elephantasm.services.packs.items import IdentityData, Scorer, knowledge_wire, memory_wire
 from elephantasm.services.packs.keys import PackRequest
 
 
@@ -43,7 +43,6 @@ def build_pack(
 ) -> dict[str, Any]:
     """The pack as served (``MemoryPackRead`` data, in its field order); counts are of chosen
     items, ``context`` is the exact prompt text."""
-    LazyScored.fill_breakdowns([it.ref[1] for layer in SCORED_LAYERS for it in result.items(layer)])
     session = [memory_wire(Layer.SESSION, it, scorer) for it in result.items(Layer.SESSION)]
     long_term = [memory_wire(Layer.LONG_TERM, it, scorer) for it in result.items(Layer.LONG_TERM)]
     knowledge = [knowledge_wire(it) for it in result.items(Layer.KNOWLEDGE)]
