@@ -88,7 +88,6 @@ async def _serve_here(settings: Settings, with_dreamer: bool) -> int:
     from api.app import create_app
     from api.heap import frozen_startup_heap
     from api.metrics import start_metrics_server
-    from elephantasm.cli.proxy import uvicorn_proxy_options
 
     async with cli_runtime(settings, background=False) as runtime:
         await bootstrap_first_key(runtime)
@@ -101,7 +100,7 @@ async def _serve_here(settings: Settings, with_dreamer: bool) -> int:
             port=settings.port,
             log_config=None,
             access_log=False,
-            **uvicorn_proxy_options(settings),
+            proxy_headers=False,  # the app applies a trusted proxy's headers itself (api/forwarded.py)
         )
         with supervised_postgres(settings):
             await uvicorn.Server(config).serve()
