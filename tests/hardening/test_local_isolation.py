@@ -4,12 +4,17 @@ it) while nothing of A's changes."""
 
 from __future__ import annotations
 
+import uuid
+
 import httpx
 import pytest
 
 from elephantasm.local.model import default_model_path, llama_cpp_available
 from elephantasm.runtime import Runtime
+from elephantasm.services.kv import snapshots
+from elephantasm.services.kv.prefix import pack_prompt
 from tests.conftest import Tenant
+from tests.local.conftest import seed_anima
 
 pytestmark = pytest.mark.skipif(
     not llama_cpp_available() or default_model_path() is None,
@@ -33,11 +38,11 @@ async def test_another_orgs_key_reaches_no_kv_snapshot_package_generation_or_ani
     client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, other_tenant: Tenant, anima: dict
 ) -> None:
     a, b = tenant, other_tenant
-    await client.post(
-        "/api/events",
-        headers=a.headers,
-        json={"anima_id": anima["id"], "event_type": "message.in", "role": "user", "content": "I live in Porto."},
-    )
+    await seed_anima(client, a.headers, anima["id"], n=8)
+    pack = await pack_prompt(runtime, a.org_id, uuid.UUID(anima["id"]), "what do you know about me?")
+    _, built = await snapshots.build(runtime, a.org_id, uuid.UUID(anima["id"]), pack)
+    assert built is not None
+    sid = str(built.id)
     r = await client.post(
         "/v1/chat/completions",
         headers=a.headers,
@@ -46,12 +51,11 @@ async def test_another_orgs_key_reaches_no_kv_snapshot_package_generation_or_ani
     assert r.status_code == 200, r.text
     gid = r.headers["x-elephantasm-generation"]
     snaps = (await client.get("/api/kv-snapshots", params={"anima_id": anima["id"]}, headers=a.headers)).json()
-    assert snaps, "the chat left a KV snapshot of A's pack"
-    sid = snaps[0]["id"]
+    assert sid in {s["id"] for s in snaps}
     package = await client.get(f"/api/kv-snapshots/{sid}/package", params={"probes": 1}, headers=a.headers)
     assert package.status_code == 200, package.text
     store = runtime.local.store(runtime.settings)
-    stored_file = store.path(a.org_id, snaps[0]["sha256"])
+    stored_file = store.path(a.org_id, built.sha256)
     assert stored_file.is_file()
     before = await _a_state(client, a, anima["id"], sid, gid)
 
