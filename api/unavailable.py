@@ -1,5 +1,6 @@
 """Postgres unreachable → 503 with ``Retry-After`` (a client's retry can succeed), never a 500; so is
-the server's own storage failing (said as such, and logged)."""
+the server's own storage failing (said as such, and logged). A full disk, the database's or the
+server's own, is a 507 saying so."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from api.errors import error_response, on_unexpected_error
+from elephantasm.domain.errors import STORAGE_FULL_ERRNOS
 from elephantasm.logsafe import safe_traceback
 
 log = logging.getLogger(__name__)
@@ -19,6 +21,8 @@ log = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = 5
 DETAIL = "the database is unavailable; retry shortly"
 STORAGE_DETAIL = "the server's storage is unavailable; retry shortly"
+FULL_DETAIL = "{what} storage is full: nothing was written; retry once space is freed"
+_DISK_FULL_STATE = "53100"
 # SQLSTATEs a retry can get past: a statement cancelled by statement_timeout (a stuck or overloaded
 # database), a deadlock or serialization failure (the other transaction won), too many connections,
 # and the server shutting down or starting up.
@@ -66,19 +70,25 @@ def unavailable_response(detail: str = DETAIL) -> Response:
 
 
 def on_database_error(request: Request, exc: Exception) -> Response:
-    """503 when the database cannot be reached; any other driver error stays a logged 500."""
+    """507 when the database's disk is full, 503 when it cannot be reached; any other driver error
+    stays a logged 500."""
+    if getattr(getattr(exc, "orig", None), "sqlstate", None) == _DISK_FULL_STATE:
+        log.error("database disk full on %s %s", request.method, request.url.path)
+        return error_response(507, FULL_DETAIL.format(what="the database's"))
     if is_unavailable(exc):
         return unavailable_response()
     return on_unexpected_error(request, exc)
 
 
 def on_os_error(request: Request, exc: Exception) -> Response:
-    """The driver's I/O errors are the database being unreachable; any other I/O error (a full disk,
-    an unmounted snapshot volume) is the server's own storage failing: also temporary for the
-    client (503, said as such), and logged with its traceback for the operator."""
+    """The driver's I/O errors are the database being unreachable; any other I/O error is the
+    server's own storage failing, logged with its traceback for the operator: a full disk is a 507,
+    anything else (an unmounted snapshot volume) a 503, each said as such."""
     if is_unavailable(exc):
         return unavailable_response()
     log.error("storage error on %s %s\n%s", request.method, request.url.path, safe_traceback(exc))
+    if isinstance(exc, OSError) and exc.errno in STORAGE_FULL_ERRNOS:
+        return error_response(507, FULL_DETAIL.format(what="the server's"))
     return unavailable_response(STORAGE_DETAIL)
 
 
