@@ -1,32 +1,41 @@
 """A data dir that cannot take more bytes (simulated with ``RLIMIT_FSIZE`` in a subprocess: a write
-past the limit is cut short, the next one fails with EFBIG, as on a full disk).
+past the limit is cut short, the next one fails with EFBIG, as on a full disk), and a database whose
+disk is full (a table on a tablespace in a tiny tmpfs; skipped where nothing can be mounted).
 
 - The server's secret is written whole or not at all: never a cut secret that a restart reads
   back as another key (every stored API key would stop working).
 - A KV snapshot or package that cannot be stored is a 507 naming the problem, never a 500; no
   half-written file and no row are left; a chat still answers (its snapshot is a cache).
+- A database out of disk is a 507 too, and the refused write stores nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import os
 import resource
 import signal
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import text
 
 from benchmarks import harness
 from elephantasm.local.model import default_model_path, llama_cpp_available
 from elephantasm.runtime import Runtime
 from elephantasm.services.kv import snapshots
 from elephantasm.services.kv.prefix import pack_prompt
-from tests.conftest import TEST_SECRET, Tenant
+from elephantasm.settings import Settings
+from tests.conftest import TEST_SECRET, Tenant, make_tenant
 from tests.hardening.helpers import error
+from tests.support.databases import connect, own_runtime
 from tests.support.servers import free_port, server_env, stop_server
 
 SECRET_SCRIPT = """
@@ -108,3 +117,74 @@ async def test_a_full_snapshot_store_is_a_507_and_leaves_no_file_or_row(
         stop_server(proc)
     kv_files = [p for p in (full_dir / "kv").rglob("*") if p.is_file()] if (full_dir / "kv").exists() else []
     assert kv_files == [], f"no half-written snapshot is left: {kv_files}"
+
+
+@contextmanager
+def tiny_tmpfs(path: Path, size: str) -> Iterator[None]:
+    """A tmpfs of ``size`` mounted at ``path`` (root only; the test skips elsewhere)."""
+    path.mkdir()
+    mounted = os.geteuid() == 0 and subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True, check=False
+    )
+    if not mounted or mounted.returncode != 0:
+        pytest.skip("needs to mount a small tmpfs (root with CAP_SYS_ADMIN)")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True, check=False)
+
+
+def _incompressible_events(anima_id: str, n: int, start: int) -> list[dict]:
+    return [
+        {
+            "anima_id": anima_id,
+            "event_type": "message.in",
+            "content": base64.b64encode(os.urandom(150_000)).decode(),
+            "dedupe_key": f"fill-{start + i}",
+        }
+        for i in range(n)
+    ]
+
+
+async def test_a_full_database_disk_is_a_507_and_the_refused_batch_stores_nothing(
+    pg_url: str, settings: Settings, data_dir: Path
+) -> None:
+    """The events table on a 2 MB tablespace of its own: batches go in until it is full."""
+    tablespace = f"tiny_{uuid.uuid4().hex[:10]}"
+    space = data_dir / tablespace  # where the embedded Postgres's user can reach it
+    with tiny_tmpfs(space, "2m"):
+        admin = await connect(pg_url)
+        try:
+            owner = os.stat(await admin.fetchval("SELECT current_setting('data_directory')"))
+            os.chown(space, owner.st_uid, owner.st_gid)
+            await admin.execute(f"CREATE TABLESPACE {tablespace} LOCATION '{space}'")
+            async with own_runtime(pg_url, settings, "diskfull") as runtime:
+                await _fill_until_refused(runtime, tablespace)
+        finally:
+            await admin.execute(f"DROP TABLESPACE IF EXISTS {tablespace}")
+            await admin.close()
+
+
+async def _fill_until_refused(runtime: Runtime, tablespace: str) -> None:
+    from api.app import create_app
+
+    async with runtime.unit_of_work() as session:
+        await session.execute(text(f"ALTER TABLE events SET TABLESPACE {tablespace}"))
+    tenant = await make_tenant(runtime, "diskfull")
+    transport = httpx.ASGITransport(app=create_app(runtime))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test", headers=tenant.headers) as http:
+        anima_id = (await http.post("/api/animas", json={"name": "filled"})).json()["id"]
+        stored = 0
+        for batch in range(40):
+            events = _incompressible_events(anima_id, 4, batch * 4)
+            r = await http.post("/api/events/batch", json={"events": events})
+            if r.status_code != 201:
+                break
+            stored += 4
+        detail = error(r, 507)
+        assert "database's storage is full" in detail, detail
+        assert stored > 0, "the first batches fit"
+        one = await http.post("/api/events", json=_incompressible_events(anima_id, 1, 1000)[0])  # the ORM's path
+        assert "database's storage is full" in error(one, 507)
+        listed = await http.get("/api/events", params={"anima_id": anima_id, "limit": 1000})
+        assert listed.status_code == 200 and len(listed.json()["items"]) == stored, "the refused batch kept nothing"
