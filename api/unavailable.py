@@ -72,7 +72,7 @@ def unavailable_response(detail: str = DETAIL) -> Response:
 def on_database_error(request: Request, exc: Exception) -> Response:
     """507 when the database's disk is full, 503 when it cannot be reached; any other driver error
     stays a logged 500."""
-    if getattr(getattr(exc, "orig", None), "sqlstate", None) == _DISK_FULL_STATE:
+    if _DISK_FULL_STATE in (getattr(exc, "sqlstate", None), getattr(getattr(exc, "orig", None), "sqlstate", None)):
         log.error("database disk full on %s %s", request.method, request.url.path)
         return error_response(507, FULL_DETAIL.format(what="the database's"))
     if is_unavailable(exc):
@@ -100,5 +100,6 @@ UNAVAILABLE_HANDLERS = {
     asyncpg.InterfaceError: on_database_error,
     asyncpg.exceptions.CannotConnectNowError: on_database_error,
     asyncpg.exceptions.AdminShutdownError: on_database_error,
+    asyncpg.exceptions.DiskFullError: on_database_error,  # raised as is on the driver's own paths (COPY)
 }
 """Merged into the app's exception handlers (the most specific class wins)."""
