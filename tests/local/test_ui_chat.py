@@ -19,16 +19,14 @@ from tests.local.conftest import seed_anima
 from tests.ui import browser
 from tests.ui.client import CSRF, hidden, sign_in
 
-TRANSCRIPT = re.compile(r'name="transcript" value="([^"]*)"')
 CONVERSATION = re.compile(r'name="conversation" value="([^"]*)"')
 KV = re.compile(r'<span class="kv (\w+)" title="X-Elephantasm-KV">')
 
 
 async def _post(client: httpx.AsyncClient, path: str, page: str, message: str) -> str:
-    """Send ``message`` with the conversation ``page`` shows; the page it redirects to (POST-redirect-GET)."""
+    """Send ``message`` in the conversation ``page`` shows; the page it redirects to (POST-redirect-GET)."""
     data = {
         "message": message,
-        "transcript": html.unescape(hidden(TRANSCRIPT, page)),
         "conversation": hidden(CONVERSATION, page),
         "csrf_token": hidden(CSRF, page),
     }
@@ -94,7 +92,7 @@ async def test_a_read_key_cannot_chat(
     path = f"/ui/animas/{anima['id']}/chat"
     page = (await browser_like.get(path)).text
     assert 'id="chat-read-only"' in page and 'id="chat-form"' not in page
-    r = await browser_like.post(path, data={"message": "hi", "transcript": "[]", "csrf_token": hidden(CSRF, page)})
+    r = await browser_like.post(path, data={"message": "hi", "csrf_token": hidden(CSRF, page)})
     assert r.status_code == 403 and "needs a 'write' key" in html.unescape(r.text)
     recorded = await client.get("/api/events", params={"anima_id": anima["id"]}, headers=tenant.headers)
     assert recorded.json()["items"] == []
