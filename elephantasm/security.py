@@ -59,8 +59,9 @@ def write_private(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.fchmod(fd, 0o600)  # the mode given to open() is still masked by the umask; never widened
-        with os.fdopen(fd, "wb", closefd=False) as f:  # writes it all, or raises (a full disk cuts os.write)
-            f.write(data)
+        rest = memoryview(data)
+        while rest:  # a full disk cuts a write short; the next one raises
+            rest = rest[os.write(fd, rest) :]
         os.fsync(fd)
     except BaseException:
         path.unlink(missing_ok=True)
