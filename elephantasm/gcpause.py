@@ -1,12 +1,8 @@
 """Hold the cyclic garbage collector off during a short, allocation-heavy section of a compile.
 
-A pack compile builds a few thousand short-lived objects (candidates, items, lines, wire dicts).
-With the default thresholds the collector runs several young collections in the middle of it,
-finds nearly everything still alive, walks it and promotes it; the promoted objects are freed by
-reference counting moments later, but the older generations they reached are walked again by the
-next full collection. Measured on the 10k-memory benchmark anima (``benchmarks/RESULTS.md``,
-"issue 14 compile"): ~9 young collections per compile, and one whole-set walk whenever a section
-boundary fell while the compile's objects were still alive.
+A pack compile builds a few thousand short-lived objects; the collector would run young
+collections in the middle of it, find nearly everything still alive, and promote it to be walked
+again by the next full collection (``benchmarks/RESULTS.md``).
 
 Pausing the collector for the section lets those objects die by reference counting first; the
 allocation count is kept, so the collector runs as usual right after. Nothing is leaked: cycles
