@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from benchmarks import harness
 from elephantasm.settings import Settings
@@ -42,6 +43,7 @@ async def _pid_of(http: httpx.AsyncClient) -> int:
     return (await http.get("/api/health")).json()["pid"]
 
 
+@pytest.mark.slow
 async def test_a_key_revoked_on_one_worker_is_refused_by_every_worker_within_the_cache_ttl(
     pg_url: str, settings: Settings, data_dir: Path, tmp_path: Path
 ) -> None:
