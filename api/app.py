@@ -15,6 +15,7 @@ from api.allow import complete_allow
 from api.auth import AuthCache, provide_caller
 from api.deps import provide_runtime
 from api.errors import EXCEPTION_HANDLERS
+from api.forwarded import forwarded_headers
 from api.guards import GuardedRequest, query_guard
 from api.openapi import document_api
 from api.plugs import plugins
@@ -87,7 +88,7 @@ def create_app(
         ),
         request_max_body_size=runtime.settings.max_request_bytes,
         request_class=GuardedRequest,
-        middleware=[query_guard, complete_allow],
+        middleware=[forwarded_headers(runtime.settings.forwarded_allow_ips), query_guard, complete_allow],
         openapi_config=OpenAPIConfig(title="Elephantasm", version="0.1.0", path="/schema"),
         debug=False,
     )

@@ -63,7 +63,7 @@ def _bearer(request: Request) -> str:
 
 def client_address(request: Request) -> str:
     """The address failed attempts are counted against: the socket peer, or the client a trusted
-    proxy names (the ASGI server rewrites the peer only for ``forwarded_allow_ips``)."""
+    proxy names (``api/forwarded.py`` rewrites the peer only for ``forwarded_allow_ips``)."""
     return request.client.host if request.client else "unknown"
 
 

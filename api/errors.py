@@ -14,8 +14,8 @@ from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE, HTTP_422_UNPROCESSABLE_ENTITY
 from litestar.types import ExceptionHandlersMap
 
-from elephantasm.db.errors import DATABASE_ERRORS, is_unavailable
-from elephantasm.domain.errors import DomainError
+from elephantasm.db.errors import DATABASE_ERRORS, is_disk_full, is_unavailable
+from elephantasm.domain.errors import STORAGE_FULL_ERRNOS, DomainError
 from elephantasm.logsafe import safe_traceback
 
 log = logging.getLogger(__name__)
@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = 5
 DETAIL = "the database is unavailable; retry shortly"
 STORAGE_DETAIL = "the server's storage is unavailable; retry shortly"
+FULL_DETAIL = "{what} storage is full: nothing was written; retry once space is freed"
 
 
 def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Response:
@@ -89,19 +90,25 @@ def unavailable_response(detail: str = DETAIL) -> Response:
 
 
 def on_database_error(request: Request, exc: Exception) -> Response:
-    """503 when the database cannot be reached; any other driver error stays a logged 500."""
+    """507 when the database's disk is full, 503 when it cannot be reached; any other driver error
+    stays a logged 500."""
+    if is_disk_full(exc):
+        log.error("database disk full on %s %s", request.method, request.url.path)
+        return _json(507, FULL_DETAIL.format(what="the database's"))
     if is_unavailable(exc):
         return unavailable_response()
     return on_unexpected_error(request, exc)
 
 
 def on_os_error(request: Request, exc: Exception) -> Response:
-    """The driver's I/O errors are the database being unreachable; any other I/O error (a full disk,
-    an unmounted snapshot volume) is the server's own storage failing: also temporary for the
-    client (503, said as such), and logged with its traceback for the operator."""
+    """The driver's I/O errors are the database being unreachable; any other I/O error is the
+    server's own storage failing, logged with its traceback for the operator: a full disk is a 507,
+    anything else (an unmounted snapshot volume) a 503, each said as such."""
     if is_unavailable(exc):
         return unavailable_response()
     log.error("storage error on %s %s\n%s", request.method, request.url.path, safe_traceback(exc))
+    if isinstance(exc, OSError) and exc.errno in STORAGE_FULL_ERRNOS:
+        return _json(507, FULL_DETAIL.format(what="the server's"))
     return unavailable_response(STORAGE_DETAIL)
 
 

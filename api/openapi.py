@@ -4,7 +4,8 @@ Litestar documents each handler's success response and a generic ``400``. What t
 answers on errors is decided in a few central places (the auth dependency, the input guards, the
 error handlers), so the error responses are documented here, from the same facts, once for all
 routes: 401/429 wherever a key is required, 404 wherever an id is looked up, 413 and 422 where a
-body is read (422 everywhere: the query-string guard runs on every route), 503 everywhere, 304
+body is read (422 everywhere: the query-string guard runs on every route), 503 everywhere, 507
+wherever a key is required (a full disk), 304
 where ``If-None-Match`` is honoured. Also: path ids are ``format: uuid`` (they are parsed as UUIDs)
 and the ``bearer`` security scheme is declared.
 """
@@ -32,7 +33,7 @@ from litestar.routes import HTTPRoute
 
 CONFLICTS = {("POST", "/api/dreams/trigger")}
 """Operations that answer 409 (a state conflict), beyond the generic rules."""
-RAW_BODIES = {("POST", "/api/animas/import")}
+RAW_BODIES = {("POST", "/api/animas/import"), ("POST", "/api/kv-packages")}
 """Operations that read a body Litestar does not decode (so none is documented): 413 applies too."""
 
 _ERROR = "#/components/schemas/Error"
@@ -48,6 +49,7 @@ _WHY = {
     422: "Invalid input; ``detail`` names the field (a list of field errors for schema violations).",
     429: "Too many failed authentication attempts from this address.",
     503: "The database is unavailable; retry after ``Retry-After`` seconds.",
+    507: "Storage is full (the database's or the server's): nothing was written; ``detail`` says whose.",
 }
 
 
@@ -123,8 +125,8 @@ def _mentions_anima(openapi: OpenAPI, op: Operation) -> bool:
 
 def _statuses(openapi: OpenAPI, method: str, path: str, op: Operation, authenticated: bool) -> set[int]:
     statuses = {422, 503}
-    if authenticated:
-        statuses |= {401, 403, 429}
+    if authenticated:  # 507: even a read may write (the key's last use) on a full database disk
+        statuses |= {401, 403, 429, 507}
     if "{" in path or _mentions_anima(openapi, op):
         statuses.add(404)
     if op.request_body is not None or (method, path) in RAW_BODIES:

@@ -5,7 +5,7 @@ spread over N replicas gets N times the budget, still far too few guesses agains
 the point is to stop hammering). While an address is over the limit every authenticated request
 from it is refused with 429 and ``Retry-After``, a good key included, so guessing cannot go on
 behind a valid one. The client address is the socket peer; behind a proxy named in
-``forwarded_allow_ips``, the client its ``X-Forwarded-For`` names (``elephantasm/cli/proxy.py``).
+``forwarded_allow_ips``, the client its ``X-Forwarded-For`` names (``api/forwarded.py``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -53,12 +53,17 @@ def server_env(database_url: str, data_dir: Path, **extra: str) -> dict[str, str
 
 
 def start_server(
-    env: dict[str, str], port: int, log_path: Path, timeout: float = 60, serve_args: tuple[str, ...] = ("--no-dreamer",)
+    env: dict[str, str],
+    port: int,
+    log_path: Path,
+    timeout: float = 60,
+    serve_args: tuple[str, ...] = ("--no-dreamer",),
+    preexec_fn: Callable[[], None] | None = None,
 ) -> subprocess.Popen:
     """Run ``elephantasm serve`` on loopback and wait until ``/api/health`` answers.
 
     Also used by the tests (``tests/support/servers.py``), which pass ``serve_args=()`` so the
-    dreamer setting comes from the environment.
+    dreamer setting comes from the environment, and ``preexec_fn`` to set the process's limits.
     """
     log = open(log_path, "ab")  # noqa: SIM115 - the process owns it until it exits
     proc = subprocess.Popen(
@@ -77,6 +82,7 @@ def start_server(
         cwd=REPO_ROOT,
         stdout=log,
         stderr=subprocess.STDOUT,
+        preexec_fn=preexec_fn,
     )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -53,11 +53,18 @@ def load_or_create_secret(configured: str | None, data_dir: Path) -> bytes:
 
 def write_private(path: Path, data: bytes) -> None:
     """Write ``data`` to a new file that is 0600 from the moment it exists (whatever the umask),
-    so there is no window in which another user could open it. An existing file is replaced."""
+    so there is no window in which another user could open it. An existing file is replaced. All
+    of ``data`` reaches the disk, or the file is removed and the OSError raised."""
     path.unlink(missing_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.fchmod(fd, 0o600)  # the mode given to open() is still masked by the umask; never widened
-        os.write(fd, data)
+        rest = memoryview(data)
+        while rest:  # a full disk cuts a write short; the next one raises
+            rest = rest[os.write(fd, rest) :]
+        os.fsync(fd)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
     finally:
         os.close(fd)

@@ -78,8 +78,9 @@ class Settings(BaseSettings):
     auth_failure_window_seconds: float = Field(default=60.0, gt=0, description="The window of auth_failure_limit.")
     forwarded_allow_ips: str | None = Field(
         default=None,
-        description="Comma-separated addresses (or '*') of reverse proxies whose X-Forwarded-For/-Proto are "
-        "trusted: the client address the failed-auth limit counts. Unset: forwarded headers are ignored.",
+        description="Comma-separated addresses (or '*') of reverse proxies whose X-Forwarded-For/-Proto/-Host "
+        "are trusted: the client address the failed-auth limit counts, the host the inspector's same-origin check "
+        "compares. Unset: forwarded headers are ignored.",
     )
 
     # --- packs ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from elephantasm.schemas.local import GenerationRead, KVPackageImported, KVSnaps
 from elephantasm.services.kv import generations, packages, rows
 
 MAX_PACKAGE_BYTES = 1024**3
+PACKAGE_MEDIA_TYPE = "application/octet-stream"
 Probes = Annotated[int, QueryParameter(ge=1, le=8, description="Probe prompts for the quality certificate.")]
 AnimaFilter = Annotated[str | None, QueryParameter(description="Only this anima's snapshots.")]
 
@@ -53,7 +54,7 @@ class KVSnapshotController(Controller):
             row = await rows.get(session, caller.org_id, sid)
             await rows.delete_rows(session, runtime.local.store(runtime.settings), rows.by_id(row.id))
 
-    @get("/kv-snapshots/{snapshot_id:str}/package")
+    @get("/kv-snapshots/{snapshot_id:str}/package", media_type=PACKAGE_MEDIA_TYPE)
     async def export(
         self, snapshot_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep, probes: Probes = 4
     ) -> Response[bytes]:
@@ -61,7 +62,7 @@ class KVSnapshotController(Controller):
         sid = parse_uuid("snapshot_id", snapshot_id)
         blob = await packages.export_package(runtime, caller.org_id, sid, probes)
         headers = {"Content-Disposition": f'attachment; filename="kv-{sid}.ekvpkg"'}
-        return Response(blob, media_type="application/octet-stream", headers=headers)
+        return Response(blob, media_type=PACKAGE_MEDIA_TYPE, headers=headers)
 
     @post("/kv-snapshots/{snapshot_id:str}/verify", status_code=HTTP_200_OK)
     async def verify(

@@ -2,57 +2,53 @@
 completion as ``POST /v1/chat/completions``, showing each turn's KV outcome (``X-Elephantasm-KV``:
 ``hit`` when the pack's saved KV state was restored, ``miss`` when the prefix was computed).
 
-Offered only where the ``local`` extra (llama-cpp-python) is importable. The conversation so far
-travels in the form (as the messages an API client would resend), so the server keeps no chat state.
+Offered only where the ``local`` extra (llama-cpp-python) is importable. Each conversation is a
+session of its own (``ui-<hex>``) whose turns are read back from their recorded events; a turn
+answers with a redirect to that conversation's page, so reloading it never sends the turn again.
 """
 
 from __future__ import annotations
 
-import json
+import re
+import uuid
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from litestar import Controller, Request, Response, get, post
-from litestar.params import FromPath
+from litestar.params import FromPath, QueryParameter
 
 from api.deps import RuntimeDep
 from api.routes.local_chat import complete_chat
 from api.ui.deps import UiUser, UiUserDep, check_form, ui_id
-from api.ui.forms import Form, textarea, validated
+from api.ui.forms import Form, see_other, textarea, validated
 from api.ui.render import page
 from elephantasm.domain.errors import NotFoundError, ValidationError
 from elephantasm.local.model import llama_cpp_available
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.local import ChatCompletionRequest
 from elephantasm.services import animas as anima_svc
+from elephantasm.services.inspector.chat import chat_turns
 
-ROLES = ("user", "assistant")
+CONVERSATION = re.compile(r"ui-[0-9a-f]{32}")
+Conversation = Annotated[str | None, QueryParameter(description="The conversation (session) to show.")]
 
 
 @dataclass
 class ChatForm:
-    """One turn: the new message, and the conversation so far (JSON, as the page rendered it)."""
+    """One turn: the new message in the page's conversation (none yet: a new one)."""
 
     message: str = ""
-    transcript: str = "[]"
+    conversation: str = ""
     csrf_token: str = ""
 
 
-def parse_transcript(text: str) -> list[dict[str, Any]]:
-    """The conversation a chat form carries: a JSON list of ``{"role", "content", "kv"?}`` turns, or a
-    ValidationError (422) saying what is wrong with it."""
-    try:
-        turns = json.loads(text or "[]")
-    except (ValueError, RecursionError):
-        raise ValidationError("transcript: not valid JSON") from None
-    if not isinstance(turns, list):
-        raise ValidationError("transcript: must be a list of turns")
-    for i, turn in enumerate(turns):
-        if not (isinstance(turn, dict) and turn.get("role") in ROLES and isinstance(turn.get("content"), str)):
-            raise ValidationError(f"transcript[{i}]: needs a role (user or assistant) and a text content")
-        if not isinstance(turn.get("kv"), str | None):
-            raise ValidationError(f"transcript[{i}].kv: must be a string")
-    return [{"role": t["role"], "content": t["content"], "kv": t.get("kv")} for t in turns]
+def conversation_id(value: str | None) -> str:
+    """A chat page's conversation id as sent, or a new one when none is; 422 for anything else."""
+    if not value:
+        return f"ui-{uuid.uuid4().hex}"
+    if not CONVERSATION.fullmatch(value):
+        raise ValidationError("conversation: not a conversation of this page ('ui-' and 32 hex digits)")
+    return value
 
 
 def _available() -> None:
@@ -60,11 +56,12 @@ def _available() -> None:
         raise NotFoundError("the chat page needs the 'local' extra (llama-cpp-python), which is not installed")
 
 
-async def _chat_page(runtime: Runtime, ui: UiUser, anima_id: str, turns: list[dict[str, Any]]) -> Response:
+async def _chat_page(runtime: Runtime, ui: UiUser, anima_id: str, conversation: str | None) -> Response:
     aid = ui_id("anima", anima_id)
     async with runtime.read_session() as session:
         anima = await anima_svc.get_anima(session, ui.caller.org_id, aid)
-    return page("chat.html", ui=ui, anima=anima, turns=turns, transcript=json.dumps(turns), tab="chat")
+        turns = await chat_turns(session, ui.caller.org_id, aid, conversation) if conversation else []
+    return page("chat.html", ui=ui, anima=anima, turns=turns, conversation=conversation or "", tab="chat")
 
 
 class ChatPages(Controller):
@@ -73,10 +70,12 @@ class ChatPages(Controller):
     path = "/animas/{anima_id:str}/chat"
 
     @get("/")
-    async def chat(self, anima_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep) -> Response:
-        """An empty conversation."""
+    async def chat(
+        self, anima_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep, conversation: Conversation = None
+    ) -> Response:
+        """A conversation so far (an empty one without ``conversation``)."""
         _available()
-        return await _chat_page(runtime, ui, anima_id, [])
+        return await _chat_page(runtime, ui, anima_id, conversation_id(conversation) if conversation else None)
 
     @post("/")
     async def turn(
@@ -87,20 +86,17 @@ class ChatPages(Controller):
         runtime: RuntimeDep,
         data: Annotated[ChatForm, Form],
     ) -> Response:
-        """Send the message with the conversation so far; show the reply and its KV outcome."""
+        """Send the message in its conversation, then show the conversation (303 to its page)."""
         _available()
         check_form(request, runtime, ui, data.csrf_token)
         aid = ui_id("anima", anima_id)
-        turns = parse_transcript(data.transcript)
-        said = {"role": "user", "content": textarea(data.message).strip(), "kv": None}
-        if not said["content"]:
+        said = textarea(data.message).strip()
+        if not said:
             raise ValidationError("message: must not be empty")
-        messages = [{"role": t["role"], "content": t["content"]} for t in [*turns, said]]
+        conversation = conversation_id(data.conversation)
+        async with runtime.read_session() as session:
+            turns = await chat_turns(session, ui.caller.org_id, aid, conversation)
+        messages = [*({"role": t["role"], "content": t["content"]} for t in turns), {"role": "user", "content": said}]
         req = validated(ChatCompletionRequest, model="local", messages=messages, user=str(aid), temperature=0)
-        body, headers = await complete_chat(runtime, ui.caller.org_id, aid, req, None)
-        reply = {
-            "role": "assistant",
-            "content": body["choices"][0]["message"]["content"],
-            "kv": headers["X-Elephantasm-KV"],
-        }
-        return await _chat_page(runtime, ui, anima_id, [*turns, said, reply])
+        await complete_chat(runtime, ui.caller.org_id, aid, req, conversation)
+        return see_other(f"/ui/animas/{aid}/chat?conversation={conversation}")

@@ -10,6 +10,7 @@ from litestar import Request
 from litestar.datastructures import Cookie, State
 from litestar.di import NamedDependency
 
+from api.forwarded import via_trusted_proxy
 from api.scopes import check_scope
 from api.ui import session as ui_session
 from elephantasm.domain.errors import NotFoundError, ValidationError
@@ -86,8 +87,9 @@ def same_origin(request: Request) -> bool:
     """False for a browser post from another site.
 
     ``Sec-Fetch-Site`` (set by the browser, untouched by proxies) decides when present; older
-    browsers send only ``Origin``, compared with the Host the request reached (or the proxy's
-    ``X-Forwarded-Host``). The CSRF token is checked as well either way.
+    browsers send only ``Origin``, compared with the Host the request reached, or the
+    ``X-Forwarded-Host`` of a configured proxy (``api/forwarded.py``; any client can send one).
+    The CSRF token is checked as well either way.
     """
     fetch_site = request.headers.get("sec-fetch-site")
     if fetch_site is not None:
@@ -95,7 +97,8 @@ def same_origin(request: Request) -> bool:
     origin = request.headers.get("origin")
     if origin is None:
         return True
-    host = request.headers.get("x-forwarded-host") or request.headers.get("host", "")
+    forwarded = request.headers.get("x-forwarded-host") if via_trusted_proxy(request) else None
+    host = forwarded or request.headers.get("host", "")
     return origin != "null" and urlsplit(origin).netloc == host
 
 

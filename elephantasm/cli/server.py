@@ -45,7 +45,6 @@ async def _serve_here(settings: Settings, with_dreamer: bool) -> int:
 
     from api.app import create_app
     from api.metrics import start_metrics_server
-    from elephantasm.cli.proxy import uvicorn_proxy_options
     from elephantasm.gcpause import frozen_startup_heap
 
     async with cli_runtime(settings, background=False) as runtime:
@@ -59,7 +58,7 @@ async def _serve_here(settings: Settings, with_dreamer: bool) -> int:
             port=settings.port,
             log_config=None,
             access_log=False,
-            **uvicorn_proxy_options(settings),
+            proxy_headers=False,  # the app applies a trusted proxy's headers itself (api/forwarded.py)
         )
         with supervised_postgres(settings):
             await uvicorn.Server(config).serve()

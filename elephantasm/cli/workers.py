@@ -69,7 +69,6 @@ def serve_workers(settings: Settings, workers: int, with_dreamer: bool) -> int:
     import uvicorn
 
     from api.metrics import start_metrics_server
-    from elephantasm.cli.proxy import uvicorn_proxy_options
 
     with_dreamer = with_dreamer and settings.dreamer_enabled
     url = resolve_database_url(settings)
@@ -91,7 +90,7 @@ def serve_workers(settings: Settings, workers: int, with_dreamer: bool) -> int:
                 log_config=None,
                 access_log=False,
                 timeout_worker_healthcheck=HEALTHCHECK_SECONDS,
-                **uvicorn_proxy_options(settings),
+                proxy_headers=False,  # the app applies a trusted proxy's headers (api/forwarded.py)
             )
     finally:
         if not given:

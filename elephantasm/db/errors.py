@@ -85,8 +85,16 @@ _CONNECTION_ERRORS = (
     asyncpg.exceptions.AdminShutdownError,
 )
 
-DATABASE_ERRORS: tuple[type[Exception], ...] = (DBAPIError, *_CONNECTION_ERRORS)
-"""The exception classes the driver and SQLAlchemy raise for a failed statement or connection."""
+_DISK_FULL_STATE = "53100"
+
+DATABASE_ERRORS: tuple[type[Exception], ...] = (DBAPIError, asyncpg.exceptions.DiskFullError, *_CONNECTION_ERRORS)
+"""The exception classes the driver and SQLAlchemy raise for a failed statement or connection
+(the driver raises ``DiskFullError`` as is on its own paths, e.g. COPY)."""
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether the database refused a write because its disk is full (nothing was written)."""
+    return _DISK_FULL_STATE in (getattr(exc, "sqlstate", None), getattr(getattr(exc, "orig", None), "sqlstate", None))
 
 
 def _raised_by_driver(tb: TracebackType | None) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 
@@ -37,6 +38,16 @@ class PayloadTooLargeError(DomainError):
     """An item exceeds its configured size limit."""
 
     status_hint = 413
+
+
+class StorageFullError(DomainError):
+    """The server's storage cannot take the bytes (no space, a quota, a file-size limit)."""
+
+    status_hint = 507
+
+
+STORAGE_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""The OSError numbers of storage that cannot take more bytes (StorageFullError, 507)."""
 
 
 class ForbiddenError(DomainError):

@@ -14,7 +14,15 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from elephantasm.domain.errors import STORAGE_FULL_ERRNOS, StorageFullError
 from elephantasm.domain.kv.snapshot import SnapshotFormatError, decode_snapshot
+
+
+def _raise_if_full(exc: OSError) -> None:
+    """A store that cannot take more bytes is a StorageFullError (507); other I/O errors pass."""
+    if exc.errno in STORAGE_FULL_ERRNOS:
+        reason = os.strerror(exc.errno or 0)
+        raise StorageFullError(f"the server's storage is full: the KV snapshot was not stored ({reason})") from exc
 
 
 class SnapshotStore:
@@ -29,21 +37,28 @@ class SnapshotStore:
         return self.root / str(org_id) / digest[:2] / f"{digest}.kvs"
 
     def write(self, org_id: uuid.UUID, blob: bytes) -> str:
-        """Store ``blob``; returns its sha256 (writing the same bytes twice is a no-op)."""
+        """Store ``blob``; returns its sha256 (writing the same bytes twice is a no-op). A store that
+        cannot take the bytes raises StorageFullError and keeps no part of them."""
         digest = hashlib.sha256(blob).hexdigest()
         target = self.path(org_id, digest)
         if target.exists():
             return digest
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".kvs")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".kvs")
+        except OSError as exc:
+            _raise_if_full(exc)
+            raise
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(blob)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, target)
-        except BaseException:
+        except BaseException as exc:
             Path(tmp).unlink(missing_ok=True)
+            if isinstance(exc, OSError):
+                _raise_if_full(exc)
             raise
         return digest
 

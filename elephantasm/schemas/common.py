@@ -33,6 +33,19 @@ from elephantasm.domain.inputs import (
 T = TypeVar("T")
 
 
+def zero_or_at_least(minimum: float, maximum: float) -> AfterValidator:
+    """A number that is 0 (off) or between ``minimum`` and ``maximum``: what divides by it (a
+    normalised weight, a sampling temperature) overflows on a subnormal value, and below
+    ``minimum`` every setting gives the same result anyway."""
+
+    def check(value: float) -> float:
+        if value != 0 and value < minimum:
+            raise ValueError(f"must be 0 or between {minimum:g} and {maximum:g}")
+        return value
+
+    return AfterValidator(check)
+
+
 class Page(BaseModel, Generic[T]):
     """One page of a list endpoint; pass ``next_cursor`` back as ``cursor`` for the next one."""
 

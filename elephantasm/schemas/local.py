@@ -6,9 +6,15 @@ from __future__ import annotations
 import time
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from elephantasm.schemas.common import zero_or_at_least
+
+MIN_TEMPERATURE = 0.001
+"""Below it sampling is greedy in all but name, and a subnormal temperature overflows the logits
+(NaN probabilities, a garbage token)."""
 
 
 class ChatMessageIn(BaseModel):
@@ -31,7 +37,9 @@ class ChatCompletionRequest(BaseModel):
     messages: list[ChatMessageIn] = Field(min_length=1, max_length=1000)
     user: str | None = Field(default=None, max_length=200)
     stream: bool = False
-    temperature: float | None = Field(default=None, ge=0, le=2)
+    temperature: Annotated[float, zero_or_at_least(MIN_TEMPERATURE, 2)] | None = Field(
+        default=None, ge=0, le=2, description=f"0 (greedy) or {MIN_TEMPERATURE:g} to 2."
+    )
     top_p: float | None = Field(default=None, gt=0, le=1)
     max_tokens: int | None = Field(default=None, ge=1, le=8192)
     max_completion_tokens: int | None = Field(default=None, ge=1, le=8192)

@@ -11,10 +11,10 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import BaseModel, Field
 
 from elephantasm.domain.presets import PRESET_NAMES, RelevanceFusion
-from elephantasm.schemas.common import Instant, StrictModel
+from elephantasm.schemas.common import Instant, StrictModel, zero_or_at_least
 from elephantasm.tokens import SUPPORTED_ENCODINGS
 
 MIN_MAX_TOKENS = 200
@@ -123,21 +123,21 @@ class MemoryPackRead(BaseModel):
 MIN_WEIGHT = 0.001
 MAX_WEIGHT = 1000.0
 
-
-def _weight_range(value: float) -> float:
-    # Below MIN_WEIGHT a ratio is noise, and a subnormal one (1e-320) overflows when normalised.
-    if value != 0 and value < MIN_WEIGHT:
-        raise ValueError(f"must be 0 (off) or between {MIN_WEIGHT:g} and {MAX_WEIGHT:g}")
-    return value
-
-
 Weight = Annotated[
     float,
     Field(ge=0, le=MAX_WEIGHT, allow_inf_nan=False, description=f"0 (off), or {MIN_WEIGHT:g} to {MAX_WEIGHT:g}."),
-    AfterValidator(_weight_range),
+    zero_or_at_least(MIN_WEIGHT, MAX_WEIGHT),
 ]
 """A scoring weight or budget share: finite, 0 or between ``MIN_WEIGHT`` and ``MAX_WEIGHT`` (only
 ratios matter, and this range keeps every ratio and normalised value a normal float)."""
+
+MIN_HOURS = 0.001
+"""The shortest half-life or session window (3.6 s): shorter ones score every item the same, and a
+subnormal one overflows ``age / half_life`` in Postgres."""
+
+
+def _hours(maximum: float) -> Any:
+    return Field(default=None, ge=MIN_HOURS, le=maximum, description=f"Hours, {MIN_HOURS:g} to {maximum:g}.")
 
 
 class WeightsIn(StrictModel):
@@ -182,12 +182,12 @@ class PackCompileRequest(StrictModel):
     weights: WeightsIn | None = None
     shares: SharesIn | None = None
     limits: LimitsIn | None = None
-    recency_half_life_hours: float | None = Field(default=None, gt=0, le=1e6)
-    decay_half_life_hours: float | None = Field(default=None, gt=0, le=1e6)
+    recency_half_life_hours: float | None = _hours(1e6)
+    decay_half_life_hours: float | None = _hours(1e6)
     decay_growth: float | None = Field(default=None, ge=1, le=10)
     min_score: float | None = Field(default=None, ge=0, le=1)
     session_gap_minutes: int | None = Field(default=None, gt=0, le=7 * 24 * 60)
-    session_window_hours: float | None = Field(default=None, gt=0, le=24 * 365)
+    session_window_hours: float | None = _hours(24 * 365)
     include_identity: bool | None = None
     include_knowledge: bool | None = None
     include_long_term: bool | None = None

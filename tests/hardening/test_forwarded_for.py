@@ -1,4 +1,5 @@
-"""``X-Forwarded-For`` is trusted only from the proxies ``ELEPHANTASM_FORWARDED_ALLOW_IPS`` names.
+"""``X-Forwarded-For`` (the failed-auth limit's client address) and ``X-Forwarded-Host`` (the
+inspector's same-origin check) are trusted only from the proxies ``ELEPHANTASM_FORWARDED_ALLOW_IPS`` names.
 
 Against a real ``elephantasm serve`` (uvicorn applies the setting): by default a client on loopback
 cannot dodge the failed-auth limit by naming a new address in every request.
@@ -6,15 +7,19 @@ cannot dodge the failed-auth limit by naming a new address in every request.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
 
+from elephantasm.runtime import build_runtime
 from elephantasm.settings import Settings
 from tests.conftest import TEST_SECRET, Tenant
 from tests.support.servers import free_port, server_env, start_server, stop_server
+from tests.ui.client import TOKEN, hidden
 
 WRONG = {"Authorization": "Bearer sk_live_" + "x" * 43}
 LIMIT = 3
@@ -55,9 +60,39 @@ def test_a_configured_proxy_names_the_client(pg_url: str, data_dir: Path, tenant
         assert httpx.get(f"{base}/api/animas", headers=_as("203.0.113.8", tenant.headers)).status_code == 200
 
 
-def test_uvicorn_gets_proxy_headers_only_when_configured() -> None:
-    from elephantasm.cli.proxy import uvicorn_proxy_options
+async def _sign_in_status(app: Any, api_key: str, headers: dict[str, str], peer: str = "127.0.0.1") -> int:
+    """The status of an inspector sign-in posted from ``peer`` with ``headers`` (token and cookie valid)."""
+    transport = httpx.ASGITransport(app=app, client=(peer, 40000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://test") as browser:
+        form = await browser.get("/ui/login")
+        data = {"api_key": api_key, "token": hidden(TOKEN, form.text)}
+        return (await browser.post("/ui/login", data=data, headers=headers)).status_code
 
-    assert uvicorn_proxy_options(Settings()) == {"proxy_headers": False, "forwarded_allow_ips": None}
-    trusted = Settings(forwarded_allow_ips="10.0.0.1,10.0.0.2")
-    assert uvicorn_proxy_options(trusted) == {"proxy_headers": True, "forwarded_allow_ips": "10.0.0.1,10.0.0.2"}
+
+PROXIED = {"Origin": "https://mem.example", "X-Forwarded-Host": "mem.example"}
+
+
+async def test_a_forwarded_host_from_an_untrusted_client_does_not_make_a_foreign_origin_same_site(
+    app: Any, tenant: Tenant
+) -> None:
+    """Unset ``ELEPHANTASM_FORWARDED_ALLOW_IPS``: a client naming its own X-Forwarded-Host cannot make
+    any Origin match the host it reached."""
+    assert await _sign_in_status(app, tenant.api_key, PROXIED) == 403
+    forged = {"Origin": "https://evil.example", "X-Forwarded-Host": "evil.example"}
+    assert await _sign_in_status(app, tenant.api_key, forged) == 403
+    assert await _sign_in_status(app, tenant.api_key, {"Origin": "http://test"}) == 303
+
+
+@pytest.fixture
+async def proxied_app(settings: Settings, pg_url: str) -> AsyncIterator[Any]:
+    """The app behind a reverse proxy on 127.0.0.1 (``ELEPHANTASM_FORWARDED_ALLOW_IPS``)."""
+    from api.app import create_app
+
+    runtime = build_runtime(settings.model_copy(update={"forwarded_allow_ips": "127.0.0.1"}), database_url=pg_url)
+    yield create_app(runtime)
+    await runtime.close()
+
+
+async def test_a_forwarded_host_counts_only_from_a_configured_proxy(proxied_app: Any, tenant: Tenant) -> None:
+    assert await _sign_in_status(proxied_app, tenant.api_key, PROXIED) == 303
+    assert await _sign_in_status(proxied_app, tenant.api_key, PROXIED, peer="198.51.100.9") == 403

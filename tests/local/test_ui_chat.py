@@ -19,14 +19,26 @@ from tests.local.conftest import seed_anima
 from tests.ui import browser
 from tests.ui.client import CSRF, hidden, sign_in
 
-TRANSCRIPT = re.compile(r'name="transcript" value="([^"]*)"')
+CONVERSATION = re.compile(r'name="conversation" value="([^"]*)"')
 KV = re.compile(r'<span class="kv (\w+)" title="X-Elephantasm-KV">')
 
 
-async def _say(client: httpx.AsyncClient, path: str, page: str, message: str) -> str:
-    """Send ``message`` with the conversation ``page`` shows; returns the next page."""
-    data = {"message": message, "transcript": html.unescape(hidden(TRANSCRIPT, page)), "csrf_token": hidden(CSRF, page)}
+async def _post(client: httpx.AsyncClient, path: str, page: str, message: str) -> str:
+    """Send ``message`` in the conversation ``page`` shows; the page it redirects to (POST-redirect-GET)."""
+    data = {
+        "message": message,
+        "conversation": hidden(CONVERSATION, page),
+        "csrf_token": hidden(CSRF, page),
+    }
     r = await client.post(path, data=data)
+    assert r.status_code == 303, r.text[:1000]
+    assert r.headers["location"].startswith(f"{path}?conversation="), r.headers["location"]
+    return r.headers["location"]
+
+
+async def _say(client: httpx.AsyncClient, path: str, page: str, message: str) -> str:
+    """Send ``message`` and follow the redirect; returns the next page."""
+    r = await client.get(await _post(client, path, page, message))
     assert r.status_code == 200, r.text[:1000]
     return r.text
 
@@ -51,6 +63,26 @@ async def test_a_conversation_shows_each_turns_kv_outcome(
     assert {"Which city do I live in?", "And my cat?"} <= {e["content"] for e in chat}
 
 
+async def test_reloading_the_page_after_a_turn_sends_nothing_again(
+    browser_like: httpx.AsyncClient, client: httpx.AsyncClient, tenant: Tenant, anima: dict
+) -> None:
+    await sign_in(browser_like, tenant.api_key)
+    path = f"/ui/animas/{anima['id']}/chat"
+    shown = await _post(browser_like, path, (await browser_like.get(path)).text, "Hello there")
+    first = await browser_like.get(shown)
+    assert first.status_code == 200 and "Hello there" in html.unescape(first.text)
+    assert KV.findall(first.text) == ["miss"]
+    events = await client.get("/api/events", params={"anima_id": anima["id"], "limit": 100}, headers=tenant.headers)
+    for _ in range(2):  # a reload is a GET of the same page: the same conversation, nothing sent
+        again = await browser_like.get(shown)
+        assert again.status_code == 200 and KV.findall(again.text) == ["miss"]
+        assert html.unescape(again.text).count('class="turn user"') == 1
+    after = await client.get("/api/events", params={"anima_id": anima["id"], "limit": 100}, headers=tenant.headers)
+    assert after.json()["items"] == events.json()["items"]
+    other = await browser_like.get(path, params={"conversation": "ui-" + "0" * 32})
+    assert other.status_code == 200 and 'id="no-turns"' in other.text, "an unknown conversation is empty"
+
+
 async def test_a_read_key_cannot_chat(
     browser_like: httpx.AsyncClient, client: httpx.AsyncClient, tenant: Tenant, anima: dict, runtime: Runtime
 ) -> None:
@@ -60,7 +92,7 @@ async def test_a_read_key_cannot_chat(
     path = f"/ui/animas/{anima['id']}/chat"
     page = (await browser_like.get(path)).text
     assert 'id="chat-read-only"' in page and 'id="chat-form"' not in page
-    r = await browser_like.post(path, data={"message": "hi", "transcript": "[]", "csrf_token": hidden(CSRF, page)})
+    r = await browser_like.post(path, data={"message": "hi", "csrf_token": hidden(CSRF, page)})
     assert r.status_code == 403 and "needs a 'write' key" in html.unescape(r.text)
     recorded = await client.get("/api/events", params={"anima_id": anima["id"]}, headers=tenant.headers)
     assert recorded.json()["items"] == []

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.errors import StorageFullError, ValidationError
 from elephantasm.domain.fingerprint import canonical_json, sha256_hex
 from elephantasm.local.sampling import Sampling
 from elephantasm.services.kv import snapshots
@@ -29,6 +30,8 @@ from elephantasm.services.kv.snapshots import Prefix
 if TYPE_CHECKING:
     from elephantasm.local.engine import Generated, LocalEngine
     from elephantasm.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 ROLES = ("system", "user", "assistant")
 
@@ -150,8 +153,14 @@ def run_chat(
 
 
 async def finish_chat(runtime: Runtime, engine: LocalEngine, plan: ChatPlan, primed: Primed, gen: Generated) -> None:
-    """Keep the new snapshot, record the generation and the two turns."""
-    await snapshots.settle(runtime, plan.org_id, plan.anima_id, engine, plan.prefix, plan.pack, primed, plan.snapshot)
+    """Keep the new snapshot, record the generation and the two turns. The snapshot is a cache: on
+    a full store the turn is recorded and answered without it."""
+    try:
+        await snapshots.settle(
+            runtime, plan.org_id, plan.anima_id, engine, plan.prefix, plan.pack, primed, plan.snapshot
+        )
+    except StorageFullError as exc:
+        log.warning("KV snapshot not kept: %s", exc.detail)
     await record_chat(runtime, engine, plan, primed, gen)
 
 
