@@ -5,7 +5,7 @@ OpenAPI document still describes the body as ``EventBatchCreate``. A valid batch
 :class:`~elephantasm.schemas.event_batch.BatchIn` (see that module for why and what is checked).
 Any other body takes the path Litestar takes for a pydantic body, step for step: the same JSON
 decoding and its errors, ``EventBatchCreate`` validation, and field errors built by the route's
-signature model, so a bad batch is answered exactly as before.
+signature model, so a bad batch is answered as any bad pydantic body is.
 """
 
 from __future__ import annotations

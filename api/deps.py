@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Annotated, Any, TypeVar
 
@@ -33,15 +34,18 @@ def one_of_param(enum: type[StrEnum], name: str | None = None, description: str 
     ]
 
 
+def one_of(name: str, value: str | None, allowed: Sequence[str]) -> str | None:
+    """``value`` if it is one of ``allowed`` (None stays None), else a 422 naming ``name`` and
+    listing the valid values."""
+    if value is not None and value not in allowed:
+        raise ValidationError(f"{name}: unknown {value!r}; valid values: {', '.join(allowed)}")
+    return value
+
+
 def parse_enum(enum: type[E], name: str, value: str | None) -> E | None:
     """``value`` as a member of ``enum`` (None stays None), or a 422 naming ``name``."""
-    if value is None:
-        return None
-    try:
-        return enum(value)
-    except ValueError:
-        valid = ", ".join(m.value for m in enum)
-        raise ValidationError(f"{name}: unknown {value!r}; valid values: {valid}") from None
+    checked = one_of(name, value, [m.value for m in enum])
+    return None if checked is None else enum(checked)
 
 
 def parse_uuid(name: str, value: str) -> uuid.UUID:

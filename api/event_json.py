@@ -1,9 +1,6 @@
-"""Events as response bytes straight from database rows (no pydantic round trip per event).
-
-A batch of 1,000 events built as ``EventRead`` models and re-serialised cost more API CPU than the
-database work (benchmarks/RESULTS.md, ingest). The rows already carry exactly ``EventRead``'s fields
-in its order; ``meta`` arrives as jsonb text and is embedded as is.
-"""
+"""Events as response bytes straight from database rows: building ``EventRead`` models per event
+costs more CPU than the database work. The rows carry exactly ``EventRead``'s fields in its order;
+``meta`` arrives as jsonb text and is embedded as is."""
 
 from __future__ import annotations
 

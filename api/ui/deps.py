@@ -10,10 +10,11 @@ from litestar import Request
 from litestar.datastructures import Cookie, State
 from litestar.di import NamedDependency
 
+from api.deps import one_of
 from api.forwarded import via_trusted_proxy
 from api.scopes import check_scope
 from api.ui import session as ui_session
-from elephantasm.domain.errors import NotFoundError, ValidationError
+from elephantasm.domain.errors import NotFoundError
 from elephantasm.domain.keys import KeyScope
 from elephantasm.runtime import Runtime
 from elephantasm.services.inspector import active_key
@@ -76,11 +77,7 @@ def ui_id(kind: str, value: str) -> uuid.UUID:
 
 def choice(name: str, value: str | None, allowed: tuple[str, ...]) -> str | None:
     """A filter's value: None when empty (the form's "any"), else one of ``allowed`` or a 422 naming it."""
-    if not value:
-        return None
-    if value not in allowed:
-        raise ValidationError(f"{name}: unknown {value!r}; valid values: {', '.join(allowed)}")
-    return value
+    return one_of(name, value or None, allowed)
 
 
 def same_origin(request: Request) -> bool:

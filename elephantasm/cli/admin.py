@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from datetime import timedelta
 
-from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.cli.context import cli_runtime, console, with_runtime
 from elephantasm.cli.listing import Column, field, print_listing, record_of
-from elephantasm.domain.errors import DomainError
 from elephantasm.domain.keys import KeyScope
 from elephantasm.ids import short_id
+from elephantasm.runtime import Runtime
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.services import animas as anima_svc
 from elephantasm.services import keys as key_svc
@@ -60,15 +60,11 @@ async def keys_list(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def keys_revoke(args: argparse.Namespace, settings: Settings) -> int:
+@with_runtime
+async def keys_revoke(rt: Runtime, args: argparse.Namespace) -> int:
     """Revoke a key by id or display prefix."""
-    async with cli_runtime(settings) as rt:
-        try:
-            async with rt.unit_of_work() as session:
-                key = await key_svc.revoke_key(session, args.key)
-        except DomainError as exc:
-            err_console.print(f"[red]{exc.detail}[/red]")
-            return 1
+    async with rt.unit_of_work() as session:
+        key = await key_svc.revoke_key(session, args.key)
     console.print(f"Revoked key {key.prefix}… ({key.id}).")
     return 0
 

@@ -8,9 +8,9 @@ import uuid
 from pathlib import Path
 
 from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.cli.lookup import find_org_id
 from elephantasm.domain.errors import DomainError
 from elephantasm.services import animas as anima_svc
-from elephantasm.services import keys as key_svc
 from elephantasm.services.anima_export import export_lines
 from elephantasm.services.anima_import import embed_parsed, parse_export, write_import
 from elephantasm.services.purge import purge_anima
@@ -78,14 +78,13 @@ async def animas_import(args: argparse.Namespace, settings: Settings) -> int:
     """Create a new anima in ``--org`` from an export file; prints its id last."""
     lines = Path(args.file).read_text(encoding="utf-8").splitlines()
     async with cli_runtime(settings) as rt:
-        async with rt.unit_of_work() as session:
-            org = await key_svc.get_org(session, args.org)
+        org_id = await find_org_id(rt, args.org)
         try:
             parsed = parse_export(lines, rt.settings, rt.clock())
             vectors = await embed_parsed(rt.embedder, parsed)
             space = await current_space(rt)
             async with rt.unit_of_work() as session:
-                anima_id = await write_import(session, org.id, parsed, vectors, args.name, space)
+                anima_id = await write_import(session, org_id, parsed, vectors, args.name, space)
         except DomainError as exc:
             err_console.print(f"[red]{exc.detail}[/red]")
             return 1

@@ -1,18 +1,24 @@
-"""Helpers shared by CLI commands: a runtime over a migrated database."""
+"""Helpers shared by CLI commands: a runtime over a migrated database, the progress bar of a long
+command, and a command body whose domain errors are reported in red with exit status 1."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import argparse
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 
 from elephantasm.db.migrate import upgrade_async
+from elephantasm.domain.errors import DomainError
 from elephantasm.runtime import Runtime, build_runtime, resolve_database_url
 from elephantasm.settings import Settings
 
 console = Console()
 err_console = Console(stderr=True)
+
+Progressed = Callable[[int, int], None]
 
 
 @asynccontextmanager
@@ -27,3 +33,34 @@ async def cli_runtime(settings: Settings, migrate: bool = True, *, background: b
         yield runtime
     finally:
         await runtime.close()
+
+
+def with_runtime(
+    body: Callable[[Runtime, argparse.Namespace], Awaitable[int]],
+) -> Callable[[argparse.Namespace, Settings], Awaitable[int]]:
+    """A command running ``body`` over :func:`cli_runtime`; a domain error it raises is printed in
+    red and the command exits 1."""
+
+    async def run(args: argparse.Namespace, settings: Settings) -> int:
+        async with cli_runtime(settings) as rt:
+            try:
+                return await body(rt, args)
+            except DomainError as exc:
+                err_console.print(f"[red]{exc.detail}[/red]")
+                return 1
+
+    return run
+
+
+@contextmanager
+def progress_bar(label: str, unit: str, *more: ProgressColumn) -> Iterator[Progressed]:
+    """A transient bar ``label ━━━ done/total unit elapsed`` (then ``more`` columns); yields the
+    ``progress(done, total)`` callback the services report through."""
+    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn(unit), TimeElapsedColumn(), *more)
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(label, total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield progress

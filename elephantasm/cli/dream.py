@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import uuid
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.cli.context import cli_runtime, console, err_console, progress_bar
 from elephantasm.cli.lookup import find_anima
 from elephantasm.db.models import DreamRun
 from elephantasm.domain.errors import ConflictError, DomainError
@@ -59,13 +58,7 @@ async def dream(args: argparse.Namespace, settings: Settings) -> int:
         except DomainError as exc:
             err_console.print(f"[red]{exc.detail}[/red]")
             return 2
-        columns = (TextColumn("dreaming"), BarColumn(), MofNCompleteColumn(), TextColumn("events"), TimeElapsedColumn())
-        with Progress(*columns, console=console, transient=True) as bar:
-            task = bar.add_task("dream", total=None)
-
-            def progress(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
+        with progress_bar("dreaming", "events") as progress:
             try:
                 run = await run_dream(rt.dreams, anima.org_id, anima.id, trigger="cli", progress=progress)
             except ConflictError as exc:

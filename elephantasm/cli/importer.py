@@ -13,10 +13,10 @@ from pydantic import ValidationError as SchemaError
 from rich.progress import Progress
 
 from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.cli.lookup import find_org_id
 from elephantasm.domain.errors import DomainError
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import events as event_svc
-from elephantasm.services import keys as key_svc
 from elephantasm.services.event_copy import copy_events
 from elephantasm.settings import Settings
 
@@ -70,8 +70,7 @@ async def events_import(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     created = 0
     async with cli_runtime(settings) as rt:
-        async with rt.unit_of_work() as session:
-            org = await key_svc.get_org(session, args.org)
+        org_id = await find_org_id(rt, args.org)
         with Progress(console=console) as progress:
             task = progress.add_task("importing events", total=len(events))
             for start in range(0, len(events), args.batch_size):
@@ -79,7 +78,7 @@ async def events_import(args: argparse.Namespace, settings: Settings) -> int:
                 try:
                     # The batch path by COPY on the session's connection (no ORM rows built for the result).
                     async with rt.unit_of_work() as session:
-                        stored = await copy_events(await session.connection(), org.id, chunk, rt.clock())
+                        stored = await copy_events(await session.connection(), org_id, chunk, rt.clock())
                 except DomainError as exc:
                     err_console.print(f"[red]batch at line {start + 1}: {exc.detail}[/red]")
                     return 1

@@ -8,12 +8,10 @@ import uuid
 
 from rich.table import Table
 
-from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.cli.context import console, with_runtime
 from elephantasm.cli.lookup import find_anima
-from elephantasm.domain.errors import DomainError
 from elephantasm.runtime import Runtime
 from elephantasm.services import packs as pack_svc
-from elephantasm.settings import Settings
 
 _LAYER_NAMES = {
     "identity": ("identity", None),
@@ -49,27 +47,23 @@ def _table(pack: dict) -> Table:
     return table
 
 
-async def inject(args: argparse.Namespace, settings: Settings) -> int:
+@with_runtime
+async def inject(rt: Runtime, args: argparse.Namespace) -> int:
     """Compile (or fetch from the cache) the anima's pack; print the prompt, then the token table."""
-    async with cli_runtime(settings) as rt:
-        try:
-            org_id, anima_id = await _resolve(rt, args.org, args.anima)
-            req = pack_svc.build_request(
-                rt,
-                org_id,
-                anima_id,
-                query=args.query,
-                preset=args.preset,
-                max_tokens=args.max_tokens,
-                encoding=args.encoding,
-                session_id=args.session,
-            )
-            served = await pack_svc.latest(rt, req)
-            if served.followup:
-                await served.followup()
-        except DomainError as exc:
-            err_console.print(f"[red]{exc.detail}[/red]")
-            return 1
+    org_id, anima_id = await _resolve(rt, args.org, args.anima)
+    req = pack_svc.build_request(
+        rt,
+        org_id,
+        anima_id,
+        query=args.query,
+        preset=args.preset,
+        max_tokens=args.max_tokens,
+        encoding=args.encoding,
+        session_id=args.session,
+    )
+    served = await pack_svc.latest(rt, req)
+    if served.followup:
+        await served.followup()
     pack = json.loads(served.body)
     if pack is None:
         console.print("Nothing recorded for this anima yet (inject returns null).")

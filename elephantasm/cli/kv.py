@@ -10,34 +10,15 @@ from typing import Any
 
 from rich.table import Table
 
-from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.cli.context import console, with_runtime
 from elephantasm.cli.inject import _resolve
 from elephantasm.cli.listing import Column, field, print_listing, record_of
-from elephantasm.domain.errors import DomainError
+from elephantasm.cli.lookup import find_org_id
 from elephantasm.domain.kv.package import open_package
 from elephantasm.ids import short_id
 from elephantasm.runtime import Runtime
-from elephantasm.services import keys as key_svc
 from elephantasm.services.kv import packages, rows, snapshots
 from elephantasm.services.kv.prefix import pack_prompt
-from elephantasm.settings import Settings
-
-
-def _runner(func: Any) -> Any:
-    async def run(args: argparse.Namespace, settings: Settings) -> int:
-        async with cli_runtime(settings) as rt:
-            try:
-                return await func(rt, args)
-            except DomainError as exc:
-                err_console.print(f"[red]{exc.detail}[/red]")
-                return 1
-
-    return run
-
-
-async def _org_id(rt: Runtime, name: str) -> uuid.UUID:
-    async with rt.read_session() as session:
-        return (await key_svc.get_org(session, name)).id
 
 
 def _print_certificate(cert: dict[str, Any]) -> None:
@@ -79,7 +60,7 @@ SNAPSHOT_COLUMNS = [
 
 
 async def _ls(rt: Runtime, args: argparse.Namespace) -> int:
-    org_id = await _org_id(rt, args.org)
+    org_id = await find_org_id(rt, args.org)
     anima_id = (await _resolve(rt, args.org, args.anima))[1] if args.anima else None
     async with rt.read_session() as session:
         found = await rows.list_for(session, org_id, anima_id, 1000)
@@ -90,7 +71,7 @@ async def _ls(rt: Runtime, args: argparse.Namespace) -> int:
 
 
 async def _export(rt: Runtime, args: argparse.Namespace) -> int:
-    org_id = await _org_id(rt, args.org)
+    org_id = await find_org_id(rt, args.org)
     blob = await packages.export_package(rt, org_id, uuid.UUID(args.snapshot), args.probes)
     args.out.write_bytes(blob)
     console.print(f"wrote {args.out} ({len(blob)} bytes)")
@@ -107,14 +88,14 @@ async def _import(rt: Runtime, args: argparse.Namespace) -> int:
 
 
 async def _verify(rt: Runtime, args: argparse.Namespace) -> int:
-    cert = await packages.verify_snapshot(rt, await _org_id(rt, args.org), uuid.UUID(args.snapshot), args.probes)
+    cert = await packages.verify_snapshot(rt, await find_org_id(rt, args.org), uuid.UUID(args.snapshot), args.probes)
     _print_certificate(cert)
     print(json.dumps(cert), flush=True)
     return 0 if cert["greedy_identical"] else 2
 
 
 async def _prune(rt: Runtime, args: argparse.Namespace) -> int:
-    org_id = await _org_id(rt, args.org)
+    org_id = await find_org_id(rt, args.org)
     store = rt.local.store(rt.settings)
     budget = rt.settings.local_kv_budget_bytes if args.budget is None else args.budget
     async with rt.unit_of_work() as session:
@@ -125,4 +106,4 @@ async def _prune(rt: Runtime, args: argparse.Namespace) -> int:
 
 
 # The commands ``cli/parser.py`` names (``elephantasm kv build`` → ``build``, …).
-build, ls, export, import_, verify, prune = map(_runner, (_build, _ls, _export, _import, _verify, _prune))
+build, ls, export, import_, verify, prune = map(with_runtime, (_build, _ls, _export, _import, _verify, _prune))

@@ -15,6 +15,12 @@ from elephantasm.services import keys as key_svc
 NAMESAKES_SHOWN = 10
 
 
+async def find_org_id(rt: Runtime, name: str) -> uuid.UUID:
+    """The id of the org called ``name``; an unknown name is an error listing the orgs."""
+    async with rt.read_session() as session:
+        return (await key_svc.get_org(session, name)).id
+
+
 async def find_anima(rt: Runtime, ref: str, org_name: str | None) -> Anima:
     """The live anima ``ref`` names: an id (within ``org_name``, or any org when it is None) or a
     name within ``org_name``. An unknown org is an error listing the orgs; a name several animas

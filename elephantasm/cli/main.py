@@ -74,11 +74,8 @@ def domain_error_detail(exc: BaseException) -> Any:
 
 
 def run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run ``coro`` to completion on uvloop when it is installed, else on asyncio's own loop.
-
-    uvloop's loop and socket transports cost the API process markedly less CPU per request than
-    the pure-Python ones (benchmarks/RESULTS.md, ingest); behaviour is the same asyncio API.
-    """
+    """Run ``coro`` to completion on uvloop when it is installed (less CPU per request, same
+    asyncio API), else on asyncio's own loop."""
     try:
         import uvloop
     except ImportError:  # e.g. Windows, where uvloop does not build

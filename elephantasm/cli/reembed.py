@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import uuid
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import TimeRemainingColumn
 
-from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.cli.context import cli_runtime, console, err_console, progress_bar
 from elephantasm.services.reembed import reembed as reembed_rows
 from elephantasm.services.spaces import current_space
 from elephantasm.settings import Settings
@@ -26,21 +26,8 @@ async def reembed(args: argparse.Namespace, settings: Settings) -> int:
         err_console.print("[red]--batch-size must be at least 1[/red]")
         return 2
     async with cli_runtime(settings) as rt:
-        space = rt.embedder.space.label()
-        columns = (
-            TextColumn(f"re-embedding into {space}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("rows"),
-            TimeElapsedColumn(),
-            TimeRemainingColumn(),
-        )
-        with Progress(*columns, console=console, transient=True) as bar:
-            task = bar.add_task("reembed", total=None)
-
-            def progress(done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total)
-
+        label = f"re-embedding into {rt.embedder.space.label()}"
+        with progress_bar(label, "rows", TimeRemainingColumn()) as progress:
             batch = args.batch_size or settings.reembed_batch
             space_code = await current_space(rt)
             result = await reembed_rows(

@@ -31,7 +31,7 @@ async def seeded(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, an
     r = await client.post("/api/events/batch", json={"events": events}, headers=tenant.headers)
     assert r.status_code == 201, r.text
     assert r.json()["items"][0]["importance_score"] == SUBNORMAL
-    await run_dream(runtime, tenant.org_id, uuid.UUID(anima["id"]))
+    await run_dream(runtime.dreams, tenant.org_id, uuid.UUID(anima["id"]))
     return anima
 
 
