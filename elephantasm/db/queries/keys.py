@@ -43,8 +43,8 @@ async def org_name(session: AsyncSession, org_id: uuid.UUID) -> str | None:
 
 
 async def key_by_hash(session: AsyncSession, digest: str) -> Row | None:
-    """(id, org_id, revoked_at, expires_at, scope, prefix, and the org's name) of the key whose hash is
-    ``digest``, or None."""
+    """(id, org_id, revoked_at, expires_at, scope, prefix, and the org's name) of the key whose hash
+    is ``digest``, or None."""
     return await _key_row(session, col(ApiKey.key_hash) == digest)
 
 
