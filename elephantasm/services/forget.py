@@ -92,26 +92,6 @@ async def _lock_live(session: AsyncSession, kind: str, org_id: uuid.UUID, item_i
     return anima_id
 
 
-async def forget_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID, now: datetime) -> Forgotten:
-    """Delete a live memory of the org and everything derived only from it (see module docstring)."""
-    anima_id = await _lock_live(session, "memory", org_id, memory_id)
-    gone = [memory_id, *await q.merged_into(session, memory_id)]
-    orphaned = await q.orphaned_knowledge(session, anima_id, gone)
-    done = Forgotten(anima_id, gone, orphaned, event_ids=await q.source_events(session, gone))
-    await _scrub(session, done, now)
-    return done
-
-
-async def forget_knowledge(
-    session: AsyncSession, org_id: uuid.UUID, knowledge_id: uuid.UUID, now: datetime
-) -> Forgotten:
-    """Delete a knowledge item of the org (current or superseded); its source memories stay."""
-    anima_id = await _lock_live(session, "knowledge", org_id, knowledge_id)
-    done = Forgotten(anima_id, [], [knowledge_id])
-    await _scrub(session, done, now)
-    return done
-
-
 async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
     """Scrub the rows, the identity's evidence, the journal and the served packs; bump the state."""
     texts = await q.item_texts(session, done.memory_ids, done.knowledge_ids)
@@ -205,8 +185,13 @@ async def forget(
 ) -> Forgotten:
     """Forget a ``"memory"`` or ``"knowledge"`` item in the caller's transaction, hooks included;
     after the commit the caller drops cached packs (:func:`drop_cached` with ``cited_ids``)."""
-    action = forget_memory if kind == "memory" else forget_knowledge
-    done = await action(session, org_id, item_id, now)
+    anima_id = await _lock_live(session, kind, org_id, item_id)
+    if kind == "memory":
+        gone, orphaned, events = await q.memory_closure(session, anima_id, item_id)
+        done = Forgotten(anima_id, gone, orphaned, event_ids=events)
+    else:  # its source memories stay
+        done = Forgotten(anima_id, [], [item_id])
+    await _scrub(session, done, now)
     await _run_hooks(hooks, session, org_id, done)
     return done
 

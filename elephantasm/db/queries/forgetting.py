@@ -62,21 +62,16 @@ async def anima_of_live_item(
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
-async def merged_into(session: AsyncSession, memory_id: uuid.UUID) -> list[uuid.UUID]:
-    """Live memories merged into ``memory_id``."""
-    stmt = select(_M.c.id).where(_M.c.merged_into == memory_id, live_memory(_M))
-    return list((await session.execute(stmt)).scalars())
-
-
-async def orphaned_knowledge(session: AsyncSession, anima_id: uuid.UUID, gone: list[uuid.UUID]) -> list[uuid.UUID]:
-    """Live knowledge of the anima drawn from ``gone`` whose every source memory is in ``gone``."""
-    return list((await session.execute(_ORPHANED_SQL, {"anima": anima_id, "gone": gone})).scalars())
-
-
-async def source_events(session: AsyncSession, memory_ids: list[uuid.UUID]) -> list[uuid.UUID]:
-    """The events the memories were distilled from."""
-    stmt = select(func.unnest(_M.c.event_ids)).where(_M.c.id.in_(memory_ids)).distinct()
-    return list((await session.execute(stmt)).scalars())
+async def memory_closure(
+    session: AsyncSession, anima_id: uuid.UUID, memory_id: uuid.UUID
+) -> tuple[list[uuid.UUID], list[uuid.UUID], list[uuid.UUID]]:
+    """What forgetting a memory of the anima takes with it: (the memory and the live memories merged
+    into it, the live knowledge drawn only from those, the events they were distilled from)."""
+    merged = select(_M.c.id).where(_M.c.merged_into == memory_id, live_memory(_M))
+    gone = [memory_id, *(await session.execute(merged)).scalars()]
+    orphaned = (await session.execute(_ORPHANED_SQL, {"anima": anima_id, "gone": gone})).scalars()
+    sources = select(func.unnest(_M.c.event_ids)).where(_M.c.id.in_(gone)).distinct()
+    return gone, list(orphaned), list((await session.execute(sources)).scalars())
 
 
 async def item_texts(

@@ -2,12 +2,7 @@
 pack composer. Everything else the inspector shows comes from the same services as the API."""
 
 from elephantasm.db.queries.inspector import AnimaCounts, anima_counts, knowledge_of_memory, memories_of_event
-from elephantasm.services.inspector.composer import (
-    Composition,
-    LayerUse,
-    compose,
-    describe,
-)
+from elephantasm.services.inspector.composer import Composition, LayerUse, compose, describe
 from elephantasm.services.inspector.factors import memory_factors
 
 __all__ = [
