@@ -7,14 +7,14 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
-from elephantasm.db.models import Anima
-from elephantasm.db.scopes import live_anima_row, org_scoped
+from elephantasm.db.models import Anima, Event, Knowledge, Memory
+from elephantasm.db.scopes import live_anima_row, of_anima, org_scoped
 from elephantasm.db.tables import rowcount
 
 
@@ -76,9 +76,25 @@ async def bump_state_version(session: AsyncSession, anima_ids: list[uuid.UUID]) 
         )
 
 
-async def lock_row(session: AsyncSession, anima_id: uuid.UUID) -> None:
-    """Lock the anima's row for update until the transaction ends (pack recording waits on it)."""
-    await session.execute(select(1).where(col(Anima.id) == anima_id).with_for_update())
+async def lock_row(session: AsyncSession, anima_id: uuid.UUID, org_id: uuid.UUID | None = None) -> uuid.UUID | None:
+    """Lock the anima's row (live or not; of ``org_id`` when given) for update until the transaction
+    ends, as pack recording waits on it; returns its org, or None if there is no such anima."""
+    stmt = select(col(Anima.org_id)).where(col(Anima.id) == anima_id)
+    if org_id is not None:
+        stmt = stmt.where(org_scoped(Anima, org_id))
+    return (await session.execute(stmt.with_for_update())).scalar_one_or_none()
+
+
+async def row_counts(session: AsyncSession, anima_id: uuid.UUID) -> list[int]:
+    """How many events, memories (deleted ones too) and knowledge items the anima holds."""
+    counts = [select(func.count()).select_from(Event).where(*of_anima(Event, anima_id))]
+    counts += [select(func.count()).where(col(m.anima_id) == anima_id) for m in (Memory, Knowledge)]
+    return [int((await session.execute(stmt)).scalar_one()) for stmt in counts]
+
+
+async def delete_row(session: AsyncSession, anima_id: uuid.UUID) -> None:
+    """Delete the anima's row; its rows in every table go with it (``ON DELETE CASCADE``)."""
+    await session.execute(delete(Anima).where(col(Anima.id) == anima_id))
 
 
 async def mark_forgotten(session: AsyncSession, anima_id: uuid.UUID, *, bump: bool) -> None:
