@@ -14,13 +14,13 @@ from sqlalchemy import select, text
 
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.db.models import Memory
+from elephantasm.db.queries import inspector as links
 from elephantasm.db.raw import driver_connection
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import anima_export, event_copy, event_insert, events
 from elephantasm.services.dreams import claims, memories, run_dream
-from elephantasm.services.inspector import links
 from elephantasm.services.packs import event_match, session, sql
 from tests.conftest import Tenant
 from tests.dreams.helpers import T0, add_events, new_anima, turns

@@ -17,8 +17,7 @@ from api.ui import session as ui_session
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.domain.keys import KeyScope
 from elephantasm.runtime import Runtime
-from elephantasm.services.inspector import active_key
-from elephantasm.services.keys import Caller
+from elephantasm.services.keys import Caller, active_key
 
 
 class SignInRequired(Exception):

@@ -4,7 +4,7 @@ The cookie holds ``<key id>.<expiry>.<nonce>.<signature>``: the id of the API ke
 (never the key itself), when the session ends, and a random nonce the CSRF token derives from.
 The signature is HMAC-SHA256 under the server secret (the one every replica shares), so any
 replica can check a session with no session store; the key's org comes from the database on
-every request (``services/inspector/sessions.py``). Each use of the secret has its own label, so a
+every request (``services/keys.active_key``). Each use of the secret has its own label, so a
 value signed for one purpose never verifies for another.
 """
 

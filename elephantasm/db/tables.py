@@ -5,14 +5,18 @@
   the table's columns (``table.c.x``) need one cast; this is it.
 - :func:`rowcount`: rows an UPDATE/DELETE matched. ``AsyncSession.execute`` is typed as returning
   :class:`~sqlalchemy.Result`, but for a DML statement it is a :class:`~sqlalchemy.CursorResult`.
+- :func:`inserted`: an ORM row added, flushed and refreshed, typed as what was passed in.
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import CursorResult, Result, Table
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import SQLModel
+
+RowT = TypeVar("RowT", bound=SQLModel)
 
 
 def table_of(model: type[SQLModel]) -> Table:
@@ -23,3 +27,11 @@ def table_of(model: type[SQLModel]) -> Table:
 def rowcount(result: Result[Any]) -> int:
     """Rows matched by the DML statement that produced ``result``."""
     return cast(CursorResult[Any], result).rowcount
+
+
+async def inserted(session: AsyncSession, row: RowT) -> RowT:
+    """Insert ``row`` in the caller's transaction; returns it as stored (server defaults filled in)."""
+    session.add(row)
+    await session.flush()
+    await session.refresh(row)
+    return row

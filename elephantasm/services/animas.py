@@ -1,32 +1,28 @@
-"""Anima use cases, always scoped to the caller's org."""
+"""Anima use cases, always scoped to the caller's org (statements: ``db/queries/animas.py``)."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
-
-from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima
-from elephantasm.db.scopes import live_anima_row, org_scoped
-from elephantasm.db.tables import rowcount
+from elephantasm.db.queries import animas as q
+from elephantasm.db.queries.animas import bump_state_version as bump_state_version
+from elephantasm.db.queries.animas import list_animas as list_animas
+from elephantasm.db.queries.animas import org_of_anima as org_of_anima
+from elephantasm.db.tables import inserted
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.schemas.animas import AnimaCreate, AnimaUpdate
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
 
 
 async def create_anima(session: AsyncSession, org_id: uuid.UUID, data: AnimaCreate) -> Anima:
     """Create an anima in ``org_id``."""
-    anima = Anima(
-        org_id=org_id, name=data.name, description=data.description, meta=data.meta or {}, user_id=data.user_id
-    )
-    session.add(anima)
-    await session.flush()
-    await session.refresh(anima)
-    return anima
+    row = Anima(org_id=org_id, name=data.name, description=data.description, meta=data.meta or {}, user_id=data.user_id)
+    return await inserted(session, row)
 
 
 async def get_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> Anima:
@@ -44,38 +40,10 @@ async def live_anima_value(session: AsyncSession, org_id: uuid.UUID, anima_id: u
 async def live_anima_values(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, *what: Any) -> Any:
     """The row of ``what`` (entities or columns) of the org's live anima ``anima_id``, or
     NotFoundError as :func:`live_anima_value`."""
-    found = (
-        await session.execute(
-            select(*what).where(col(Anima.id) == anima_id, org_scoped(Anima, org_id), live_anima_row())
-        )
-    ).one_or_none()
+    found = await q.live_values(session, org_id, anima_id, *what)
     if found is None:
         raise NotFoundError(f"anima {anima_id} not found")
     return found
-
-
-async def org_of_anima(session: AsyncSession, anima_id: uuid.UUID) -> uuid.UUID | None:
-    """The org of a live anima, whichever it is (for operator tools such as the CLI), or None."""
-    stmt = select(col(Anima.org_id)).where(col(Anima.id) == anima_id, live_anima_row())
-    return (await session.execute(stmt)).scalar_one_or_none()
-
-
-async def list_animas(
-    session: AsyncSession, org_id: uuid.UUID, limit: int, cursor: str | None
-) -> tuple[list[Anima], str | None]:
-    """Animas of the org, oldest first, keyset-paginated."""
-    stmt = select(Anima).where(org_scoped(Anima, org_id), live_anima_row())
-    return await keyset_page(
-        session,
-        stmt,
-        at=Anima.created_at,
-        row_id=Anima.id,
-        limit=limit,
-        cursor=cursor,
-        direction=Direction.ASC,
-        at_name="created_at",
-        entities=True,
-    )
 
 
 async def update_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, data: AnimaUpdate) -> Anima:
@@ -84,29 +52,12 @@ async def update_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.
     changes = data.model_dump(exclude_unset=True)
     if not changes:
         return anima
-    for field, value in changes.items():
-        setattr(anima, field, value if not (field == "meta" and value is None) else {})
-    anima.state_version = Anima.state_version + 1
-    anima.updated_at = func.now()  # type: ignore[assignment]  # SQL expression, evaluated by the UPDATE; SQLModel types the field as datetime
-    await session.flush()
-    await session.refresh(anima)
-    return anima
+    if "meta" in changes and changes["meta"] is None:
+        changes["meta"] = {}
+    return await q.save_changes(session, anima, changes)
 
 
 async def delete_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, now: datetime) -> None:
     """Soft-delete: the anima disappears from every route; its data stays for recovery/purge."""
-    result = await session.execute(
-        update(Anima)
-        .where(col(Anima.id) == anima_id, col(Anima.org_id) == org_id, col(Anima.deleted_at).is_(None))
-        .values(deleted_at=now, state_version=Anima.state_version + 1)
-    )
-    if rowcount(result) == 0:
+    if not await q.soft_delete(session, org_id, anima_id, now):
         raise NotFoundError(f"anima {anima_id} not found")
-
-
-async def bump_state_version(session: AsyncSession, anima_ids: list[uuid.UUID]) -> None:
-    """Mark that these animas' packs may have changed; must run in the writing transaction."""
-    if anima_ids:
-        await session.execute(
-            update(Anima).where(col(Anima.id).in_(anima_ids)).values(state_version=col(Anima.state_version) + 1)
-        )

@@ -27,57 +27,18 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, text, update
-from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
-
-from elephantasm.db.models import Identity, IdentityVersion, Knowledge, Memory
-from elephantasm.db.scopes import live_memory, visible
-from elephantasm.db.tables import rowcount, table_of
+from elephantasm.db.models import Identity
+from elephantasm.db.queries import animas as anima_q
+from elephantasm.db.queries import forgetting as q
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.domain.lean import lean_text
 from elephantasm.services.dreams.claims import lock_anima
 from elephantasm.services.packs.state import PackState
 
-_M = table_of(Memory)
-_K = table_of(Knowledge)
-# Topics whose knowledge counts as identity evidence (see domain/dreaming/style.evolve_identity).
-_EVIDENCE_TYPES = ("FACT", "EXPERIENCE")
-
-_ORPHANED_SQL = text("""
-SELECT k.id FROM knowledge k
-WHERE k.anima_id = :anima AND k.deleted_at IS NULL
-  AND EXISTS (SELECT 1 FROM knowledge_memories l WHERE l.knowledge_id = k.id AND l.memory_id = ANY(:gone))
-  AND NOT EXISTS (
-      SELECT 1 FROM knowledge_memories l JOIN memories m ON m.id = l.memory_id
-      WHERE l.knowledge_id = k.id AND m.deleted_at IS NULL AND m.id <> ALL(:gone))
-""")
-
-
-def _redacted(values: str) -> str:
-    # The row's jsonb array ``values`` with a forgotten target's entry replaced (a NULL column: every
-    # entry JSON null, as the dream journal stores it).
-    return f"""(SELECT jsonb_agg(CASE WHEN t.id = ANY(:ids) THEN '{{"forgotten": true}}'::jsonb
-                              ELSE coalesce(d.{values} -> (t.n::int - 1), 'null') END ORDER BY t.n)
-        FROM unnest(d.target_ids) WITH ORDINALITY t(id, n))"""
-
-
-# Every journal entry whose target is forgotten keeps its target id but loses its before and after
-# (both become {"forgotten": true}); the other entries of its batched row are untouched.
-_REDACT_JOURNAL_SQL = text(f"""
-UPDATE dream_actions d SET befores = {_redacted("befores")}, afters = {_redacted("afters")}
-WHERE d.anima_id = :anima AND d.target_ids && CAST(:ids AS uuid[])
-""")
-_PURGE_PACKS_SQL = text("DELETE FROM memory_packs WHERE anima_id = :anima AND content::text LIKE ANY(:patterns)")
-_PURGE_SNAPSHOTS_SQL = text("DELETE FROM pack_snapshots WHERE anima_id = :anima")
-_LOCK_SQL = text("SELECT 1 FROM animas WHERE id = :anima FOR UPDATE")
-_MARK_SQL = text("""
-UPDATE animas SET state_version = state_version + 1, forgotten_version = state_version + 1 WHERE id = :anima
-""")
-# For an edit: the update that follows bumps ``state_version`` once, to exactly this version.
-_MARK_NEXT_SQL = text("UPDATE animas SET forgotten_version = state_version + 1 WHERE id = :anima")
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
 
 
 @dataclass
@@ -105,107 +66,50 @@ class Forgotten:
         return [*self.ids, *self.event_ids]
 
 
-ForgetHook = Callable[[AsyncSession, uuid.UUID, Forgotten], Awaitable[None]]
+ForgetHook = Callable[["AsyncSession", uuid.UUID, Forgotten], Awaitable[None]]
 """``hook(session, org_id, forgotten)``: a store outside the core tables erases its copies of the texts."""
-
-
-async def _live_anima_of(session: AsyncSession, table: Any, org_id: uuid.UUID, item_id: uuid.UUID) -> uuid.UUID | None:
-    stmt = select(table.c.anima_id).where(table.c.id == item_id, *visible(table, org_id))
-    return (await session.execute(stmt)).scalar_one_or_none()
 
 
 async def _lock(session: AsyncSession, anima_id: uuid.UUID) -> None:
     """Hold off dream writes (advisory lock) and pack recording (row lock) for the anima."""
     await lock_anima(session, anima_id)
-    await session.execute(_LOCK_SQL, {"anima": anima_id})
+    await anima_q.lock_row(session, anima_id)
 
 
-async def _lock_live(session: AsyncSession, table: Any, org_id: uuid.UUID, item_id: uuid.UUID, kind: str) -> uuid.UUID:
+async def _lock_live(session: AsyncSession, kind: str, org_id: uuid.UUID, item_id: uuid.UUID) -> uuid.UUID:
     """Lock the item's anima and return it; NotFoundError unless the item is live (checked again
     once locked, so of concurrent deletions one forgets and the others are 404s).
 
     The locks: no dream write may link new knowledge to what is being forgotten, and no pack
     compiled before this commits may be recorded (``store._PERSIST`` takes a key-share lock).
     """
-    anima_id = await _live_anima_of(session, table, org_id, item_id)
+    anima_id = await q.anima_of_live_item(session, kind, org_id, item_id)
     if anima_id is not None:
         await _lock(session, anima_id)
-        anima_id = await _live_anima_of(session, table, org_id, item_id)
+        anima_id = await q.anima_of_live_item(session, kind, org_id, item_id)
     if anima_id is None:
         raise NotFoundError(f"{kind} {item_id} not found")
     return anima_id
 
 
-async def forget_memory(session: AsyncSession, org_id: uuid.UUID, memory_id: uuid.UUID, now: datetime) -> Forgotten:
-    """Delete a live memory of the org and everything derived only from it (see module docstring)."""
-    anima_id = await _lock_live(session, _M, org_id, memory_id, "memory")
-    merged = select(_M.c.id).where(_M.c.merged_into == memory_id, live_memory(_M))
-    gone = [memory_id, *(await session.execute(merged)).scalars()]
-    orphaned = list((await session.execute(_ORPHANED_SQL, {"anima": anima_id, "gone": gone})).scalars())
-    sources = select(func.unnest(_M.c.event_ids)).where(_M.c.id.in_(gone)).distinct()
-    done = Forgotten(anima_id, gone, orphaned, event_ids=list((await session.execute(sources)).scalars()))
-    await _scrub(session, done, now)
-    return done
-
-
-async def forget_knowledge(
-    session: AsyncSession, org_id: uuid.UUID, knowledge_id: uuid.UUID, now: datetime
-) -> Forgotten:
-    """Delete a knowledge item of the org (current or superseded); its source memories stay."""
-    anima_id = await _lock_live(session, _K, org_id, knowledge_id, "knowledge")
-    done = Forgotten(anima_id, [], [knowledge_id])
-    await _scrub(session, done, now)
-    return done
-
-
 async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
     """Scrub the rows, the identity's evidence, the journal and the served packs; bump the state."""
-    done.texts = await _texts(session, done)
-    if done.memory_ids:
-        await session.execute(
-            update(_M)
-            .where(_M.c.id.in_(done.memory_ids))
-            .values(
-                summary="",
-                content=None,
-                embedding=None,
-                turn_vectors=None,  # the blob holds its turn lines verbatim
-                meta={},
-                deleted_at=now,
-                updated_at=now,
-            )
-        )
+    texts = await q.item_texts(session, done.memory_ids, done.knowledge_ids)
+    done.texts = sorted({t for summary, content in texts for t in quotable_texts(summary, content)})
+    await q.scrub(session, "memory", done.memory_ids, now)
     if done.knowledge_ids:
-        topics = await _evidence(session, done.knowledge_ids)
-        await session.execute(
-            update(_K)
-            .where(_K.c.id.in_(done.knowledge_ids))
-            .values(
-                content="",
-                summary=None,
-                subject_key=None,
-                content_hash="",
-                embedding=None,
-                meta={},
-                deleted_at=now,
-                updated_at=now,
-            )
-        )
+        topics = await q.evidence(session, done.knowledge_ids)
+        await q.scrub(session, "knowledge", done.knowledge_ids, now)
         await _drop_identity_evidence(session, done.anima_id, topics)
-    params = {"anima": done.anima_id, "ids": done.ids}
-    await session.execute(_REDACT_JOURNAL_SQL, params)
+    await q.redact_journal(session, done.anima_id, done.ids)
     await _purge_served(session, done)
 
 
-async def _purge_served(session: AsyncSession, done: Forgotten, mark: Any = _MARK_SQL) -> None:
+async def _purge_served(session: AsyncSession, done: Forgotten, *, bump: bool = True) -> None:
     """Served packs quoting the items or citing their source events, and the anima's shared
-    snapshots, go; the state moves on."""
-    patterns = [f"%{i}%" for i in [*done.ids, *done.event_ids]]
-    done.packs_purged = rowcount(
-        await session.execute(_PURGE_PACKS_SQL, {"anima": done.anima_id, "patterns": patterns})
-    )
-    await session.execute(_PURGE_SNAPSHOTS_SQL, {"anima": done.anima_id})
-    await session.execute(mark, {"anima": done.anima_id})
+    snapshots, go; the state moves on (with ``bump``; else the caller's update moves it)."""
+    done.packs_purged = await q.purge_served(session, done.anima_id, done.cited_ids)
+    await anima_q.mark_forgotten(session, done.anima_id, bump=bump)
 
 
 async def unserve_old_text(
@@ -219,7 +123,7 @@ async def unserve_old_text(
     await _lock(session, memory.anima_id)
     done = Forgotten(memory.anima_id, [memory.id], [])
     done.texts = sorted(quotable_texts(memory.summary, memory.content))
-    await _purge_served(session, done, _MARK_NEXT_SQL)
+    await _purge_served(session, done, bump=False)
     await _run_hooks(hooks, session, org_id, done)
     return done
 
@@ -247,22 +151,6 @@ def quotable_texts(summary: str | None, content: str | None) -> set[str]:
     return {t for t in out if t}
 
 
-async def _texts(session: AsyncSession, done: Forgotten) -> list[str]:
-    rows = [
-        *(await session.execute(select(_M.c.summary, _M.c.content).where(_M.c.id.in_(done.memory_ids)))).all(),
-        *(await session.execute(select(_K.c.summary, _K.c.content).where(_K.c.id.in_(done.knowledge_ids)))).all(),
-    ]
-    return sorted({t for summary, content in rows for t in quotable_texts(summary, content)})
-
-
-async def _evidence(session: AsyncSession, knowledge_ids: Sequence[uuid.UUID]) -> list[tuple[str, datetime]]:
-    """(topic, learnt at) of the evidence-bearing items among ``knowledge_ids``."""
-    stmt = select(_K.c.topic, _K.c.created_at).where(
-        _K.c.id.in_(list(knowledge_ids)), _K.c.type.in_(_EVIDENCE_TYPES), _K.c.topic.is_not(None)
-    )
-    return [(t, at) for t, at in (await session.execute(stmt)).all()]
-
-
 def _without(self_: dict[str, Any], topics: Counter[str]) -> dict[str, Any] | None:
     """``self_`` with ``topics`` subtracted from its topic counts, or None when nothing changes."""
     counts = self_.get("topics")
@@ -278,14 +166,7 @@ async def _drop_identity_evidence(
     """Subtract forgotten knowledge from the topic counts of every identity version written since."""
     if not evidence:
         return
-    versions = (
-        (await session.execute(select(IdentityVersion).where(col(IdentityVersion.anima_id) == anima_id)))
-        .scalars()
-        .all()
-    )
-    current = (await session.execute(select(Identity).where(col(Identity.anima_id) == anima_id))).scalar_one_or_none()
-    rows: list[IdentityVersion | Identity] = [*versions, *([current] if current else [])]
-    for row in rows:
+    for row in await q.identity_rows(session, anima_id):
         learnt_by = row.updated_at if isinstance(row, Identity) else row.created_at
         topics = Counter(t for t, at in evidence if at <= learnt_by)
         changed = _without(dict(row.self or {}), topics)
@@ -304,8 +185,13 @@ async def forget(
 ) -> Forgotten:
     """Forget a ``"memory"`` or ``"knowledge"`` item in the caller's transaction, hooks included;
     after the commit the caller drops cached packs (:func:`drop_cached` with ``cited_ids``)."""
-    action = forget_memory if kind == "memory" else forget_knowledge
-    done = await action(session, org_id, item_id, now)
+    anima_id = await _lock_live(session, kind, org_id, item_id)
+    if kind == "memory":
+        gone, orphaned, events = await q.memory_closure(session, anima_id, item_id)
+        done = Forgotten(anima_id, gone, orphaned, event_ids=events)
+    else:  # its source memories stay
+        done = Forgotten(anima_id, [], [item_id])
+    await _scrub(session, done, now)
     await _run_hooks(hooks, session, org_id, done)
     return done
 

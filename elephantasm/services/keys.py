@@ -7,10 +7,11 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from elephantasm.db.models import ApiKey, Org
 from elephantasm.db.queries import keys as q
+from elephantasm.db.tables import inserted
 from elephantasm.domain.errors import ConflictError, NotFoundError
 from elephantasm.domain.keys import KeyScope, minted_limits
 from elephantasm.ids import SHORT_ID_DIGITS
@@ -105,7 +106,7 @@ async def issue_key(
 ) -> tuple[str, ApiKey]:
     """Issue a key for an existing org; returns the clear key (shown once) and the stored row."""
     key = generate_api_key()
-    row = await q.add_key(
+    row = await inserted(
         session,
         ApiKey(
             org_id=org_id,
@@ -138,12 +139,24 @@ async def mint_key(
 async def verify_key(session: AsyncSession, digest: str, now: datetime) -> Caller | None:
     """The caller whose key hashes to ``digest`` (see ``hash_api_key``), or None if unknown,
     revoked or expired."""
-    row = await q.key_by_hash(session, digest)
-    if row is None or row.revoked_at is not None:
+    found = _active(await q.key_by_hash(session, digest), now)
+    return found[0] if found else None
+
+
+async def active_key(session: AsyncSession, key_id: uuid.UUID, now: datetime) -> tuple[Caller, str, str] | None:
+    """``(caller, org name, key prefix)`` of the key ``key_id`` if it is active (not revoked, not
+    expired), else None: the inspector's sign-in, checked on every page, so revoking or expiring a
+    key ends its inspector sessions at once, on every replica (``api/ui/session.py``)."""
+    return _active(await q.key_by_id(session, key_id), now)
+
+
+def _active(row: Any, now: datetime) -> tuple[Caller, str, str] | None:
+    """The caller of a key row read by ``db/queries/keys``, its org name and prefix; None unless
+    the key is active. The caller carries the key's scope and expiry."""
+    if row is None or row.revoked_at is not None or (row.expires_at is not None and row.expires_at <= now):
         return None
-    if row.expires_at is not None and row.expires_at <= now:
-        return None
-    return Caller(org_id=row.org_id, key_id=row.id, scope=KeyScope(row.scope), expires_at=row.expires_at)
+    caller = Caller(org_id=row.org_id, key_id=row.id, scope=KeyScope(row.scope), expires_at=row.expires_at)
+    return caller, row.name, row.prefix
 
 
 def _key_reference(ref: str) -> tuple[uuid.UUID | None, str | None, str | None]:

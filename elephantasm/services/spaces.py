@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from sqlalchemy import text
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from elephantasm.db.models import EmbeddingSpaceRow
+from elephantasm.db.tables import table_of
 from elephantasm.llm.embedders import Embedder
 
 
@@ -26,18 +29,17 @@ class SpaceSource(Protocol):
     slow_facts: dict[str, tuple[float, Any]]
 
 
-_REGISTER = text("INSERT INTO embedding_spaces (label) VALUES (:label) ON CONFLICT (label) DO NOTHING")
-_LOOKUP = text("SELECT id FROM embedding_spaces WHERE label = :label")
+_SPACE = table_of(EmbeddingSpaceRow)
 
 
 async def register_space(engine: AsyncEngine, label: str) -> int:
     """The code of ``label``, added to ``embedding_spaces`` (and committed) if it is new."""
     async with engine.begin() as conn:
-        await conn.execute(_REGISTER, {"label": label})
+        await conn.execute(pg_insert(_SPACE).values(label=label).on_conflict_do_nothing(index_elements=["label"]))
     # A new statement after the commit: it also sees a row a concurrent registrant committed while
     # this insert waited on it and then did nothing.
     async with engine.connect() as conn:
-        return int((await conn.execute(_LOOKUP, {"label": label})).scalar_one())
+        return int((await conn.execute(select(_SPACE.c.id).where(_SPACE.c.label == label))).scalar_one())
 
 
 async def current_space(runtime: SpaceSource) -> int:

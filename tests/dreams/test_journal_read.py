@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx
 
+from elephantasm.db.queries.forgetting import redact_journal
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams.journal import journaled_write
 from elephantasm.services.dreams.runs import RunStats, start_run
-from elephantasm.services.forget import _REDACT_JOURNAL_SQL
 from tests.conftest import Tenant
 from tests.dreams.helpers import new_anima, variant
 
@@ -79,9 +79,8 @@ async def test_forgetting_one_target_scrubs_only_its_entries(
     url = f"/api/dreams/sessions/{run_id}"
     before = (await client.get(url, headers=tenant.headers)).json()
     async with runtime.unit_of_work() as session:
-        other = await session.execute(_REDACT_JOURNAL_SQL, {"anima": uuid.uuid4(), "ids": [gone]})
-        assert other.rowcount == 0  # another anima's journal is never touched
-        await session.execute(_REDACT_JOURNAL_SQL, {"anima": uuid.UUID(before["anima_id"]), "ids": [gone]})
+        assert await redact_journal(session, uuid.uuid4(), [gone]) == 0  # another anima's journal is never touched
+        await redact_journal(session, uuid.UUID(before["anima_id"]), [gone])
     after = (await client.get(url, headers=tenant.headers)).json()["actions"]
     changed = [(b, a) for b, a in zip(before["actions"], after, strict=True) if b != a]
     assert [(b["target_id"], a["before"], a["after"]) for b, a in changed] == [

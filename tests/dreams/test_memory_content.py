@@ -22,7 +22,7 @@ from elephantasm.services.anima_export import export_lines
 from elephantasm.services.dreams import run_dream
 from elephantasm.services.dreams.memories import get_memory
 from elephantasm.services.dreams.writer import to_inputs
-from elephantasm.services.forget import forget_memory, unserve_old_text
+from elephantasm.services.forget import forget, unserve_old_text
 from tests.conftest import Tenant
 from tests.dreams.helpers import T0, add_events, new_anima
 
@@ -127,7 +127,7 @@ async def test_forgetting_scrubs_the_turn_lines_the_blob_holds(runtime: Runtime,
     decoded = tv.decode(blob)
     assert decoded is not None and any(isinstance(line, str) for line in decoded[1])  # text, not only vectors
     async with runtime.unit_of_work() as session:
-        await forget_memory(session, tenant.org_id, victim, runtime.clock())
+        await forget(session, tenant.org_id, "memory", victim, runtime.clock(), ())
     async with runtime.engine.connect() as conn:
         left = text("SELECT turn_vectors FROM memories WHERE id = :id")
         assert (await conn.execute(left, {"id": victim})).scalar_one() is None

@@ -10,8 +10,8 @@ from sqlalchemy import text
 
 from elephantasm.domain.pack_trace import PackTrace
 from elephantasm.runtime import Runtime
+from elephantasm.services.inspector import memories_of_event
 from elephantasm.services.inspector.composer import compose
-from elephantasm.services.inspector.links import memories_of_event
 from elephantasm.services.packs import build_request, compile_pack
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW

@@ -42,19 +42,31 @@ async def org_name(session: AsyncSession, org_id: uuid.UUID) -> str | None:
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
-async def add_key(session: AsyncSession, row: ApiKey) -> ApiKey:
-    """Insert a key row; returns it as stored (server defaults filled in)."""
-    session.add(row)
-    await session.flush()
-    await session.refresh(row)
-    return row
-
-
 async def key_by_hash(session: AsyncSession, digest: str) -> Row | None:
-    """(id, org_id, revoked_at, expires_at, scope) of the key whose hash is ``digest``, or None."""
-    stmt = select(
-        col(ApiKey.id), col(ApiKey.org_id), col(ApiKey.revoked_at), col(ApiKey.expires_at), col(ApiKey.scope)
-    ).where(col(ApiKey.key_hash) == digest)
+    """(id, org_id, revoked_at, expires_at, scope, prefix, and the org's name) of the key whose hash
+    is ``digest``, or None."""
+    return await _key_row(session, col(ApiKey.key_hash) == digest)
+
+
+async def key_by_id(session: AsyncSession, key_id: uuid.UUID) -> Row | None:
+    """The key ``key_id`` as :func:`key_by_hash` reads it, or None."""
+    return await _key_row(session, col(ApiKey.id) == key_id)
+
+
+async def _key_row(session: AsyncSession, which: ColumnElement[bool]) -> Row | None:
+    stmt = (
+        select(
+            col(ApiKey.id),
+            col(ApiKey.org_id),
+            col(ApiKey.revoked_at),
+            col(ApiKey.expires_at),
+            col(ApiKey.scope),
+            col(ApiKey.prefix),
+            col(Org.name),
+        )
+        .join(Org, col(Org.id) == col(ApiKey.org_id))
+        .where(which)
+    )
     return (await session.execute(stmt)).one_or_none()
 
 
