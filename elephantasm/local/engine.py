@@ -127,10 +127,11 @@ class LocalEngine:
             raise_exception=_raise,
         )
 
-    def split_prompt(self, system: str, turns: Sequence[dict[str, str]]) -> tuple[str, str]:
-        """(prefix, suffix): the system turn alone, and the rest up to the assistant's cue."""
+    def split_prompt(self, system: str, turns: Sequence[dict[str, str]], cue: bool = True) -> tuple[str, str]:
+        """(prefix, suffix): the system turn alone, and the rest up to the assistant's cue (``cue``,
+        else up to the end of the last turn)."""
         prefix = self._render([{"role": "system", "content": system}], False)
-        full = self._render([{"role": "system", "content": system}, *turns], True)
+        full = self._render([{"role": "system", "content": system}, *turns], cue)
         if not full.startswith(prefix):
             raise TemplateSplitError("the model's chat template does not keep the system turn as a stable prefix")
         return prefix, full[len(prefix) :]
@@ -220,7 +221,7 @@ class LocalEngine:
         size = self._c.llama_state_seq_get_size(self.llm.ctx, 0)
         buf = (ctypes.c_uint8 * size)()
         written = self._c.llama_state_seq_get_data(self.llm.ctx, buf, size, 0)
-        return bytes(buf[:written])
+        return ctypes.string_at(buf, written)  # one copy (slicing a ctypes array makes a list of ints)
 
     def restore_state(self, state: bytes, tokens: Sequence[int]) -> None:
         """Load a state saved by :meth:`save_state` for ``tokens``; refuses rather than guessing."""

@@ -102,6 +102,30 @@ def test_conversation_continues_from_the_live_cache_and_from_memory(engine: Loca
     assert np.array_equal(logits, reference[0]) and tokens == reference[1]
 
 
+def test_a_snapshot_captured_before_the_reply_and_encoded_after_it_restores_exactly(engine: LocalEngine) -> None:
+    """A chat turn captures its new system-turn state before generating and writes the file after
+    the reply: that file restores to exactly what a full prefill gives (logits and greedy tokens)."""
+    system = system_prompt(12)
+    prefix = make_prefix(engine, engine.split_prompt(system, [])[0])
+    first = _prompt(engine, system, [Q1])
+    with engine.lock:
+        primed = prime(engine, "org-w", first, None, lambda: header(engine, prefix, "fp"))
+        assert primed.status == "miss" and primed.kept is not None
+        reply = engine.generate(GREEDY)  # the reply runs before the snapshot is encoded
+    assert len(reply.tokens) > 3
+    meta, state = decode_snapshot(primed.blob or b"")
+    assert meta["tokens"] == prefix.tokens == first.tokens[: first.n_prefix]
+
+    later = _prompt(engine, system, [Q2])
+    reference = _recompute(engine, later)
+    source = Source("snapshot", meta["tokens"], later.reusable(later.n_prefix), state)
+    restored, logits, tokens = _run(engine, "org-x", later, source)
+    assert (restored.status, restored.restored) == ("hit", later.n_prefix)
+    assert restored.prefilled == len(later.tokens) - later.n_prefix
+    assert np.array_equal(logits, reference[0]), "bit-identical next-token logits"
+    assert tokens == reference[1]
+
+
 @pytest.fixture
 def fresh_engine(engine: LocalEngine) -> LocalEngine:
     """An engine of its own: the test below turns restores off on it."""
