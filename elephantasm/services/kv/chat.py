@@ -166,7 +166,7 @@ def run_chat(
     from the best KV source (``reuse``: any at all), then the reply (``on_reply``), then, with
     reuse, the reply evaluated as prompt for the next turn (:func:`evaluate_reply`)."""
     with engine.lock:
-        keep = snapshots.keeper(engine, plan.prefix, plan.pack.fingerprint) if reuse else None
+        keep = (lambda: snapshots.header(engine, plan.prefix, plan.pack.fingerprint)) if reuse else None
         primed = prime(engine, plan.org_id, plan.prompt, plan.snapshot, keep, reuse=reuse)
         if on_ready:
             on_ready(primed)

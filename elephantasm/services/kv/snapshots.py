@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -173,13 +172,34 @@ async def settle(
     written = await asyncio.to_thread(_write, store, of.org_id, primed)
     if written is None:
         return None
-    (digest, size), org_id, prefix, pack = written, of.org_id, of.prefix, of.pack
-    values = {
+    pack = of.pack
+    meta = {"layer_counts": pack.layer_counts, "summary": pack.summary(), "items": pack.items}
+    saved = await rows.upsert(
+        session, row_values(engine, of.org_id, of.anima_id, of.prefix, pack.fingerprint, written, "built", meta)
+    )
+    if primed.discarded and planned is not None and planned.ref.sha256 != written[0]:  # it failed: drop it
+        await rows.unlink_orphans(session, store, [(of.org_id, planned.ref.sha256)])
+    await rows.evict(session, store, budget_bytes)
+    return saved
+
+
+def row_values(
+    engine: LocalEngine,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    prefix: Prefix,
+    fingerprint: str,
+    stored: tuple[str, int],
+    source: str,
+    meta: dict[str, Any],
+) -> dict[str, Any]:
+    """A ``kv_snapshots`` row for a file ``stored`` (digest, bytes) of ``prefix``, indexed by its blocks."""
+    return {
         "id": uuid.uuid4(),
         "org_id": org_id,
-        "anima_id": of.anima_id,
+        "anima_id": anima_id,
         "snapshot_key": prefix.key,
-        "pack_fingerprint": pack.fingerprint,
+        "pack_fingerprint": fingerprint,
         "model_digest": engine.model_digest,
         "model_name": engine.model_name,
         "llama_cpp_version": engine.llama_cpp_version,
@@ -187,26 +207,11 @@ async def settle(
         "n_ctx": engine.n_ctx,
         "n_tokens": len(prefix.tokens),
         "token_ids_hash": token_ids_hash(prefix.tokens),
-        "bytes": size,
-        "sha256": digest,
-        "source": "built",
-        "meta": {
-            "layer_counts": pack.layer_counts,
-            "summary": pack.summary(),
-            "items": pack.items,
-            "blocks": block_hashes(prefix.tokens, block_seed(engine)),
-        },
+        "bytes": stored[1],
+        "sha256": stored[0],
+        "source": source,
+        "meta": meta | {"blocks": block_hashes(prefix.tokens, block_seed(engine))},
     }
-    saved = await rows.upsert(session, values)
-    if primed.discarded and planned is not None and planned.ref.sha256 != digest:  # it failed: drop it
-        await rows.unlink_orphans(session, store, [(org_id, planned.ref.sha256)])
-    await rows.evict(session, store, budget_bytes)
-    return saved
-
-
-def keeper(engine: LocalEngine, prefix: Prefix, fingerprint: str) -> Callable[[], dict[str, Any]]:
-    """The header maker :func:`reuse.prime` calls when it keeps a snapshot of ``prefix``."""
-    return lambda: header(engine, prefix, fingerprint)
 
 
 async def build(
@@ -224,7 +229,8 @@ async def build(
 
     def work() -> Primed:
         with engine.lock:
-            primed = prime(engine, org_id, prompt, planned, keeper(engine, prefix, pack.fingerprint), need_logits=False)
+            keep = lambda: header(engine, prefix, pack.fingerprint)  # noqa: E731
+            primed = prime(engine, org_id, prompt, planned, keep, need_logits=False)
             if primed.kept is None and not on_disk:  # served from memory: write it down all the same
                 primed = replace(primed, kept=(header(engine, prefix, pack.fingerprint), engine.save_state()))
             return primed

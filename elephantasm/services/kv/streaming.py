@@ -70,7 +70,8 @@ class ChatStream:
         self._task = asyncio.ensure_future(asyncio.to_thread(work))
         kind, value = await self._queue.get()
         if kind == "error":
-            await self._failed(value)
+            await self._record_failed()
+            raise value
         return value
 
     async def pieces(self) -> AsyncGenerator[str, None]:
@@ -79,22 +80,20 @@ class ChatStream:
         If the consumer stops early (closed or cancelled: the client disconnected), the model is
         told to stop and the turn is recorded in the background (see :meth:`finished`).
         """
-        done = False
+        ended = False
         try:
             while True:
-                kind, value = await self._queue.get()
-                if kind == "text":
-                    yield value
-                elif kind == "error":
-                    done = True
-                    await self._failed(value)
-                elif kind == "reply":
-                    await self._finish(value)
-                elif kind == "done":
-                    done = True
+                try:
+                    piece = await self._next()
+                except BaseException:
+                    ended = True
+                    raise
+                if piece is None:
+                    ended = True
                     return
+                yield piece
         finally:
-            if not done:
+            if not ended:
                 self._cancel.set()
                 self._finishing = asyncio.ensure_future(self._finish_abandoned())
                 _FINISHING.add(self._finishing)
@@ -105,27 +104,26 @@ class ChatStream:
         if self._finishing is not None:
             await asyncio.shield(self._finishing)
 
-    async def _finish(self, result: Any) -> None:
-        primed, self.generated = result
-        await self._record(primed, self.generated)
-
-    async def _failed(self, exc: BaseException) -> None:
-        """Store the user's turn (unless the reply was recorded), then raise the worker's error."""
-        if self.generated is None:
-            await self._record_failed()
-        raise exc
+    async def _next(self) -> str | None:
+        """The next piece of text, None once the worker is done; records the turn on ``reply``, and
+        on an error stores the user's turn (unless the reply was recorded) before raising it."""
+        while True:
+            kind, value = await self._queue.get()
+            if kind == "text":
+                return str(value)
+            if kind == "done":
+                return None
+            if kind == "reply":
+                primed, self.generated = value
+                await self._record(primed, self.generated)
+            elif kind == "error":
+                if self.generated is None:
+                    await self._record_failed()
+                raise value
 
     async def _finish_abandoned(self) -> None:
         try:
-            while True:
-                kind, value = await self._queue.get()
-                if kind == "reply":
-                    await self._finish(value)
-                if kind == "done":
-                    return
-                if kind == "error":
-                    if self.generated is None:
-                        await self._record_failed()
-                    return
-        except Exception as exc:  # nobody awaits this task: say what was lost, once
-            log.warning("chat turn of an abandoned stream not recorded (%s)", type(exc).__name__)
+            while await self._next() is not None:
+                pass
+        except Exception as exc:  # nobody awaits this task: say what went wrong, once
+            log.warning("chat turn of an abandoned stream ended with an error (%s)", type(exc).__name__)
