@@ -67,6 +67,8 @@ class Turn:
     first_token: float
     reply: str
     generation: str
+    end: float
+    """Time to the end of the stream: all text out, the turn recorded, the reply evaluated for the next turn."""
 
 
 def _env(snapshots: bool, size: Size) -> dict[str, str]:
@@ -115,6 +117,7 @@ def _ask(c: httpx.Client, anima: str, session: str, messages: list[dict[str, str
         first or time.perf_counter() - t0,
         "".join(pieces),
         h["x-elephantasm-generation"],
+        time.perf_counter() - t0,
     )
 
 
@@ -297,6 +300,9 @@ def days_section(size_name: str, note: str) -> Section:
         f"({median_on / exact:.2f}×, aim ≤ 1.5×); the exact hit is the last day's first turn asked again after "
         f"another anima's chat displaced the live cache (median of 3; restored+prefilled: "
         f"{', '.join(f'{t.restored}+{t.prefilled}' for t in on['exact'])}).",
+        "After the first token, the stream ended (every piece out, turn recorded, snapshot kept, the reply "
+        "evaluated for the next turn) a median "
+        f"{statistics.median(t.end - t.first_token for t in later) * 1000:,.0f} ms later.",
         f"First chat after each dream, full prefill (reuse off, that day's first turn) vs reuse on: {after_dream} "
         "(aim ≥ 5×).",
         f"Identical to a full prefill of the same prompt in the same state (each turn's generation replayed with "

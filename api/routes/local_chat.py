@@ -19,7 +19,7 @@ from elephantasm.domain.errors import ValidationError
 from elephantasm.local.model import resolve_model_path
 from elephantasm.schemas.local import ChatCompletionRequest, chunk_body, completion_body
 from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.chat import ChatPlan, make_sampling, plan_chat, record_chat, record_failed
+from elephantasm.services.kv.chat import ChatPlan, make_sampling, plan_chat, record_chat, record_failed, warm_next_pack
 from elephantasm.services.kv.reuse import Primed
 from elephantasm.services.kv.streaming import ChatStream
 
@@ -106,7 +106,8 @@ async def _plan(
 def chat_stream(runtime: Runtime, engine: LocalEngine, plan: ChatPlan) -> ChatStream:
     """The turn's model work, recorded after the reply: the turn first (what the client sent must
     not be lost to a later failure; the user's message alone if generation fails), then the pack
-    compile's record and the new snapshot (file, row), each in a unit of work of its own."""
+    compile's record and the new snapshot (file, row), each in a unit of work of its own, and the
+    next turn's pack."""
 
     async def after_reply(primed: Primed | None) -> None:
         if plan.followup is not None:
@@ -123,6 +124,7 @@ def chat_stream(runtime: Runtime, engine: LocalEngine, plan: ChatPlan) -> ChatSt
         async with runtime.unit_of_work() as session:
             await record_chat(session, engine, plan, primed, gen, runtime.clock())
         await after_reply(primed)
+        await warm_next_pack(runtime, plan)
 
     async def fail() -> None:
         async with runtime.unit_of_work() as session:

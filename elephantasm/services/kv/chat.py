@@ -153,6 +153,18 @@ async def plan_chat(
     )
 
 
+async def warm_next_pack(runtime: Runtime, plan: ChatPlan) -> None:
+    """Compile now, after the reply, the pack the conversation's next turn will ask for: recording
+    this turn changed the anima's state, so that turn would otherwise compile it before its first
+    token. Only when the query is the conversation's first turn (``latest`` changes every turn)."""
+    if runtime.settings.local_pack_query != "conversation":
+        return
+    query = pack_query("conversation", plan.turns)
+    _, followup = await pack_prompt_later(runtime, plan.org_id, plan.anima_id, query, plan.session_id)
+    if followup is not None:
+        await followup()
+
+
 def run_chat(
     engine: LocalEngine,
     plan: ChatPlan,
