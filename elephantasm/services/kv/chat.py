@@ -30,7 +30,7 @@ from elephantasm.local.sampling import Sampling
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services.events import record_events
 from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.prefix import PackPrompt, pack_prompt_later
+from elephantasm.services.kv.prefix import PackPrompt, pack_prompt, pack_prompt_later
 from elephantasm.services.kv.reuse import Primed, Prompt, Source, in_memory, prime
 from elephantasm.services.kv.snapshots import Prefix, SnapshotOf
 
@@ -157,12 +157,8 @@ async def warm_next_pack(runtime: Runtime, plan: ChatPlan) -> None:
     """Compile now, after the reply, the pack the conversation's next turn will ask for: recording
     this turn changed the anima's state, so that turn would otherwise compile it before its first
     token. Only when the query is the conversation's first turn (``latest`` changes every turn)."""
-    if runtime.settings.local_pack_query != "conversation":
-        return
-    query = pack_query("conversation", plan.turns)
-    _, followup = await pack_prompt_later(runtime, plan.org_id, plan.anima_id, query, plan.session_id)
-    if followup is not None:
-        await followup()
+    if runtime.settings.local_pack_query == "conversation":
+        await pack_prompt(runtime, plan.org_id, plan.anima_id, pack_query("conversation", plan.turns), plan.session_id)
 
 
 def run_chat(
