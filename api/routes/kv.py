@@ -104,6 +104,10 @@ class GenerationController(Controller):
         return GenerationRead.model_validate(row.model_dump())
 
     @post("/{generation_id:str}/replay", status_code=HTTP_200_OK)
-    async def replay(self, generation_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> ReplayRead:
-        """Re-run the generation from its record; ``identical`` says whether the output bytes match."""
-        return await generations.replay(runtime, caller.org_id, parse_uuid("generation_id", generation_id))
+    async def replay(
+        self, generation_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep, reuse: bool = True
+    ) -> ReplayRead:
+        """Re-run the generation from its record; ``identical`` says whether the output bytes match.
+        ``?reuse=false``: from an empty KV cache (a full prefill), whatever the server's setting."""
+        gid = parse_uuid("generation_id", generation_id)
+        return await generations.replay(runtime, caller.org_id, gid, reuse)

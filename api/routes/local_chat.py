@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -16,16 +16,19 @@ from litestar.response import Stream
 from litestar.status_codes import HTTP_200_OK
 
 from api.deps import CallerDep, RuntimeDep, parse_uuid
-from elephantasm.domain.errors import ValidationError
+from elephantasm.domain.errors import StorageFullError, ValidationError
 from elephantasm.local.model import resolve_model_path
 from elephantasm.schemas.local import ChatCompletionRequest, chunk_body, completion_body
-from elephantasm.services.kv.chat import ChatPlan, finish_chat, make_sampling, plan_chat, run_chat
+from elephantasm.services.kv import snapshots
+from elephantasm.services.kv.chat import ChatPlan, make_sampling, plan_chat, record_chat, record_failed, warm_next_pack
 from elephantasm.services.kv.reuse import Primed
 from elephantasm.services.kv.streaming import ChatStream
 
 if TYPE_CHECKING:
-    from elephantasm.local.engine import LocalEngine
+    from elephantasm.local.engine import Generated, LocalEngine
     from elephantasm.runtime import Runtime
+
+log = logging.getLogger(__name__)
 
 ANIMA_HEADER = "x-elephantasm-anima"
 SESSION_HEADER = "x-elephantasm-session"
@@ -80,7 +83,7 @@ class LocalChatController(Controller):
             body, headers = await complete_chat(runtime, caller.org_id, anima_id, data, session_id)
             return Response(body, media_type=MediaType.JSON, headers=headers)
         engine, plan = await _plan(runtime, caller.org_id, anima_id, data, session_id)
-        stream = ChatStream(runtime, engine, plan)
+        stream = chat_stream(runtime, engine, plan)
         primed = await stream.start()
         return Stream(
             _events(stream, plan, engine.path.stem), media_type="text/event-stream", headers=_headers(plan, primed)
@@ -103,6 +106,40 @@ async def _plan(
     return engine, await plan_chat(runtime, engine, org_id, anima_id, messages, sampling, session_id)
 
 
+def chat_stream(runtime: Runtime, engine: LocalEngine, plan: ChatPlan) -> ChatStream:
+    """The turn's model work, recorded after the reply: the turn first (what the client sent must
+    not be lost to a later failure; the user's message alone if generation fails), then the pack
+    compile's record and the new snapshot (file, row), each in a unit of work of its own, and the
+    next turn's pack."""
+
+    async def after_reply(primed: Primed | None) -> None:
+        if plan.followup is not None:
+            await plan.followup()
+        if primed is not None:
+            settings = runtime.settings
+            try:
+                async with runtime.unit_of_work() as session:
+                    store, budget = runtime.local.store(settings), settings.local_kv_budget_bytes
+                    await snapshots.settle(
+                        session, store, budget, runtime.clock(), engine, plan.snapshot_of, primed, plan.snapshot
+                    )
+            except StorageFullError as exc:  # the snapshot is a cache: the turn is answered and recorded
+                log.warning("KV snapshot not kept: %s", exc.detail)
+
+    async def finish(primed: Primed, gen: Generated) -> None:
+        async with runtime.unit_of_work() as session:
+            await record_chat(session, engine, plan, primed, gen, runtime.clock())
+        await after_reply(primed)
+        await warm_next_pack(runtime, plan)
+
+    async def fail() -> None:
+        async with runtime.unit_of_work() as session:
+            await record_failed(session, plan, runtime.clock())
+        await after_reply(None)
+
+    return ChatStream(engine, plan, runtime.settings.local_kv_snapshots, finish, fail)
+
+
 async def complete_chat(
     runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, data: ChatCompletionRequest, session_id: str | None
 ) -> tuple[dict, dict[str, str]]:
@@ -110,8 +147,12 @@ async def complete_chat(
     headers (``X-Elephantasm-KV``: whether the pack's KV state was restored). The inspector's chat
     page calls this too, so both go the same way."""
     engine, plan = await _plan(runtime, org_id, anima_id, data, session_id)
-    primed, gen = await asyncio.to_thread(run_chat, engine, plan, runtime.settings.local_kv_snapshots)
-    await finish_chat(runtime, engine, plan, primed, gen)
+    stream = chat_stream(runtime, engine, plan)
+    primed = await stream.start()
+    async for _ in stream.pieces():
+        pass
+    assert stream.generated is not None  # the stream ran to its end
+    gen = stream.generated
     usage = _usage(plan, len(gen.tokens))
     body = completion_body(
         plan.generation_id, engine.path.stem, gen.text, gen.finish_reason, usage, plan.pack.fingerprint

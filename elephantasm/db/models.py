@@ -784,7 +784,7 @@ class GenerationRow(SQLModel, table=True):
     anima_id: uuid.UUID = _fk("animas.id")
     model_digest: str = Field(sa_column=Column(String(64), nullable=False))
     pack_fingerprint: str | None = Field(default=None, sa_column=Column(String(64), nullable=True))
-    kv_status: str = Field(sa_column=Column(String(8), nullable=False))
+    kv_status: str = Field(sa_column=Column(String(16), nullable=False))
     seed: int = Field(sa_column=Column(BigInteger, nullable=False))
     sampling: dict[str, Any] = _jsonb()
     prompt_hash: str = Field(sa_column=Column(String(64), nullable=False))

@@ -19,6 +19,7 @@ the engine resets the owner, so a live cache is only reused by the conversation 
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -89,6 +90,7 @@ class LocalEngine:
         self.owner: object | None = None
         self.n_exact = 0
         self.states = StateCache(memory_bytes)
+        self._tokenized = functools.lru_cache(maxsize=8)(self._tokenize_prefix)
         # False once a restore on this model was found not to spare the work it should have
         # (services.kv.reuse): restores are then no longer tried in this process.
         self.reuse_ok = True
@@ -127,21 +129,27 @@ class LocalEngine:
             raise_exception=_raise,
         )
 
-    def split_prompt(self, system: str, turns: Sequence[dict[str, str]]) -> tuple[str, str]:
-        """(prefix, suffix): the system turn alone, and the rest up to the assistant's cue."""
+    def split_prompt(self, system: str, turns: Sequence[dict[str, str]], cue: bool = True) -> tuple[str, str]:
+        """(prefix, suffix): the system turn alone, and the rest up to the assistant's cue (``cue``,
+        else up to the end of the last turn)."""
         prefix = self._render([{"role": "system", "content": system}], False)
-        full = self._render([{"role": "system", "content": system}, *turns], True)
+        full = self._render([{"role": "system", "content": system}, *turns], cue)
         if not full.startswith(prefix):
             raise TemplateSplitError("the model's chat template does not keep the system turn as a stable prefix")
         return prefix, full[len(prefix) :]
 
     def tokenize_prefix(self, prefix: str) -> tuple[list[int], list[str], list[int]]:
-        """(tokens, lines, line start offsets) of a prefix, tokenized line by line."""
+        """(tokens, lines, line start offsets) of a prefix, tokenized line by line (the last few
+        prefixes are remembered: every turn of a conversation has the same one)."""
+        tokens, lines, starts = self._tokenized(prefix)
+        return list(tokens), list(lines), list(starts)
+
+    def _tokenize_prefix(self, prefix: str) -> tuple[tuple[int, ...], tuple[str, ...], tuple[int, ...]]:
         lines = split_lines(prefix)
         tokens, starts = line_offsets(
             lines, lambda line, i: self.llm.tokenize(line.encode(), add_bos=(i == 0), special=True)
         )
-        return tokens, lines, starts
+        return tuple(tokens), tuple(lines), tuple(starts)
 
     def tokenize_suffix(self, suffix: str) -> list[int]:
         return self.llm.tokenize(suffix.encode(), add_bos=False, special=True)
@@ -220,7 +228,7 @@ class LocalEngine:
         size = self._c.llama_state_seq_get_size(self.llm.ctx, 0)
         buf = (ctypes.c_uint8 * size)()
         written = self._c.llama_state_seq_get_data(self.llm.ctx, buf, size, 0)
-        return bytes(buf[:written])
+        return ctypes.string_at(buf, written)  # one copy (slicing a ctypes array makes a list of ints)
 
     def restore_state(self, state: bytes, tokens: Sequence[int]) -> None:
         """Load a state saved by :meth:`save_state` for ``tokens``; refuses rather than guessing."""

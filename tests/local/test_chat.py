@@ -163,9 +163,9 @@ async def test_a_stream_cut_short_stops_the_model_and_still_records_the_turn(
     anima: dict,  # type: ignore[no-untyped-def]
 ) -> None:
     """What a disconnecting client leaves behind: the server stops iterating the stream early."""
+    from api.routes.local_chat import chat_stream
     from elephantasm.local.sampling import Sampling
     from elephantasm.services.kv.chat import plan_chat
-    from elephantasm.services.kv.streaming import ChatStream
 
     await seed_anima(client, tenant.headers, anima["id"])
     engine = await runtime.local.aengine(runtime.settings)
@@ -179,7 +179,7 @@ async def test_a_stream_cut_short_stops_the_model_and_still_records_the_turn(
         Sampling(seed=3, temperature=0.8, top_p=0.95, max_tokens=400),
         None,
     )
-    stream = ChatStream(runtime, engine, plan)
+    stream = chat_stream(runtime, engine, plan)
     await stream.start()
     pieces = stream.pieces()
     first = await anext(pieces)
@@ -196,3 +196,40 @@ async def test_a_stream_cut_short_stops_the_model_and_still_records_the_turn(
 
     r = await client.post(f"/api/generations/{plan.generation_id}/replay", headers=tenant.headers)
     assert r.status_code == 200 and r.json()["identical"], "replay covers the tokens the client got"
+
+
+async def test_a_failed_generation_still_stores_what_the_user_sent(
+    client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turn is recorded after the reply; when there is no reply, the user's message is stored
+    before the error reaches the client (plain and streamed)."""
+    from api.routes.local_chat import chat_stream
+    from elephantasm.local.sampling import Sampling
+    from elephantasm.services.kv.chat import plan_chat
+
+    await seed_anima(client, tenant.headers, anima["id"], n=4)
+    engine = await runtime.local.aengine(runtime.settings)
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the model failed mid-reply")
+
+    monkeypatch.setattr(engine, "generate", broken)
+    plain = [{"role": "user", "content": "Remember that I moved to Porto."}]
+    r = await client.post(
+        "/v1/chat/completions", headers=tenant.headers, json={"messages": plain, "user": anima["id"], "max_tokens": 8}
+    )
+    assert r.status_code == 500
+    assert [e["content"] for e in await _events(client, tenant, anima["id"])] == [plain[0]["content"]]
+
+    streamed = [{"role": "user", "content": "And that my sister is called Lena."}]
+    sampling = Sampling(seed=1, temperature=0.0, max_tokens=8)
+    plan = await plan_chat(runtime, engine, tenant.org_id, uuid.UUID(anima["id"]), streamed, sampling, None)
+    stream = chat_stream(runtime, engine, plan)
+    await stream.start()  # the prompt is in: headers would go out now
+    with pytest.raises(RuntimeError, match="mid-reply"):
+        async for _ in stream.pieces():
+            pass
+    stored = {e["content"] for e in await _events(client, tenant, anima["id"])}
+    assert stored == {plain[0]["content"], streamed[0]["content"]}
+    r = await client.get(f"/api/generations/{plan.generation_id}", headers=tenant.headers)
+    assert r.status_code == 404, "no generation row for a reply that never came"

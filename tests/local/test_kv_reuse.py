@@ -4,6 +4,8 @@ conversation kept in memory; and a restore that does not spare the work it shoul
 
 from __future__ import annotations
 
+import uuid
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,8 @@ from elephantasm.domain.kv.snapshot import decode_snapshot
 from elephantasm.local.engine import LocalEngine
 from elephantasm.local.sampling import Sampling
 from elephantasm.observability import metrics
+from elephantasm.services.kv.chat import ChatPlan, run_chat
+from elephantasm.services.kv.prefix import PackPrompt
 from elephantasm.services.kv.reuse import Primed, Prompt, Source, prime
 from elephantasm.services.kv.snapshots import header, make_prefix
 from tests.local.conftest import system_prompt
@@ -99,6 +103,61 @@ def test_conversation_continues_from_the_live_cache_and_from_memory(engine: Loca
     primed, logits, tokens = _run(engine, "org-a", second)
     assert primed.source is not None and primed.source.kind == "memory"
     assert primed.restored == len(second.tokens) - 8, "turn 2's own prompt, kept when it was displaced"
+    assert np.array_equal(logits, reference[0]) and tokens == reference[1]
+
+
+def test_a_snapshot_captured_before_the_reply_and_encoded_after_it_restores_exactly(engine: LocalEngine) -> None:
+    """A chat turn captures its new system-turn state before generating and writes the file after
+    the reply: that file restores to exactly what a full prefill gives (logits and greedy tokens)."""
+    system = system_prompt(12)
+    prefix = make_prefix(engine, engine.split_prompt(system, [])[0])
+    first = _prompt(engine, system, [Q1])
+    with engine.lock:
+        primed = prime(engine, "org-w", first, None, lambda: header(engine, prefix, "fp"))
+        assert primed.status == "miss" and primed.kept is not None
+        reply = engine.generate(GREEDY)  # the reply runs before the snapshot is encoded
+    assert len(reply.tokens) > 3
+    meta, state = decode_snapshot(primed.blob or b"")
+    assert meta["tokens"] == prefix.tokens == first.tokens[: first.n_prefix]
+
+    later = _prompt(engine, system, [Q2])
+    reference = _recompute(engine, later)
+    source = Source("snapshot", meta["tokens"], later.reusable(later.n_prefix), state)
+    restored, logits, tokens = _run(engine, "org-x", later, source)
+    assert (restored.status, restored.restored) == ("hit", later.n_prefix)
+    assert restored.prefilled == len(later.tokens) - later.n_prefix
+    assert np.array_equal(logits, reference[0]), "bit-identical next-token logits"
+    assert tokens == reference[1]
+
+
+def test_the_reply_evaluated_after_it_went_out_is_reused_exactly_by_the_next_turn(engine: LocalEngine) -> None:
+    """After the reply, the turn puts the reply's tokens in the cache as a prompt batch; the next
+    turn restores them from the live cache and equals a full prefill (logits and greedy tokens)."""
+    system = system_prompt(8)
+    prefix_text, suffix_text = engine.split_prompt(system, [Q1])
+    prefix = make_prefix(engine, prefix_text)
+    plan = ChatPlan(
+        uuid.uuid4(),
+        uuid.uuid4(),
+        "s",
+        [Q1],
+        PackPrompt("fp", system, ""),
+        prefix,
+        suffix_text,
+        engine.tokenize_suffix(suffix_text),
+        GREEDY,
+        None,
+    )
+    _, gen = run_chat(engine, plan, reuse=True)
+    second = _prompt(engine, system, [Q1, {"role": "assistant", "content": gen.text}, Q2])
+    reference = _recompute(engine, second)
+
+    run_chat(engine, plan, reuse=True)  # turn 1 again: the live cache is turn 1 and its reply
+    assert len(engine.held()) > len(plan.prompt.tokens) + len(gen.tokens) // 2, "the reply is in the cache"
+    primed, logits, tokens = _run(engine, plan.org_id, second)
+    assert primed.source is not None and primed.source.kind == "live" and primed.status == "hit"
+    assert primed.restored > len(plan.prompt.tokens) + len(gen.tokens) // 2, "the reply was not evaluated again"
+    assert primed.prefilled == len(second.tokens) - primed.restored
     assert np.array_equal(logits, reference[0]) and tokens == reference[1]
 
 

@@ -64,7 +64,7 @@ async def test_a_snapshot_holding_another_prompt_is_recomputed_and_reported(
         gen = (
             await client.get(f"/api/generations/{second.headers['x-elephantasm-generation']}", headers=tenant.headers)
         ).json()
-        assert gen["kv_status"] == "miss", "the row records the whole prompt as computed"
+        assert gen["kv_status"] == "recomputed", "the row records the restore that did not reuse"
 
         third = await _ask(client, tenant, anima["id"])
         assert third.headers["x-elephantasm-kv"] == "off", "restores are not tried again on this model"

@@ -3,8 +3,10 @@
 Plan (async): compile the anima's pack, split the prompt into the pack-holding prefix and the
 conversation suffix, find the snapshot sharing the longest prefix with the prompt. Run (one worker
 thread, engine lock held throughout): restore the best KV source (the live cache of the last
-turn, a conversation kept in memory, that snapshot), evaluate only the rest, generate. Finish
-(async): keep a new snapshot of the system turn, record the generation and both turns as events.
+turn, a conversation kept in memory, that snapshot), evaluate only the rest (capturing the system
+turn's state when it is new), generate. Only then, after the reply: record the generation and
+both turns as events (the user's turn alone if generation failed), the pack compile's record,
+and the captured state as a new snapshot, so none of that delays the first token.
 """
 
 from __future__ import annotations
@@ -16,20 +18,29 @@ import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from elephantasm.domain.errors import StorageFullError, ValidationError
+from elephantasm.db.models import GenerationRow
+from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.fingerprint import canonical_json, sha256_hex
+from elephantasm.domain.kv.prefix_index import common_prefix
+from elephantasm.domain.kv.snapshot import token_ids_hash
+from elephantasm.local.engine import MIN_BATCH
 from elephantasm.local.sampling import Sampling
+from elephantasm.schemas.events import EventCreate
+from elephantasm.services.events import record_events
 from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.generations import record_chat
-from elephantasm.services.kv.prefix import PackPrompt, pack_prompt
+from elephantasm.services.kv.prefix import PackPrompt, pack_prompt, pack_prompt_later
 from elephantasm.services.kv.reuse import Primed, Prompt, Source, in_memory, prime
-from elephantasm.services.kv.snapshots import Prefix
+from elephantasm.services.kv.snapshots import Prefix, SnapshotOf
 
 if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
     from elephantasm.local.engine import Generated, LocalEngine
     from elephantasm.runtime import Runtime
+    from elephantasm.services.packs.service import Followup
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +61,17 @@ class ChatPlan:
     suffix_tokens: list[int]
     sampling: Sampling
     snapshot: Source | None
+    followup: Followup | None = None
+    """Records a fresh pack compile; run after the reply."""
     generation_id: uuid.UUID = field(default_factory=uuid.uuid4)
 
     @property
     def prompt(self) -> Prompt:
         return Prompt(self.prefix.tokens + self.suffix_tokens, len(self.prefix.tokens))
+
+    @property
+    def snapshot_of(self) -> SnapshotOf:
+        return SnapshotOf(self.org_id, self.anima_id, self.prefix, self.pack)
 
     @property
     def user_text(self) -> str:
@@ -115,7 +132,8 @@ async def plan_chat(
     """Compile the pack, split and tokenize the prompt, find the prefix's snapshot."""
     client_system, turns = check_turns(messages)
     session = session_id or default_session(turns)
-    pack = await pack_prompt(runtime, org_id, anima_id, pack_query(runtime.settings.local_pack_query, turns), session)
+    query = pack_query(runtime.settings.local_pack_query, turns)
+    pack, followup = await pack_prompt_later(runtime, org_id, anima_id, query, session)
     if client_system:  # the client's own instructions follow the memory in the system turn
         pack = dataclasses.replace(pack, system=f"{pack.system}\n\n{client_system}")
     prefix_text, suffix_text = engine.split_prompt(pack.system, turns)
@@ -130,8 +148,20 @@ async def plan_chat(
     if runtime.settings.local_kv_snapshots and engine.reuse_ok:
         prompt = Prompt(prefix.tokens + suffix_tokens, len(prefix.tokens))
         held = in_memory(engine, org_id, prompt)  # a peek: disk is read only if it offers more
-        snapshot = await snapshots.find(runtime, org_id, engine, prompt, held.claim if held else 0)
-    return ChatPlan(org_id, anima_id, session, turns, pack, prefix, suffix_text, suffix_tokens, sampling, snapshot)
+        store = runtime.local.store(runtime.settings)
+        async with runtime.read_session() as db:
+            snapshot = await snapshots.find(db, store, org_id, engine, prompt, held.claim if held else 0)
+    return ChatPlan(
+        org_id, anima_id, session, turns, pack, prefix, suffix_text, suffix_tokens, sampling, snapshot, followup
+    )
+
+
+async def warm_next_pack(runtime: Runtime, plan: ChatPlan) -> None:
+    """Compile now, after the reply, the pack the conversation's next turn will ask for: recording
+    this turn changed the anima's state, so that turn would otherwise compile it before its first
+    token. Only when the query is the conversation's first turn (``latest`` changes every turn)."""
+    if runtime.settings.local_pack_query == "conversation":
+        await pack_prompt(runtime, plan.org_id, plan.anima_id, pack_query("conversation", plan.turns), plan.session_id)
 
 
 def run_chat(
@@ -141,27 +171,98 @@ def run_chat(
     on_ready: Callable[[Primed], None] | None = None,
     on_text: Callable[[str], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    on_reply: Callable[[tuple[Primed, Generated]], None] | None = None,
 ) -> tuple[Primed, Generated]:
     """The model work of one turn (blocking; call from a worker thread): the prompt into the cache
-    from the best KV source (``reuse``: any at all), then the reply."""
+    from the best KV source (``reuse``: any at all), then the reply (``on_reply``), then, with
+    reuse, the reply evaluated as prompt for the next turn (:func:`evaluate_reply`)."""
     with engine.lock:
-        keep = snapshots.keeper(engine, plan.prefix, plan.pack.fingerprint) if reuse else None
+        keep = (lambda: snapshots.header(engine, plan.prefix, plan.pack.fingerprint)) if reuse else None
         primed = prime(engine, plan.org_id, plan.prompt, plan.snapshot, keep, reuse=reuse)
         if on_ready:
             on_ready(primed)
-        return primed, engine.generate(plan.sampling, on_text, should_stop)
+        gen = engine.generate(plan.sampling, on_text, should_stop)
+        if on_reply:
+            on_reply((primed, gen))
+        if reuse and engine.reuse_ok and gen.finish_reason != "cancelled":
+            evaluate_reply(engine, plan, gen.text)
+        return primed, gen
 
 
-async def finish_chat(runtime: Runtime, engine: LocalEngine, plan: ChatPlan, primed: Primed, gen: Generated) -> None:
-    """Keep the new snapshot, record the generation and the two turns. The snapshot is a cache: on
-    a full store the turn is recorded and answered without it."""
-    try:
-        await snapshots.settle(
-            runtime, plan.org_id, plan.anima_id, engine, plan.prefix, plan.pack, primed, plan.snapshot
+def evaluate_reply(engine: LocalEngine, plan: ChatPlan, reply: str) -> int:
+    """Evaluate the reply's turn as the next turn's prompt will hold it, after the reply went out
+    (caller holds the lock); returns how many tokens were evaluated.
+
+    The reply's tokens were generated one by one, which llama.cpp computes with other numerics
+    than a prompt batch, so the next turn could only reuse the cache up to this turn's prompt and
+    would evaluate the reply again before its first token. Evaluated here as a batch, from the
+    end of this prompt, their KV is what a full prefill of the next prompt computes; the next
+    turn reuses it through the live cache like any prompt prefix (only tokens it really shares)."""
+    turns = [*plan.turns, {"role": "assistant", "content": reply}]
+    tokens = plan.prefix.tokens + engine.tokenize_suffix(engine.split_prompt(plan.pack.system, turns, cue=False)[1])
+    start = common_prefix(engine.held(), tokens)
+    if (
+        start < len(plan.prompt.tokens) - MIN_BATCH
+        or len(tokens) - start < MIN_BATCH
+        or len(tokens) + MIN_BATCH >= engine.n_ctx
+    ):
+        return 0
+    if engine.keep(start) != start:  # the cache no longer holds that prefix: nothing to build on
+        return 0
+    engine.extend(tokens[start:])
+    return len(tokens) - start
+
+
+def turn_events(plan: ChatPlan, output: str) -> list[EventCreate]:
+    """The user's turn and, if the model said anything, the assistant's (deduplicated on retries)."""
+    stem = f"chat:{plan.conversation_key}"
+    meta = {"source": "chat", "generation_id": str(plan.generation_id), "pack_fingerprint": plan.pack.fingerprint}
+    said = [("message.in", "user", plan.user_text)] + ([("message.out", "assistant", output)] if output.strip() else [])
+    return [
+        EventCreate(
+            anima_id=plan.anima_id,
+            event_type=event_type,
+            role=role,
+            content=content,
+            session_id=plan.session_id,
+            dedupe_key=f"{stem}:{role}",
+            meta=meta,
         )
-    except StorageFullError as exc:
-        log.warning("KV snapshot not kept: %s", exc.detail)
-    await record_chat(runtime, engine, plan, primed, gen)
+        for event_type, role, content in said
+    ]
+
+
+async def record_chat(
+    session: AsyncSession, engine: LocalEngine, plan: ChatPlan, primed: Primed, gen: Generated, now: datetime
+) -> None:
+    """The generation row and the turn's events, in the caller's transaction."""
+    tokens = plan.prefix.tokens + plan.suffix_tokens
+    kv = {"outcome": primed.status, "restored": primed.restored, "prefilled": primed.prefilled}
+    session.add(
+        GenerationRow(
+            id=plan.generation_id,
+            org_id=plan.org_id,
+            anima_id=plan.anima_id,
+            model_digest=engine.model_digest,
+            pack_fingerprint=plan.pack.fingerprint,
+            kv_status=primed.status,
+            seed=plan.sampling.seed,
+            sampling=plan.sampling.as_dict(),
+            prompt_hash=token_ids_hash(tokens),
+            prompt_tokens=len(tokens),
+            prompt={"prefix": plan.prefix.text, "suffix": plan.suffix_text, "session_id": plan.session_id, "kv": kv},
+            output=gen.text,
+            output_tokens=len(gen.tokens),
+            finish_reason=gen.finish_reason,
+        )
+    )
+    await session.flush()
+    await record_events(session, plan.org_id, turn_events(plan, gen.text), now)
+
+
+async def record_failed(session: AsyncSession, plan: ChatPlan, now: datetime) -> None:
+    """A turn whose generation failed: the user's message is stored all the same."""
+    await record_events(session, plan.org_id, turn_events(plan, ""), now)
 
 
 def make_sampling(

@@ -20,7 +20,7 @@ from elephantasm.domain.kv.snapshot import SnapshotFormatError, decode_snapshot,
 from elephantasm.services.animas import get_anima
 from elephantasm.services.kv import rows
 from elephantasm.services.kv.quality import measure
-from elephantasm.services.kv.snapshots import Prefix, make_prefix
+from elephantasm.services.kv.snapshots import Prefix, make_prefix, row_values
 
 if TYPE_CHECKING:
     from elephantasm.local.engine import LocalEngine
@@ -82,14 +82,21 @@ def manifest_for(engine: LocalEngine, row: KVSnapshotRow, header: dict[str, Any]
     }
 
 
-async def export_package(runtime: Runtime, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int = 4) -> bytes:
-    """The package file for a stored snapshot, with a certificate measured now."""
+async def _certified(
+    runtime: Runtime, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int
+) -> tuple[KVSnapshotRow, bytes, LocalEngine, dict[str, Any], dict[str, Any]]:
+    """A stored snapshot (row, file, engine, header) and its certificate measured now."""
     row, blob = await _stored(runtime, org_id, snapshot_id)
     engine = await runtime.local.aengine(runtime.settings)
     _same_model(engine, row.model_digest, f"kv snapshot {snapshot_id}")
     header, state = decode_snapshot(blob)
-    prefix = make_prefix(engine, header["prefix_text"])
-    cert = await asyncio.to_thread(certify, engine, prefix, state, n_probes)
+    cert = await asyncio.to_thread(certify, engine, make_prefix(engine, header["prefix_text"]), state, n_probes)
+    return row, blob, engine, header, cert
+
+
+async def export_package(runtime: Runtime, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int = 4) -> bytes:
+    """The package file for a stored snapshot, with a certificate measured now."""
+    row, blob, engine, header, cert = await _certified(runtime, org_id, snapshot_id, n_probes)
     return seal_package(manifest_for(engine, row, header, runtime.clock()), cert, blob, runtime.secret)
 
 
@@ -97,11 +104,7 @@ async def verify_snapshot(
     runtime: Runtime, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int = 4
 ) -> dict[str, Any]:
     """Re-measure a stored snapshot's certificate (restored vs recomputed)."""
-    row, blob = await _stored(runtime, org_id, snapshot_id)
-    engine = await runtime.local.aengine(runtime.settings)
-    _same_model(engine, row.model_digest, f"kv snapshot {snapshot_id}")
-    header, state = decode_snapshot(blob)
-    return await asyncio.to_thread(certify, engine, make_prefix(engine, header["prefix_text"]), state, n_probes)
+    return (await _certified(runtime, org_id, snapshot_id, n_probes))[4]
 
 
 def _checked(engine: LocalEngine, manifest: dict[str, Any], snapshot: bytes) -> tuple[dict[str, Any], Prefix]:
@@ -142,29 +145,14 @@ async def import_package(
     engine = await runtime.local.aengine(runtime.settings)
     _, prefix = await asyncio.to_thread(_checked, engine, manifest, snapshot)
     digest = await asyncio.to_thread(runtime.local.store(runtime.settings).write, org_id, snapshot)
-    values = {
-        "id": uuid.uuid4(),
-        "org_id": org_id,
-        "anima_id": anima_id,
-        "snapshot_key": prefix.key,
-        "pack_fingerprint": manifest["pack_fingerprint"],
-        "model_digest": engine.model_digest,
-        "model_name": engine.model_name,
-        "llama_cpp_version": engine.llama_cpp_version,
-        "kv_type": engine.kv_type,
-        "n_ctx": engine.n_ctx,
-        "n_tokens": len(prefix.tokens),
-        "token_ids_hash": manifest["token_ids_hash"],
-        "bytes": len(snapshot),
-        "sha256": digest,
-        "source": "imported",
-        "meta": {
-            "layer_counts": manifest.get("layer_counts", {}),
-            "summary": manifest.get("summary"),
-            "certificate": cert,
-            "source_snapshot_id": manifest.get("source_snapshot_id"),
-        },
+    meta = {
+        "layer_counts": manifest.get("layer_counts", {}),
+        "summary": manifest.get("summary"),
+        "certificate": cert,
+        "source_snapshot_id": manifest.get("source_snapshot_id"),
     }
+    stored = (digest, len(snapshot))
+    values = row_values(engine, org_id, anima_id, prefix, manifest["pack_fingerprint"], stored, "imported", meta)
     async with runtime.unit_of_work() as session:
         row = await rows.upsert(session, values)
         await rows.evict(session, runtime.local.store(runtime.settings), runtime.settings.local_kv_budget_bytes)

@@ -20,6 +20,7 @@ from elephantasm.services import packs as pack_svc
 
 if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
+    from elephantasm.services.packs.service import Followup
 
 CHAT_PACK_OVERRIDES = {"include_session": False, "include_temporal": False}
 
@@ -88,6 +89,17 @@ async def pack_prompt(
     runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, query: str | None, session_id: str | None = None
 ) -> PackPrompt:
     """Compile (or serve from the pack cache) the anima's chat pack for ``query``; 404 if not found."""
+    pack, followup = await pack_prompt_later(runtime, org_id, anima_id, query, session_id)
+    if followup is not None:
+        await followup()
+    return pack
+
+
+async def pack_prompt_later(
+    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, query: str | None, session_id: str | None = None
+) -> tuple[PackPrompt, Followup | None]:
+    """:func:`pack_prompt`, leaving the record of a fresh compile (``followup``) for the caller to
+    run when it suits it: a chat turn runs it after the reply."""
     settings = runtime.settings
     req = pack_svc.build_request(
         runtime,
@@ -99,6 +111,4 @@ async def pack_prompt(
         session_id=session_id,
     )
     served = await pack_svc.compile_now(runtime, req)
-    if served.followup is not None:
-        await served.followup()
-    return _from_body(json.loads(served.body), settings.local_system_prompt)
+    return _from_body(json.loads(served.body), settings.local_system_prompt), served.followup

@@ -71,15 +71,21 @@ class Source:
 @dataclass(frozen=True)
 class Primed:
     """What priming did: ``status`` (one of :data:`OUTCOMES`), prompt tokens ``restored`` from KV and
-    ``prefilled`` (llama.cpp's count), the source used, a new snapshot of the system turn to keep
-    (``blob``), and ``discarded`` when a state was refused by llama.cpp and recomputed."""
+    ``prefilled`` (llama.cpp's count), the source used, the system turn's state captured to keep as
+    a new snapshot (``kept``: header and raw state), and ``discarded`` when a state was refused by
+    llama.cpp and recomputed."""
 
     status: str
     restored: int = 0
     prefilled: int = 0
     source: Source | None = None
-    blob: bytes | None = None
+    kept: tuple[dict[str, Any], bytes] | None = None
     discarded: bool = False
+
+    @property
+    def blob(self) -> bytes | None:
+        """The new snapshot file, encoded when asked (checksumming ~45 MiB waits until after the reply)."""
+        return encode_snapshot(*self.kept) if self.kept is not None else None
 
 
 def in_memory(engine: LocalEngine, owner: object, prompt: Prompt, need_logits: bool = True) -> Source | None:
@@ -142,34 +148,40 @@ def prime(
     kept = engine.keep(min(source.claim, common_prefix(engine.held(), prompt.tokens))) if source else 0
     if source is None:
         engine.clear()
-    blob = _evaluate(engine, prompt, kept, keep if kept + min_new <= prompt.n_prefix else None)
+    captured = _evaluate(engine, prompt, kept, keep if kept + min_new <= prompt.n_prefix else None)
     prefilled = engine.decoded() - before
     engine.owner = owner
     if source is not None:
-        return _checked(engine, prompt, source, kept, prefilled, blob)
+        return _checked(engine, prompt, source, kept, prefilled, captured)
     status = "miss" if usable else "off"
-    return Primed(status, 0, prefilled, None, blob, discarded)
+    return Primed(status, 0, prefilled, None, captured, discarded)
 
 
 def _evaluate(
     engine: LocalEngine, prompt: Prompt, start: int, keep: Callable[[], dict[str, Any]] | None
-) -> bytes | None:
-    """Evaluate ``prompt.tokens[start:]``; stop after the system turn to snapshot it if asked
-    (and if both parts are long enough to be evaluated as batches)."""
+) -> tuple[dict[str, Any], bytes] | None:
+    """Evaluate ``prompt.tokens[start:]``; stop after the system turn to capture its state if asked
+    (and if both parts are long enough to be evaluated as batches). Capturing is one copy of the
+    cache; encoding and writing it are left for after the reply."""
     tokens, cut = prompt.tokens, prompt.n_prefix
     if keep is not None and cut - start >= MIN_BATCH and (len(tokens) == cut or len(tokens) - cut >= MIN_BATCH):
         engine.extend(tokens[start:cut])
-        blob = encode_snapshot(keep(), engine.save_state())
+        captured = (keep(), engine.save_state())
         if len(tokens) > cut:
             engine.extend(tokens[cut:])
-        return blob
+        return captured
     if len(tokens) > start:
         engine.extend(tokens[start:])
     return None
 
 
 def _checked(
-    engine: LocalEngine, prompt: Prompt, source: Source, kept: int, prefilled: int, blob: bytes | None
+    engine: LocalEngine,
+    prompt: Prompt,
+    source: Source,
+    kept: int,
+    prefilled: int,
+    captured: tuple[dict[str, Any], bytes] | None,
 ) -> Primed:
     """Compare llama.cpp's count with the work the source was chosen to spare."""
     expected = len(prompt.tokens) - source.claim
@@ -188,7 +200,7 @@ def _checked(
                 len(prompt.tokens),
                 prefilled,
             )
-        return Primed("recomputed", kept, prefilled, source, blob)
+        return Primed("recomputed", kept, prefilled, source, captured)
     metrics.kv_restore_check(model, "reused")
     status = "hit" if kept >= prompt.n_prefix else "prefix"
-    return Primed(status, kept, prefilled, source, blob)
+    return Primed(status, kept, prefilled, source, captured)

@@ -24,31 +24,24 @@ from elephantasm.local.store import SnapshotStore
 _T = table_of(KVSnapshotRow)
 
 
-async def find(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, key: str) -> KVSnapshotRow | None:
-    """The anima's snapshot for ``key`` (only of a live anima of this org)."""
-    stmt = (
+def _of_org(org_id: uuid.UUID) -> Any:
+    """Snapshot rows of the org's live animas."""
+    return (
         select(KVSnapshotRow)
         .join(Anima, col(Anima.id) == col(KVSnapshotRow.anima_id))
-        .where(
-            col(KVSnapshotRow.org_id) == org_id,
-            col(KVSnapshotRow.anima_id) == anima_id,
-            col(KVSnapshotRow.snapshot_key) == key,
-            col(Anima.deleted_at).is_(None),
-        )
+        .where(col(KVSnapshotRow.org_id) == org_id, col(Anima.deleted_at).is_(None))
     )
+
+
+async def find(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, key: str) -> KVSnapshotRow | None:
+    """The anima's snapshot for ``key`` (only of a live anima of this org)."""
+    stmt = _of_org(org_id).where(col(KVSnapshotRow.anima_id) == anima_id, col(KVSnapshotRow.snapshot_key) == key)
     return (await session.execute(stmt)).scalars().first()
 
 
 async def get(session: AsyncSession, org_id: uuid.UUID, snapshot_id: uuid.UUID) -> KVSnapshotRow:
     """One snapshot of the org, or 404 (another org's id is a 404 too)."""
-    stmt = (
-        select(KVSnapshotRow)
-        .join(Anima, col(Anima.id) == col(KVSnapshotRow.anima_id))
-        .where(
-            col(KVSnapshotRow.id) == snapshot_id, col(KVSnapshotRow.org_id) == org_id, col(Anima.deleted_at).is_(None)
-        )
-    )
-    row = (await session.execute(stmt)).scalars().first()
+    row = (await session.execute(_of_org(org_id).where(col(KVSnapshotRow.id) == snapshot_id))).scalars().first()
     if row is None:
         raise NotFoundError(f"kv snapshot {snapshot_id} not found")
     return row
@@ -100,11 +93,7 @@ async def list_for(
     session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID | None = None, limit: int = 100
 ) -> list[KVSnapshotRow]:
     """Snapshots of the org (or one anima), most recently used first."""
-    stmt = (
-        select(KVSnapshotRow)
-        .join(Anima, col(Anima.id) == col(KVSnapshotRow.anima_id))
-        .where(col(KVSnapshotRow.org_id) == org_id, col(Anima.deleted_at).is_(None))
-    )
+    stmt = _of_org(org_id)
     if anima_id is not None:
         stmt = stmt.where(col(KVSnapshotRow.anima_id) == anima_id)
     stmt = stmt.order_by(col(KVSnapshotRow.last_used_at).desc(), col(KVSnapshotRow.id)).limit(limit)

@@ -4,34 +4,31 @@ prompt, keep new ones, and the ``kv build`` use case.
 Each row keeps the chained hashes of its prefix's 64-token blocks (``meta.blocks``): the org's
 rows for a model form a prefix index (``domain.kv.prefix_index``) queried per prompt. Priming
 itself (``reuse.prime``) runs in a worker thread with the engine's lock held; the async parts
-read and write rows and files around it, never holding a transaction across model work.
+read and write rows and files around it, in the caller's session, never across model work.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from elephantasm.db.models import KVSnapshotRow
 from elephantasm.domain.fingerprint import sha256_hex
 from elephantasm.domain.kv.prefix_index import BLOCK, PrefixIndex, block_hashes
-from elephantasm.domain.kv.snapshot import (
-    SnapshotFormatError,
-    decode_snapshot,
-    encode_snapshot,
-    snapshot_key,
-    token_ids_hash,
-)
+from elephantasm.domain.kv.snapshot import SnapshotFormatError, decode_snapshot, snapshot_key, token_ids_hash
 from elephantasm.observability import metrics
 from elephantasm.services.kv import rows
 from elephantasm.services.kv.prefix import PackPrompt
 from elephantasm.services.kv.reuse import Primed, Prompt, Source, prime
 
 if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
     from elephantasm.local.engine import LocalEngine
+    from elephantasm.local.store import SnapshotStore
     from elephantasm.runtime import Runtime
 
 
@@ -44,6 +41,16 @@ class Prefix:
     tokens: list[int]
     lines: list[str]
     starts: list[int]
+
+
+@dataclass(frozen=True)
+class SnapshotOf:
+    """What a new snapshot would hold: an anima's pack prefix."""
+
+    org_id: uuid.UUID
+    anima_id: uuid.UUID
+    prefix: Prefix
+    pack: PackPrompt
 
 
 def make_prefix(engine: LocalEngine, prefix_text: str) -> Prefix:
@@ -117,7 +124,8 @@ def _claims(rows_: list[Any], engine: LocalEngine, prompt: Prompt) -> tuple[Any,
 
 
 async def find(
-    runtime: Runtime,
+    session: AsyncSession,
+    store: SnapshotStore,
     org_id: uuid.UUID,
     engine: LocalEngine,
     prompt: Prompt,
@@ -126,45 +134,72 @@ async def find(
 ) -> Source | None:
     """The org's snapshot sharing the longest prefix with ``prompt`` (read and verified), if it
     provides more than ``better_than`` tokens; None otherwise or if its file is gone or damaged."""
-    async with runtime.read_session() as session:
-        found = await rows.candidates(session, org_id, engine.model_digest, engine.kv_type)
+    found = await rows.candidates(session, org_id, engine.model_digest, engine.kv_type)
     row, n = _claims(found, engine, prompt)
     claim = prompt.reusable(n, need_logits)
     if row is None or claim <= better_than:
         return None
-    decoded = _decoded(await asyncio.to_thread(runtime.local.store(runtime.settings).read, org_id, row.sha256))
+    decoded = _decoded(await asyncio.to_thread(store.read, org_id, row.sha256))
     if decoded is None:
         return None
     meta, state = decoded
     return Source("snapshot", list(meta.get("tokens") or []), claim, state, ref=row)
 
 
+def _write(store: SnapshotStore, org_id: uuid.UUID, primed: Primed) -> tuple[str, int] | None:
+    """Encode and store the state priming captured: (digest, bytes), or None if it captured none."""
+    blob = primed.blob
+    return None if blob is None else (store.write(org_id, blob), len(blob))
+
+
 async def settle(
-    runtime: Runtime,
-    org_id: uuid.UUID,
-    anima_id: uuid.UUID,
+    session: AsyncSession,
+    store: SnapshotStore,
+    budget_bytes: int,
+    now: datetime,
     engine: LocalEngine,
-    prefix: Prefix,
-    pack: PackPrompt,
+    of: SnapshotOf,
     primed: Primed,
     planned: Source | None,
 ) -> KVSnapshotRow | None:
-    """After priming: count it, mark a used snapshot, keep a new one (file, row, LRU budget)."""
+    """After priming, in the caller's transaction (a chat turn: after the reply): count it, mark a
+    used snapshot, keep the new one priming captured (file, row) and the store within
+    ``budget_bytes`` (LRU)."""
     metrics.kv_primed(primed.status, primed.restored, primed.prefilled)
-    settings, store = runtime.settings, runtime.local.store(runtime.settings)
     used = primed.source.ref if primed.source is not None and primed.source.kind == "snapshot" else None
     if used is not None:
-        async with runtime.unit_of_work() as session:
-            await rows.touch(session, used.id, runtime.clock())
-    if primed.blob is None:
+        await rows.touch(session, used.id, now)
+    written = await asyncio.to_thread(_write, store, of.org_id, primed)
+    if written is None:
         return None
-    digest = await asyncio.to_thread(store.write, org_id, primed.blob)
-    values = {
+    pack = of.pack
+    meta = {"layer_counts": pack.layer_counts, "summary": pack.summary(), "items": pack.items}
+    saved = await rows.upsert(
+        session, row_values(engine, of.org_id, of.anima_id, of.prefix, pack.fingerprint, written, "built", meta)
+    )
+    if primed.discarded and planned is not None and planned.ref.sha256 != written[0]:  # it failed: drop it
+        await rows.unlink_orphans(session, store, [(of.org_id, planned.ref.sha256)])
+    await rows.evict(session, store, budget_bytes)
+    return saved
+
+
+def row_values(
+    engine: LocalEngine,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    prefix: Prefix,
+    fingerprint: str,
+    stored: tuple[str, int],
+    source: str,
+    meta: dict[str, Any],
+) -> dict[str, Any]:
+    """A ``kv_snapshots`` row for a file ``stored`` (digest, bytes) of ``prefix``, indexed by its blocks."""
+    return {
         "id": uuid.uuid4(),
         "org_id": org_id,
         "anima_id": anima_id,
         "snapshot_key": prefix.key,
-        "pack_fingerprint": pack.fingerprint,
+        "pack_fingerprint": fingerprint,
         "model_digest": engine.model_digest,
         "model_name": engine.model_name,
         "llama_cpp_version": engine.llama_cpp_version,
@@ -172,50 +207,36 @@ async def settle(
         "n_ctx": engine.n_ctx,
         "n_tokens": len(prefix.tokens),
         "token_ids_hash": token_ids_hash(prefix.tokens),
-        "bytes": len(primed.blob),
-        "sha256": digest,
-        "source": "built",
-        "meta": {
-            "layer_counts": pack.layer_counts,
-            "summary": pack.summary(),
-            "items": pack.items,
-            "blocks": block_hashes(prefix.tokens, block_seed(engine)),
-        },
+        "bytes": stored[1],
+        "sha256": stored[0],
+        "source": source,
+        "meta": meta | {"blocks": block_hashes(prefix.tokens, block_seed(engine))},
     }
-    async with runtime.unit_of_work() as session:
-        saved = await rows.upsert(session, values)
-        if primed.discarded and planned is not None and planned.ref.sha256 != digest:  # it failed: drop it
-            await rows.unlink_orphans(session, store, [(org_id, planned.ref.sha256)])
-        await rows.evict(session, store, settings.local_kv_budget_bytes)
-    return saved
-
-
-def keeper(engine: LocalEngine, prefix: Prefix, fingerprint: str) -> Callable[[], dict[str, Any]]:
-    """The header maker :func:`reuse.prime` calls when it keeps a snapshot of ``prefix``."""
-    return lambda: header(engine, prefix, fingerprint)
 
 
 async def build(
     runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, pack: PackPrompt
 ) -> tuple[str, KVSnapshotRow | None]:
     """Ensure the snapshot of ``pack``'s prefix is on disk (the ``kv build`` use case); (status, row)."""
-    engine = await runtime.local.aengine(runtime.settings)
+    settings, store = runtime.settings, runtime.local.store(runtime.settings)
+    engine = await runtime.local.aengine(settings)
     prefix_text, _ = engine.split_prompt(pack.system, [])
     prefix = make_prefix(engine, prefix_text)
     prompt = Prompt(prefix.tokens, len(prefix.tokens))
-    planned = await find(runtime, org_id, engine, prompt, need_logits=False)
+    async with runtime.read_session() as session:
+        planned = await find(session, store, org_id, engine, prompt, need_logits=False)
     on_disk = planned is not None and planned.claim == len(prefix.tokens)
 
     def work() -> Primed:
         with engine.lock:
-            primed = prime(engine, org_id, prompt, planned, keeper(engine, prefix, pack.fingerprint), need_logits=False)
-            if primed.blob is None and not on_disk:  # served from memory: write it down all the same
-                primed = replace(
-                    primed, blob=encode_snapshot(header(engine, prefix, pack.fingerprint), engine.save_state())
-                )
+            keep = lambda: header(engine, prefix, pack.fingerprint)  # noqa: E731
+            primed = prime(engine, org_id, prompt, planned, keep, need_logits=False)
+            if primed.kept is None and not on_disk:  # served from memory: write it down all the same
+                primed = replace(primed, kept=(header(engine, prefix, pack.fingerprint), engine.save_state()))
             return primed
 
     primed = await asyncio.to_thread(work)
-    await settle(runtime, org_id, anima_id, engine, prefix, pack, primed, planned)
-    async with runtime.read_session() as session:
+    async with runtime.unit_of_work() as session:
+        of = SnapshotOf(org_id, anima_id, prefix, pack)
+        await settle(session, store, settings.local_kv_budget_bytes, runtime.clock(), engine, of, primed, planned)
         return primed.status, await rows.find(session, org_id, anima_id, prefix.key)

@@ -1,8 +1,11 @@
 """Running a chat turn in a worker thread while its text streams to the event loop.
 
 The worker reports ``ready`` (with how the prompt got into the KV cache) once the prompt is in,
-then each new piece of text, then ``done``; the caller can send response headers as soon as
-``ready`` arrives.
+then each new piece of text, then ``reply`` (the generation), then ``done`` once the reply is also
+in the cache for the next turn; the caller can send response headers as soon as ``ready``
+arrives. The turn is recorded (``finish``) on ``reply``, while the worker still runs, and the
+stream ends after both, so a client that read to the end knows it is stored; if generation
+fails, ``fail`` still stores what the user said before the error propagates.
 A client that goes away mid-stream stops the generation at the next token; the turn is still
 recorded (the user's message and the text generated so far, ``finish_reason`` ``cancelled``) by a
 background task, so a dropped connection never loses what the user said.
@@ -13,26 +16,29 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from elephantasm.services.kv.chat import ChatPlan, finish_chat, run_chat
+from elephantasm.services.kv.chat import ChatPlan, run_chat
 
 if TYPE_CHECKING:
     from elephantasm.local.engine import Generated, LocalEngine
-    from elephantasm.runtime import Runtime
     from elephantasm.services.kv.reuse import Primed
 
 log = logging.getLogger(__name__)
 # Finishing tasks of abandoned streams: held here so they are not garbage-collected mid-flight.
 _FINISHING: set[asyncio.Task[None]] = set()
 
+Finish = Callable[["Primed", "Generated"], Awaitable[None]]
+Fail = Callable[[], Awaitable[None]]
+
 
 class ChatStream:
-    """One streamed chat turn."""
+    """One streamed chat turn: ``finish`` records a generated turn, ``fail`` one whose generation failed."""
 
-    def __init__(self, runtime: Runtime, engine: LocalEngine, plan: ChatPlan) -> None:
-        self.runtime, self.engine, self.plan = runtime, engine, plan
+    def __init__(self, engine: LocalEngine, plan: ChatPlan, reuse: bool, finish: Finish, fail: Fail) -> None:
+        self.engine, self.plan, self.reuse = engine, plan, reuse
+        self._record, self._record_failed = finish, fail
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._task: asyncio.Future[None] | None = None
         self._cancel = threading.Event()
@@ -48,21 +54,23 @@ class ChatStream:
 
         def work() -> None:
             try:
-                result = run_chat(
+                run_chat(
                     self.engine,
                     self.plan,
-                    self.runtime.settings.local_kv_snapshots,
+                    self.reuse,
                     lambda s: put("ready", s),
                     lambda t: put("text", t),
                     self._cancel.is_set,
+                    lambda r: put("reply", r),
                 )
-                put("done", result)
+                put("done", None)
             except BaseException as exc:
                 put("error", exc)
 
         self._task = asyncio.ensure_future(asyncio.to_thread(work))
         kind, value = await self._queue.get()
         if kind == "error":
+            await self._record_failed()
             raise value
         return value
 
@@ -72,21 +80,20 @@ class ChatStream:
         If the consumer stops early (closed or cancelled: the client disconnected), the model is
         told to stop and the turn is recorded in the background (see :meth:`finished`).
         """
-        done = False
+        ended = False
         try:
             while True:
-                kind, value = await self._queue.get()
-                if kind == "text":
-                    yield value
-                elif kind == "error":
-                    done = True
-                    raise value
-                elif kind == "done":
-                    done = True
-                    await self._finish(value)
+                try:
+                    piece = await self._next()
+                except BaseException:
+                    ended = True
+                    raise
+                if piece is None:
+                    ended = True
                     return
+                yield piece
         finally:
-            if not done:
+            if not ended:
                 self._cancel.set()
                 self._finishing = asyncio.ensure_future(self._finish_abandoned())
                 _FINISHING.add(self._finishing)
@@ -97,18 +104,26 @@ class ChatStream:
         if self._finishing is not None:
             await asyncio.shield(self._finishing)
 
-    async def _finish(self, result: Any) -> None:
-        primed, self.generated = result
-        await finish_chat(self.runtime, self.engine, self.plan, primed, self.generated)
+    async def _next(self) -> str | None:
+        """The next piece of text, None once the worker is done; records the turn on ``reply``, and
+        on an error stores the user's turn (unless the reply was recorded) before raising it."""
+        while True:
+            kind, value = await self._queue.get()
+            if kind == "text":
+                return str(value)
+            if kind == "done":
+                return None
+            if kind == "reply":
+                primed, self.generated = value
+                await self._record(primed, self.generated)
+            elif kind == "error":
+                if self.generated is None:
+                    await self._record_failed()
+                raise value
 
     async def _finish_abandoned(self) -> None:
         try:
-            while True:
-                kind, value = await self._queue.get()
-                if kind == "done":
-                    await self._finish(value)
-                    return
-                if kind == "error":
-                    raise value
-        except Exception as exc:  # nobody awaits this task: say what was lost, once
-            log.warning("chat turn of an abandoned stream not recorded (%s)", type(exc).__name__)
+            while await self._next() is not None:
+                pass
+        except Exception as exc:  # nobody awaits this task: say what went wrong, once
+            log.warning("chat turn of an abandoned stream ended with an error (%s)", type(exc).__name__)
