@@ -32,6 +32,13 @@ from tests.support.openai_server import OpenAIServer
 
 UNINDEXED = 512
 FACT = "The user keeps bees on the roof of a garage in Porto."
+
+
+def told(text: str, dim: int) -> str:
+    """A line as told to the server of one width: one line per space (a pack serves a line once)."""
+    return f"{text[:-1]}, as told to server {dim}."
+
+
 OTHERS = ["The user plays chess online every Sunday.", "The user is learning to bake rye bread."]
 
 
@@ -95,23 +102,23 @@ async def test_every_width_is_stored_as_is_and_ranked_within_its_own_space(runti
     tenant = await make_tenant(runtimes[256], "widths")
     anima = await _anima(runtimes[256], tenant)
     when = runtimes[256].clock() - timedelta(days=2)
-    assert lean_text(FACT) == FACT  # the query below embeds to exactly the stored vector
+    assert all(lean_text(told(FACT, d)) == told(FACT, d) for d in runtimes)  # a query embeds to the stored vector
     fact_ids = {}
     for dim, rt in runtimes.items():
         assert rt.embedder.dim == rt.embedder.space.dim == dim
-        fact_ids[dim] = await add_memory(rt, tenant, anima, FACT, time_end=when)
+        fact_ids[dim] = await add_memory(rt, tenant, anima, told(FACT, dim), time_end=when)
         for i, other in enumerate(OTHERS):
-            await add_memory(rt, tenant, anima, other, time_end=when - timedelta(hours=i + 1))
+            await add_memory(rt, tenant, anima, told(other, dim), time_end=when - timedelta(hours=i + 1))
     assert await _widths(runtimes[256], anima) == {rt.embedder.space.label(): d for d, rt in runtimes.items()}
 
     for dim, rt in runtimes.items():
-        req = build_request(rt, tenant.org_id, anima, query=FACT, max_tokens=2000)
+        req = build_request(rt, tenant.org_id, anima, query=told(FACT, dim), max_tokens=2000)
         long_term = (await compile_pack(rt, req)).pack.model_dump(mode="json")["content"]["long_term_memories"]
         compared = {m["id"]: m["similarity"] for m in long_term if m["similarity"] is not None}
         assert str(fact_ids[dim]) in compared and compared[str(fact_ids[dim])] == pytest.approx(1.0, abs=0.02)
         assert len(compared) == 1 + len(OTHERS), f"{dim}: only its own space is compared"
 
-        (vector,) = await rt.embedder.embed([FACT])
+        (vector,) = await rt.embedder.embed([told(FACT, dim)])
         async with rt.read_session() as session:
             hits = await search_memories(session, tenant.org_id, anima, vector, 10, space=await current_space(rt))
         assert hits[0][0].id == fact_ids[dim] and len(hits) == 1 + len(OTHERS)
