@@ -12,7 +12,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from elephantasm.services import event_state
+from elephantasm.db import event_state
 from elephantasm.settings import Settings
 
 COUNTED = ("orgs", "api_keys", "animas", "events", "memories", "knowledge", "dream_runs")

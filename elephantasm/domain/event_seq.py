@@ -3,7 +3,7 @@
 An anima's pending events are those above its watermark (``seq > distilled_seq``), so the distilled
 ones must come first: they get seqs ``1..d`` in the order they were distilled, the pending ones
 ``d+1..n`` in their given order. Events distilled at the same instant were one chunk and stay one
-contiguous range (see ``elephantasm/services/event_state.py``).
+contiguous range (see ``elephantasm/db/event_state.py``).
 """
 
 from __future__ import annotations

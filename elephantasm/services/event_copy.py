@@ -5,7 +5,7 @@ caller's transaction: lock the batch's animas (sorted, so concurrent batches can
 serialises batches of one anima, whose dedupe keys could otherwise deadlock each other), ``COPY``
 the rows (binary, asyncpg ``copy_records_to_table``) into a per-connection temp table, then one
 statement inserts them in request order with ``ON CONFLICT DO NOTHING``, numbering them from each
-anima's ``event_seq`` (see :mod:`elephantasm.services.event_state`), and bumps each anima's
+anima's ``event_seq`` (see :mod:`elephantasm.db.event_state`), and bumps each anima's
 ``state_version`` and ``event_seq`` once. Only when some rows were duplicates is the stored row looked up. The
 statements are the same for every batch size, so Postgres and asyncpg keep them prepared.
 """
@@ -23,14 +23,13 @@ import msgspec
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from elephantasm.db import event_index
+from elephantasm.db import event_index, event_state
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.db.models import DEDUPE_KEYED, EVENT_META
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.ids import new_batch
 from elephantasm.schemas.event_batch import EventIn
 from elephantasm.schemas.events import EventCreate
-from elephantasm.services import event_state
 
 # The wire columns of an event, in EventRead's order.
 _WIRE = (

@@ -23,10 +23,10 @@ from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
+from elephantasm.db import event_state
 from elephantasm.db.models import Anima, Event, Knowledge, KnowledgeMemory, Memory
-from elephantasm.services import event_state
 
-# Text: the counts share the dreamer's ``pending`` fragment (``services/event_state``) with every
+# Text: the counts share the dreamer's ``pending`` fragment (``db/event_state``) with every
 # other reader of event state.
 _COUNTS_SQL = text(f"""
 SELECT a.id,

@@ -9,13 +9,13 @@ from datetime import datetime, timedelta
 from sqlalchemy import exists, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db import event_state
 from elephantasm.db.models import Anima, DreamRun, Memory
 from elephantasm.db.tables import table_of
-from elephantasm.services import event_state
 
 _ANIMAS, _MEMORIES, _RUNS = table_of(Anima), table_of(Memory), table_of(DreamRun)
 
-# Pending = seq above the anima's watermark (services/event_state.py): animas with nothing pending
+# Pending = seq above the anima's watermark (db/event_state.py): animas with nothing pending
 # are dismissed from their own row, the others count their pending range through uq_events_anima_seq.
 _DUE_SQL = text(f"""
 SELECT a.org_id, a.id AS anima_id, p.pending

@@ -28,8 +28,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from elephantasm.db import event_state
 from elephantasm.db.driver_fetch import fetch
-from elephantasm.services import event_state
 from elephantasm.services.packs import sql
 
 # The text an event is matched on (its summary and content).

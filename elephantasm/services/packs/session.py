@@ -16,9 +16,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from elephantasm.db import event_index
+from elephantasm.db import event_index, event_state
 from elephantasm.domain.presets import PackConfig
-from elephantasm.services import event_state
 
 # Enough to walk back through any realistic gap-separated session; older turns of a longer
 # run simply start the session a little later (they remain long-term candidates).

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
+from elephantasm.db import event_state
 from elephantasm.db.models import memory_score_key
-from elephantasm.services import event_state
 
 _LN2 = repr(math.log(2.0))
 # Postgres raises "value out of range: underflow" for exp() below ~-745; exp(-700) ≈ 1e-304 ≈ 0.
