@@ -28,7 +28,7 @@ from elephantasm.domain.errors import ConflictError, DomainError, ValidationErro
 _UNIQUE, _FOREIGN_KEY, _NOT_NULL, _CHECK = "23505", "23503", "23502", "23514"
 
 
-def _sqlstate(exc: Exception) -> str | None:
+def _sqlstate(exc: BaseException) -> str | None:
     return getattr(getattr(exc, "orig", None), "sqlstate", None)
 
 
@@ -94,7 +94,7 @@ DATABASE_ERRORS: tuple[type[Exception], ...] = (DBAPIError, asyncpg.exceptions.D
 
 def is_disk_full(exc: BaseException) -> bool:
     """Whether the database refused a write because its disk is full (nothing was written)."""
-    return _DISK_FULL_STATE in (getattr(exc, "sqlstate", None), getattr(getattr(exc, "orig", None), "sqlstate", None))
+    return _DISK_FULL_STATE in (getattr(exc, "sqlstate", None), _sqlstate(exc))
 
 
 def _raised_by_driver(tb: TracebackType | None) -> bool:
