@@ -1,7 +1,6 @@
-"""Table models: the schema as the application sees it, with ``elephantasm.db.ddl`` for what a
-model cannot state. Alembic migrations create it in a database; ``tests/test_migrations.py`` checks
-that the two do not drift. Never return a row from the API: wire schemas live in
-``elephantasm.schemas``."""
+"""Table models: the schema as the application sees it (``elephantasm.db.ddl`` adds what a model
+cannot state; ``tests/test_migrations.py`` checks the migrations build the same). Wire schemas live
+in ``elephantasm.schemas``: never return a row from the API."""
 
 from __future__ import annotations
 
@@ -29,7 +28,6 @@ from sqlalchemy import (
     UniqueConstraint,
     func,
     literal_column,
-    select,
     text,
 )
 from sqlalchemy import (
@@ -39,15 +37,14 @@ from sqlalchemy.dialects.postgresql import ARRAY, ENUM, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import column_property
 from sqlmodel import Field, SQLModel
 
-from elephantasm.db import ddl, event_index
+from elephantasm.db import ddl, event_index, event_state
 from elephantasm.db.json_columns import DefaultAsNullJsonb
 from elephantasm.db.vectors import INDEXED_DIMS, VECTOR_INDEXED, FastHalfVec, stored_key, width_is
 from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 40
-"""Build parameters of every HNSW index: ef_construction 40, not 64, made an insert
-17–30 % cheaper for the same recall (issue 14)."""
+"""Build parameters of every HNSW index: 40, not pgvector's 64, makes inserts cheaper at the same recall."""
 MEMORY_RECALLS_FILLFACTOR = 70
 """Room on each ``memory_recalls`` page for the new versions of its rows' recall updates (HOT)."""
 MEMORY_TOAST_TARGET = 8160
@@ -57,9 +54,7 @@ DREAM_ACTIONS_TOAST_TARGET = 128
 
 
 def _uuid_pk() -> Any:
-    # Random: the rows made one at a time (animas, keys, runs). The rows the dreamer, ingest and
-    # import write (events, memories, knowledge, journal, chunks, identities and their versions)
-    # get time-ordered ids from their writers (elephantasm.ids).
+    # Random for rows made one at a time; bulk writers pass time-ordered ids (elephantasm.ids).
     return Field(default_factory=uuid.uuid4, sa_column=Column(UUID(as_uuid=True), primary_key=True))
 
 
@@ -75,15 +70,23 @@ def _ts(nullable: bool = True, server_now: bool = False, index: bool = False) ->
     )
 
 
-def _fk(target: str, nullable: bool = False, ondelete: str = "CASCADE") -> Any:
-    return Field(
-        default=None,
-        sa_column=Column(UUID(as_uuid=True), ForeignKey(target, ondelete=ondelete), nullable=nullable),
-    )
+def _fk(target: str, nullable: bool = False, ondelete: str = "CASCADE", **column: Any) -> Any:
+    fk = ForeignKey(target, ondelete=ondelete)
+    return Field(default=None, sa_column=Column(UUID(as_uuid=True), fk, nullable=nullable, **column))
 
 
 def _jsonb() -> Any:
     return Field(default_factory=dict, sa_column=Column(JSONB, nullable=False, server_default=text("'{}'::jsonb")))
+
+
+def _zero(kind: Any = Integer) -> Any:
+    """A NOT NULL counter starting at 0."""
+    return Field(default=0, sa_column=Column(kind, nullable=False, server_default=text("0")))
+
+
+def _false() -> Any:
+    """A NOT NULL flag starting false."""
+    return Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
 
 
 def _fts(expression: str) -> Any:
@@ -94,9 +97,8 @@ def _fts(expression: str) -> Any:
 
 
 def _vector() -> Any:
-    # Half precision: half the bytes of a float4 vector in the heap and in the HNSW index, with no
-    # measurable loss for cosine ranking of L2-normalised embeddings (storage benchmark). No fixed
-    # width: each vector has its model's own, indexed per width by _hnsw.
+    # Half precision: half the bytes of float4 at no loss of cosine ranking for normalised embeddings.
+    # No fixed width: each vector has its model's own, indexed per width by _hnsw.
     return Field(default=None, sa_column=Column(FastHalfVec(), nullable=True))
 
 
@@ -107,9 +109,7 @@ def _space() -> Any:
 
 
 def _gin(name: str) -> Index:
-    # fastupdate off: with it on, every insert lands in the index's unsorted
-    # pending list, which was ~3/4 of the index as left after dreaming and which every
-    # full-text search scans linearly until a vacuum merges it. Large animas' rows only.
+    # fastupdate off: its pending list is scanned linearly by every search until a vacuum merges it.
     return Index(
         name,
         "fts",
@@ -124,9 +124,8 @@ def _space_index(table: str) -> Index:
 
 
 def _hnsw(table: str, only: str = "") -> tuple[Index, ...]:
-    # One partial expression index per indexed width (elephantasm.db.vectors): HNSW needs a fixed
-    # width, and a query of one width only ever compares vectors of that width. ``only``: a further
-    # condition on the rows indexed (memories: ``vector_indexed``).
+    # One partial expression index per indexed width (HNSW needs a fixed width); ``only``: a further
+    # condition on the rows indexed.
     return tuple(
         Index(
             f"ix_{table}_embedding_hnsw{dim}",
@@ -143,12 +142,8 @@ def _hnsw(table: str, only: str = "") -> tuple[Index, ...]:
 def _pack_candidate_indexes(
     table: str, happened: str, columns: list[str], live: str, owner: tuple[str, ...] = ("org_id", "anima_id")
 ) -> tuple[Index, Index]:
-    """Covering partial indexes for inject's pruned four-factor top-k.
-
-    One keyed on when the row happened, one on importance; each carries every column the score
-    needs, so the top-k reads index ranges only (see ``elephantasm/services/packs/topk.py``).
-    ``owner``: the leading key columns (memories: the anima alone).
-    """
+    """Covering partial indexes for the pack's top-k (``services/packs/topk.py``), keyed on when the row
+    happened and on importance, carrying every column the score needs. ``owner``: the leading keys."""
     return (
         Index(
             f"ix_{table}_pack_happened",
@@ -169,16 +164,13 @@ def _pack_candidate_indexes(
 
 # A memory a pack may serve (not deleted, merged away or archived): the pack indexes' predicate.
 MEMORY_LIVE = "deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'"
-# The per-anima search indexes (HNSW, pack and full-text) hold the rows
-# of large animas only: a small anima's statements read its rows through an anima-keyed btree.
+# The search indexes (HNSW, pack, full-text) hold large animas' rows only; small ones use an anima btree.
 LARGE_ONLY = f" AND {VECTOR_INDEXED}"
 
 
-# The query presets' memory score without its time terms, up to the factor ``w_imp``: importance
-# plus SCORE_KEY_RATIO × confidence, each clamped to [0, 1] as the score clamps them
-# (``services/packs/sql.clamp01``). ix_memories_pack_score indexes memories on it, so the pack's
-# importance arm reads about k index tuples instead of every row above a bound that must assume
-# confidence 1 (``services/packs/topk.py``). The text is the index's: a statement must use it as is.
+# The presets' memory score without its time terms: importance + SCORE_KEY_RATIO × confidence, each
+# clamped to [0, 1] as the score clamps them. ix_memories_pack_score indexes it, so the pack's
+# importance arm reads about k index tuples (``services/packs/topk.py``); statements use the text as is.
 SCORE_KEY_RATIO = 0.4
 
 
@@ -191,9 +183,7 @@ def memory_score_key(alias: str = "") -> str:
     )
 
 
-# ----------------------------------------------------------------------------------------------
-# Tenancy
-# ----------------------------------------------------------------------------------------------
+# --- Tenancy ---
 
 
 class Org(SQLModel, table=True):
@@ -218,7 +208,6 @@ class ApiKey(SQLModel, table=True):
     expires_at: datetime | None = _ts()
     revoked_at: datetime | None = _ts()
     last_used_at: datetime | None = _ts()
-    # Key scopes: admin > write > read; existing keys became admin.
     scope: str = Field(default="admin", sa_column=Column(String(16), nullable=False, server_default="admin"))
     created_by: uuid.UUID | None = _fk("api_keys.id", nullable=True, ondelete="SET NULL")
 
@@ -229,18 +218,15 @@ class ApiKey(SQLModel, table=True):
 
 
 class EmbeddingSpaceRow(SQLModel, table=True):
-    """An embedding space's label (``EmbeddingSpace.label()``) under the small code that memories and
-    knowledge store: 2 bytes a row instead of the ~38-byte label. Not tenant data:
-    the server's embedders, shared by every org. Rows are only ever added (``services.spaces``)."""
+    """An embedding space's label (``EmbeddingSpace.label()``) under the 2-byte code memories and
+    knowledge store. The server's embedders, shared by every org; rows are only ever added."""
 
     __tablename__ = "embedding_spaces"
     id: int = Field(default=None, sa_column=Column(SmallInteger, IdentityColumn(always=True), primary_key=True))
     label: str = Field(sa_column=Column(Text, nullable=False, unique=True))
 
 
-# ----------------------------------------------------------------------------------------------
-# Animas and events
-# ----------------------------------------------------------------------------------------------
+# --- Animas and events ---
 
 
 class Anima(SQLModel, table=True):
@@ -254,7 +240,7 @@ class Anima(SQLModel, table=True):
     meta: dict[str, Any] = _jsonb()
     # The published SDK parses user_id as a UUID: an external end-user id, not a tenant.
     user_id: uuid.UUID | None = Field(default=None, sa_column=Column(UUID(as_uuid=True), nullable=True))
-    state_version: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
+    state_version: int = _zero(BigInteger)
     last_event_at: datetime | None = _ts()
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
@@ -262,35 +248,25 @@ class Anima(SQLModel, table=True):
     # Dream back-off: consecutive failed runs, when the scheduler may try again, and the state
     # (ok | backoff | failed) a client sees. "failed" is never retried automatically.
     dream_status: str = Field(default="ok", sa_column=Column(String(16), nullable=False, server_default="ok"))
-    dream_failures: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    dream_failures: int = _zero()
     dream_retry_at: datetime | None = _ts()
-    # state_version at the latest deletion of a memory or knowledge item: packs
-    # compiled from an older state may hold what was deleted and are never recorded.
-    forgotten_version: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
-    # The anima's event sequence: ``event_seq`` is the last ``events.seq`` handed
-    # out, bumped under this row's lock by every insert path, so seqs are in commit order; events
-    # with ``seq > distilled_seq`` are pending. The dreamer only moves the watermark: an event row
-    # is never rewritten when it is distilled.
-    event_seq: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
-    distilled_seq: int = Field(default=0, sa_column=Column(BigInteger, nullable=False, server_default=text("0")))
-    # A compact server-assigned key, never reused and never on the wire: events carry
-    # it (``Event.anima_key``) and their anima-keyed indexes lead with it instead of the 16-byte uuid.
+    # state_version at the latest forget: packs compiled from an older state are never recorded.
+    forgotten_version: int = _zero(BigInteger)
+    # ``event_seq``: the last ``events.seq`` handed out, under this row's lock (seqs are in commit
+    # order); events with ``seq > distilled_seq`` are pending. Distilling moves only the watermark.
+    event_seq: int = _zero(BigInteger)
+    distilled_seq: int = _zero(BigInteger)
+    # A compact key, never reused nor on the wire: events carry it instead of the 16-byte uuid.
     key: int = Field(default=None, sa_column=Column(BigInteger, IdentityColumn(always=True), nullable=False))
-    # Whether the anima's memories are in the HNSW index: set by the dreamer once
-    # its live memories reach ``vectors.INDEX_THRESHOLD``, never reset. Until then its vector
-    # searches scan its few rows exactly (``vectors.large_anima_filter``).
-    vectors_indexed: bool = Field(
-        default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false"))
-    )
-    # Whether the anima's events are in the time and session indexes: set by the
-    # insert that takes ``event_seq`` to ``event_index.INDEX_THRESHOLD``, never reset. Until then its
-    # readers sort its few rows read by seq (``elephantasm.db.event_index``).
-    events_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+    # Memories in the HNSW, pack and full-text indexes: set once live memories reach
+    # ``vectors.INDEX_THRESHOLD``, never reset (until then searches scan the anima's rows).
+    vectors_indexed: bool = _false()
+    # Events in the time and session indexes: set at ``event_index.INDEX_THRESHOLD``, never reset.
+    events_indexed: bool = _false()
 
     __table_args__ = (
         Index("ix_animas_org_created", "org_id", "created_at", "id"),
-        # The target of the events' foreign key (see ``Event``).
-        UniqueConstraint("key", name="uq_animas_key"),
+        UniqueConstraint("key", name="uq_animas_key"),  # the target of the events' foreign key
     )
 
 
@@ -309,8 +285,7 @@ class Event(SQLModel, table=True):
 
     __tablename__ = "events"
     id: uuid.UUID = _uuid_pk()
-    # No org_id or anima_id: both follow from ``anima_key``. The wire's
-    # ``anima_id`` is derived on load (``Event.anima_id`` below), never stored.
+    # No org_id or anima_id: both follow from ``anima_key``; ``anima_id`` is derived on load (below).
     if TYPE_CHECKING:
         anima_id: uuid.UUID
     # A Postgres enum: 4 bytes instead of the label's 11–12; asyncpg reads and binds it as the label.
@@ -321,7 +296,6 @@ class Event(SQLModel, table=True):
     content: str = Field(sa_column=Column(Text, nullable=False))
     occurred_at: datetime = _ts(nullable=False, server_now=True)
     session_id: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
-    # NULL stands for ``{}``, which nearly every event has (EVENT_META).
     meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(EVENT_META, nullable=True))
     source_uri: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     dedupe_key: str | None = Field(default=None, sa_column=Column(String(200), nullable=True))
@@ -331,44 +305,30 @@ class Event(SQLModel, table=True):
     updated_at: datetime = Field(
         default=None, sa_column=Column(DateTime(timezone=True), Computed("created_at", persisted=False))
     )
-    # Position in the anima's event sequence (see ``Anima.event_seq``): pending = seq > distilled_seq.
+    # Position in the anima's event sequence (see ``Anima.event_seq``).
     seq: int = Field(sa_column=Column(BigInteger, nullable=False))
-    # The anima's ``Anima.key``, set by every insert path from the anima row it
-    # locks. The anima-keyed indexes lead with it: an anima's keys only grow while its range sits
-    # mid-index, and with two int8-wide keys (seq, time) Postgres splits a full leaf where the run
-    # of inserts goes instead of 50/50 (nbtsplitloc.c), so those pages stay full.
-    # The event's anima, and through it its org (the only reference to either).
+    # ``Anima.key``: the event's only reference to its anima and org. The anima-keyed indexes lead
+    # with it; with int8-wide keys Postgres splits a full leaf where inserts go (nbtsplitloc.c), not
+    # 50/50, so the pages of an anima's mid-index range stay full.
     anima_key: int = Field(sa_column=Column(BigInteger, nullable=False))
-    # True when the anima is large (``Anima.events_indexed``), else NULL: the predicate of the time
-    # and session indexes (``elephantasm.db.event_index``). NULL, not false: a NULL
-    # costs no bytes in the row.
+    # True when the anima is large (``Anima.events_indexed``), else NULL (no bytes in the row): the
+    # predicate of the time and session indexes (``elephantasm.db.event_index``).
     time_indexed: bool | None = Field(default=None, sa_column=Column(Boolean, nullable=True))
     __table_args__ = (
-        # An anima's (or an org's) cascade delete finds the events through the anima_key indexes.
         ForeignKeyConstraint(["anima_key"], ["animas.key"], name="fk_events_anima", ondelete="CASCADE"),
-        # Partial: NULL keys never conflict, so they need no entry.
         Index("uq_events_anima_dedupe", "anima_key", "dedupe_key", unique=True, postgresql_where=text(DEDUPE_KEYED)),
-        # The pending range of an anima (seq > its watermark) and the dreamer's chunks come from here,
-        # and every time-ordered read of a small anima (its rows are not in the two indexes below).
+        # An anima's pending range, the dreamer's chunks, and every time-ordered read of a small anima.
         UniqueConstraint("anima_key", "seq", name="uq_events_anima_seq"),
-        # Time order per anima. No ``id``: readers ordered by (occurred_at, id) sort
-        # only the ties on id (an incremental sort). Large animas' events only.
+        # Large animas' events in time order (no ``id``: ties on it are sorted incrementally), and
+        # per session: a page of a session's listing reads one index range.
         Index("ix_events_anima_occurred", "anima_key", "occurred_at", postgresql_where=text(event_index.FLAG)),
-        # One session (or the session-less events) of an anima, in time order: a page of a session's
-        # listing reads one index range however long the session is. Large animas' events only.
         Index(
-            "ix_events_anima_session",
-            "anima_key",
-            "session_id",
-            "occurred_at",
-            postgresql_where=text(event_index.FLAG),
+            "ix_events_anima_session", "anima_key", "session_id", "occurred_at", postgresql_where=text(event_index.FLAG)
         ),
     )
 
 
-# ----------------------------------------------------------------------------------------------
-# Memories and knowledge
-# ----------------------------------------------------------------------------------------------
+# --- Memories and knowledge ---
 
 MEMORY_STATES = values(MemoryState)
 
@@ -394,13 +354,11 @@ class Memory(SQLModel, table=True):
     meta: dict[str, Any] = _jsonb()
     embedding: Any = _vector()
     embedding_space: str | None = _space()
-    # The fact-bearing turns' vectors, int8 rows in ``embedding_space`` with each turn's line
-    # (domain/turn_vectors.py). NULL: none (content edits, re-embeds, forgotten rows); relevance
-    # then uses the summary alone.
+    # The fact-bearing turns' vectors with their lines (domain/turn_vectors.py); NULL: relevance
+    # uses the summary alone.
     turn_vectors: bytes | None = Field(default=None, sa_column=Column(LargeBinary, nullable=True))
-    # Provenance: the ids of the events the memory was distilled from (after merges, the union),
-    # ascending. An array on the row instead of a link table: 16 bytes a link
-    # instead of a ~200-byte row with its primary key and event index.
+    # Provenance: the source events' ids, ascending (after merges, the union). An array, not a link
+    # table: 16 bytes a link instead of a ~200-byte row with its keys and index.
     event_ids: list[uuid.UUID] = Field(
         default_factory=list,
         sa_column=Column(ARRAY(UUID(as_uuid=True)), nullable=False, server_default=text("'{}'::uuid[]")),
@@ -410,9 +368,8 @@ class Memory(SQLModel, table=True):
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
     deleted_at: datetime | None = _ts()
-    # In the HNSW index: a copy of the anima's ``vectors_indexed``, set at insert
-    # by the trigger ``trg_memories_vector_indexed`` and for all its rows when the anima is flipped.
-    vector_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+    # The anima's ``vectors_indexed``, copied at insert (trigger in ``db.ddl``) and when it flips.
+    vector_indexed: bool = _false()
 
     __table_args__ = (
         Index("ix_memories_org_anima_state", "org_id", "anima_id", "state"),
@@ -420,8 +377,7 @@ class Memory(SQLModel, table=True):
         _gin("ix_memories_fts"),
         *_hnsw("memories", VECTOR_INDEXED),
         _space_index("memories"),
-        # Keyed on the anima without the org: 16 bytes less per entry; the pack
-        # statement tests the org on the rows it finally reads (services/packs/sql.MEMORY_OWNER).
+        # Keyed on the anima alone (16 bytes less per entry): the pack tests the org on the rows it reads.
         *_pack_candidate_indexes(
             "memories",
             "coalesce(time_end, time_start)",
@@ -441,23 +397,18 @@ class Memory(SQLModel, table=True):
 
 
 class MemoryRecall(SQLModel, table=True):
-    """A memory's recall state: how often it was served in a pack, and when last.
+    """A memory's recall state: how often it was served in a pack, and when last (no row: never).
 
-    Kept out of ``memories`` because recording a recall rewrote a ~2.5 kB memory row whose every
-    index (HNSW and GIN included) got a new entry: the covering pack indexes carried both columns,
-    so no update could be HOT. Here no index holds the updated columns, and free space
-    (``fillfactor``) lets the batcher's upserts stay HOT. No row: never recalled. ``org_id`` and
-    ``anima_id`` copy the memory's (every table can be distributed by them); they carry no foreign
-    key of their own: the memory's, which cascades, already ties the row to both.
+    Out of ``memories`` so that recording a recall is a HOT update (no index holds these columns;
+    ``fillfactor`` leaves room) instead of a new entry in every index of a ~2.5 kB row. ``org_id``
+    and ``anima_id`` copy the memory's, whose cascading foreign key already ties the row to both.
     """
 
     __tablename__ = "memory_recalls"
-    memory_id: uuid.UUID = Field(
-        sa_column=Column(UUID(as_uuid=True), ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True)
-    )
+    memory_id: uuid.UUID = _fk("memories.id", primary_key=True)
     org_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), nullable=False))
     anima_id: uuid.UUID = Field(sa_column=Column(UUID(as_uuid=True), nullable=False))
-    recall_count: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    recall_count: int = _zero()
     last_recalled_at: datetime | None = _ts()
 
     __table_args__ = {"postgresql_with": {"fillfactor": MEMORY_RECALLS_FILLFACTOR}}
@@ -495,15 +446,13 @@ class Knowledge(SQLModel, table=True):
     created_at: datetime = _ts(nullable=False, server_now=True)
     updated_at: datetime = _ts(nullable=False, server_now=True)
     deleted_at: datetime | None = _ts()
-    # In the HNSW index, as memories' ``vector_indexed``: the anima's flag, copied
-    # by the trigger ``trg_knowledge_vector_indexed`` and for all its rows when the anima is flipped.
-    vector_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
+    # As memories' ``vector_indexed``.
+    vector_indexed: bool = _false()
 
     __table_args__ = (
         Index("ix_knowledge_org_anima_type", "org_id", "anima_id", "type"),
         Index("ix_knowledge_anima_subject", "anima_id", "subject_key"),
-        # Large animas only: a small anima's dreamer finds its few items by the anima prefix
-        # of ix_knowledge_anima_subject (services/dreams/knowledge._load_current).
+        # Large animas only: a small anima's few items are found through ix_knowledge_anima_subject.
         Index("ix_knowledge_anima_hash", "anima_id", "content_hash", postgresql_where=text(VECTOR_INDEXED)),
         _gin("ix_knowledge_fts"),
         *_hnsw("knowledge", VECTOR_INDEXED),
@@ -532,9 +481,7 @@ class KnowledgeMemory(SQLModel, table=True):
     )
 
 
-# ----------------------------------------------------------------------------------------------
-# Identity
-# ----------------------------------------------------------------------------------------------
+# --- Identity ---
 
 
 class Identity(SQLModel, table=True):
@@ -543,9 +490,7 @@ class Identity(SQLModel, table=True):
     __tablename__ = "identities"
     id: uuid.UUID = _uuid_pk()
     org_id: uuid.UUID = _fk("orgs.id")
-    anima_id: uuid.UUID = Field(
-        sa_column=Column(UUID(as_uuid=True), ForeignKey("animas.id", ondelete="CASCADE"), nullable=False, unique=True)
-    )
+    anima_id: uuid.UUID = _fk("animas.id", unique=True)
     version: int = Field(default=1, sa_column=Column(Integer, nullable=False, server_default=text("1")))
     personality_type: str | None = Field(default=None, sa_column=Column(String(100), nullable=True))
     communication_style: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
@@ -574,9 +519,7 @@ class IdentityVersion(SQLModel, table=True):
     __table_args__ = (UniqueConstraint("anima_id", "version", name="uq_identity_history_version"),)
 
 
-# ----------------------------------------------------------------------------------------------
-# Packs and the snapshot cache
-# ----------------------------------------------------------------------------------------------
+# --- Packs and the snapshot cache ---
 
 
 class MemoryPackRow(SQLModel, table=True):
@@ -614,16 +557,14 @@ class PackSnapshot(SQLModel, table=True):
     anima_id: uuid.UUID = _fk("animas.id")
     state_version: int = Field(sa_column=Column(BigInteger, nullable=False))
     payload: dict[str, Any] = _jsonb()
-    hit_count: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    hit_count: int = _zero()
     created_at: datetime = _ts(nullable=False, server_now=True)
     last_hit_at: datetime | None = _ts()
 
     __table_args__ = (Index("ix_pack_snapshots_anima_version", "anima_id", "state_version"),)
 
 
-# ----------------------------------------------------------------------------------------------
-# Dream journal
-# ----------------------------------------------------------------------------------------------
+# --- Dream journal ---
 
 DREAM_STATUSES = values(DreamStatus)
 
@@ -643,12 +584,12 @@ class DreamRun(SQLModel, table=True):
     started_at: datetime = _ts(nullable=False, server_now=True)
     heartbeat_at: datetime | None = _ts()
     finished_at: datetime | None = _ts()
-    events_read: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
-    memories_created: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
-    knowledge_created: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
-    llm_calls: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
-    prompt_tokens: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
-    completion_tokens: int = Field(default=0, sa_column=Column(Integer, nullable=False, server_default=text("0")))
+    events_read: int = _zero()
+    memories_created: int = _zero()
+    knowledge_created: int = _zero()
+    llm_calls: int = _zero()
+    prompt_tokens: int = _zero()
+    completion_tokens: int = _zero()
     counts: dict[str, Any] = _jsonb()
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     # The anima's event_seq when the run started: it distils events up to there, later ones wait.
@@ -662,10 +603,9 @@ class DreamRun(SQLModel, table=True):
 
 class DreamAction(SQLModel, table=True):
     """A batch of a run's journal entries: consecutive entries of one step with the same action and
-    target type (what was created, merged, superseded or archived, before and after), one element
-    each in ``target_ids``, ``befores`` and ``afters`` (read through
-    ``services/dreams/journal.expand``). Entry ids derive from ``id`` and the position. The
-    arrays are stored compressed inline (``toast_tuple_target``; ``STORAGE MAIN`` in ``db.ddl``)."""
+    target type, one element each in ``target_ids``, ``befores`` and ``afters`` (read through
+    ``services/dreams/journal.expand``; entry ids derive from ``id`` and the position). The arrays
+    are stored compressed inline (``toast_tuple_target``; ``STORAGE MAIN`` in ``db.ddl``)."""
 
     __tablename__ = "dream_actions"
     id: uuid.UUID = _uuid_pk()
@@ -710,39 +650,12 @@ class DreamChunk(SQLModel, table=True):
     )
 
 
-def _event_anima() -> Any:
-    """The id of an event's anima, by its key (one probe of ``uq_animas_key``)."""
-    anima = Anima.__table__.c  # type: ignore[attr-defined]
-    event = Event.__table__.c  # type: ignore[attr-defined]
-    return select(anima.id).where(anima.key == event.anima_key).correlate_except(Anima.__table__).scalar_subquery()  # type: ignore[attr-defined]
+# Read-only, derived on load by the SQL every reader shares (``db.event_state``); ``EventRead.anima_id``
+# and ``.distilled_at`` keep their meaning on the wire.
+Event.anima_id = column_property(literal_column(event_state.anima_id("events")))  # type: ignore[assignment]
+Event.distilled_at = column_property(literal_column(event_state.distilled_at("events")))  # type: ignore[attr-defined]
 
-
-def _event_distilled_at() -> Any:
-    """When the dreamer distilled an event: its distilled chunk's time, NULL while pending."""
-    chunk = DreamChunk.__table__.c  # type: ignore[attr-defined]
-    event = Event.__table__.c  # type: ignore[attr-defined]
-    return column_property(
-        select(chunk.distilled_at)
-        .where(
-            chunk.anima_id == _event_anima(),
-            chunk.last_seq >= event.seq,
-            chunk.first_seq <= event.seq,
-            chunk.distilled_at.is_not(None),
-        )
-        .order_by(chunk.last_seq)
-        .limit(1)
-        .correlate_except(DreamChunk.__table__)  # type: ignore[attr-defined]
-        .scalar_subquery()
-    )
-
-
-# Read-only, derived on load (``EventRead.anima_id`` and ``.distilled_at`` keep their meaning on the wire).
-Event.anima_id = column_property(_event_anima())  # type: ignore[assignment]
-Event.distilled_at = _event_distilled_at()  # type: ignore[attr-defined]
-
-# ----------------------------------------------------------------------------------------------
-# Model-level memory (local models): KV snapshots of packs and recorded generations
-# ----------------------------------------------------------------------------------------------
+# --- Model-level memory (local models): KV snapshots of packs and recorded generations ---
 
 
 class KVSnapshotRow(SQLModel, table=True):
