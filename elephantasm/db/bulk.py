@@ -1,8 +1,7 @@
 """Many rows in one INSERT statement: one array per column, unnested by Postgres.
 
-``session.execute(insert(table), rows)`` sends one INSERT per row (asyncpg's executemany). For the
-thousands of memory and journal rows a dream chunk writes, one statement is cheaper on both sides. The
-rows travel as one array per column and are stored with the same values a per-row insert would store.
+``session.execute(insert(table), rows)`` sends one INSERT per row (executemany); for the thousands of
+rows a dream chunk writes, one statement is cheaper, storing the values a per-row insert would.
 """
 
 from __future__ import annotations

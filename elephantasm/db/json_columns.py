@@ -11,12 +11,9 @@ from sqlalchemy.types import TypeDecorator
 
 
 class DefaultAsNullJsonb(TypeDecorator[dict[str, Any]]):
-    """``jsonb`` where SQL NULL stands for one object, the column's usual value.
-
-    ``events.meta`` is ``{}`` (no metadata) on nearly every row: a 5-byte datum per row, where NULL
-    costs a bit of the null bitmap. The ORM and :mod:`elephantasm.db.bulk` write that object as NULL and
-    read NULL back as it, so a model instance never sees the difference; raw SQL readers use
-    :meth:`read_sql` for the same answer.
+    """``jsonb`` where SQL NULL stands for one object, the column's usual value (``events.meta``:
+    ``{}`` on nearly every row, a 5-byte datum where NULL costs a bit). The ORM and
+    :mod:`elephantasm.db.bulk` store it as NULL and read NULL back as it; raw SQL uses :meth:`read_sql`.
     """
 
     impl = JSONB

@@ -1,14 +1,9 @@
 """Keyset pagination over (timestamp, id): the one implementation every list endpoint uses.
 
-A page is the rows after the cursor's (timestamp, id) in the given direction, ``limit`` of them,
-plus the cursor of the last one when more follow. Stable under inserts, and index-friendly
-(every paged query has an index ending in the timestamp and id it orders by).
-
-A cursor is typed and signed: a fixed 24-byte position (microseconds since the epoch, the row's
-uuid) and a truncated HMAC of it under a key derived from the server secret, base64url-encoded.
-Decoding is a length check, a MAC check and a fixed unpack: nothing a client sends is parsed as
-JSON, so an altered or hand-made cursor is a 422 naming ``cursor``, never a crash, and any cursor
-the server hands out is accepted back, whatever instant it holds.
+A page is the ``limit`` rows after the cursor's (timestamp, id), plus the cursor of its last row when
+more follow: stable under inserts and index-friendly. A cursor is that position (24 bytes) and a
+truncated HMAC under a key derived from the server secret, base64url-encoded: decoding parses
+nothing a client wrote, so an altered or hand-made cursor is a 422 naming ``cursor``, never a crash.
 """
 
 from __future__ import annotations

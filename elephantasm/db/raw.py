@@ -1,10 +1,5 @@
-"""A pooled connection's asyncpg connection, for hot statements that need no transaction.
-
-Through SQLAlchemy a read on a pooled connection costs three round trips (``BEGIN``, the
-statement, ``ROLLBACK`` at check-in) plus statement building; the pack cache-hit path reads one
-row per request, so it talks to asyncpg directly: one round trip, a statement asyncpg keeps
-prepared per connection. Nothing here opens a transaction, so each statement is its own
-(autocommit) and check-in has nothing to roll back.
+"""A pooled connection's asyncpg connection, for hot statements that need no transaction: one round
+trip (autocommit, kept prepared by asyncpg) instead of SQLAlchemy's ``BEGIN``, statement, ``ROLLBACK``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,5 @@
-"""Named predicates every read is built from, so tenancy and liveness are spelled one way.
-
-- :func:`org_scoped`: the row belongs to the caller's org (another org's row is never read: a 404,
-  not an error, and never a leak);
-- :func:`live_anima_row` / :func:`live_anima`: the anima (itself, or the one a row belongs to) is
-  not deleted;
-- :func:`live_memory` / :func:`live_knowledge`: the item is not deleted (forgotten);
-- :func:`visible`: all three for a memory or knowledge table;
-- :func:`of_anima`: an ``events`` row of one anima, by its key (the events' indexes lead with it).
-
-Each takes a table (``Model.__table__``) or an ORM entity class.
-"""
+"""Named predicates every read is built from, so tenancy (another org's row is a 404, never a leak)
+and liveness are spelled one way. Each takes a table (``Model.__table__``) or an ORM entity class."""
 
 from __future__ import annotations
 
@@ -19,7 +9,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, select
 from sqlmodel import col
 
-from elephantasm.db.models import Anima, Knowledge, Memory
+from elephantasm.db.models import Anima, Memory
 
 
 def _col(source: Any, name: str) -> Any:
@@ -49,18 +39,13 @@ def live_anima(anima_col: Any) -> ColumnElement[bool]:
 
 
 def live_memory(source: Any = Memory) -> ColumnElement[bool]:
-    """A memory that is not deleted."""
-    return _col(source, "deleted_at").is_(None)
-
-
-def live_knowledge(source: Any = Knowledge) -> ColumnElement[bool]:
-    """A knowledge item that is not deleted."""
+    """A memory (or knowledge item) that is not deleted (forgotten)."""
     return _col(source, "deleted_at").is_(None)
 
 
 def visible(source: Any, org_id: uuid.UUID) -> list[ColumnElement[bool]]:
     """A memory or knowledge row the org may read: its own, not deleted, of a live anima."""
-    return [org_scoped(source, org_id), _col(source, "deleted_at").is_(None), live_anima(_col(source, "anima_id"))]
+    return [org_scoped(source, org_id), live_memory(source), live_anima(_col(source, "anima_id"))]
 
 
 def anima_key(anima_id: uuid.UUID, org_id: uuid.UUID | None = None) -> Any:

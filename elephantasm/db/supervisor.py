@@ -31,7 +31,6 @@ class PostmasterSupervisor:
         self.embedded = embedded
         self.interval = interval
         self.max_backoff = max_backoff
-        self.restarts = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="postmaster-supervisor", daemon=True)
 
@@ -60,7 +59,6 @@ class PostmasterSupervisor:
                 delay = backoff_seconds(failures, self.interval, self.max_backoff)
                 log.error("restarting the embedded Postgres failed (%s); next try in %.0f s", exc, delay)
                 continue
-            self.restarts += 1
             failures, delay = 0, self.interval
             log.warning("the embedded Postgres is running again")
 

@@ -1,12 +1,5 @@
-"""Typed access to what SQLModel and SQLAlchemy's async stubs leave untyped.
-
-- :func:`table_of`: the Core :class:`~sqlalchemy.Table` behind a SQLModel ``table=True`` class.
-  SQLModel sets ``__table__`` at class creation but does not declare it, so Core queries against
-  the table's columns (``table.c.x``) need one cast; this is it.
-- :func:`rowcount`: rows an UPDATE/DELETE matched. ``AsyncSession.execute`` is typed as returning
-  :class:`~sqlalchemy.Result`, but for a DML statement it is a :class:`~sqlalchemy.CursorResult`.
-- :func:`inserted`: an ORM row added, flushed and refreshed, typed as what was passed in.
-"""
+"""Typed access to what SQLModel and SQLAlchemy's async stubs leave untyped (``__table__``, which
+SQLModel sets but does not declare; a DML result's ``rowcount``), in one cast each."""
 
 from __future__ import annotations
 

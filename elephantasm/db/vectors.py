@@ -1,12 +1,9 @@
 """pgvector helpers shared by the services that pass vectors through raw SQL.
 
-Embeddings are stored at their model's own width: the ``embedding`` columns are
-unconstrained ``halfvec``, and each width in :data:`INDEXED_DIMS` has a partial HNSW index on the
-expression ``(embedding::halfvec(d))`` for rows ``WHERE vector_dims(embedding) = d``. A nearest-
-neighbour query uses that index only when it is written with the same expressions, the width as a
-literal (a bound parameter cannot prove the partial index's predicate): :func:`hnsw_distance` and
-:func:`width_is` write them. Other widths (e.g. a remote embedder at 1,536) work too, by an exact
-scan of the anima's rows.
+Embeddings are stored at their model's own width (unconstrained ``halfvec``); each width in
+:data:`INDEXED_DIMS` has a partial HNSW index on ``(embedding::halfvec(d))`` where
+``vector_dims(embedding) = d``, which a query uses only when written with the same expressions and
+the width as a literal (:func:`hnsw_distance`, :func:`width_is`). Other widths are scanned exactly.
 """
 
 from __future__ import annotations
@@ -20,9 +17,8 @@ from sqlalchemy import ColumnElement, func, literal_column
 from sqlalchemy import cast as sql_cast
 from sqlalchemy.engine import Dialect
 
-# The exact value of each float16 bit pattern as text, filled on first use (a float16 is exact in
-# float64, so its repr is exact): formatting a vector becomes a table lookup, not a float repr per
-# element. At most 65,536 short strings.
+# The exact text of each float16 bit pattern, filled on first use: formatting a vector becomes a
+# table lookup instead of a float repr per element (at most 65,536 short strings).
 _HALF_TEXTS: list[str | None] = [None] * (1 << 16)
 
 
@@ -36,10 +32,9 @@ def _half_texts(bits: list[int]) -> list[str]:
 def vector_literal(vector: Sequence[float]) -> str:
     """A pgvector text literal (``[x,y,…]``) for a ``halfvec``, ~5x faster than formatting floats.
 
-    Each element is rounded as pgvector's ``halfvec`` input rounds it (to float4, then to the
-    nearest half, ties to even) and written exactly, so the stored value is the same as from the
-    full-precision text. Non-finite or out-of-half-range values are for ``halfvec`` to reject,
-    so they are passed on as they are.
+    Elements are rounded as ``halfvec`` input rounds them (float4, then half, ties to even) and
+    written exactly: the stored value is the same as from full precision. Non-finite or
+    out-of-range values are passed on as they are, for ``halfvec`` to reject.
     """
     wide = np.asarray(vector, dtype=np.float64)
     half = wide.astype(np.float32).astype(np.float16)
@@ -102,11 +97,8 @@ def indexed_vector(column: ColumnElement[Any], dim: int) -> tuple[ColumnElement[
 
 
 class FastHalfVec(HALFVEC):
-    """pgvector's ``HALFVEC`` column type, binding vectors through :func:`vector_literal`.
-
-    pgvector's own bind formats each float with ``str`` (≈ 0.3–0.7 ms per 384-d vector); the
-    dreamer writes hundreds of vectors per chunk, where that was ≈ 10 % of a run.
-    """
+    """pgvector's ``HALFVEC`` column type, binding vectors through :func:`vector_literal` (pgvector's
+    own bind formats each float with ``str``, a real cost for the dreamer's hundreds per chunk)."""
 
     cache_ok = True
 

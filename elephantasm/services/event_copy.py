@@ -1,13 +1,10 @@
 """Batched extract by COPY: stage the batch in a temp table, then one ``INSERT … SELECT`` dedupes it.
 
-``POST /api/events/batch`` and ``elephantasm events import`` write through here. Per batch, in the
-caller's transaction: lock the batch's animas (sorted, so concurrent batches cannot deadlock; it also
-serialises batches of one anima, whose dedupe keys could otherwise deadlock each other), ``COPY``
-the rows (binary, asyncpg ``copy_records_to_table``) into a per-connection temp table, then one
-statement inserts them in request order with ``ON CONFLICT DO NOTHING``, numbering them from each
-anima's ``event_seq`` (see :mod:`elephantasm.db.event_state`), and bumps each anima's
-``state_version`` and ``event_seq`` once. Only when some rows were duplicates is the stored row looked up. The
-statements are the same for every batch size, so Postgres and asyncpg keep them prepared.
+In the caller's transaction: lock the batch's animas (sorted: concurrent batches cannot deadlock),
+binary ``COPY`` the rows into a per-connection temp table, then one statement inserts them in request
+order with ``ON CONFLICT DO NOTHING``, numbering them from each anima's ``event_seq``, and bumps each
+anima once. Stored duplicates are looked up only when there are some. The statements are the same
+for every batch size, so they stay prepared. Also the SQL the single-event path shares.
 """
 
 from __future__ import annotations
@@ -69,22 +66,8 @@ def row_columns(anima: str) -> str:
     return f"{_columns('e', anima)}, {event_state.distilled_at('e', anima)} AS distilled_at"
 
 
-_STAGED = (
-    "ord",
-    "id",
-    "anima_id",
-    "event_type",
-    "role",
-    "author",
-    "summary",
-    "content",
-    "occurred_at",
-    "session_id",
-    "meta",
-    "source_uri",
-    "dedupe_key",
-    "importance_score",
-)
+_RECORDED = _WIRE[: _WIRE.index("importance_score") + 1]  # the wire's columns a COPY record holds
+_STAGED = ("ord", *_RECORDED)
 
 # Session-lived (one per pooled connection, created on first use); emptied at every commit.
 _STAGING_DDL = text("""
@@ -173,9 +156,6 @@ def event_values(data: EventCreate | EventIn, now: datetime, meta: str | None = 
         data.dedupe_key,
         data.importance_score,
     )
-
-
-_RECORDED = _WIRE[: len(_STAGED) - 1]  # the wire's columns a COPY record holds (after ord)
 
 
 def _new_row(record: tuple[Any, ...], meta: str, stamps: tuple[datetime, datetime]) -> dict[str, Any]:

@@ -1,9 +1,6 @@
-"""The single-event hot path: one statement checks the anima, bumps it (``state_version``, ``event_seq``) and inserts.
-
-Extract is the most frequent write. It runs as one prepared statement on the pooled asyncpg
-connection, outside an explicit transaction: the statement is its own transaction (insert and
-bump commit together, before the caller answers), so the request costs one round trip instead of
-three (``BEGIN``, statement, ``COMMIT``).
+"""The single-event hot path: one statement checks the anima, bumps it (``state_version``, ``event_seq``)
+and inserts. Extract is the most frequent write: as one prepared statement outside an explicit
+transaction (insert and bump commit together) it costs one round trip instead of three.
 """
 
 from __future__ import annotations

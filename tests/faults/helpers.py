@@ -18,7 +18,7 @@ import httpx
 import psutil
 
 from benchmarks import harness
-from elephantasm.db.embedded import PG_MAJOR, postmaster_pid
+from elephantasm.db.embedded import PG_MAJOR
 from tests.support.servers import free_port, stop_server
 
 SECRET = "fault-test-secret"
@@ -27,6 +27,14 @@ SECRET = "fault-test-secret"
 def pgdata_of(data_dir: Path) -> Path:
     """The embedded server's data directory under a data dir."""
     return data_dir / f"pg{PG_MAJOR}"
+
+
+def postmaster_pid(pgdata: Path) -> int | None:
+    """The pid ``postmaster.pid`` names, if any."""
+    try:
+        return int((pgdata / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def postgres_processes(pgdata: Path) -> list[psutil.Process]:
