@@ -34,12 +34,6 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _postmaster_alive(pgdata: Path) -> bool:
-    """Whether ``postmaster.pid`` names a live process listening on its socket (True without a file:
-    no stale file to remove)."""
-    return not (pgdata / "postmaster.pid").exists() or postmaster_running(pgdata)
-
-
 def postmaster_running(pgdata: Path) -> bool:
     """Whether a postmaster of ``pgdata`` is running: its pid file names a live process that accepts
     connections on its socket (a stopped, SIGSTOPped one still does: the kernel queues them)."""
@@ -130,7 +124,7 @@ class EmbeddedPostgres:
             self._server.ensure_postgres_running()
 
     def _remove_stale_pid(self) -> None:
-        if not _postmaster_alive(self.pgdata):
+        if (self.pgdata / "postmaster.pid").exists() and not postmaster_running(self.pgdata):
             log.warning("removing stale postmaster.pid in %s", self.pgdata)
             (self.pgdata / "postmaster.pid").unlink(missing_ok=True)
 

@@ -160,6 +160,15 @@ def _elide_deep(value: Any) -> Any:
     return value
 
 
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or whitespace")
+    return value
+
+
+NotBlank = Annotated[str, AfterValidator(_not_blank)]
+"""A request string with something besides whitespace in it."""
+
 StoredJson = Annotated[dict[str, Any], BeforeValidator(_elide_deep)]
 """A JSON object read back from the database (response side), elided if too deep to serve."""
 

@@ -6,10 +6,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from elephantasm.domain.enums import EventType
-from elephantasm.schemas.common import Instant, StoredJson, StrictModel, one_of
+from elephantasm.schemas.common import Instant, NotBlank, StoredJson, StrictModel, one_of
 
 
 class EventCreate(StrictModel):
@@ -17,7 +17,7 @@ class EventCreate(StrictModel):
 
     anima_id: uuid.UUID
     event_type: one_of(EventType)  # type: ignore[valid-type]
-    content: str = Field(min_length=1)
+    content: NotBlank = Field(min_length=1)
     role: str | None = Field(default=None, max_length=64)
     author: str | None = Field(default=None, max_length=200)
     summary: str | None = None
@@ -29,13 +29,6 @@ class EventCreate(StrictModel):
     source_uri: str | None = Field(default=None, max_length=4096)
     dedupe_key: str | None = Field(default=None, min_length=1, max_length=200)
     importance_score: float | None = Field(default=None, ge=0.0, le=1.0)
-
-    @field_validator("content")
-    @classmethod
-    def _not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("content must not be empty or whitespace")
-        return value
 
 
 class EventBatchCreate(StrictModel):

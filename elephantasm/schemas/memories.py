@@ -6,10 +6,10 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field
 
 from elephantasm.domain.enums import MemoryState
-from elephantasm.schemas.common import PatchBody, StoredJson, StrictModel
+from elephantasm.schemas.common import NotBlank, PatchBody, StoredJson, StrictModel
 
 
 class MemoryRead(BaseModel):
@@ -46,19 +46,12 @@ class MemoryUpdate(PatchBody):
 
     not_null = ("summary", "importance", "confidence", "state")
 
-    summary: str | None = Field(default=None, min_length=1, max_length=10_000)
+    summary: NotBlank | None = Field(default=None, min_length=1, max_length=10_000)
     content: str | None = Field(default=None, max_length=1_000_000)
     importance: float | None = Field(default=None, ge=0.0, le=1.0)
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     state: MemoryState | None = None
     meta: dict[str, Any] | None = None
-
-    @field_validator("summary")
-    @classmethod
-    def _not_blank(cls, value: str | None) -> str | None:
-        if value is not None and not value.strip():
-            raise ValueError("summary must not be empty or whitespace")
-        return value
 
 
 class MemorySearch(StrictModel):

@@ -1,11 +1,9 @@
 """Import one anima from JSON lines (format in ``elephantasm/schemas/transfer.py``) into an org.
 
-Every line is validated and every reference checked before anything is written; then the anima
-and all its rows are written in one transaction (all or nothing). Rows get new ids, allocated in
-the same relative order as the file's ids, so ties in time order break the same way on both
-servers and an export of the import matches the original line for line but for ids.
-The caller runs the three steps: :func:`parse_export`, :func:`embed_parsed` (with this server's
-embedder, before the transaction opens), then :func:`write_import` in its unit of work.
+The caller runs :func:`parse_export` (every line and reference checked before anything is
+written), :func:`embed_parsed` (before the transaction opens), then :func:`write_import` in its unit
+of work. New ids keep the file's relative order, so an export of the import matches the original
+line for line but for ids.
 """
 
 from __future__ import annotations

@@ -43,11 +43,6 @@ def stored_meta(alias: str) -> str:
     return f"{EVENT_META.read_sql(f'{alias}.meta')}::text"
 
 
-def meta_to_store(value: str) -> str:
-    """SQL: what an insert stores for the jsonb ``value`` (NULL for ``{}``)."""
-    return EVENT_META.store_sql(value)
-
-
 def _columns(alias: str, anima: str) -> str:
     # As selected for the response: meta comes back as jsonb text (see wire.py), ``{}`` for the
     # NULL that stores it; the anima's id is the SQL expression ``anima``.
@@ -97,7 +92,7 @@ WITH ins AS (
     INSERT INTO events (id, event_type, role, author, summary, content, occurred_at, session_id, meta,
                         source_uri, dedupe_key, importance_score, created_at, seq, anima_key, {event_index.FLAG})
     SELECT s.id, s.event_type::event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
-           s.session_id, {meta_to_store("s.meta")}, s.source_uri, s.dedupe_key, s.importance_score, :now,
+           s.session_id, {EVENT_META.store_sql("s.meta")}, s.source_uri, s.dedupe_key, s.importance_score, :now,
            a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord), a.key,
            {event_index.row_flag("a")}
     FROM event_staging s JOIN animas a ON a.id = s.anima_id AND a.org_id = :org ORDER BY s.ord

@@ -13,10 +13,10 @@ from typing import Any
 import asyncpg
 
 from elephantasm.db import event_index
-from elephantasm.db.models import DEDUPE_KEYED
+from elephantasm.db.models import DEDUPE_KEYED, EVENT_META
 from elephantasm.ids import uuid7
 from elephantasm.schemas.events import EventCreate
-from elephantasm.services.event_copy import RETURNED, event_values, meta_to_store, new_row_columns, row_columns
+from elephantasm.services.event_copy import RETURNED, event_values, new_row_columns, row_columns
 
 # ``anima`` bumps the org's live anima (a missing or foreign anima inserts nothing) and hands out
 # the next seq under that row lock, so seqs are in commit order; the anima row is touched once, first
@@ -35,7 +35,7 @@ WITH anima AS (
 ), ins AS (
     INSERT INTO events (id, event_type, role, author, summary, content, occurred_at, session_id, meta,
                         source_uri, dedupe_key, importance_score, created_at, seq, anima_key, {event_index.FLAG})
-    SELECT $1, $4::event_type, $5, $6, $7, $8, $9, $10, {meta_to_store("$11::jsonb")}, $12, $13, $14, $15,
+    SELECT $1, $4::event_type, $5, $6, $7, $8, $9, $10, {EVENT_META.store_sql("$11::jsonb")}, $12, $13, $14, $15,
            a.event_seq, a.key, {event_index.row_flag("a")}
     FROM anima a
     ON CONFLICT (anima_key, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING

@@ -59,12 +59,6 @@ def _check_size(position: int, count: int, size: int, max_bytes: int) -> None:
         )
 
 
-def check_sizes(events: list[EventCreate], max_bytes: int) -> None:
-    """Reject the whole request if any event is over the limit (nothing is written)."""
-    for position, data in enumerate(events):
-        _check_size(position, len(events), event_size(data), max_bytes)
-
-
 def _check_occurred_at(data: EventCreate | EventIn, now: datetime, where: str) -> None:
     problem = occurred_at_problem(data.occurred_at, now) if data.occurred_at else None
     if problem:
@@ -78,7 +72,8 @@ def check_events(events: list[EventCreate], settings: Settings, now: datetime) -
         where = f"events[{position}]" if len(events) > 1 else ""
         check_json_fields(data, settings.max_json_depth, settings.max_json_bytes, where)
         _check_occurred_at(data, now, where)
-    check_sizes(events, settings.max_event_bytes)  # after the depth check: sizing encodes meta
+    for position, data in enumerate(events):  # after the depth checks: sizing encodes meta
+        _check_size(position, len(events), event_size(data), settings.max_event_bytes)
 
 
 def check_batch(events: list[EventIn], settings: Settings, now: datetime) -> list[str]:

@@ -1,23 +1,12 @@
 """Forgetting: deleting a memory or a knowledge item removes every derived copy of its text.
 
-A deleted memory takes with it the memories merged into it and the knowledge whose every source
-memory is now gone; a deleted knowledge item leaves its source memories alone. For everything
-forgotten, in the deleting transaction:
-
-- the row stays (ids keep provenance and the journal auditable) but its text, embedding, turn
-  vectors (a memory's blob holds its turn lines), subject and meta are scrubbed and ``deleted_at`` is set;
-- the identity's evidence of forgotten knowledge (its per-topic counts, in the current version and
-  every version written since the item was learnt) is decremented;
-- journal entries about it lose their before/after (``{"forgotten": true}``);
-- served packs that contained it (``memory_packs``) and the anima's shared snapshots are deleted;
-- stores outside these tables that copied its text erase it through the caller's ``hooks``
-  (``Runtime.forget_hooks``: the local model's KV snapshots and recorded prompts), in the same transaction;
-- ``state_version`` is bumped and ``forgotten_version`` set to it, so a pack compiled concurrently
-  from the older state is served to its requester but never recorded.
-
-The caller owns the transaction; after its commit, :func:`drop_cached` drops this process's LRU
-entries that contain it (other replicas' entries are keyed by the old ``state_version`` and can never
-be served again).
+A deleted memory takes with it the memories merged into it and the knowledge drawn only from those.
+In the caller's transaction: the rows stay (ids keep provenance auditable) with text, vectors and
+meta scrubbed; the identity's per-topic evidence, journal entries' before/after, served packs and
+snapshots, and the hooks' stores (KV snapshots, recorded prompts) lose it; ``forgotten_version``
+is set to the bumped ``state_version``, so a pack compiled concurrently is never recorded. After the
+commit :func:`drop_cached` drops this process's cached packs holding it (other replicas' are keyed
+by the old state version).
 """
 
 from __future__ import annotations
@@ -77,12 +66,9 @@ async def _lock(session: AsyncSession, anima_id: uuid.UUID) -> None:
 
 
 async def _lock_live(session: AsyncSession, kind: str, org_id: uuid.UUID, item_id: uuid.UUID) -> uuid.UUID:
-    """Lock the item's anima and return it; NotFoundError unless the item is live (checked again
-    once locked, so of concurrent deletions one forgets and the others are 404s).
-
-    The locks: no dream write may link new knowledge to what is being forgotten, and no pack
-    compiled before this commits may be recorded (``store._PERSIST`` takes a key-share lock).
-    """
+    """Lock the item's anima (no dream write, no pack recording meanwhile) and return it;
+    NotFoundError unless the item is live, checked again once locked (concurrent deletions: one
+    forgets, the others are 404s)."""
     anima_id = await q.anima_of_live_item(session, kind, org_id, item_id)
     if anima_id is not None:
         await _lock(session, anima_id)
@@ -115,11 +101,9 @@ async def _purge_served(session: AsyncSession, done: Forgotten, *, bump: bool = 
 async def unserve_old_text(
     session: AsyncSession, org_id: uuid.UUID, memory: Any, hooks: Sequence[ForgetHook]
 ) -> Forgotten:
-    """A memory's text is being edited: every copy handed out with the old text goes (served packs,
-    snapshots, the hooks' stores: KV snapshots, recorded prompts), as for a deletion; the memory
-    itself and the journal (the dreamer's audit trail) stay. Call before the update, in its
-    transaction, followed by the update (it bumps ``state_version`` to the ``forgotten_version`` set
-    here); call :func:`drop_cached` with the ids after the commit."""
+    """A memory's text is being edited: every copy handed out with the old text goes, as for a
+    deletion; the memory and the journal stay. Call in the update's transaction, before the update
+    (which bumps ``state_version`` to the ``forgotten_version`` set here); :func:`drop_cached` after."""
     await _lock(session, memory.anima_id)
     done = Forgotten(memory.anima_id, [memory.id], [])
     done.texts = sorted(quotable_texts(memory.summary, memory.content))

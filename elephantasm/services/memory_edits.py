@@ -1,9 +1,5 @@
-"""A memory edited by hand (the API's ``PATCH /api/memories/{id}`` and the inspector's edit form).
-
-A new summary is re-embedded (the caller passes its vector); an edit of the text also withdraws
-every served copy of the old text (pack history, KV snapshots, recorded prompts) in the caller's
-transaction, and the caller drops this process's cached packs holding it after the commit
-(``services/forget.py``).
+"""A memory edited by hand (``PATCH /api/memories/{id}`` and the inspector's edit form): an edit of
+its text also withdraws every served copy of the old text, as forgetting does (``services/forget.py``).
 """
 
 from __future__ import annotations

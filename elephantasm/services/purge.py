@@ -1,11 +1,8 @@
-"""Hard purge of an anima: every row of it, in every table, for erasure requests.
+"""Hard purge of an anima for erasure requests (soft deletion keeps the data for recovery).
 
-Soft deletion (``DELETE /api/animas/{id}``) hides an anima and keeps its data for recovery; a
-purge removes it for good. Every table that holds anima data references ``animas.id`` with
-``ON DELETE CASCADE``, so deleting the anima row removes events, memories and their provenance,
-knowledge and its history, identity versions, served packs, pack snapshots and the dream journal in
-one statement. Stores outside these tables erase their share through the caller's ``hooks``
-(``Runtime.anima_purge_hooks``) first, in the same transaction; the caller owns the transaction.
+Every table of anima data cascades from ``animas``, so deleting the anima row removes all of it in
+one statement; stores outside these tables erase their share through the caller's ``hooks`` first,
+in the caller's transaction.
 """
 
 from __future__ import annotations

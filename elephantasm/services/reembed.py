@@ -1,15 +1,8 @@
-"""Embedding spaces: which stored vectors are in another space than the server's, and re-embedding them.
-
-A vector is compared only with vectors of its own space (``embedding_space`` = the code of the
-embedder's ``EmbeddingSpace.label()``, ``services.spaces``). After a change
-of embedder, rows of the old space keep their full-text relevance and lose their cosine until
-:func:`reembed` has moved them.
-
-Re-embedding is safe while serving and resumable: rows are read in small batches (no
-transaction open while the embedder works), then each batch is written in one short transaction
-under the anima's dreamer lock, only where the text is unchanged and the row is still stale,
-with the anima's ``state_version`` bumped so cached packs miss. Interrupted, it simply continues
-with the rows still stale on the next run.
+"""Re-embedding the stored vectors of another space than the server's (after a change of embedder
+they keep full-text relevance but lose cosine). Safe while serving and resumable: batches are read
+with no transaction open while the embedder works, then written in one short transaction under the
+anima's dreamer lock, only where the text is unchanged and the row still stale, bumping
+``state_version``.
 """
 
 from __future__ import annotations
@@ -127,13 +120,7 @@ async def _reembed_table(
     select_sql = text(_select_sql(table, column))
     after, done = (_ZERO, _ZERO), 0
     while True:
-        params = {
-            "space": space,
-            "anima": anima_id,
-            "after_anima": after[0],
-            "after_id": after[1],
-            "limit": batch,
-        }
+        params = {"space": space, "anima": anima_id, "after_anima": after[0], "after_id": after[1], "limit": batch}
         async with units() as session:
             rows = list(await session.execute(select_sql, params))
         if not rows:

@@ -1,11 +1,8 @@
-"""The server's embedding space as the small code rows store (``embedding_spaces``).
+"""The server's embedding space as the ``smallint`` code rows store (``embedding_spaces``).
 
-Memories and knowledge store which embedder made their vector as a ``smallint`` code instead of its
-~38-byte label. A process resolves its embedder's label once and keeps the code on its runtime:
-the pack compile, searches and writers compare and store that integer. Resolving registers a label
-seen for the first time, in a transaction of its own (committed before any row uses the code, so a
-rolled-back caller can never leave a code that names nothing); rows of the table are never deleted,
-so a cached code stays valid for the life of the database.
+A process resolves its embedder's label once and keeps the code. A new label is registered in a
+transaction of its own, committed before any row uses the code; codes are never deleted, so a cached
+one stays valid for the life of the database.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""The inspector's read models (``/ui``): figures and links the API does not list.
-
-- :func:`anima_counts`: per-anima row counts by kind and state, in one statement, scoped by
-  ``org_id`` and ``anima_id`` (the leading columns of each table's index) and run only for the
-  animas on the page shown. Counting is linear in rows, so a list of many large animas passes
-  ``cap``: each count stops there (shown as "cap+"), bounding the page's work by animas × cap.
-- :func:`memories_of_event` / :func:`knowledge_of_memory`: provenance walked backwards (the API lists
-  it forwards), so every page links both ways. A memory keeps its events as an array with no index
-  by event: the event's anima's memories are read (``ix_memories_org_anima_state``) and their arrays
-  tested, a scan of one anima that only this page pays. Knowledge of a memory is index-backed
-  (``ix_knowledge_memories_memory``).
+"""The inspector's read models (``/ui``): per-anima counts (each stopped at a ``cap``, so a page's
+work is bounded by animas × cap) and provenance walked backwards, so every page links both ways
+(memories of an event scan that anima's memories: their event arrays have no index by event).
 """
 
 from __future__ import annotations
@@ -26,8 +18,7 @@ from sqlmodel import col
 from elephantasm.db import event_state
 from elephantasm.db.models import Anima, Event, Knowledge, KnowledgeMemory, Memory
 
-# Text: the counts share the dreamer's ``pending`` fragment (``db/event_state``) with every
-# other reader of event state.
+# Text: the counts share the ``pending`` fragment (``db/event_state``) with every reader of event state.
 _COUNTS_SQL = text(f"""
 SELECT a.id,
   (SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.anima_key = a.key LIMIT :cap) s) AS events,
