@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import uuid
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import msgspec
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm.attributes import set_committed_value
 from sqlmodel import col
 
 from elephantasm.db.models import Anima, Event
@@ -21,18 +17,10 @@ from elephantasm.schemas.common import check_json_fields
 from elephantasm.schemas.event_batch import EventIn
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services.animas import live_anima_values
-from elephantasm.services.event_copy import copy_events
+from elephantasm.services.event_copy import StoredRow, copy_events
 from elephantasm.settings import Settings
 
 _encode = msgspec.json.Encoder().encode
-
-
-@dataclass(frozen=True)
-class StoredEvent:
-    """An event after extract, and whether this call created it (False = dedupe hit)."""
-
-    event: Event
-    created: bool
 
 
 def _utf8_len(text: str) -> int:
@@ -96,24 +84,10 @@ def check_batch(events: list[EventIn], settings: Settings, now: datetime) -> lis
 
 async def record_events(
     session: AsyncSession, org_id: uuid.UUID, events: list[EventCreate], now: datetime
-) -> list[StoredEvent]:
-    """Insert events in the session's transaction (the caller commits); stored events in request order.
-
-    The batch path (:func:`elephantasm.services.event_copy.copy_events`: COPY, dedupe by
-    ``ON CONFLICT DO NOTHING``, ``state_version`` bumped in the same transaction) returning
-    table rows, for callers that work with the ORM.
-    """
-    stored = await copy_events(await session.connection(), org_id, events, now)
-    return [StoredEvent(_event(s.row), s.created) for s in stored]
-
-
-def _event(row: dict[str, Any]) -> Event:
-    """A stored row as an ``Event`` (not attached to a session), with its derived ``anima_id`` and
-    ``distilled_at``, which are not model fields (``Event(...)`` would drop them)."""
-    event = Event(**(row | {"meta": json.loads(row["meta"])}))
-    for derived in ("anima_id", "distilled_at"):
-        set_committed_value(event, derived, row[derived])
-    return event
+) -> list[StoredRow]:
+    """Insert events in the session's transaction (the caller commits); the stored rows in request
+    order (:func:`elephantasm.services.event_copy.copy_events` on the session's connection)."""
+    return await copy_events(await session.connection(), org_id, events, now)
 
 
 async def get_event(session: AsyncSession, org_id: uuid.UUID, event_id: uuid.UUID) -> Event:

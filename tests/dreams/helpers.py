@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -12,6 +13,7 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 
 from elephantasm.db.models import Anima, DreamAction, DreamChunk, Event, Memory
 from elephantasm.db.scopes import of_anima
@@ -54,7 +56,16 @@ async def add_events(runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, s
     data = [EventCreate(anima_id=anima_id, **spec) for spec in specs]
     async with runtime.unit_of_work() as session:
         stored = await record_events(session, org_id, data, runtime.clock())
-    return [s.event for s in stored]
+    return [_event(s.row) for s in stored]
+
+
+def _event(row: dict[str, Any]) -> Event:
+    """A stored row as an ``Event`` (not attached to a session), with its derived ``anima_id`` and
+    ``distilled_at``, which are not model fields (``Event(...)`` would drop them)."""
+    event = Event(**(row | {"meta": json.loads(row["meta"])}))
+    for derived in ("anima_id", "distilled_at"):
+        set_committed_value(event, derived, row[derived])
+    return event
 
 
 def variant(runtime: Runtime, engine: Any = None, **settings: Any) -> Runtime:
