@@ -30,9 +30,7 @@ from sqlalchemy import (
     literal_column,
     text,
 )
-from sqlalchemy import (
-    Identity as IdentityColumn,
-)
+from sqlalchemy import Identity as IdentityColumn
 from sqlalchemy.dialects.postgresql import ARRAY, ENUM, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import column_property
 from sqlmodel import Field, SQLModel
@@ -90,10 +88,7 @@ def _false() -> Any:
 
 
 def _fts(expression: str) -> Any:
-    return Field(
-        default=None,
-        sa_column=Column(TSVECTOR, Computed(expression, persisted=True), nullable=True),
-    )
+    return Field(default=None, sa_column=Column(TSVECTOR, Computed(expression, persisted=True), nullable=True))
 
 
 def _vector() -> Any:

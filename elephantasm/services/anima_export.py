@@ -14,14 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from elephantasm.db.models import (
-    Event,
-    IdentityVersion,
-    Knowledge,
-    KnowledgeMemory,
-    Memory,
-    MemoryRecall,
-)
+from elephantasm.db.models import Event, IdentityVersion, Knowledge, KnowledgeMemory, Memory, MemoryRecall
 from elephantasm.db.scopes import of_anima, org_scoped, time_indexed, visible
 from elephantasm.schemas.transfer import (
     AnimaRecord,

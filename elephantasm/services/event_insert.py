@@ -67,13 +67,7 @@ async def insert_one(
     Returns ``(row, created)`` with ``meta`` as JSON text; ``(None, False)`` means the anima is not
     the org's. A dedupe hit returns the stored row with ``created=False``.
     """
-    row = await conn.fetchrow(
-        _INSERT_ONE,
-        uuid7(),
-        org_id,
-        *event_values(data, now),
-        now,
-    )
+    row = await conn.fetchrow(_INSERT_ONE, uuid7(), org_id, *event_values(data, now), now)
     if row is not None:
         stored = dict(row)
         if stored.pop("flip"):
