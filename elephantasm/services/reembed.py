@@ -8,7 +8,7 @@ anima's dreamer lock, only where the text is unchanged and the row still stale, 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
@@ -107,33 +107,27 @@ async def _write_batch(
     return int(done)
 
 
-async def _reembed_table(
-    units: UnitsOfWork,
-    embedder: Embedder,
-    space: int,
-    table: str,
-    column: str,
-    anima_id: uuid.UUID | None,
-    batch: int,
-    tick: Callable[[int], None],
-) -> int:
+async def _pages(
+    units: UnitsOfWork, embedder: Embedder, space: int, table: str, column: str, anima_id: uuid.UUID | None, batch: int
+) -> AsyncIterator[tuple[int, int]]:
+    """Re-embed ``table``'s stale rows page by page; yields (rows read, rows re-embedded) per page."""
     select_sql = text(_select_sql(table, column))
-    after, done = (_ZERO, _ZERO), 0
+    prepare = lean_text if table == "memories" else str
+    after = (_ZERO, _ZERO)
     while True:
         params = {"space": space, "anima": anima_id, "after_anima": after[0], "after_id": after[1], "limit": batch}
         async with units() as session:
             rows = list(await session.execute(select_sql, params))
         if not rows:
-            return done
+            return
         after = (rows[-1].anima_id, rows[-1].id)
-        prepare = lean_text if table == "memories" else str
         vectors = await embedder.embed([prepare(r.body or "") for r in rows])
+        done = 0
         # A page may span animas: write each anima's part under that anima's lock.
         for anima in dict.fromkeys(r.anima_id for r in rows):
             part = [(r, v) for r, v in zip(rows, vectors, strict=True) if r.anima_id == anima]
-            n = await _write_batch(units, space, table, column, anima, [r for r, _ in part], [v for _, v in part])
-            done += n
-        tick(len(rows))
+            done += await _write_batch(units, space, table, column, anima, [r for r, _ in part], [v for _, v in part])
+        yield len(rows), done
 
 
 async def reembed(
@@ -152,17 +146,12 @@ async def reembed(
         async with units() as session:
             return sum((await stale_counts(session, space, anima_id)).values())
 
-    total, seen = await stale(), 0
-
-    def tick(n: int) -> None:
-        nonlocal seen
-        seen += n
-        if progress:
-            progress(min(seen, total), total)
-
+    total, seen, done = await stale(), 0, 0
     if progress:
         progress(0, total)
-    done = 0
     for table, column in TABLES:
-        done += await _reembed_table(units, embedder, space, table, column, anima_id, batch, tick)
+        async for read, written in _pages(units, embedder, space, table, column, anima_id, batch):
+            seen, done = seen + read, done + written
+            if progress:
+                progress(min(seen, total), total)
     return ReembedResult(embedder.space.label(), done, await stale())
