@@ -116,7 +116,7 @@ async def test_two_batches_in_one_transaction(runtime, tenant: Tenant, anima: di
             runtime.clock(),
         )
     assert [s.created for s in first + second] == [True, False, True]
-    assert second[0].event.id == first[0].event.id and second[0].event.content == "a"
+    assert second[0].row["id"] == first[0].row["id"] and second[0].row["content"] == "a"
     assert await _count(runtime, anima["id"]) == 2
 
 

@@ -46,7 +46,7 @@ async def _record_and_dream(runtime: Runtime, tenant: Tenant, anima_id: uuid.UUI
         stored = await record_events(session, tenant.org_id, events, runtime.clock())
     run = await run_dream(runtime.dreams, tenant.org_id, anima_id)
     assert run.status == "completed", run.error
-    return {t.event_id: str(e.event.id) for (_, t), e in zip(turns, stored, strict=True)}
+    return {t.event_id: str(e.row["id"]) for (_, t), e in zip(turns, stored, strict=True)}
 
 
 def _cited(pack: dict) -> set[str]:
