@@ -131,37 +131,30 @@ def _record(obj: dict[str, Any], header: bool) -> Record | TrailerRecord:
     return model.model_validate(obj)
 
 
-@dataclass
-class _Uniques:
-    """Values an anima holds once (the unique indexes an import writes to), by the line holding each."""
-
-    ids: dict[uuid.UUID, int] = field(default_factory=dict)
-    dedupe_keys: dict[str, int] = field(default_factory=dict)
-    versions: dict[int, int] = field(default_factory=dict)
-
-    def claim(self, seen: dict[Any, int], value: Any, what: str, number: int) -> None:
-        if value in seen:
-            raise ValidationError(f"{what} repeats line {seen[value]}'s; an anima holds each only once")
-        seen[value] = number
+def _claim(seen: dict[Any, int], value: Any, what: str, number: int) -> None:
+    """Line ``number`` holds ``value``, which an anima holds once (a unique index the import writes to)."""
+    if value in seen:
+        raise ValidationError(f"{what} repeats line {seen[value]}'s; an anima holds each only once")
+    seen[value] = number
 
 
-def _file(parsed: Parsed, record: Record, number: int, uniques: _Uniques) -> None:
-    """Put a body record in its bucket, refusing a value that may occur only once per anima."""
+def _file(parsed: Parsed, record: Record, number: int, seen: dict[Any, int]) -> None:
+    """Put a body record in its bucket, refusing a value that may occur only once per anima (ids in
+    ``parsed.line_of``, the rest in ``seen``)."""
     if isinstance(record, IdentityRecord):
         if parsed.identity is not None:
             raise ValidationError("a second identity record")
         parsed.identity = record
         return
     if isinstance(record, IdentityVersionRecord):
-        uniques.claim(uniques.versions, record.version, f"identity_version version {record.version}", number)
+        _claim(seen, ("version", record.version), f"identity_version version {record.version}", number)
         parsed.versions.append(record)
         return
     if isinstance(record, EventRecord) and record.dedupe_key is not None:
-        uniques.claim(uniques.dedupe_keys, record.dedupe_key, f"dedupe_key {record.dedupe_key!r}", number)
-    uniques.claim(uniques.ids, record.id, f"id {record.id}", number)  # type: ignore[attr-defined]
+        _claim(seen, ("dedupe_key", record.dedupe_key), f"dedupe_key {record.dedupe_key!r}", number)
+    _claim(parsed.line_of, record.id, f"id {record.id}", number)  # type: ignore[attr-defined]
     buckets: dict[str, list[Any]] = {"event": parsed.events, "memory": parsed.memories, "knowledge": parsed.knowledge}
     buckets[record.kind].append(record)  # type: ignore[attr-defined]
-    parsed.line_of[record.id] = number  # type: ignore[attr-defined]
 
 
 def parse_export(lines: Iterable[str], settings: Settings, now: datetime, *, partial: bool = False) -> Parsed:
@@ -169,7 +162,8 @@ def parse_export(lines: Iterable[str], settings: Settings, now: datetime, *, par
     the live API on every line, values an anima holds once held once, no dangling reference, and a
     trailer that matches the lines (a truncated or altered file is refused unless ``partial``)."""
     parsed: Parsed | None = None
-    tally, trailer, uniques = LineTally(), None, _Uniques()
+    tally, trailer = LineTally(), None
+    seen: dict[Any, int] = {}
     for number, line in enumerate((ln for ln in lines if ln.strip()), start=1):
         with _at_line(number):
             if trailer is not None:
@@ -184,7 +178,7 @@ def parse_export(lines: Iterable[str], settings: Settings, now: datetime, *, par
             if parsed is None:
                 parsed = Parsed(record)  # type: ignore[arg-type]
             else:
-                _file(parsed, record, number, uniques)
+                _file(parsed, record, number, seen)
     if parsed is None:
         raise ValidationError("empty export: expected an anima header line")
     if not partial:
