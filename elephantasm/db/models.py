@@ -39,9 +39,10 @@ from sqlalchemy.dialects.postgresql import ARRAY, ENUM, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import column_property
 from sqlmodel import Field, SQLModel
 
-from elephantasm.db import ddl, event_index
+from elephantasm.db import ddl
 from elephantasm.db.json_columns import DefaultAsNullJsonb
-from elephantasm.db.vectors import INDEXED_DIMS, VECTOR_INDEXED, FastHalfVec, stored_key, width_is
+from elephantasm.db.size_switches import EVENT_FLAG, VECTOR_FLAG
+from elephantasm.db.vectors import INDEXED_DIMS, FastHalfVec, stored_key, width_is
 from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
 
 HNSW_M = 16
@@ -115,7 +116,7 @@ def _gin(name: str) -> Index:
         "fts",
         postgresql_using="gin",
         postgresql_with={"fastupdate": "off"},
-        postgresql_where=text(VECTOR_INDEXED),
+        postgresql_where=text(VECTOR_FLAG),
     )
 
 
@@ -171,7 +172,7 @@ def _pack_candidate_indexes(
 MEMORY_LIVE = "deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'"
 # The per-anima search indexes (HNSW, pack and full-text) hold the rows
 # of large animas only: a small anima's statements read its rows through an anima-keyed btree.
-LARGE_ONLY = f" AND {VECTOR_INDEXED}"
+LARGE_ONLY = f" AND {VECTOR_FLAG}"
 
 
 # The query presets' memory score without its time terms, up to the factor ``w_imp``: importance
@@ -276,15 +277,11 @@ class Anima(SQLModel, table=True):
     # A compact server-assigned key, never reused and never on the wire: events carry
     # it (``Event.anima_key``) and their anima-keyed indexes lead with it instead of the 16-byte uuid.
     key: int = Field(default=None, sa_column=Column(BigInteger, IdentityColumn(always=True), nullable=False))
-    # Whether the anima's memories are in the HNSW index: set by the dreamer once
-    # its live memories reach ``vectors.INDEX_THRESHOLD``, never reset. Until then its vector
-    # searches scan its few rows exactly (``vectors.large_anima_filter``).
+    # Whether the anima's memories are in the HNSW, pack and full-text indexes, and its events in
+    # the time and session indexes: the size switches (``elephantasm.db.size_switches``).
     vectors_indexed: bool = Field(
         default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false"))
     )
-    # Whether the anima's events are in the time and session indexes: set by the
-    # insert that takes ``event_seq`` to ``event_index.INDEX_THRESHOLD``, never reset. Until then its
-    # readers sort its few rows read by seq (``elephantasm.db.event_index``).
     events_indexed: bool = Field(default=False, sa_column=Column(Boolean, nullable=False, server_default=text("false")))
 
     __table_args__ = (
@@ -340,7 +337,7 @@ class Event(SQLModel, table=True):
     # The event's anima, and through it its org (the only reference to either).
     anima_key: int = Field(sa_column=Column(BigInteger, nullable=False))
     # True when the anima is large (``Anima.events_indexed``), else NULL: the predicate of the time
-    # and session indexes (``elephantasm.db.event_index``). NULL, not false: a NULL
+    # and session indexes (``elephantasm.db.size_switches``). NULL, not false: a NULL
     # costs no bytes in the row.
     time_indexed: bool | None = Field(default=None, sa_column=Column(Boolean, nullable=True))
     __table_args__ = (
@@ -353,7 +350,7 @@ class Event(SQLModel, table=True):
         UniqueConstraint("anima_key", "seq", name="uq_events_anima_seq"),
         # Time order per anima. No ``id``: readers ordered by (occurred_at, id) sort
         # only the ties on id (an incremental sort). Large animas' events only.
-        Index("ix_events_anima_occurred", "anima_key", "occurred_at", postgresql_where=text(event_index.FLAG)),
+        Index("ix_events_anima_occurred", "anima_key", "occurred_at", postgresql_where=text(EVENT_FLAG)),
         # One session (or the session-less events) of an anima, in time order: a page of a session's
         # listing reads one index range however long the session is. Large animas' events only.
         Index(
@@ -361,7 +358,7 @@ class Event(SQLModel, table=True):
             "anima_key",
             "session_id",
             "occurred_at",
-            postgresql_where=text(event_index.FLAG),
+            postgresql_where=text(EVENT_FLAG),
         ),
     )
 
@@ -418,7 +415,7 @@ class Memory(SQLModel, table=True):
         Index("ix_memories_org_anima_state", "org_id", "anima_id", "state"),
         Index("ix_memories_anima_session", "anima_id", "session_id"),
         _gin("ix_memories_fts"),
-        *_hnsw("memories", VECTOR_INDEXED),
+        *_hnsw("memories", VECTOR_FLAG),
         _space_index("memories"),
         # Keyed on the anima without the org: 16 bytes less per entry; the pack
         # statement tests the org on the rows it finally reads (services/packs/sql.MEMORY_OWNER).
@@ -504,9 +501,9 @@ class Knowledge(SQLModel, table=True):
         Index("ix_knowledge_anima_subject", "anima_id", "subject_key"),
         # Large animas only: a small anima's dreamer finds its few items by the anima prefix
         # of ix_knowledge_anima_subject (services/dreams/knowledge._load_current).
-        Index("ix_knowledge_anima_hash", "anima_id", "content_hash", postgresql_where=text(VECTOR_INDEXED)),
+        Index("ix_knowledge_anima_hash", "anima_id", "content_hash", postgresql_where=text(VECTOR_FLAG)),
         _gin("ix_knowledge_fts"),
-        *_hnsw("knowledge", VECTOR_INDEXED),
+        *_hnsw("knowledge", VECTOR_FLAG),
         _space_index("knowledge"),
         *_pack_candidate_indexes(
             "knowledge",

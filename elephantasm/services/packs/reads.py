@@ -24,21 +24,18 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from elephantasm.db import event_index
+from elephantasm.db.size_switches import event_rows_sql
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.domain.presets import candidate_limits
 from elephantasm.domain.render import Layer
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs.keys import PackRequest
 from elephantasm.services.packs.session import SessionScope, resolve_session
-
-if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
 
 
 # Per transaction: a wide enough HNSW beam, pgvector 0.8's iterative scan so the anima filter
@@ -55,13 +52,12 @@ def _settings(ef: str) -> str:
 
 # The session of the anima's latest event. CASE runs only the branch the anima's flag picks: a large
 # anima's reads the time index (the predicate lets the planner use the partial index), a small
-# anima's sorts its few rows read by seq (they are not in that index: elephantasm/db/event_index.py).
+# anima's sorts its few rows read by seq (they are not in that index: elephantasm/db/size_switches.py).
 _LATEST = (
     "(SELECT e.session_id FROM events e WHERE e.anima_key = a.key{} ORDER BY e.occurred_at DESC, e.id DESC LIMIT 1)"
 )
 _LATEST_SESSION = (
-    f"CASE WHEN a.events_indexed THEN {_LATEST.format(event_index.time_indexed('e', True))} "
-    f"ELSE {_LATEST.format('')} END"
+    f"CASE WHEN a.events_indexed THEN {_LATEST.format(event_rows_sql('e', True))} ELSE {_LATEST.format('')} END"
 )
 
 
@@ -105,9 +101,9 @@ def pool_size(limit: int) -> int:
 
 
 @asynccontextmanager
-async def snapshot_transaction(runtime: Runtime) -> AsyncIterator[AsyncConnection]:
+async def snapshot_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
     """One read-only REPEATABLE READ transaction: every read of a compile sees the same snapshot."""
-    async with runtime.engine.connect() as conn:
+    async with engine.connect() as conn:
         conn = await conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
         async with conn.begin():
             yield conn
