@@ -1,18 +1,15 @@
 """Everything a compile reads: a handful of statements in one REPEATABLE READ transaction.
 
 The compile holds the transaction until it has packed and read the served items' provenance
-(:mod:`.provenance`) from the same snapshot. One snapshot means the ``state_version`` read first keys exactly the state the candidates come
-from.
+(:mod:`.provenance`) from the same snapshot, so the ``state_version`` read first keys exactly the
+state the candidates come from.
 
-Knowledge and the pending events do not depend on the long-term memories statement (the slowest
-one), so when the pool has an idle connection to spare they are read on a second connection that
-imports the compile's snapshot (``pg_export_snapshot``/``SET TRANSACTION SNAPSHOT``: the same
-rows, as if read on the first), while the first reads the long-term memories: the two statements'
-Postgres work overlaps instead of adding up. A second connection is only taken when no other
-compile of the process is reading (under concurrent compiles there is no idle core to overlap on,
-and the second connection's set-up costs ~0.8 ms of Postgres CPU) and the pool can hand one out
-without waiting (holding one connection while waiting for another could deadlock a saturated
-pool); otherwise everything is read on the first, in the same order, with the same result.
+Knowledge and the pending events do not depend on the long-term memories statement (the slowest),
+so they may be read meanwhile on a second connection that imports the compile's snapshot
+(``pg_export_snapshot``/``SET TRANSACTION SNAPSHOT``): the two statements' Postgres work overlaps.
+Only when no other compile of the process is reading (else there is no idle core to overlap on, and
+the set-up costs Postgres CPU) and the pool has a connection to spare without waiting (waiting while
+holding one could deadlock a saturated pool); otherwise everything is read on the first, same result.
 """
 
 from __future__ import annotations
