@@ -105,11 +105,13 @@ async def _measure(url: str, work: Any, n: int, compiles: int) -> list[list[str]
 
     from elephantasm.runtime import build_runtime
     from elephantasm.services.packs import compiler
+    from elephantasm.services.packs.deps import PackDeps
     from elephantasm.services.packs.service import build_request
     from elephantasm.settings import Settings
 
     settings = Settings(database_url=url, data_dir=work, secret_key=SECRET, dreamer_enabled=False)
     rt = build_runtime(settings, database_url=url)
+    deps = PackDeps.of(rt)
     rows: list[list[str]] = []
     try:
         async with rt.engine.begin() as conn:
@@ -132,18 +134,18 @@ async def _measure(url: str, work: Any, n: int, compiles: int) -> list[list[str]
 
             def request(i: int, wq: bool = with_query) -> Any:
                 if wq:
-                    return build_request(rt, org, anima, query=f"{QUERIES[i % len(QUERIES)]} {i}")
-                return build_request(rt, org, anima, overrides={"recency_half_life_hours": 72 + i / 1000})
+                    return build_request(deps, org, anima, query=f"{QUERIES[i % len(QUERIES)]} {i}")
+                return build_request(deps, org, anima, overrides={"recency_half_life_hours": 72 + i / 1000})
 
             for i in range(5):  # warm: plans, statement caches, embedder and token memos
-                await compiler.compile_pack(rt, request(10_000 + i))
+                await compiler.compile_pack(deps, request(10_000 + i))
             stage_times: dict[str, list[float]] = defaultdict(list)
             restore = _instrument(stage_times)
             cpu, wall = [], []
             try:
                 for i in range(compiles):
                     c0, t0 = time.process_time(), time.perf_counter()
-                    await compiler.compile_pack(rt, request(i))
+                    await compiler.compile_pack(deps, request(i))
                     cpu.append(time.process_time() - c0)
                     wall.append(time.perf_counter() - t0)
             finally:

@@ -306,16 +306,16 @@ async def load(
                 await conn.execute(text(f"DROP INDEX IF EXISTS {index.name}"))
             # As the dreamer leaves it: an anima of INDEX_THRESHOLD memories or more
             # is on the HNSW path, so the COPY's rows are marked at insert by the trigger.
-            from elephantasm.db.vectors import INDEX_THRESHOLD
+            from elephantasm.db.size_switches import MEMORY_THRESHOLD as INDEX_THRESHOLD
 
             await conn.execute(
                 text("UPDATE animas SET vectors_indexed = :on WHERE id = :a"),
                 {"on": n >= INDEX_THRESHOLD, "a": anima_id},
             )
             key = (await conn.execute(text("SELECT key FROM animas WHERE id = :a"), {"a": anima_id})).scalar_one()
-            # As the inserts leave it: an anima of event_index.INDEX_THRESHOLD events or
+            # As the inserts leave it: an anima of size_switches.EVENT_THRESHOLD events or
             # more is in the time and session indexes, every row flagged; a smaller one's rows are not.
-            from elephantasm.db.event_index import INDEX_THRESHOLD as EVENTS_THRESHOLD
+            from elephantasm.db.size_switches import EVENT_THRESHOLD as EVENTS_THRESHOLD
 
             indexed = len(rows["events"]) >= EVENTS_THRESHOLD
             await conn.execute(

@@ -155,8 +155,9 @@ async def _pack_systems(url: str, work: Any, org_id: str, anima_id: str, size: S
     cfg = Settings(database_url=url, data_dir=work, secret_key=SECRET, dreamer_enabled=False)
     rt = build_runtime(cfg, url)
     try:
+        deps = pack_svc.PackDeps.of(rt)
         req = pack_svc.build_request(
-            rt,
+            deps,
             uuid.UUID(org_id),
             uuid.UUID(anima_id),
             query=query,
@@ -164,7 +165,7 @@ async def _pack_systems(url: str, work: Any, org_id: str, anima_id: str, size: S
             max_tokens=size.pack_tokens,
             session_id="probe",
         )
-        body = json.loads((await pack_svc.compile_now(rt, req)).body)
+        body = json.loads((await pack_svc.compile_now(deps, req)).body)
     finally:
         await rt.close()
     preamble = cfg.local_system_prompt

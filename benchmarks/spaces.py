@@ -26,7 +26,8 @@ from typing import Any
 from benchmarks.harness import migrated_database
 from benchmarks.inject_data import bulk_indexes, create_sql
 from benchmarks.results import Section
-from elephantasm.db.vectors import INDEXED_DIMS, hnsw_distance, large_anima_filter, width_is
+from elephantasm.db.size_switches import vector_rows_sql
+from elephantasm.db.vectors import INDEXED_DIMS, hnsw_distance, width_is
 
 TITLE = "embedding spaces: HNSW with the space filter, and reembed throughput"
 ROWS = {"tiny": 1_000, "small": 10_000, "full": 100_000}
@@ -45,7 +46,7 @@ _RANDOM_VECTOR = "SELECT (SELECT array_agg(random() - 0.5) FROM generate_series(
 def _arm_sql(dim: int) -> str:
     return f"""SELECT m.id FROM memories m WHERE m.org_id = $1 AND m.anima_id = $2 AND m.deleted_at IS NULL
 AND m.merged_into IS NULL AND m.state <> 'archived' AND {width_is("m.embedding", dim)} AND m.embedding_space = $3
-{large_anima_filter("m", True)} ORDER BY {hnsw_distance("m.embedding", "$4", dim)} LIMIT 60"""
+{vector_rows_sql("m", True)} ORDER BY {hnsw_distance("m.embedding", "$4", dim)} LIMIT 60"""
 
 
 def _space(dim: int) -> int:

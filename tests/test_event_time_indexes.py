@@ -2,7 +2,7 @@
 
 Every reader that orders or filters an anima's events by time or session returns exactly the same
 for a small anima (its rows read by seq and sorted) as for the same anima flipped into the indexes;
-the insert paths flip an anima in the transaction that takes it over ``INDEX_THRESHOLD`` (the batch
+the insert paths flip an anima in the transaction that takes it over ``EVENT_THRESHOLD`` (the batch
 path) or right after (the single path), every later row carries the flag, a rolled-back batch
 flips nothing, and concurrent inserts into one anima leave no row of a flipped anima unflagged.
 """
@@ -17,12 +17,13 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from elephantasm.db.event_index import INDEX_THRESHOLD
 from elephantasm.db.raw import driver_connection
+from elephantasm.db.size_switches import EVENT_THRESHOLD as INDEX_THRESHOLD
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import anima_export, event_insert, events
 from elephantasm.services.packs import build_request, compile_pack, reads, session
+from elephantasm.services.packs.deps import PackDeps
 from tests import test_event_anima_key_plans as plans
 from tests.conftest import Tenant
 from tests.dreams.helpers import add_events, new_anima
@@ -90,8 +91,8 @@ async def _reads(runtime: Runtime, tenant: Tenant, anima: uuid.UUID, base: datet
         got["export"] = [r.model_dump() async for r in anima_export.export_records(s, org, anima)]
     as_of = base + timedelta(minutes=70)
     for name, kwargs in {"pack": {}, "pack a": {"session_id": "a"}, "pack query": {"query": "Lisbon tea"}}.items():
-        req = build_request(runtime, org, anima, max_tokens=1500, as_of=as_of, **kwargs)
-        compiled = await compile_pack(runtime, req)
+        req = build_request(PackDeps.of(runtime), org, anima, max_tokens=1500, as_of=as_of, **kwargs)
+        compiled = await compile_pack(PackDeps.of(runtime), req)
         got[name] = (compiled.fingerprint, compiled.data["content"])
     return got
 

@@ -1,7 +1,7 @@
 """Exact vector search for small animas, HNSW for large ones.
 
 An anima's memories enter the HNSW index (``vector_indexed``) only once it holds
-``vectors.INDEX_THRESHOLD`` live memories: the dreamer flips the anima and all its rows, later
+``size_switches.MEMORY_THRESHOLD`` live memories: the dreamer flips the anima and all its rows, later
 inserts copy the flag (trigger). Readers pick the HNSW statement for a flipped anima and an exact
 scan of the anima's rows (through an anima-keyed btree, never the whole table) otherwise.
 
@@ -17,11 +17,13 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import text
 
-from elephantasm.db.vectors import INDEX_THRESHOLD, vector_literal
+from elephantasm.db.size_switches import MEMORY_THRESHOLD as INDEX_THRESHOLD
+from elephantasm.db.vectors import vector_literal
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams.memories import search_memories
 from elephantasm.services.packs import build_request, compile_pack
 from elephantasm.services.packs import candidates as cands
+from elephantasm.services.packs.deps import PackDeps
 from elephantasm.settings import Settings
 from tests.conftest import Tenant, make_tenant
 from tests.packs.helpers import dream_lisbon_turns
@@ -54,7 +56,7 @@ async def _flags(rt: Runtime, anima: uuid.UUID) -> dict[bool, int]:
 
 async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, indexed: bool, *, hnsw_only: bool) -> str:
     """EXPLAIN of the compile's long-term statement with a query, on the HNSW or the exact path."""
-    cfg = build_request(rt, tenant.org_id, anima, query="memory", max_tokens=2000).config
+    cfg = build_request(PackDeps.of(rt), tenant.org_id, anima, query="memory", max_tokens=2000).config
     scope = cands.Scope(
         tenant.org_id,
         anima,
@@ -149,11 +151,13 @@ async def test_flip_indexes_every_memory_of_the_anima_and_later_inserts(rt: Runt
 
 
 async def test_the_dreamer_flips_an_anima_at_the_threshold(rt: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("elephantasm.db.vectors.INDEX_THRESHOLD", 1)
+    monkeypatch.setattr("elephantasm.db.size_switches.MEMORY_THRESHOLD", 1)
     tenant = await make_tenant(rt, "exact")
     anima = await new_anima(rt, tenant)
     await dream_lisbon_turns(rt, tenant.org_id, anima)
     flags = await _flags(rt, anima)
     assert set(flags) == {True}, flags
-    compiled = await compile_pack(rt, build_request(rt, tenant.org_id, anima, query="Lisbon", max_tokens=2000))
+    compiled = await compile_pack(
+        PackDeps.of(rt), build_request(PackDeps.of(rt), tenant.org_id, anima, query="Lisbon", max_tokens=2000)
+    )
     assert compiled.memory_ids  # the HNSW path serves the anima's memories

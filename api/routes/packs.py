@@ -83,8 +83,9 @@ class AnimaPackController(Controller):
         accept_encoding: AcceptEncoding = None,
     ) -> Response[MemoryPackRead | None]:
         """The pack to inject now; JSON null for an anima with nothing recorded; 304 if the ETag matches."""
+        deps = svc.PackDeps.of(runtime)
         req = svc.build_request(
-            runtime,
+            deps,
             caller.org_id,
             parse_uuid("anima_id", anima_id),
             query=query_text,
@@ -93,7 +94,7 @@ class AnimaPackController(Controller):
             encoding=encoding,
             session_id=session_id,
         )
-        served = await svc.latest(runtime, req, if_none_match, accept_gzip=accepts_gzip(accept_encoding))
+        served = await svc.latest(deps, req, if_none_match, accept_gzip=accepts_gzip(accept_encoding))
         return _respond(served)  # type: ignore[return-value]
 
     @get("/")
@@ -124,8 +125,9 @@ class PackController(Controller):
         accept_encoding: AcceptEncoding = None,
     ) -> Response[MemoryPackRead]:
         """Compile with an explicit configuration (a preset plus overrides); always returns a pack."""
+        deps = svc.PackDeps.of(runtime)
         req = svc.build_request(
-            runtime,
+            deps,
             caller.org_id,
             data.anima_id,
             query=data.query,
@@ -136,7 +138,7 @@ class PackController(Controller):
             session_id=data.session_id,
             as_of=data.as_of,
         )
-        served = await svc.compile_now(runtime, req, if_none_match, accept_gzip=accepts_gzip(accept_encoding))
+        served = await svc.compile_now(deps, req, if_none_match, accept_gzip=accepts_gzip(accept_encoding))
         return _respond(served)  # type: ignore[return-value]
 
     @get("/memory-packs/{pack_id:str}")

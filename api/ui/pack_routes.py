@@ -49,8 +49,9 @@ class PackPages(Controller):
         """Compile the pack ``inject`` would serve for these inputs now, with every item's score,
         provenance and token cost, each layer's budget, and the candidates the budget cut and why."""
         aid = ui_id("anima", anima_id)
+        deps = pack_svc.PackDeps.of(runtime)
         req = pack_svc.build_request(
-            runtime,
+            deps,
             ui.caller.org_id,
             aid,
             query=query_text or None,
@@ -67,7 +68,7 @@ class PackPages(Controller):
                 (await anima_counts(session, ui.caller.org_id, [aid])).get(aid, AnimaCounts())
             )
         trace = PackTrace()
-        composition = compose(req, (await pack_svc.compile_pack(runtime, req, trace=trace)).pack, trace)
+        composition = compose(req, (await pack_svc.compile_pack(deps, req, trace=trace)).pack, trace)
         cut = composition.cut()
         return page(
             "pack.html",

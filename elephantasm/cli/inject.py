@@ -51,8 +51,9 @@ def _table(pack: dict) -> Table:
 async def inject(rt: Runtime, args: argparse.Namespace) -> int:
     """Compile (or fetch from the cache) the anima's pack; print the prompt, then the token table."""
     org_id, anima_id = await _resolve(rt, args.org, args.anima)
+    deps = pack_svc.PackDeps.of(rt)
     req = pack_svc.build_request(
-        rt,
+        deps,
         org_id,
         anima_id,
         query=args.query,
@@ -61,7 +62,7 @@ async def inject(rt: Runtime, args: argparse.Namespace) -> int:
         encoding=args.encoding,
         session_id=args.session,
     )
-    served = await pack_svc.latest(rt, req)
+    served = await pack_svc.latest(deps, req)
     if served.followup:
         await served.followup()
     pack = json.loads(served.body)

@@ -35,9 +35,10 @@ from sqlalchemy.dialects.postgresql import ARRAY, ENUM, JSONB, TSVECTOR, UUID
 from sqlalchemy.orm import column_property
 from sqlmodel import Field, SQLModel
 
-from elephantasm.db import ddl, event_index, event_state
+from elephantasm.db import ddl, event_state
 from elephantasm.db.json_columns import DefaultAsNullJsonb
-from elephantasm.db.vectors import INDEXED_DIMS, VECTOR_INDEXED, FastHalfVec, stored_key, width_is
+from elephantasm.db.size_switches import EVENT_FLAG, VECTOR_FLAG
+from elephantasm.db.vectors import INDEXED_DIMS, FastHalfVec, stored_key, width_is
 from elephantasm.domain.enums import DreamStatus, EventType, KnowledgeType, MemoryState, values
 
 HNSW_M = 16
@@ -110,7 +111,7 @@ def _gin(name: str) -> Index:
         "fts",
         postgresql_using="gin",
         postgresql_with={"fastupdate": "off"},
-        postgresql_where=text(VECTOR_INDEXED),
+        postgresql_where=text(VECTOR_FLAG),
     )
 
 
@@ -160,7 +161,7 @@ def _pack_candidate_indexes(
 # A memory a pack may serve (not deleted, merged away or archived): the pack indexes' predicate.
 MEMORY_LIVE = "deleted_at IS NULL AND merged_into IS NULL AND state <> 'archived'"
 # The search indexes (HNSW, pack, full-text) hold large animas' rows only; small ones use an anima btree.
-LARGE_ONLY = f" AND {VECTOR_INDEXED}"
+LARGE_ONLY = f" AND {VECTOR_FLAG}"
 
 
 # The presets' memory score without its time terms: importance + SCORE_KEY_RATIO × confidence, each
@@ -253,10 +254,9 @@ class Anima(SQLModel, table=True):
     distilled_seq: int = _zero(BigInteger)
     # A compact key, never reused nor on the wire: events carry it instead of the 16-byte uuid.
     key: int = Field(default=None, sa_column=Column(BigInteger, IdentityColumn(always=True), nullable=False))
-    # Memories in the HNSW, pack and full-text indexes: set once live memories reach
-    # ``vectors.INDEX_THRESHOLD``, never reset (until then searches scan the anima's rows).
+    # The size switches (``elephantasm.db.size_switches``), set once and never reset: memories in the
+    # HNSW, pack and full-text indexes; events in the time and session indexes.
     vectors_indexed: bool = _false()
-    # Events in the time and session indexes: set at ``event_index.INDEX_THRESHOLD``, never reset.
     events_indexed: bool = _false()
 
     __table_args__ = (
@@ -307,7 +307,7 @@ class Event(SQLModel, table=True):
     # 50/50, so the pages of an anima's mid-index range stay full.
     anima_key: int = Field(sa_column=Column(BigInteger, nullable=False))
     # True when the anima is large (``Anima.events_indexed``), else NULL (no bytes in the row): the
-    # predicate of the time and session indexes (``elephantasm.db.event_index``).
+    # predicate of the time and session indexes (``elephantasm.db.size_switches``).
     time_indexed: bool | None = Field(default=None, sa_column=Column(Boolean, nullable=True))
     __table_args__ = (
         ForeignKeyConstraint(["anima_key"], ["animas.key"], name="fk_events_anima", ondelete="CASCADE"),
@@ -316,10 +316,8 @@ class Event(SQLModel, table=True):
         UniqueConstraint("anima_key", "seq", name="uq_events_anima_seq"),
         # Large animas' events in time order (no ``id``: ties on it are sorted incrementally), and
         # per session: a page of a session's listing reads one index range.
-        Index("ix_events_anima_occurred", "anima_key", "occurred_at", postgresql_where=text(event_index.FLAG)),
-        Index(
-            "ix_events_anima_session", "anima_key", "session_id", "occurred_at", postgresql_where=text(event_index.FLAG)
-        ),
+        Index("ix_events_anima_occurred", "anima_key", "occurred_at", postgresql_where=text(EVENT_FLAG)),
+        Index("ix_events_anima_session", "anima_key", "session_id", "occurred_at", postgresql_where=text(EVENT_FLAG)),
     )
 
 
@@ -370,7 +368,7 @@ class Memory(SQLModel, table=True):
         Index("ix_memories_org_anima_state", "org_id", "anima_id", "state"),
         Index("ix_memories_anima_session", "anima_id", "session_id"),
         _gin("ix_memories_fts"),
-        *_hnsw("memories", VECTOR_INDEXED),
+        *_hnsw("memories", VECTOR_FLAG),
         _space_index("memories"),
         # Keyed on the anima alone (16 bytes less per entry): the pack tests the org on the rows it reads.
         *_pack_candidate_indexes(
@@ -448,9 +446,9 @@ class Knowledge(SQLModel, table=True):
         Index("ix_knowledge_org_anima_type", "org_id", "anima_id", "type"),
         Index("ix_knowledge_anima_subject", "anima_id", "subject_key"),
         # Large animas only: a small anima's few items are found through ix_knowledge_anima_subject.
-        Index("ix_knowledge_anima_hash", "anima_id", "content_hash", postgresql_where=text(VECTOR_INDEXED)),
+        Index("ix_knowledge_anima_hash", "anima_id", "content_hash", postgresql_where=text(VECTOR_FLAG)),
         _gin("ix_knowledge_fts"),
-        *_hnsw("knowledge", VECTOR_INDEXED),
+        *_hnsw("knowledge", VECTOR_FLAG),
         _space_index("knowledge"),
         *_pack_candidate_indexes(
             "knowledge",

@@ -16,13 +16,6 @@ def _col(source: Any, name: str) -> Any:
     return source.c[name] if hasattr(source, "c") else getattr(source, name)
 
 
-def time_indexed(source: Any) -> ColumnElement[bool]:
-    """An ``events`` row is in the time and session indexes (a flipped anima's).
-    Written as the bare column, the indexes' own predicate: ``IS TRUE`` would not prove it."""
-    column: ColumnElement[bool] = _col(source, "time_indexed")
-    return column
-
-
 def org_scoped(source: Any, org_id: uuid.UUID) -> ColumnElement[bool]:
     """The row belongs to ``org_id``."""
     return _col(source, "org_id") == org_id

@@ -50,27 +50,6 @@ INDEXED_DIMS = (256, 384)
 OpenAI-compatible default (384)."""
 
 
-INDEX_THRESHOLD = 2000
-"""Live memories at which an anima's memories and knowledge enter the HNSW, pack and full-text
-indexes. Below it a search reads the anima's rows exactly through an anima-keyed btree, about as
-fast at that size, and most animas (one per end user, ~100 memories) spare the indexes' bytes;
-every anima in every index would take storage past its budget (docs/design.md, "Size switches")."""
-
-
-VECTOR_INDEXED = "vector_indexed"
-"""The memories' and knowledge's column, and predicate term, saying a row's
-anima is large: the row is in the HNSW index and in the pack and full-text indexes."""
-
-
-def large_anima_filter(alias: str, indexed: bool) -> str:
-    """SQL to AND to a memories or knowledge search of an anima: with ``indexed`` (the anima's
-    ``vectors_indexed``) the partial indexes' extra predicate (HNSW, pack and full-text
-    indexes), so those indexes apply; otherwise nothing, and the statement cannot use
-    them and reads the anima's rows exactly (a vector search's distance written as
-    :func:`hnsw_distance` writes it, or not)."""
-    return f" AND {alias}.{VECTOR_INDEXED}" if indexed else ""
-
-
 def width_is(column: str, dim: int) -> str:
     """SQL: ``column`` holds a vector of ``dim`` dimensions (the partial HNSW index's predicate)."""
     return f"vector_dims({column}) = {int(dim)}"

@@ -54,11 +54,6 @@ def fused_ranks(
     return competition_ranks(cos), competition_ranks(fts)
 
 
-def best_ranks(signals: Sequence[tuple[float | None, float | None]]) -> list[int | None]:
-    """Each candidate's better rank of the two (vector, text); None if it is in neither ranking."""
-    return [min((r for r in pair if r is not None), default=None) for pair in zip(*fused_ranks(signals), strict=True)]
-
-
 def rank_fusion(signals: Sequence[tuple[float | None, float | None]], k: float = RRF_K) -> list[float | None]:
     """Relevance in [0, 1] per ``(cosine, fts_rank)`` pair, by reciprocal rank fusion (module doc).
 

@@ -103,7 +103,6 @@ class PackTrace:
     filtered: list[Filtered] = field(default_factory=list)
     """Candidates dropped before packing (never offered to the packer)."""
     budgets: dict[Layer, LayerBudget] = field(default_factory=lambda: {layer: LayerBudget() for layer in RENDER_ORDER})
-    pool_after_reserved: float = 0.0
 
     def note(
         self, layer: Layer, item: PackItem, decision: Decision, cost: int | None = None, room: float | None = None

@@ -73,10 +73,6 @@ class PackResult:
         """Chosen items of one layer."""
         return self.layers.get(layer, ())
 
-    def chosen_ids(self) -> set[tuple[Layer, str]]:
-        """Every chosen ``(layer, id)``."""
-        return {(layer, it.id) for layer, items in self.layers.items() for it in items}
-
 
 @dataclass(slots=True)
 class _Cand:
@@ -197,8 +193,6 @@ def _select(
         used_total += used
         rest.extend(cands[i:])
     pool = budget - used_total
-    if trace is not None:
-        trace.pool_after_reserved = pool
     rest.sort(key=attrgetter("key"))
     for c in rest:
         bucket = chosen[c.layer]

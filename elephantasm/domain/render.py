@@ -9,7 +9,7 @@ The packer budgets with the same line and header functions, so they are public h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -158,16 +158,3 @@ def layer_lines(text: str, layer: Layer) -> list[str]:
         if block.startswith(header):
             return [line[2:] for line in block[len(header) :].split("\n") if line.startswith("- ")]
     return []
-
-
-def render_pack(layers: Mapping[Layer, Iterable[PackItem]]) -> str:
-    """The full prompt text for chosen items per layer (see :func:`render_lines`).
-
-    Deterministic: items are re-sorted by :func:`display_key`, so input order does not matter.
-    """
-    return render_lines(
-        {
-            layer: [item_line(layer, it) for it in sorted(layers.get(layer, ()), key=display_key(layer))]
-            for layer in RENDER_ORDER
-        }
-    )

@@ -15,7 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
 from elephantasm.db.models import Event, IdentityVersion, Knowledge, KnowledgeMemory, Memory, MemoryRecall
-from elephantasm.db.scopes import of_anima, org_scoped, time_indexed, visible
+from elephantasm.db.scopes import of_anima, org_scoped, visible
+from elephantasm.db.size_switches import event_rows
 from elephantasm.schemas.transfer import (
     AnimaRecord,
     EventRecord,
@@ -79,9 +80,8 @@ async def export_records(session: AsyncSession, org_id: uuid.UUID, anima_id: uui
     await session.connection(execution_options={"isolation_level": "REPEATABLE READ", "postgresql_readonly": True})
     anima = await get_anima(session, org_id, anima_id)
     yield AnimaRecord.model_construct(**_fields(anima, AnimaRecord))
-    events = select(Event).where(*of_anima(Event, anima_id, anima.key))
-    if anima.events_indexed:  # streamed from the (partial) time index; a small anima's few rows are sorted
-        events = events.where(time_indexed(Event))
+    # A large anima's events are streamed from the (partial) time index; a small anima's few rows are sorted.
+    events = select(Event).where(*of_anima(Event, anima_id, anima.key), event_rows(Event, anima.events_indexed))
     events = events.order_by(col(Event.occurred_at), col(Event.created_at), col(Event.id))
     async for row in _rows(session, events):
         yield EventRecord.model_construct(**_fields(row, EventRecord))

@@ -21,7 +21,7 @@ from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
 
-from elephantasm.db import event_index
+from elephantasm.db import size_switches
 from elephantasm.db.models import (
     Anima,
     DreamChunk,
@@ -54,7 +54,6 @@ from elephantasm.schemas.transfer import (
     Record,
     TrailerRecord,
 )
-from elephantasm.services.dreams.vector_flag import index_vectors_if_large
 from elephantasm.services.dreams.writer import to_inputs
 from elephantasm.services.events import check_events
 from elephantasm.services.turn_blobs import embed_turns
@@ -270,7 +269,7 @@ async def write_import(
     # Distilled events first, chunk by chunk, so the watermark keeps them distilled (domain/event_seq.py).
     numbering = number_events([e.distilled_at for e in p.events])
     # A large export lands in the time and session indexes at once, as its inserts would have put it.
-    indexed = numbering.event_seq >= event_index.INDEX_THRESHOLD
+    indexed = size_switches.events_large(numbering.event_seq)
     anima_key = (
         await session.execute(
             insert(Anima)
@@ -327,7 +326,7 @@ async def write_import(
         ],
     )
     # A large export lands on the HNSW path at once, as the dreamer would have put it.
-    await index_vectors_if_large(session, org_id, anima_id)
+    await size_switches.index_vectors_if_large(session, org_id, anima_id)
     await _insert(
         session,
         MemoryRecall,

@@ -20,7 +20,7 @@ import msgspec
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from elephantasm.db import event_index, event_state
+from elephantasm.db import event_state, size_switches
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.db.models import DEDUPE_KEYED, EVENT_META
 from elephantasm.domain.errors import NotFoundError
@@ -81,7 +81,6 @@ ORDER BY id FOR NO KEY UPDATE
 """)
 # After the insert, under the locks _LOCK_ANIMAS took: flips the animas this batch took over the
 # threshold (the batch's own rows included: they were inserted by an earlier statement).
-_FLIP = text(event_index.FLIP_SQL)
 
 # Seqs continue each anima's event_seq in request order; the animas are locked (``_LOCK_ANIMAS``,
 # an earlier statement), so this statement reads their latest event_seq. A duplicate leaves its seq
@@ -90,11 +89,11 @@ _FLIP = text(event_index.FLIP_SQL)
 _INSERT = text(f"""
 WITH ins AS (
     INSERT INTO events (id, event_type, role, author, summary, content, occurred_at, session_id, meta,
-                        source_uri, dedupe_key, importance_score, created_at, seq, anima_key, {event_index.FLAG})
+                        source_uri, dedupe_key, importance_score, created_at, seq, anima_key, {size_switches.EVENT_FLAG})
     SELECT s.id, s.event_type::event_type, s.role, s.author, s.summary, s.content, s.occurred_at,
            s.session_id, {EVENT_META.store_sql("s.meta")}, s.source_uri, s.dedupe_key, s.importance_score, :now,
            a.event_seq + row_number() OVER (PARTITION BY s.anima_id ORDER BY s.ord), a.key,
-           {event_index.row_flag("a")}
+           {size_switches.event_row_flag("a")}
     FROM event_staging s JOIN animas a ON a.id = s.anima_id AND a.org_id = :org ORDER BY s.ord
     ON CONFLICT (anima_key, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
     RETURNING id, anima_key, occurred_at, meta, seq
@@ -169,15 +168,13 @@ def _new_row(record: tuple[Any, ...], meta: str, stamps: tuple[datetime, datetim
 async def _lock_animas(
     conn: AsyncConnection, org_id: uuid.UUID, events: Sequence[EventCreate | EventIn]
 ) -> list[uuid.UUID]:
-    """Lock the batch's animas; those that this batch may take over ``event_index.INDEX_THRESHOLD``."""
+    """Lock the batch's animas; those that this batch may take over ``size_switches.EVENT_THRESHOLD``."""
     wanted = Counter(e.anima_id for e in events)
     found = {r.id: r for r in await conn.execute(_LOCK_ANIMAS, {"ids": list(wanted), "org": org_id})}
     missing = sorted(str(a) for a in wanted.keys() - found.keys())
     if missing:
         raise NotFoundError(f"anima {missing[0]} not found")
-    return [
-        a for a, r in found.items() if not r.events_indexed and r.event_seq + wanted[a] >= event_index.INDEX_THRESHOLD
-    ]
+    return [a for a, r in found.items() if not r.events_indexed and size_switches.events_large(r.event_seq + wanted[a])]
 
 
 async def copy_events(
@@ -210,8 +207,8 @@ async def copy_events(
     # Only the ids and stored meta text of the inserted rows come back, straight from the driver:
     # the rest of a new row is what was just sent (_new_row).
     created = {r[0]: r[1] for r in await fetch(conn, _INSERT, {"now": now, "org": org_id})}
-    if crossing:  # rare: once in an anima's life (FLIP_SQL checks the threshold itself)
-        await conn.execute(_FLIP, {"ids": crossing})
+    if crossing:  # rare: once in an anima's life (the flip checks the threshold itself)
+        await conn.execute(size_switches.EVENT_FLIP, {"ids": crossing})
     out: list[StoredRow | None] = [None] * len(records)
     dupes: list[int] = []
     stamps = (now.astimezone(UTC),) * 2

@@ -12,7 +12,7 @@ from typing import Any
 
 import asyncpg
 
-from elephantasm.db import event_index
+from elephantasm.db import size_switches
 from elephantasm.db.models import DEDUPE_KEYED, EVENT_META
 from elephantasm.ids import uuid7
 from elephantasm.schemas.events import EventCreate
@@ -34,22 +34,22 @@ WITH anima AS (
     RETURNING id, event_seq, key, events_indexed
 ), ins AS (
     INSERT INTO events (id, event_type, role, author, summary, content, occurred_at, session_id, meta,
-                        source_uri, dedupe_key, importance_score, created_at, seq, anima_key, {event_index.FLAG})
+                        source_uri, dedupe_key, importance_score, created_at, seq, anima_key, {size_switches.EVENT_FLAG})
     SELECT $1, $4::event_type, $5, $6, $7, $8, $9, $10, {EVENT_META.store_sql("$11::jsonb")}, $12, $13, $14, $15,
-           a.event_seq, a.key, {event_index.row_flag("a")}
+           a.event_seq, a.key, {size_switches.event_row_flag("a")}
     FROM anima a
     ON CONFLICT (anima_key, dedupe_key) WHERE {DEDUPE_KEYED} DO NOTHING
-    RETURNING {RETURNED}, seq, {event_index.FLAG}
+    RETURNING {RETURNED}, seq, {size_switches.EVENT_FLAG}
 )
-SELECT {new_row_columns("$3::uuid")}, ins.seq >= {event_index.INDEX_THRESHOLD} AND ins.{event_index.FLAG} IS NULL AS flip
+SELECT {new_row_columns("$3::uuid")}, {size_switches.event_flip_due("ins")} AS flip
 FROM ins
 """
 
-# The flip (event_index.flip_sql) reads the anima's events in a statement of its own, after this
+# The flip (size_switches.event_flip_sql) reads the anima's events in a statement of its own, after this
 # one has locked the anima row: a single statement would read them from a snapshot taken before it
 # waited for the lock, and miss the rows of an insert that committed meanwhile.
 _LOCK = "SELECT 1 FROM animas WHERE id = $1 FOR NO KEY UPDATE"
-_FLIP = event_index.flip_sql("ARRAY[$1::uuid]")
+_FLIP = size_switches.event_flip_sql("ARRAY[$1::uuid]")
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ async def insert_one(
 
 
 async def _flip(conn: Any, anima_id: uuid.UUID) -> None:
-    """Put the anima's events in the time and session indexes (``event_index``), in a transaction of
+    """Put the anima's events in the time and session indexes (``size_switches``), in a transaction of
     its own after the insert (which is committed: a failed flip leaves it acknowledged, and the next
     insert, still over the threshold and unflipped, tries again)."""
     try:

@@ -11,8 +11,9 @@ from elephantasm.domain.distinct import line_key
 from elephantasm.domain.lean import wants_dates
 from elephantasm.domain.pack_trace import Decision, PackTrace
 from elephantasm.domain.packing import pack
-from elephantasm.domain.render import Layer, PackItem, item_line, render_pack
+from elephantasm.domain.render import Layer, PackItem, item_line
 from elephantasm.tokens import TokenCounter
+from tests.domain.rendering import render_pack
 
 O200K = TokenCounter("o200k_base")
 WHEN = datetime(2026, 10, 30, 9, tzinfo=UTC)

@@ -6,11 +6,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from elephantasm.domain.fusion import RRF_K, best_ranks, competition_ranks, fused_ranks, rank_fusion
+from elephantasm.domain.fusion import RRF_K, competition_ranks, fused_ranks, rank_fusion
 
 _cos = st.one_of(st.none(), st.floats(min_value=-1.0, max_value=1.0))
 _fts = st.one_of(st.none(), st.floats(min_value=0.0, max_value=2.0))
 _signals = st.lists(st.tuples(_cos, _fts), max_size=40)
+
+
+def best_ranks(signals: list[tuple[float | None, float | None]]) -> list[int | None]:
+    """Each candidate's better rank of the two (vector, text); None if it is in neither ranking."""
+    return [min((r for r in pair if r is not None), default=None) for pair in zip(*fused_ranks(signals), strict=True)]
 
 
 def test_ties_share_the_best_rank_and_none_has_none() -> None:

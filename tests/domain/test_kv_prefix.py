@@ -11,10 +11,11 @@ from hypothesis import strategies as st
 
 from elephantasm.domain.kv.prefix_index import BLOCK, PrefixIndex, block_hashes, common_prefix
 from elephantasm.domain.kv.stable import oldest_first
-from elephantasm.domain.render import Layer, PackItem, render_pack
+from elephantasm.domain.render import Layer, PackItem
 from elephantasm.ids import new_batch
 from elephantasm.local.engine import batches
 from elephantasm.local.states import HeldState, StateCache
+from tests.domain.rendering import render_pack
 
 
 def test_block_hashes_name_whole_prefixes() -> None:

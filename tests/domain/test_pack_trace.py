@@ -39,7 +39,9 @@ def test_trace_changes_nothing_and_explains_every_candidate(  # type: ignore[no-
     assert traced.text.encode() == plain.text.encode() and traced.layers == plain.layers
     # one entry per candidate given, and "chosen" in the trace is exactly what the pack holds
     assert len(trace.items) == sum(len(v) for v in cands.values())
-    assert {(t.layer, t.item.id) for t in trace.chosen()} == plain.chosen_ids()
+    assert {(t.layer, t.item.id) for t in trace.chosen()} == {
+        (layer, it.id) for layer, items in plain.layers.items() for it in items
+    }
     assert len(trace.chosen()) == sum(len(v) for v in plain.layers.values())
     for t in trace.cut():
         assert t.why.startswith("cut")

@@ -20,9 +20,9 @@ from elephantasm.domain.render import (
     header_line,
     item_line,
     rank_key,
-    render_pack,
 )
 from elephantasm.tokens import TokenCounter
+from tests.domain.rendering import render_pack
 
 Counter = Callable[[str], int]
 

@@ -14,9 +14,10 @@ from elephantasm.domain.fingerprint import PACK_FORMAT_VERSION
 from elephantasm.domain.lean import IdentityText, identity_lines, lean_text
 from elephantasm.domain.packing import pack
 from elephantasm.domain.presets import get_preset
-from elephantasm.domain.render import Layer, PackItem, render_pack
+from elephantasm.domain.render import Layer, PackItem
 from elephantasm.domain.temporal import temporal_context
 from elephantasm.tokens import TokenCounter
+from tests.domain.rendering import render_pack
 
 GOLDEN = Path(__file__).parent / "golden" / "pack_render.txt"
 AS_OF = datetime(2025, 3, 10, 12, 0, tzinfo=UTC)

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from elephantasm.domain.render import RENDER_ORDER, Layer, PackItem, display_key, item_line, layer_lines, render_pack
+from elephantasm.domain.render import RENDER_ORDER, Layer, PackItem, display_key, item_line, layer_lines
+from tests.domain.rendering import render_pack
 
 _TEXT = st.text(min_size=1, max_size=60).filter(lambda t: t.split())
 _WHEN = st.none() | st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))

@@ -9,26 +9,16 @@ from __future__ import annotations
 
 from elephantasm.db.vectors import hnsw_distance, width_is
 from elephantasm.services.packs.sql import TSQUERY_CTE
-from elephantasm.services.packs.topk import _read_union, factor_arms
+from elephantasm.services.packs.topk import Source, factor_arms, read_union
 
 
-def exhaustive_rows(
-    table: str,
-    a: str,
-    where: str,
-    score: str,
-    has_query: bool,
-    *,
-    happened: str | None,
-    dim: int | None,
-    score_join: str,
-    key: str | None,
-) -> str:
+def exhaustive_rows(src: Source, has_query: bool, dim: int | None) -> str:
     """SQL: every row of ``where`` once, with what each arm orders by: ``id``, ``importance``, ``h``
     (when it happened), ``s`` (the four-factor score), ``e`` (the key), ``d`` (cosine distance in the
     query's space and width, else NULL) and ``r`` (full-text rank when it matches the arm's query,
     else NULL). Each is the arm's own expression, so the arms over these rows order them exactly as
     the arms over the table do."""
+    a, happened, score, key = src.alias, src.happened, src.score, src.key
     cols = [f"{a}.id", f"{a}.importance", f"{happened or 'NULL::timestamptz'} AS h", f"{score} AS s"]
     if key is not None:
         cols.append(f"{key} AS e")
@@ -38,47 +28,20 @@ def exhaustive_rows(
     if has_query:
         cols.append(f"CASE WHEN {a}.fts @@ tsq.q_arm THEN ts_rank({a}.fts, tsq.q_any) END AS r")
     from_tsq = ", tsq" if has_query else ""
-    return f"SELECT {', '.join(cols)} FROM {table} {a}{score_join}{from_tsq} WHERE {where}"
+    return f"SELECT {', '.join(cols)} FROM {src.table} {a}{src.score_join}{from_tsq} WHERE {src.where}"
 
 
-def exhaustive_union(
-    table: str,
-    a: str,
-    where: str,
-    score: str,
-    columns: str,
-    has_query: bool,
-    *,
-    happened: str | None = None,
-    dim: int | None = None,
-    score_join: str = "",
-    row_join: str = "",
-    key: str | None = None,
-    owner: str = "",
-) -> str:
+def exhaustive_union(src: Source, has_query: bool, dim: int | None = None) -> str:
     """``topk.top_k_union`` (same arguments): its union computed over one read of the rows (:func:`exhaustive_rows`),
     materialized, with the same arms over that (the factor arm keeps its seed, cut and three
     ranges), so it holds the very ids the statement over the table must return."""
+    a = src.alias
     rows = f"{a}rows"
     ctes = [TSQUERY_CTE] if has_query else []
-    ctes.append(
-        f"{rows} AS MATERIALIZED ("
-        + exhaustive_rows(
-            table,
-            a,
-            where,
-            score,
-            has_query,
-            happened=happened,
-            dim=dim,
-            score_join=score_join,
-            key=key,
-        )
-        + ")"
-    )
-    if happened is not None:
+    ctes.append(f"{rows} AS MATERIALIZED ({exhaustive_rows(src, has_query, dim)})")
+    if src.happened is not None:
         # The arms' expressions are the materialized columns; every row there already passed ``where``.
-        arms_sql = factor_arms(rows, a, "true", f"{a}.s", f"{a}.h", key=f"{a}.e" if key is not None else None)
+        arms_sql = factor_arms(rows, a, "true", f"{a}.s", f"{a}.h", key=f"{a}.e" if src.key is not None else None)
         ctes += [f"{name} AS MATERIALIZED ({sql})" for name, sql in arms_sql]
     else:
         ctes.append(f"{a}f AS (SELECT {a}.id FROM {rows} {a} ORDER BY {a}.s DESC, {a}.id LIMIT :k)")
@@ -88,4 +51,4 @@ def exhaustive_union(
         arms.append(f"(SELECT id FROM {rows} WHERE d IS NOT NULL ORDER BY d, id LIMIT :k)")
     if has_query:
         arms.append(f"(SELECT id FROM {rows} WHERE r IS NOT NULL ORDER BY r DESC, id LIMIT :k)")
-    return _read_union(ctes, arms, table, a, columns, has_query, row_join, owner)
+    return read_union(ctes, arms, src, has_query)

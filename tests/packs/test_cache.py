@@ -17,6 +17,7 @@ from elephantasm.runtime import Runtime
 from elephantasm.services import packs as svc
 from elephantasm.services.packs import PackState
 from elephantasm.services.packs.cache import CachedPack, SnapshotLRU
+from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
@@ -88,15 +89,15 @@ async def test_recompiling_without_any_cache_gives_the_same_pack(
             occurred_at=(FROZEN_NOW - timedelta(minutes=i)).isoformat(),
         )
     await add_memory(pack_runtime, tenant, panima["id"], "budget was approved", time_end=FROZEN_NOW - timedelta(days=1))
-    req = svc.build_request(pack_runtime, tenant.org_id, uuid.UUID(panima["id"]), query="budget")
-    a = await svc.compile_pack(pack_runtime, req)
-    b = await svc.compile_pack(pack_runtime, req)
+    req = svc.build_request(PackDeps.of(pack_runtime), tenant.org_id, uuid.UUID(panima["id"]), query="budget")
+    a = await svc.compile_pack(PackDeps.of(pack_runtime), req)
+    b = await svc.compile_pack(PackDeps.of(pack_runtime), req)
     assert (a.fingerprint, a.pack_id, a.key) == (b.fingerprint, b.pack_id, b.key)
     assert a.pack.content.model_dump_json() == b.pack.content.model_dump_json()
     async with pack_runtime.engine.begin() as conn:
         await conn.execute(text("DELETE FROM pack_snapshots WHERE anima_id = :a"), {"a": panima["id"]})
     cold = dataclasses.replace(pack_runtime, packs=PackState())
-    served = await svc.latest(cold, req)
+    served = await svc.latest(PackDeps.of(cold), req)
     assert served.etag == f'"{a.fingerprint}"' and _stats(cold) == (0, 0, 1, 1)
 
 

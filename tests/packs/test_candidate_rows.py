@@ -18,6 +18,7 @@ from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.presets import compile_weights
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs import candidates as cands
+from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.reads import snapshot_transaction
 from elephantasm.services.packs.service import build_request
 from elephantasm.services.packs.session import SessionScope
@@ -84,7 +85,7 @@ async def test_memory_candidates_match_the_full_rows(pack_runtime: Runtime, tena
             ).all()
         }
     for query in ("who approved the budget", None):
-        req = build_request(rt, tenant.org_id, uuid.UUID(anima), query=query, as_of=FROZEN_NOW)
+        req = build_request(PackDeps.of(rt), tenant.org_id, uuid.UUID(anima), query=query, as_of=FROZEN_NOW)
         vec = (await rt.embedder.embed([query]))[0] if query else None
         scope = cands.Scope(
             req.org_id,
@@ -97,7 +98,7 @@ async def test_memory_candidates_match_the_full_rows(pack_runtime: Runtime, tena
             await current_space(rt),
             len(vec) if vec else None,
         )
-        async with snapshot_transaction(rt) as conn:
+        async with snapshot_transaction(rt.engine) as conn:
             long_term = await cands.long_term_memories(conn, scope, 50, [])
             session = await cands.session_memories(conn, scope, SessionScope("s1"), 50)
         space = await current_space(rt) if query else None

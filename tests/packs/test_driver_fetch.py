@@ -28,7 +28,7 @@ async def test_fetch_reads_the_snapshot_of_the_first_statement(
     anima = uuid.UUID(panima["id"])
     await add_memory(pack_runtime, tenant, panima["id"], "before the snapshot", time_end=FROZEN_NOW)
     params = {"org": tenant.org_id, "anima": anima}
-    async with snapshot_transaction(pack_runtime) as conn:
+    async with snapshot_transaction(pack_runtime.engine) as conn:
         # fetch() is the first statement: it must open SQLAlchemy's transaction (REPEATABLE READ,
         # read only) on the driver before running, not run on its own.
         first = await fetch(conn, _MEMORIES, params)
@@ -39,7 +39,7 @@ async def test_fetch_reads_the_snapshot_of_the_first_statement(
         second = await fetch(conn, _MEMORIES, params)
     assert (settings["iso"], settings["ro"]) == ("repeatable read", "on")
     assert [r["summary"] for r in first] == [r["summary"] for r in second] == ["before the snapshot"]
-    async with snapshot_transaction(pack_runtime) as conn:
+    async with snapshot_transaction(pack_runtime.engine) as conn:
         now = await fetch(conn, _MEMORIES, params)
     assert [r["summary"] for r in now] == ["after the snapshot", "before the snapshot"]
 

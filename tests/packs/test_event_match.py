@@ -13,6 +13,7 @@ from elephantasm.runtime import Runtime
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs import event_match
 from elephantasm.services.packs.compiler import compile_weights
+from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.reads import snapshot_transaction
 from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant
@@ -68,11 +69,11 @@ FROM events e, tsq WHERE e.id IN (SELECT id FROM ef UNION SELECT id FROM et) ORD
 
 
 async def _both(runtime: Runtime, tenant: Tenant, anima: uuid.UUID, query: str, k: int) -> tuple[list, list]:
-    req = build_request(runtime, tenant.org_id, anima, query=query)
+    req = build_request(PackDeps.of(runtime), tenant.org_id, anima, query=query)
     scope = cands.Scope(
         tenant.org_id, anima, req.as_of, query, None, compile_weights(req.config, query), req.config, None, None
     )
-    async with snapshot_transaction(runtime) as conn:
+    async with snapshot_transaction(runtime.engine) as conn:
         new = [(c.id, c.fts_rank) for c in await cands.pending_events(conn, scope, k, [])]
         old = [tuple(r) for r in (await conn.execute(_OLD_PENDING, scope.params(k=k, exclude=[]))).all()]
     return new, old

@@ -15,6 +15,7 @@ from sqlalchemy import text
 
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
+from elephantasm.services.packs.deps import PackDeps
 from tests.conftest import Tenant
 from tests.dreams.helpers import add_events, turns
 from tests.packs.helpers import add_knowledge, add_memory, latest
@@ -153,8 +154,8 @@ async def test_a_pack_compiled_before_a_deletion_is_never_recorded(
 
     await add_memory(pack_runtime, tenant, panima["id"], "User rides a red bicycle.", time_end=FROZEN_NOW)
     m = await add_memory(pack_runtime, tenant, panima["id"], "User's locker code is 4711.", time_end=FROZEN_NOW)
-    req = packs.build_request(pack_runtime, tenant.org_id, uuid.UUID(panima["id"]))
-    served = await packs.latest(pack_runtime, req)  # compiled and served, not yet recorded
+    req = packs.build_request(PackDeps.of(pack_runtime), tenant.org_id, uuid.UUID(panima["id"]))
+    served = await packs.latest(PackDeps.of(pack_runtime), req)  # compiled and served, not yet recorded
     assert b"4711" in served.body and served.followup is not None
     assert (await pclient.delete(f"/api/memories/{m}", headers=tenant.headers)).status_code == 204
     await served.followup()  # the response's background write runs after the deletion committed

@@ -31,6 +31,7 @@ from benchmarks.inject_data import QUERIES, load
 from elephantasm.domain.presets import PRESET_NAMES
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs import compiler
+from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.service import build_request
 from elephantasm.settings import Settings
 from tests.support.databases import own_runtime
@@ -73,10 +74,11 @@ async def _hashes(runtime: Runtime) -> dict[str, str]:
     for preset in PRESET_NAMES:
         for name, query, session in VARIANTS:
             for max_tokens in MAX_TOKENS:
+                deps = PackDeps.of(runtime)
                 req = build_request(
-                    runtime, ORG, ANIMA, query=query, preset=preset, session_id=session, max_tokens=max_tokens
+                    deps, ORG, ANIMA, query=query, preset=preset, session_id=session, max_tokens=max_tokens
                 )
-                compiled = await compiler.compile_pack(runtime, req)
+                compiled = await compiler.compile_pack(deps, req)
                 # The dataset reached the pack: a hash of empty packs would prove little.
                 assert compiled.data["long_term_memory_count"] > 0 and compiled.data["has_identity"]
                 out[f"{preset}/{name}/{max_tokens}"] = hashlib.sha256(compiled.body).hexdigest()

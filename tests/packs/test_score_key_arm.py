@@ -19,12 +19,13 @@ import pytest
 from sqlalchemy import text
 
 from elephantasm.db.driver_fetch import fetch
-from elephantasm.db.vectors import large_anima_filter
+from elephantasm.db.size_switches import vector_rows_sql
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs import compiler, sql, topk
+from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.reads import snapshot_transaction
 from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant
@@ -60,16 +61,18 @@ def _statement(key: str | None) -> Any:
         topk.top_k_union(
             # As the compile writes it (candidates._long_term): the arms test the anima alone, so they
             # can be index-only scans of the covering pack indexes; the org is tested on the rows read.
-            "memories",
-            "m",
-            f"{sql.MEMORY_ALIVE_OF_ANIMA} AND m.id <> ALL(:exclude){large_anima_filter('m', True)}",
-            sql.MEMORY_FACTORS_NO_DECAY,
-            sql.memory_columns(False),
+            topk.Source(
+                "memories",
+                "m",
+                f"{sql.MEMORY_ALIVE_OF_ANIMA} AND m.id <> ALL(:exclude){vector_rows_sql('m', True)}",
+                sql.MEMORY_FACTORS_NO_DECAY,
+                sql.memory_columns(False),
+                happened=sql.MEMORY_HAPPENED,
+                row_join=sql.MEMORY_RECALLS,
+                key=key,
+                owner=sql.MEMORY_OWNER,
+            ),
             False,
-            happened=sql.MEMORY_HAPPENED,
-            row_join=sql.MEMORY_RECALLS,
-            key=key,
-            owner=sql.MEMORY_OWNER,
         )
     )
 
@@ -102,7 +105,7 @@ async def test_keyed_arm_returns_the_rows_of_the_plain_arm(
     scope = cands.Scope(tenant.org_id, anima, FROZEN_NOW, "q", None, WEIGHTS[name], PackConfig())
     for k in (3, 40, 160):
         params = scope.params(exclude=[], **cands._pruning(scope, k))
-        async with snapshot_transaction(rt) as conn:
+        async with snapshot_transaction(rt.engine) as conn:
             keyed = [r["id"] for r in await fetch(conn, KEYED, params)]
             plain = [r["id"] for r in await fetch(conn, PLAIN, params)]
         assert keyed == plain, (name, k)
@@ -129,16 +132,18 @@ def _plain_long_term(has_query: bool, dim: int | None, decay: bool, indexed: boo
     """``candidates._long_term`` as it was before the key: the importance arm over every row above the cut."""
     return text(
         topk.top_k_union(
-            "memories",
-            "m",
-            f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude){large_anima_filter('m', indexed)}",
-            sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY,
-            sql.memory_columns(has_query),
+            topk.Source(
+                "memories",
+                "m",
+                f"{sql.MEMORY_ALIVE} AND m.id <> ALL(:exclude){vector_rows_sql('m', indexed)}",
+                sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY,
+                sql.memory_columns(has_query),
+                happened=sql.MEMORY_HAPPENED,
+                score_join=sql.MEMORY_RECALLS if decay else "",
+                row_join=sql.MEMORY_RECALLS,
+            ),
             has_query,
-            happened=sql.MEMORY_HAPPENED,
-            dim=dim,
-            score_join=sql.MEMORY_RECALLS if decay else "",
-            row_join=sql.MEMORY_RECALLS,
+            dim,
         )
     )
 
@@ -146,8 +151,10 @@ def _plain_long_term(has_query: bool, dim: int | None, decay: bool, indexed: boo
 async def _packs(rt: Runtime, tenant: Tenant, anima: uuid.UUID) -> list[tuple[str, str]]:
     out = []
     for query, preset, tokens in REQUESTS:
-        req = build_request(rt, tenant.org_id, anima, query=query, preset=preset, max_tokens=tokens, as_of=FROZEN_NOW)
-        pack = await compiler.compile_pack(rt, req)
+        req = build_request(
+            PackDeps.of(rt), tenant.org_id, anima, query=query, preset=preset, max_tokens=tokens, as_of=FROZEN_NOW
+        )
+        pack = await compiler.compile_pack(PackDeps.of(rt), req)
         body = {k: v for k, v in json.loads(pack.body).items() if k not in ("id", "compiled_at", "created_at")}
         out.append((pack.fingerprint, json.dumps(body, sort_keys=True)))
     return out

@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs import compiler, reads
+from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
@@ -73,8 +74,8 @@ async def _fill(client: httpx.AsyncClient, rt: Runtime, tenant: Tenant, anima: s
 async def _packs(rt: Runtime, tenant: Tenant, anima: str) -> list[tuple[str, str]]:
     out = []
     for body in _REQUESTS:
-        req = build_request(rt, tenant.org_id, uuid.UUID(anima), as_of=FROZEN_NOW, **body)  # type: ignore[arg-type]
-        pack = await compiler.compile_pack(rt, req)
+        req = build_request(PackDeps.of(rt), tenant.org_id, uuid.UUID(anima), as_of=FROZEN_NOW, **body)  # type: ignore[arg-type]
+        pack = await compiler.compile_pack(PackDeps.of(rt), req)
         wire = json.loads(pack.body)
         for volatile in ("compiled_at", "created_at"):
             wire.pop(volatile)
@@ -129,7 +130,7 @@ async def test_second_connection_reads_the_exported_snapshot(runtime: Runtime) -
     """A row committed after the export is invisible to the importing connection, as to the exporter."""
     name = f"snapshot-{uuid.uuid4()}"
     count = text("SELECT count(*) FROM orgs WHERE name = :name")
-    async with reads.snapshot_transaction(runtime) as first:
+    async with reads.snapshot_transaction(runtime.engine) as first:
         snapshot = (await first.execute(text("SELECT pg_export_snapshot()"))).scalar_one()
         async with runtime.engine.begin() as writer:
             await writer.execute(

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, text
 
+from elephantasm.db import size_switches
 from elephantasm.db.driver_fetch import fetch
 from elephantasm.db.models import Knowledge, Memory, MemoryRecall
 from elephantasm.db.vectors import vector_literal
@@ -33,9 +34,9 @@ from elephantasm.domain.scoring import ScoringWeights
 from elephantasm.runtime import Runtime
 from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams import knowledge as dream_knowledge
-from elephantasm.services.dreams import vector_flag
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs import compiler, topk
+from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.service import build_request
 from elephantasm.services.spaces import current_space
 from tests.conftest import Tenant
@@ -158,8 +159,10 @@ async def _packs(
 ) -> list[tuple[str, bytes]]:
     out = []
     for query, preset, tokens in requests:
-        req = build_request(rt, tenant.org_id, anima, query=query, preset=preset, max_tokens=tokens, as_of=FROZEN_NOW)
-        pack = await compiler.compile_pack(rt, req)
+        req = build_request(
+            PackDeps.of(rt), tenant.org_id, anima, query=query, preset=preset, max_tokens=tokens, as_of=FROZEN_NOW
+        )
+        pack = await compiler.compile_pack(PackDeps.of(rt), req)
         body = {k: v for k, v in json.loads(pack.body).items() if k != "compiled_at"}
         out.append((pack.fingerprint, json.dumps(body, sort_keys=True).encode()))
     return out
@@ -201,7 +204,7 @@ async def test_packs_are_byte_identical_before_and_after_the_flip(
     assert await _flags(rt, anima) == (False, {False}, {False})
     small = await _packs(rt, tenant, anima, requests)
     async with rt.engine.begin() as conn:
-        assert await vector_flag.index_vectors_if_large(conn, tenant.org_id, anima, threshold=1)
+        assert await size_switches.index_vectors_if_large(conn, tenant.org_id, anima, threshold=1)
     assert await _flags(rt, anima) == (True, {True}, {True})
     large = await _packs(rt, tenant, anima, requests)
     for request, before, after in zip(requests, small, large, strict=True):
@@ -268,7 +271,7 @@ async def test_candidate_statements_return_the_brute_force_rows(
     for large in (False, True):
         if large:
             async with rt.engine.begin() as conn:
-                assert await vector_flag.index_vectors_if_large(conn, tenant.org_id, anima, threshold=1)
+                assert await size_switches.index_vectors_if_large(conn, tenant.org_id, anima, threshold=1)
         scope = dataclasses.replace(_scope(tenant, anima, large, query, qv), space=space)
         if not decay:
             scope = dataclasses.replace(
@@ -303,7 +306,7 @@ async def test_new_rows_of_a_flipped_anima_enter_the_indexes(
     rt, anima = pack_runtime, uuid.UUID(panima["id"])
     await _load(rt, tenant, anima)
     async with rt.engine.begin() as conn:
-        assert await vector_flag.index_vectors_if_large(conn, tenant.org_id, anima, threshold=1)
+        assert await size_switches.index_vectors_if_large(conn, tenant.org_id, anima, threshold=1)
     await _load(rt, tenant, anima)
     assert await _flags(rt, anima) == (True, {True}, {True})
     sql = "SELECT count(*) FROM memories WHERE anima_id = :a AND vector_indexed AND fts @@ 'lisbon'::tsquery"
@@ -325,7 +328,7 @@ async def test_dreamer_hash_lookup_finds_the_same_items_small_and_large(
     for flip in (False, True):
         if flip:
             async with rt.engine.begin() as conn:
-                assert await vector_flag.index_vectors_if_large(conn, tenant.org_id, anima, threshold=1)
+                assert await size_switches.index_vectors_if_large(conn, tenant.org_id, anima, threshold=1)
         async with rt.unit_of_work() as session:
             rows = await dream_knowledge._load_current(session, anima, hashes, [], [])
         got.append([r.id for r in rows])

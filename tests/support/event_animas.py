@@ -20,7 +20,7 @@ FROM animas a LEFT JOIN events e ON e.anima_key = a.key WHERE a.id = :a GROUP BY
 
 
 async def flip_events(runtime: Runtime, anima: uuid.UUID) -> None:
-    """Flip the anima as the insert that crosses ``event_index.INDEX_THRESHOLD`` would, below it."""
+    """Flip the anima as the insert that crosses ``size_switches.EVENT_THRESHOLD`` would, below it."""
     async with runtime.engine.begin() as conn:
         await conn.execute(_FLIP, {"a": anima})
 

@@ -8,10 +8,10 @@ import uuid
 import numpy as np
 from sqlalchemy import text
 
+from elephantasm.db import size_switches
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.services.animas import create_anima
-from elephantasm.services.dreams import vector_flag
 from tests.conftest import Tenant
 
 DIM = 256
@@ -38,6 +38,6 @@ async def flags(rt: Runtime, table: str, anima: uuid.UUID) -> dict[bool, int]:
 
 
 async def flip(rt: Runtime, tenant: Tenant, anima: uuid.UUID, threshold: int | None = None) -> bool:
-    """``vector_flag.index_vectors_if_large`` in a transaction of its own."""
+    """``size_switches.index_vectors_if_large`` in a transaction of its own."""
     async with rt.engine.begin() as conn:
-        return await vector_flag.index_vectors_if_large(conn, tenant.org_id, anima, threshold)
+        return await size_switches.index_vectors_if_large(conn, tenant.org_id, anima, threshold)

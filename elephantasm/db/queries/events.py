@@ -13,7 +13,8 @@ from sqlmodel import col
 
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima, Event
-from elephantasm.db.scopes import live_anima_row, of_anima, org_scoped, time_indexed
+from elephantasm.db.scopes import live_anima_row, of_anima, org_scoped
+from elephantasm.db.size_switches import event_rows
 
 
 async def event_of_org(session: AsyncSession, org_id: uuid.UUID, event_id: uuid.UUID) -> Event | None:
@@ -56,9 +57,8 @@ async def list_events(
     )
     if flt.anima_id and anima is not None:
         key, indexed = anima
-        stmt = stmt.where(*of_anima(Event, flt.anima_id, key))
-        if indexed:  # its pages come from the (partial) time or session index; else read by seq, sorted
-            stmt = stmt.where(time_indexed(Event))
+        # A large anima's pages come from the (partial) time or session index; else read by seq, sorted.
+        stmt = stmt.where(*of_anima(Event, flt.anima_id, key), event_rows(Event, indexed))
     if flt.session_id:
         stmt = stmt.where(col(Event.session_id) == flt.session_id)
     if flt.event_type:

@@ -19,8 +19,9 @@ from sqlalchemy import Select, TextClause, func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.models import Memory, MemoryRecall
+from elephantasm.db.size_switches import vector_rows_sql, vectors_indexed
 from elephantasm.db.tables import table_of
-from elephantasm.db.vectors import hnsw_distance, large_anima_filter, width_is
+from elephantasm.db.vectors import hnsw_distance, width_is
 from elephantasm.domain.dreaming import (
     CurationThresholds,
     MemoryStats,
@@ -33,7 +34,6 @@ from elephantasm.domain.dreaming import (
 from elephantasm.services.dreams.deps import DreamDeps
 from elephantasm.services.dreams.journal import WriteContext, journaled_write
 from elephantasm.services.dreams.runs import RunStats
-from elephantasm.services.dreams.vector_flag import anima_is_indexed
 
 if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
@@ -53,7 +53,7 @@ SELECT n.id AS new_id, c.id AS other_id, c.state, c.sim
 FROM memories n CROSS JOIN LATERAL (
     SELECT m.id, m.state, 1 - ({distance}) AS sim FROM memories m
     WHERE m.anima_id = n.anima_id AND m.id <> n.id AND m.deleted_at IS NULL AND m.merged_into IS NULL
-      AND {width_is("m.embedding", dim)} AND m.embedding_space = n.embedding_space{large_anima_filter("m", indexed)}
+      AND {width_is("m.embedding", dim)} AND m.embedding_space = n.embedding_space{vector_rows_sql("m", indexed)}
     ORDER BY {distance} LIMIT :k
 ) c
 WHERE n.id = ANY(:ids) AND {width_is("n.embedding", dim)} AND n.merged_into IS NULL AND c.sim >= :min_sim
@@ -107,8 +107,8 @@ async def _neighbours(
     if not ids:
         return []
     params = {"ids": ids, "k": NEIGHBOURS, "min_sim": min_sim}
-    if not await anima_is_indexed(session, anima_id):
-        # A small anima (below vectors.INDEX_THRESHOLD): its rows are compared exactly.
+    if not await vectors_indexed(session, anima_id):
+        # A small anima (below size_switches.MEMORY_THRESHOLD): its rows are compared exactly.
         return list((await session.execute(_neighbours_sql(dim, False), params)).all())
     # Approximate neighbours through the HNSW index (pgvector >= 0.8 keeps scanning the graph until
     # enough rows pass the anima filter). Left alone, the planner prefers a slower exact scan of the

@@ -22,16 +22,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, or_, select, text, update
+from sqlalchemy import ColumnElement, bindparam, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from elephantasm.db.bulk import insert_rows
 from elephantasm.db.models import Knowledge, KnowledgeMemory
+from elephantasm.db.size_switches import vector_rows, vectors_indexed
 from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.dreaming import KnowledgeDraft, content_hash, normalise_value
 from elephantasm.ids import uuid7
-from elephantasm.services.dreams.vector_flag import anima_is_indexed
 
 if TYPE_CHECKING:
     from elephantasm.services.dreams.journal import WriteContext
@@ -101,9 +101,9 @@ async def _load_current(
     # A large anima's hash lookup names the partial index's predicate so the index answers it (all
     # its rows carry the flag: the flip marks them with the anima, the trigger later ones); a small
     # anima's few items are read through ``ix_knowledge_anima_subject``'s anima prefix.
-    large = await anima_is_indexed(session, anima_id)  # its knowledge is in ix_knowledge_anima_hash
+    large = await vectors_indexed(session, anima_id)  # its knowledge is in ix_knowledge_anima_hash
     by_hash = _KNOWLEDGE.c.content_hash.in_(hashes)
-    cond = [by_hash & _KNOWLEDGE.c.vector_indexed if large else by_hash]
+    cond: list[ColumnElement[bool]] = [by_hash & vector_rows(_KNOWLEDGE, large)]
     if subjects:
         cond.append(_KNOWLEDGE.c.subject_key.in_(subjects))
     if ids:

@@ -14,6 +14,7 @@ from sqlmodel import col
 from elephantasm.db.keyset import Direction, keyset_page
 from elephantasm.db.models import Anima, DreamAction, DreamRun, Knowledge, KnowledgeMemory, Memory
 from elephantasm.db.scopes import live_anima, org_scoped, visible
+from elephantasm.db.size_switches import vector_rows
 from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import indexed_vector
 from elephantasm.domain.errors import NotFoundError
@@ -82,12 +83,10 @@ async def nearest(
         select(*columns, (1 - distance).label("similarity"))
         .select_from(table if source is None else source)
         .where(*visible(table, org_id), table.c.anima_id == anima_id, same_width, table.c.embedding_space == space)
-        .where(*filters)
+        .where(*filters, vector_rows(table, indexed))
         .order_by(distance, table.c.id)
         .limit(limit)
     )
-    if indexed:
-        stmt = stmt.where(table.c.vector_indexed)
     if min_similarity is not None:
         stmt = stmt.where(distance <= 1 - min_similarity)
     return [(row, float(row.similarity)) for row in (await session.execute(stmt)).all()]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db import size_switches
 from elephantasm.db.bulk import insert_rows
 from elephantasm.db.models import Memory
 from elephantasm.db.tables import table_of
@@ -30,7 +31,6 @@ from elephantasm.services.dreams.identity import apply_identity_draft
 from elephantasm.services.dreams.journal import JournaledWrite, WriteContext, journaled_write
 from elephantasm.services.dreams.knowledge import write_knowledge
 from elephantasm.services.dreams.runs import RunLostError, RunStats
-from elephantasm.services.dreams.vector_flag import index_vectors_if_large
 from elephantasm.services.turn_blobs import encode_turns
 
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ async def write_in(
     session, ctx, actions = step.session, step.ctx, step.actions
     memory_ids = await _insert_memories(session, ctx, result, vectors[0], vectors[2], actions)
     if memory_ids:
-        await index_vectors_if_large(session, ctx.org_id, ctx.anima_id)
+        await size_switches.index_vectors_if_large(session, ctx.org_id, ctx.anima_id)
     event_times = {e.id: e.occurred_at for e in inputs}
     outcome = await write_knowledge(
         session,

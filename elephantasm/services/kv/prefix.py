@@ -101,8 +101,9 @@ async def pack_prompt_later(
     """:func:`pack_prompt`, leaving the record of a fresh compile (``followup``) for the caller to
     run when it suits it: a chat turn runs it after the reply."""
     settings = runtime.settings
+    deps = pack_svc.PackDeps.of(runtime)
     req = pack_svc.build_request(
-        runtime,
+        deps,
         org_id,
         anima_id,
         query=(query or "")[:4000] or None,
@@ -110,5 +111,5 @@ async def pack_prompt_later(
         max_tokens=settings.local_pack_max_tokens,
         session_id=session_id,
     )
-    served = await pack_svc.compile_now(runtime, req)
+    served = await pack_svc.compile_now(deps, req)
     return _from_body(json.loads(served.body), settings.local_system_prompt), served.followup

@@ -19,7 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from elephantasm.db.driver_fetch import fetch
-from elephantasm.db.vectors import large_anima_filter
+from elephantasm.db.size_switches import vector_rows_sql
 from elephantasm.domain.presets import PackConfig
 from elephantasm.domain.scoring import ScoringWeights
 from elephantasm.services.packs import event_match, sql, topk
@@ -199,23 +199,20 @@ def _long_term(has_query: bool, dim: int | None, decay: bool, indexed: bool) -> 
     state (memory_recalls is joined only for the few hundred rows read in the end). ``indexed``:
     the anima is large, its memories are in the pack, HNSW and full-text indexes (else the
     statement reads its rows through an anima-keyed btree: ``topk.top_k_union``)."""
-    return text(
-        topk.top_k_union(
-            "memories",
-            "m",
-            f"{sql.MEMORY_ALIVE_OF_ANIMA} AND m.id <> ALL(:exclude){large_anima_filter('m', indexed)}",
-            sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY,
-            sql.memory_columns(has_query),
-            has_query,
-            happened=sql.MEMORY_HAPPENED,
-            dim=dim,
-            score_join=sql.MEMORY_RECALLS if decay else "",
-            row_join=sql.MEMORY_RECALLS,
-            # Without decay the score is the key's order up to time terms (topk's module doc, 4.).
-            key=None if decay else sql.MEMORY_SCORE_KEY,
-            owner=sql.MEMORY_OWNER,
-        )
+    source = topk.Source(
+        "memories",
+        "m",
+        f"{sql.MEMORY_ALIVE_OF_ANIMA} AND m.id <> ALL(:exclude){vector_rows_sql('m', indexed)}",
+        sql.MEMORY_FACTORS if decay else sql.MEMORY_FACTORS_NO_DECAY,
+        sql.memory_columns(has_query),
+        happened=sql.MEMORY_HAPPENED,
+        score_join=sql.MEMORY_RECALLS if decay else "",
+        row_join=sql.MEMORY_RECALLS,
+        # Without decay the score is the key's order up to time terms (topk's module doc, 4.).
+        key=None if decay else sql.MEMORY_SCORE_KEY,
+        owner=sql.MEMORY_OWNER,
     )
+    return text(topk.top_k_union(source, has_query, dim))
 
 
 @functools.cache
@@ -223,22 +220,15 @@ def _knowledge_statement(has_query: bool, dim: int | None, indexed: bool) -> Any
     """The knowledge statement; ``indexed``: the anima's knowledge is in the pack, HNSW and
     full-text indexes (the anima's ``vectors_indexed``, as for memories),
     else the statement reads its few rows through an anima-keyed btree."""
-    return text(
-        topk.top_k_union(
-            "knowledge",
-            "k",
-            sql.KNOWLEDGE_CURRENT + large_anima_filter("k", indexed),
-            sql.KNOWLEDGE_FACTORS,
-            sql.KNOWLEDGE_COLUMNS,
-            has_query,
-            happened=sql.KNOWLEDGE_HAPPENED,
-            dim=dim,
-        )
-    )
+    where = sql.KNOWLEDGE_CURRENT + vector_rows_sql("k", indexed)
+    source = topk.Source("knowledge", "k", where, sql.KNOWLEDGE_FACTORS, sql.KNOWLEDGE_COLUMNS, sql.KNOWLEDGE_HAPPENED)
+    return text(topk.top_k_union(source, has_query, dim))
 
 
 _PENDING_WHERE = f"{sql.EVENT_PENDING} AND e.id <> ALL(:exclude)"
-_PENDING = text(topk.top_k_union("events", "e", _PENDING_WHERE, sql.EVENT_FACTORS, sql.EVENT_COLUMNS, False))
+_PENDING = text(
+    topk.top_k_union(topk.Source("events", "e", _PENDING_WHERE, sql.EVENT_FACTORS, sql.EVENT_COLUMNS), False)
+)
 # With a query, the text match is computed here (events store no tsvector: .event_match).
 _PENDING_Q = event_match.pending_statement(_PENDING_WHERE, sql.EVENT_FACTORS)
 

@@ -34,12 +34,11 @@ from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapsh
 from elephantasm.services.packs.provenance import fill_provenance
 from elephantasm.services.packs.reads import Gathered, read_candidates, snapshot_transaction
 from elephantasm.services.packs.wire import build_pack, encode
-from elephantasm.services.spaces import current_space
 from elephantasm.tokens import get_token_counter
 
 if TYPE_CHECKING:
     from elephantasm.llm.embedders import Embedder
-    from elephantasm.runtime import Runtime
+    from elephantasm.services.packs.deps import PackDeps
 
 # Ids are derived from fingerprints so a recompiled pack keeps its id (uuid5 in a fixed namespace).
 PACK_ID_NAMESPACE = uuid.UUID("6f1c9a52-3a57-4f0e-9d55-1c3e1f1b7a00")
@@ -134,12 +133,12 @@ def layer_tokens(result: PackResult) -> dict[str, int]:
     return {layer.value: result.layer_tokens.get(layer, 0) for layer in RENDER_ORDER}
 
 
-async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | None = None) -> CompiledPack:
+async def compile_pack(deps: PackDeps, req: PackRequest, trace: PackTrace | None = None) -> CompiledPack:
     """Compile ``req`` now (no cache). Raises NotFoundError for a missing or foreign anima.
 
     ``trace`` (optional) receives the packer's decisions (the inspector's composer shows them).
     """
-    query_vec = (await runtime.embedder.embed([req.query]))[0] if req.query else None
+    query_vec = (await deps.embedder.embed([req.query]))[0] if req.query else None
     scope = cands.Scope(
         req.org_id,
         req.anima_id,
@@ -148,19 +147,19 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         vector_literal(query_vec) if query_vec else None,
         compile_weights(req.config, req.query),
         req.config,
-        await current_space(runtime) if query_vec else None,
+        await deps.space() if query_vec else None,
         len(query_vec) if query_vec else None,
     )
     # One snapshot from the first read to the provenance of the served items. The pending events'
     # vectors come from the embedder's LRU (or, for new events, an in-process model); with a remote
     # embedder this read-only transaction (no locks beyond ACCESS SHARE) stays open during its call.
-    async with snapshot_transaction(runtime) as conn:
-        got = await read_candidates(conn, req, scope, runtime.engine)
+    async with snapshot_transaction(deps.engine) as conn:
+        got = await read_candidates(conn, req, scope, deps.engine)
         lexical = _lexical(req, got)
-        dense_vec = await _dense_query(runtime.embedder, req, lexical, query_vec)
+        dense_vec = await _dense_query(deps.embedder, req, lexical, query_vec)
         if dense_vec is not None:
             for layer in (Layer.SESSION, Layer.LONG_TERM):
-                got.layers[layer] = await _event_cosines(runtime.embedder, dense_vec, got.layers[layer])
+                got.layers[layer] = await _event_cosines(deps.embedder, dense_vec, got.layers[layer])
         # Scoring/packing and serialising each build a few thousand short-lived objects: no cyclic
         # collection in the middle of either (elephantasm.gcpause). Each pause covers synchronous
         # code only: a pause held across an await would also hold the collector off for every
@@ -170,7 +169,7 @@ async def compile_pack(runtime: Runtime, req: PackRequest, trace: PackTrace | No
         await fill_provenance(conn, _needing_provenance(chosen.result, got, trace))
         _cite_echoes(chosen.result)
         with paused_gc():
-            return _serialise(req, got, chosen, runtime.clock())
+            return _serialise(req, got, chosen, deps.clock())
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,15 +273,12 @@ def _relevances(
     for layer in RENDER_ORDER:
         end = start + len(got.layers.get(layer, []))
         out[layer], start = fused[start:end], end
-    kept = [
-        (c, r)
-        for c, r in zip(got.layers.get(Layer.KNOWLEDGE, []), out[Layer.KNOWLEDGE], strict=True)
-        if (r or 0.0) >= KNOWLEDGE_FLOOR
-    ]
+    knowledge = list(zip(got.layers.get(Layer.KNOWLEDGE, []), out[Layer.KNOWLEDGE], strict=True))
+    kept = [(c, r) for c, r in knowledge if (r or 0.0) >= KNOWLEDGE_FLOOR]
     if trace is not None:
         trace.filtered += [
             Filtered(Layer.KNOWLEDGE, c.kind, c.id, c.text, r or 0.0, KNOWLEDGE_FLOOR)
-            for c, r in zip(got.layers.get(Layer.KNOWLEDGE, []), out[Layer.KNOWLEDGE], strict=True)
+            for c, r in knowledge
             if (r or 0.0) < KNOWLEDGE_FLOOR
         ]
     got.layers[Layer.KNOWLEDGE] = [c for c, _ in kept]

@@ -1,18 +1,15 @@
 """Everything a compile reads: a handful of statements in one REPEATABLE READ transaction.
 
 The compile holds the transaction until it has packed and read the served items' provenance
-(:mod:`.provenance`) from the same snapshot. One snapshot means the ``state_version`` read first keys exactly the state the candidates come
-from.
+(:mod:`.provenance`) from the same snapshot, so the ``state_version`` read first keys exactly the
+state the candidates come from.
 
-Knowledge and the pending events do not depend on the long-term memories statement (the slowest
-one), so when the pool has an idle connection to spare they are read on a second connection that
-imports the compile's snapshot (``pg_export_snapshot``/``SET TRANSACTION SNAPSHOT``: the same
-rows, as if read on the first), while the first reads the long-term memories: the two statements'
-Postgres work overlaps instead of adding up. A second connection is only taken when no other
-compile of the process is reading (under concurrent compiles there is no idle core to overlap on,
-and the second connection's set-up costs ~0.8 ms of Postgres CPU) and the pool can hand one out
-without waiting (holding one connection while waiting for another could deadlock a saturated
-pool); otherwise everything is read on the first, in the same order, with the same result.
+Knowledge and the pending events do not depend on the long-term memories statement (the slowest),
+so they may be read meanwhile on a second connection that imports the compile's snapshot
+(``pg_export_snapshot``/``SET TRANSACTION SNAPSHOT``): the two statements' Postgres work overlaps.
+Only when no other compile of the process is reading (else there is no idle core to overlap on, and
+the set-up costs Postgres CPU) and the pool has a connection to spare without waiting (waiting while
+holding one could deadlock a saturated pool); otherwise everything is read on the first, same result.
 """
 
 from __future__ import annotations
@@ -24,21 +21,18 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from elephantasm.db import event_index
+from elephantasm.db.size_switches import event_rows_sql
 from elephantasm.domain.errors import NotFoundError
 from elephantasm.domain.presets import candidate_limits
 from elephantasm.domain.render import Layer
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs.keys import PackRequest
 from elephantasm.services.packs.session import SessionScope, resolve_session
-
-if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
 
 
 # Per transaction: a wide enough HNSW beam, pgvector 0.8's iterative scan so the anima filter
@@ -55,13 +49,12 @@ def _settings(ef: str) -> str:
 
 # The session of the anima's latest event. CASE runs only the branch the anima's flag picks: a large
 # anima's reads the time index (the predicate lets the planner use the partial index), a small
-# anima's sorts its few rows read by seq (they are not in that index: elephantasm/db/event_index.py).
+# anima's sorts its few rows read by seq (they are not in that index: elephantasm/db/size_switches.py).
 _LATEST = (
     "(SELECT e.session_id FROM events e WHERE e.anima_key = a.key{} ORDER BY e.occurred_at DESC, e.id DESC LIMIT 1)"
 )
 _LATEST_SESSION = (
-    f"CASE WHEN a.events_indexed THEN {_LATEST.format(event_index.time_indexed('e', True))} "
-    f"ELSE {_LATEST.format('')} END"
+    f"CASE WHEN a.events_indexed THEN {_LATEST.format(event_rows_sql('e', True))} ELSE {_LATEST.format('')} END"
 )
 
 
@@ -105,9 +98,9 @@ def pool_size(limit: int) -> int:
 
 
 @asynccontextmanager
-async def snapshot_transaction(runtime: Runtime) -> AsyncIterator[AsyncConnection]:
+async def snapshot_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
     """One read-only REPEATABLE READ transaction: every read of a compile sees the same snapshot."""
-    async with runtime.engine.connect() as conn:
+    async with engine.connect() as conn:
         conn = await conn.execution_options(isolation_level="REPEATABLE READ", postgresql_readonly=True)
         async with conn.begin():
             yield conn

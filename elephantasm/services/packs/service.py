@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from elephantasm.db.raw import driver_connection
 from elephantasm.domain.errors import NotFoundError, ValidationError
@@ -26,12 +26,10 @@ from elephantasm.observability import metrics
 from elephantasm.schemas.packs import MAX_MAX_TOKENS, MIN_MAX_TOKENS
 from elephantasm.services.packs.cache import CachedPack, load_shared
 from elephantasm.services.packs.compiler import CompiledPack, compile_pack
+from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
 from elephantasm.services.packs.store import persist
 from elephantasm.tokens import validate_encoding
-
-if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +89,7 @@ def etag_matches(if_none_match: str | None, fingerprint: str) -> bool:
 
 
 def build_request(
-    runtime: Runtime,
+    deps: PackDeps,
     org_id: uuid.UUID,
     anima_id: uuid.UUID,
     *,
@@ -104,7 +102,6 @@ def build_request(
     as_of: datetime | None = None,
 ) -> PackRequest:
     """Validate and default a request (422s for an unknown preset/encoding or a bad override)."""
-    settings = runtime.settings
     if max_tokens is not None and not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS:
         raise ValidationError(f"max_tokens: must be between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}, got {max_tokens}")
     config = resolve_config(preset, overrides)
@@ -113,18 +110,18 @@ def build_request(
         anima_id=anima_id,
         query=normalise_query(query),
         config=config,
-        max_tokens=max_tokens or settings.default_max_tokens,
-        encoding=validate_encoding(encoding or settings.default_encoding),
-        as_of=quantise(as_of or runtime.clock(), settings.as_of_bucket_seconds),
+        max_tokens=max_tokens or deps.default_max_tokens,
+        encoding=validate_encoding(encoding or deps.default_encoding),
+        as_of=quantise(as_of or deps.clock(), deps.as_of_bucket_seconds),
         session_id=session_id or None,
-        embedding_space=runtime.embedder.space.label(),
+        embedding_space=deps.embedder.space.label(),
     )
 
 
-async def _head(runtime: Runtime, req: PackRequest, *, allow_null: bool) -> int | None:
+async def _head(deps: PackDeps, req: PackRequest, *, allow_null: bool) -> int | None:
     """The anima's state_version (404 if missing); None when ``allow_null`` and nothing is recorded."""
     # The hit path's one database read: a round trip on the driver, no transaction around it.
-    async with driver_connection(runtime.engine) as conn:
+    async with driver_connection(deps.engine) as conn:
         head = await conn.fetchrow(_HEAD_SQL, req.anima_id, req.org_id)
         if head is None:
             raise NotFoundError(f"anima {req.anima_id} not found")
@@ -137,38 +134,38 @@ async def _head(runtime: Runtime, req: PackRequest, *, allow_null: bool) -> int 
     return head["state_version"]
 
 
-def _recorder(runtime: Runtime, org_id: uuid.UUID, compiled: CompiledPack, entry: CachedPack) -> Followup:
+def _recorder(deps: PackDeps, org_id: uuid.UUID, compiled: CompiledPack, entry: CachedPack) -> Followup:
     async def record() -> None:
         try:
-            await persist(runtime, org_id, compiled, entry)
+            await persist(deps, org_id, compiled, entry)
         except Exception as exc:
             log.error("recording compiled pack %s failed: %s", compiled.pack_id, safe_traceback(exc))
 
     return record
 
 
-async def _compile(runtime: Runtime, req: PackRequest) -> tuple[CachedPack, Followup]:
-    state = runtime.packs
+async def _compile(deps: PackDeps, req: PackRequest) -> tuple[CachedPack, Followup]:
+    state = deps.state
     started = time.perf_counter()
-    compiled = await compile_pack(runtime, req)
+    compiled = await compile_pack(deps, req)
     elapsed = time.perf_counter() - started
     state.metrics.record_compile(elapsed * 1000)
     metrics.pack_compiled(elapsed)
     entry = CachedPack(compiled.key, compiled.body, compiled.fingerprint, compiled.pack_id, compiled.memory_ids)
     state.lru.put(entry)
-    return entry, _recorder(runtime, req.org_id, compiled, entry)
+    return entry, _recorder(deps, req.org_id, compiled, entry)
 
 
-async def _single_flight(runtime: Runtime, key: str, req: PackRequest) -> tuple[CachedPack, Followup | None]:
+async def _single_flight(deps: PackDeps, key: str, req: PackRequest) -> tuple[CachedPack, Followup | None]:
     """Load or compile once per key; concurrent requests for it wait for that one (and record nothing)."""
-    inflight = runtime.packs.inflight
+    inflight = deps.state.inflight
     running = inflight.get(key)
     if running is not None:
         return await asyncio.shield(running), None
     future: asyncio.Future[CachedPack] = asyncio.get_running_loop().create_future()
     inflight[key] = future
     try:
-        entry, followup = await _load_or_compile(runtime, key, req)
+        entry, followup = await _load_or_compile(deps, key, req)
         future.set_result(entry)
         return entry, followup
     except BaseException as exc:
@@ -179,9 +176,9 @@ async def _single_flight(runtime: Runtime, key: str, req: PackRequest) -> tuple[
         inflight.pop(key, None)
 
 
-async def _entry(runtime: Runtime, req: PackRequest, state_version: int) -> tuple[CachedPack, Followup | None]:
+async def _entry(deps: PackDeps, req: PackRequest, state_version: int) -> tuple[CachedPack, Followup | None]:
     """The pack for ``req`` at ``state_version``: LRU, else shared tier, else a compile."""
-    state = runtime.packs
+    state = deps.state
     key = snapshot_key(pack_key_inputs(req, state_version))
     entry = state.lru.get(key)
     if entry is not None:
@@ -190,13 +187,13 @@ async def _entry(runtime: Runtime, req: PackRequest, state_version: int) -> tupl
         return entry, None
     # No await between the LRU miss and joining the flight: a request arriving after a flight
     # finished finds its entry in the LRU (put before the flight ends), so each key compiles once.
-    return await _single_flight(runtime, key, req)
+    return await _single_flight(deps, key, req)
 
 
-async def _load_or_compile(runtime: Runtime, key: str, req: PackRequest) -> tuple[CachedPack, Followup | None]:
+async def _load_or_compile(deps: PackDeps, key: str, req: PackRequest) -> tuple[CachedPack, Followup | None]:
     """Inside a flight: the shared tier (another replica's compile), else compile here."""
-    state = runtime.packs
-    async with driver_connection(runtime.engine) as conn:
+    state = deps.state
+    async with driver_connection(deps.engine) as conn:
         entry = await load_shared(conn, key, req.org_id, req.anima_id)
     if entry is not None:
         state.metrics.shared_hits += 1
@@ -205,49 +202,49 @@ async def _load_or_compile(runtime: Runtime, key: str, req: PackRequest) -> tupl
         return entry, None
     state.metrics.misses += 1
     metrics.pack_lookup("miss")
-    return await _compile(runtime, req)
+    return await _compile(deps, req)
 
 
 def _serve(
-    runtime: Runtime,
+    deps: PackDeps,
     req: PackRequest,
     found: tuple[CachedPack, Followup | None],
     if_none_match: str | None,
     accept_gzip: bool,
 ) -> Served:
-    state = runtime.packs
+    state = deps.state
     entry, followup = found
-    state.recalls.record(runtime.engine, entry.memory_ids, req.as_of, runtime.clock())
+    state.recalls.record(deps.engine, entry.memory_ids, req.as_of, deps.clock())
     etag = etag_for(entry.fingerprint)
     if etag_matches(if_none_match, entry.fingerprint):
         state.metrics.not_modified += 1
         return Served(304, b"", etag, followup)
-    if accept_gzip and runtime.settings.compress_packs:
+    if accept_gzip and deps.compress_packs:
         return Served(200, state.lru.gzip_body(entry), etag, followup, content_encoding="gzip")
     return Served(200, entry.body, etag, followup)
 
 
 async def latest(
-    runtime: Runtime, req: PackRequest, if_none_match: str | None = None, *, accept_gzip: bool = False
+    deps: PackDeps, req: PackRequest, if_none_match: str | None = None, *, accept_gzip: bool = False
 ) -> Served:
     """``GET …/memory-packs/latest``: the pack, 304 if unchanged, JSON null if nothing is recorded.
 
     ``accept_gzip``: the client accepts gzip (its ``Accept-Encoding``). The caller must run
     ``Served.followup`` when it is set.
     """
-    state_version = await _head(runtime, req, allow_null=True)
+    state_version = await _head(deps, req, allow_null=True)
     if state_version is None:
         return Served(200, NULL_BODY)
-    return _serve(runtime, req, await _entry(runtime, req, state_version), if_none_match, accept_gzip)
+    return _serve(deps, req, await _entry(deps, req, state_version), if_none_match, accept_gzip)
 
 
 async def compile_now(
-    runtime: Runtime, req: PackRequest, if_none_match: str | None = None, *, accept_gzip: bool = False
+    deps: PackDeps, req: PackRequest, if_none_match: str | None = None, *, accept_gzip: bool = False
 ) -> Served:
     """``POST /api/packs/compile``: always a pack (possibly empty), served from the cache when identical.
 
     ``accept_gzip`` as for :func:`latest`. The caller must run ``Served.followup`` when it is set.
     """
-    state_version = await _head(runtime, req, allow_null=False)
+    state_version = await _head(deps, req, allow_null=False)
     assert state_version is not None
-    return _serve(runtime, req, await _entry(runtime, req, state_version), if_none_match, accept_gzip)
+    return _serve(deps, req, await _entry(deps, req, state_version), if_none_match, accept_gzip)

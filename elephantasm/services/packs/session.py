@@ -16,7 +16,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from elephantasm.db import event_index, event_state
+from elephantasm.db import event_state
+from elephantasm.db.size_switches import event_rows_sql
 from elephantasm.domain.presets import PackConfig
 
 # Enough to walk back through any realistic gap-separated session; older turns of a longer
@@ -26,10 +27,10 @@ _GAP_SCAN_ROWS = 2000
 
 def _gap_sql(indexed: bool) -> str:
     # A large anima's run comes from the session index (session_id NULL, then time); a small
-    # anima's rows are not in it (elephantasm/db/event_index.py): read by seq and sorted.
+    # anima's rows are not in it (elephantasm/db/size_switches.py): read by seq and sorted.
     return (
         f"SELECT occurred_at FROM events e WHERE {event_state.of_anima('e', 'anima', 'org')} "
-        f"AND session_id IS NULL{event_index.time_indexed('e', indexed)} "
+        f"AND session_id IS NULL{event_rows_sql('e', indexed)} "
         "AND occurred_at >= :since AND occurred_at <= :until ORDER BY occurred_at DESC LIMIT :n"
     )
 

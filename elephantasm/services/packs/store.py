@@ -25,8 +25,8 @@ from elephantasm.services.animas import get_anima
 from elephantasm.services.packs.cache import CachedPack
 
 if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
     from elephantasm.services.packs.compiler import CompiledPack
+    from elephantasm.services.packs.deps import PackDeps
 
 # One round trip, its own transaction: record the pack, trim the anima's history to ``keep`` (the
 # new row is not visible to the trim's subquery, hence ``keep - 1`` older ones), store the snapshot,
@@ -67,11 +67,11 @@ SELECT count(*) FROM new_pack
 """)
 
 
-async def persist(runtime: Runtime, org_id: uuid.UUID, compiled: CompiledPack, entry: CachedPack) -> None:
+async def persist(deps: PackDeps, org_id: uuid.UUID, compiled: CompiledPack, entry: CachedPack) -> None:
     """Record a freshly compiled pack and its shared snapshot."""
     p = compiled.data  # MemoryPackRead's fields, as plain data
-    keep = max(1, runtime.settings.pack_retention_per_anima)
-    stale_before = runtime.clock() - timedelta(seconds=2 * runtime.settings.as_of_bucket_seconds)
+    keep = max(1, deps.pack_retention_per_anima)
+    stale_before = deps.clock() - timedelta(seconds=2 * deps.as_of_bucket_seconds)
     params = {
         "id": p["id"],
         "org": org_id,
@@ -94,7 +94,7 @@ async def persist(runtime: Runtime, org_id: uuid.UUID, compiled: CompiledPack, e
         "memory_ids": [str(m) for m in entry.memory_ids],
         "stale_before": stale_before,
     }
-    async with runtime.engine.connect() as conn:  # no transaction of SQLAlchemy's: the statement is its own
+    async with deps.engine.connect() as conn:  # no transaction of SQLAlchemy's: the statement is its own
         await fetch(conn, _PERSIST, params)
 
 

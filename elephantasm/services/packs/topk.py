@@ -26,6 +26,8 @@ the anima's rows at ``t_cut`` (``L`` recency half-lives before ``as_of``, so an 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from elephantasm.db.models import SCORE_KEY_RATIO
 from elephantasm.db.vectors import hnsw_distance, width_is
 from elephantasm.services.packs.sql import TSQUERY_CTE, match_columns
@@ -106,48 +108,50 @@ def key_cut(src: str, older: str, score: str, key: str) -> str:
     return f"SELECT coalesce({bound}, '-Infinity'::float8) AS e"
 
 
-def top_k_union(
-    table: str,
-    a: str,
-    where: str,
-    score: str,
-    columns: str,
-    has_query: bool,
-    *,
-    happened: str | None = None,
-    dim: int | None = None,
-    score_join: str = "",
-    row_join: str = "",
-    key: str | None = None,
-    owner: str = "",
-) -> str:
+@dataclass(frozen=True, slots=True)
+class Source:
+    """A table as a candidate statement reads it (SQL fragments of the code, never values).
+
+    ``where``: the rows (for a large anima with the partial indexes' predicate,
+    ``elephantasm.db.size_switches.vector_rows_sql``); ``score``: the four-factor expression;
+    ``columns``: what the final read returns. ``happened``: when a row happened, which prunes the
+    factor arm (module doc); None scores every row (pending events: few, and no covering index).
+    ``score_join`` is what ``score`` reads besides the table, ``row_join`` what ``columns`` read;
+    both LEFT JOINs on a unique key. ``key``: see :func:`factor_arms`. ``owner``: a condition the
+    final read tests on every row (the org, when ``where`` leaves it out for index-only arms).
+    """
+
+    table: str
+    alias: str
+    where: str
+    score: str
+    columns: str
+    happened: str | None = None
+    score_join: str = ""
+    row_join: str = ""
+    key: str | None = None
+    owner: str = ""
+
+
+def top_k_union(src: Source, has_query: bool, dim: int | None = None) -> str:
     """One statement: four-factor top ``:k`` ∪ cosine top ``:k`` (HNSW) ∪ full-text top ``:k`` (GIN).
 
-    With ``happened`` the factor arm is pruned (module doc); without it, it scores every row
-    (pending events: few, and without a covering index). The union's rows are then read once,
-    with both match signals. ``dim`` is the query vector's width: the cosine arm is written for
-    that width's HNSW index (``elephantasm.db.vectors``). ``score_join`` is what ``score`` reads
-    besides the table (the four-factor arms only), ``row_join`` what ``columns`` read (the final
-    read of the union's rows, a few hundred by primary key); both LEFT JOINs on a unique key.
-    ``key``: see :func:`factor_arms`. ``owner``: a condition the final read tests on every row (the
-    org, when ``where`` leaves it out for index-only arms).
-
-    The per-anima indexes the arms read (pack, HNSW, GIN) hold large animas' rows only: for a
-    large anima ``where`` carries their predicate (``elephantasm.db.vectors.large_anima_filter``);
-    a small anima's statement is the same without it, and its arms read its few rows through an
-    anima-keyed btree. Every arm breaks ties by id, so an exact scan and an index agree on which
-    rows make the k.
+    The union's rows are then read once, by primary key, with both match signals. ``dim`` is the
+    query vector's width: the cosine arm is written for that width's HNSW index. The per-anima
+    indexes the arms read hold large animas' rows only; a small anima's statement is the same
+    without their predicate, and its arms read its few rows through an anima-keyed btree. Every arm
+    breaks ties by id, so an exact scan and an index agree on which rows make the k.
     """
+    table, a, where, score = src.table, src.alias, src.where, src.score
     ctes = [TSQUERY_CTE] if has_query else []
-    if happened is not None:
+    if src.happened is not None:
         # MATERIALIZED: the seed and the cut are computed once, not once per reference.
-        ctes += [
-            f"{name} AS MATERIALIZED ({sql})"
-            for name, sql in factor_arms(table, a, where, score, happened, score_join, key)
-        ]
+        arms_sql = factor_arms(table, a, where, score, src.happened, src.score_join, src.key)
+        ctes += [f"{name} AS MATERIALIZED ({sql})" for name, sql in arms_sql]
     else:
         ctes.append(
-            f"{a}f AS (SELECT {a}.id FROM {table} {a}{score_join} WHERE {where} ORDER BY {score} DESC, {a}.id LIMIT :k)"
+            f"{a}f AS (SELECT {a}.id FROM {table} {a}{src.score_join} WHERE {where} "
+            f"ORDER BY {score} DESC, {a}.id LIMIT :k)"
         )
     arms = [f"SELECT id FROM {a}f"]
     if has_query and dim:
@@ -165,12 +169,12 @@ def top_k_union(
             f"ORDER BY ts_rank({a}.fts, tsq.q_any) DESC, {a}.id LIMIT :k)"
         )
         arms.append(f"SELECT id FROM {a}t")
-    return _read_union(ctes, arms, table, a, columns, has_query, row_join, owner)
+    return read_union(ctes, arms, src, has_query)
 
 
-def _read_union(
-    ctes: list[str], arms: list[str], table: str, a: str, columns: str, has_query: bool, row_join: str, owner: str
-) -> str:
+def read_union(ctes: list[str], arms: list[str], src: Source, has_query: bool) -> str:
+    """The statement: ``ctes``, then the rows of the union of ``arms`` (each ``SELECT id …``)."""
+    table, a = src.table, src.alias
     ctes = [*ctes, f"ids AS ({' UNION '.join(arms)})"]
     from_tsq = ", tsq" if has_query else ""
     # The union's rows are read by primary key: "= ANY(ARRAY(...))" is one index scan over the few
@@ -180,9 +184,9 @@ def _read_union(
     # plan's (heap order of a small table's scan, of memory_recalls' in a hash join), which differs
     # between a small anima's statement and a large one's over the same rows.
     return (
-        f"WITH {', '.join(ctes)} SELECT {columns}, {match_columns(a, has_query)} "
-        f"FROM {table} {a}{row_join}{from_tsq} WHERE {a}.id = ANY(ARRAY(SELECT id FROM ids))"
-        + (f" AND {owner}" if owner else "")
+        f"WITH {', '.join(ctes)} SELECT {src.columns}, {match_columns(a, has_query)} "
+        f"FROM {table} {a}{src.row_join}{from_tsq} WHERE {a}.id = ANY(ARRAY(SELECT id FROM ids))"
+        + (f" AND {src.owner}" if src.owner else "")
         + f" ORDER BY {a}.id"
     )
 
