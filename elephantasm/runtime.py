@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -23,12 +22,15 @@ from elephantasm.llm.embedders import Embedder
 from elephantasm.llm.factory import build_dream_engine, build_embedder
 from elephantasm.local.holder import LocalModels
 from elephantasm.security import load_or_create_secret
+from elephantasm.services import packs as pack_svc
 from elephantasm.services.dreams.deps import DreamDeps, DreamLimits
 from elephantasm.services.dreams.tasks import DreamTasks
-from elephantasm.services.forget import ForgetHook, Forgotten
+from elephantasm.services.forget import ForgetHook
+from elephantasm.services.kv import forgetting as kv_forgetting
+from elephantasm.services.kv.prefix import ChatPacks
 from elephantasm.services.packs.state import PackState
 from elephantasm.services.purge import AnimaPurgeHook
-from elephantasm.services.spaces import current_space
+from elephantasm.services.spaces import SpaceFacts, current_space
 from elephantasm.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,8 @@ class Runtime:
     embedder: Embedder
     dream_engine: DistillEngine
     """The distillation engine: offline, or the LLM one when configured (``llm/factory.py``)."""
+    local: LocalModels
+    """The local GGUF model (model-level memory), loaded on first use, and its snapshot store."""
     clock: Clock = utc_now
     dream_tasks: DreamTasks = field(default_factory=DreamTasks)
     """Background dream runs of this process (manual triggers, scheduler); cancelled on close."""
@@ -64,11 +68,8 @@ class Runtime:
     forget_hooks: list[ForgetHook] = field(default_factory=list)
     """Passed to forgetting memories or knowledge (``services/forget.py``), called in the deleting
     transaction: stores that copied their text erase it."""
-    local: LocalModels = field(default_factory=LocalModels)
-    """The local GGUF model (model-level memory), loaded on first use."""
-    slow_facts: dict[str, tuple[float, Any]] = field(default_factory=dict)
-    """Facts that change rarely and cost a query to learn (e.g. whether re-embedding is pending),
-    with the monotonic time they were learnt: ``/api/health`` answers from here for a while."""
+    spaces: SpaceFacts = field(default_factory=SpaceFacts)
+    """The embedding-space facts this process learnt (``services/spaces.py``)."""
     shared_pools: dict[str, Any] = field(default_factory=dict, repr=False)
     """The background engine and its sessionmaker once built; copies of this runtime
     (``dataclasses.replace``) share them."""
@@ -100,6 +101,18 @@ class Runtime:
             space=partial(current_space, bg),
             tasks=self.dream_tasks,
             limits=DreamLimits.of(self.settings),
+        )
+
+    @property
+    def chat_packs(self) -> ChatPacks:
+        """How local-model chat compiles its packs: this process's pack service and the chat settings."""
+        s = self.settings
+        return ChatPacks(
+            partial(pack_svc.build_request, self),
+            partial(pack_svc.compile_now, self),
+            s.local_pack_max_tokens,
+            s.local_system_prompt,
+            s.local_pack_query,
         )
 
     @asynccontextmanager
@@ -175,6 +188,7 @@ def build_runtime(
     engine = build_engine(settings, url, background=background)
     secret = load_or_create_secret(settings.secret_key, settings.data_dir)
     sessionmaker = signed_sessionmaker(engine, secret)
+    local = LocalModels(settings)
     runtime = Runtime(
         settings=settings,
         database_url=url,
@@ -184,27 +198,11 @@ def build_runtime(
         embedder=build_embedder(settings),
         clock=clock,
         dream_engine=build_dream_engine(settings),
+        local=local,
         packs=PackState(settings.pack_cache_bytes),
+        anima_purge_hooks=[partial(kv_forgetting.purge_hook, local)],
+        forget_hooks=[partial(kv_forgetting.forget_hook, local)],
     )
     if background:
         runtime.shared_pools.update(engine=engine, sessionmaker=runtime.sessionmaker)
-    runtime.anima_purge_hooks.append(partial(_purge_kv_snapshots, runtime))
-    runtime.forget_hooks.append(partial(_forget_in_kv, runtime))
     return runtime
-
-
-async def _forget_in_kv(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, done: Forgotten) -> None:
-    """Forgotten items leave the local model's memory too: KV snapshots, recorded prompts and the
-    KV states the process keeps for the org."""
-    from elephantasm.services.kv import forgetting  # lazily: only deletions need the KV store
-
-    await forgetting.forget_items(session, runtime.local.store(runtime.settings), org_id, done)
-    runtime.local.forget_org(org_id)
-
-
-async def _purge_kv_snapshots(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> None:
-    """A hard purge erases the anima's KV snapshots too: their rows and their files."""
-    from elephantasm.services.kv import rows as kv_rows  # lazily: only purges need the KV store
-
-    await kv_rows.purge_anima(session, runtime.local.store(runtime.settings), org_id, anima_id)
-    runtime.local.forget_org(org_id)

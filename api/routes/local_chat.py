@@ -93,17 +93,27 @@ class LocalChatController(Controller):
 async def _plan(
     runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, data: ChatCompletionRequest, session_id: str | None
 ) -> tuple[LocalEngine, ChatPlan]:
-    settings = runtime.settings
-    engine = await runtime.local.aengine(settings)
+    engine = await runtime.local.aengine()
     sampling = make_sampling(
         data.seed,
         data.temperature,
         data.top_p,
         data.max_completion_tokens or data.max_tokens,
-        settings.local_max_tokens,
+        runtime.settings.local_max_tokens,
     )
     messages = [m.model_dump() for m in data.messages]
-    return engine, await plan_chat(runtime, engine, org_id, anima_id, messages, sampling, session_id)
+    plan = await plan_chat(
+        runtime.chat_packs,
+        runtime.read_session,
+        runtime.local,
+        engine,
+        org_id,
+        anima_id,
+        messages,
+        sampling,
+        session_id,
+    )
+    return engine, plan
 
 
 def chat_stream(runtime: Runtime, engine: LocalEngine, plan: ChatPlan) -> ChatStream:
@@ -116,12 +126,10 @@ def chat_stream(runtime: Runtime, engine: LocalEngine, plan: ChatPlan) -> ChatSt
         if plan.followup is not None:
             await plan.followup()
         if primed is not None:
-            settings = runtime.settings
             try:
                 async with runtime.unit_of_work() as session:
-                    store, budget = runtime.local.store(settings), settings.local_kv_budget_bytes
                     await snapshots.settle(
-                        session, store, budget, runtime.clock(), engine, plan.snapshot_of, primed, plan.snapshot
+                        session, runtime.local, runtime.clock(), engine, plan.snapshot_of, primed, plan.snapshot
                     )
             except StorageFullError as exc:  # the snapshot is a cache: the turn is answered and recorded
                 log.warning("KV snapshot not kept: %s", exc.detail)
@@ -130,14 +138,14 @@ def chat_stream(runtime: Runtime, engine: LocalEngine, plan: ChatPlan) -> ChatSt
         async with runtime.unit_of_work() as session:
             await record_chat(session, engine, plan, primed, gen, runtime.clock())
         await after_reply(primed)
-        await warm_next_pack(runtime, plan)
+        await warm_next_pack(runtime.chat_packs, plan)
 
     async def fail() -> None:
         async with runtime.unit_of_work() as session:
             await record_failed(session, plan, runtime.clock())
         await after_reply(None)
 
-    return ChatStream(engine, plan, runtime.settings.local_kv_snapshots, finish, fail)
+    return ChatStream(engine, plan, runtime.local.reuse, finish, fail)
 
 
 async def complete_chat(

@@ -36,8 +36,10 @@ async def second_server(
 
 async def _snapshot_id(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima_id: str) -> str:
     await seed_anima(client, tenant.headers, anima_id, n=8)
-    pack = await pack_prompt(runtime, tenant.org_id, uuid.UUID(anima_id), "what do you know about me?")
-    _, row = await snapshots.build(runtime, tenant.org_id, uuid.UUID(anima_id), pack)
+    pack = await pack_prompt(runtime.chat_packs, tenant.org_id, uuid.UUID(anima_id), "what do you know about me?")
+    _, row = await snapshots.build(
+        runtime.unit_of_work, runtime.local, runtime.clock, tenant.org_id, uuid.UUID(anima_id), pack
+    )
     assert row is not None
     return str(row.id)
 
@@ -75,7 +77,7 @@ async def test_export_import_verify_round_trip(
     assert r.status_code == 201, r.text
     imported = r.json()["snapshot"]
     assert imported["source"] == "imported" and imported["n_tokens"] == manifest["n_tokens"]
-    store_b = rt_b.local.store(rt_b.settings)
+    store_b = rt_b.local.store
     assert store_b.path(tenant_b.org_id, imported["sha256"]).is_file()
     assert str(store_b.root).startswith(str(rt_b.settings.data_dir))
     r = await client_b.post(

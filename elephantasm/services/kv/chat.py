@@ -31,15 +31,16 @@ from elephantasm.local.sampling import Sampling
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services.events import record_events
 from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.prefix import PackPrompt, pack_prompt, pack_prompt_later
+from elephantasm.services.kv.prefix import ChatPacks, PackPrompt, pack_prompt, pack_prompt_later
 from elephantasm.services.kv.reuse import Primed, Prompt, Source, in_memory, prime
 from elephantasm.services.kv.snapshots import Prefix, SnapshotOf
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
+    from elephantasm.db.engine import SessionFactory
     from elephantasm.local.engine import Generated, LocalEngine
-    from elephantasm.runtime import Runtime
+    from elephantasm.local.holder import LocalModels
     from elephantasm.services.packs.service import Followup
 
 log = logging.getLogger(__name__)
@@ -121,7 +122,9 @@ def pack_query(mode: str, turns: list[dict[str, str]]) -> str:
 
 
 async def plan_chat(
-    runtime: Runtime,
+    packs: ChatPacks,
+    read_session: SessionFactory,
+    models: LocalModels,
     engine: LocalEngine,
     org_id: uuid.UUID,
     anima_id: uuid.UUID,
@@ -129,11 +132,11 @@ async def plan_chat(
     sampling: Sampling,
     session_id: str | None,
 ) -> ChatPlan:
-    """Compile the pack, split and tokenize the prompt, find the prefix's snapshot."""
+    """Compile the pack, split and tokenize the prompt, find the prefix's snapshot (when ``models``
+    reuse KV states)."""
     client_system, turns = check_turns(messages)
     session = session_id or default_session(turns)
-    query = pack_query(runtime.settings.local_pack_query, turns)
-    pack, followup = await pack_prompt_later(runtime, org_id, anima_id, query, session)
+    pack, followup = await pack_prompt_later(packs, org_id, anima_id, pack_query(packs.query_mode, turns), session)
     if client_system:  # the client's own instructions follow the memory in the system turn
         pack = dataclasses.replace(pack, system=f"{pack.system}\n\n{client_system}")
     prefix_text, suffix_text = engine.split_prompt(pack.system, turns)
@@ -145,23 +148,22 @@ async def plan_chat(
             f"model's context (n_ctx={engine.n_ctx})"
         )
     snapshot = None
-    if runtime.settings.local_kv_snapshots and engine.reuse_ok:
+    if models.reuse and engine.reuse_ok:
         prompt = Prompt(prefix.tokens + suffix_tokens, len(prefix.tokens))
         held = in_memory(engine, org_id, prompt)  # a peek: disk is read only if it offers more
-        store = runtime.local.store(runtime.settings)
-        async with runtime.read_session() as db:
-            snapshot = await snapshots.find(db, store, org_id, engine, prompt, held.claim if held else 0)
+        async with read_session() as db:
+            snapshot = await snapshots.find(db, models.store, org_id, engine, prompt, held.claim if held else 0)
     return ChatPlan(
         org_id, anima_id, session, turns, pack, prefix, suffix_text, suffix_tokens, sampling, snapshot, followup
     )
 
 
-async def warm_next_pack(runtime: Runtime, plan: ChatPlan) -> None:
+async def warm_next_pack(packs: ChatPacks, plan: ChatPlan) -> None:
     """Compile now, after the reply, the pack the conversation's next turn will ask for: recording
     this turn changed the anima's state, so that turn would otherwise compile it before its first
     token. Only when the query is the conversation's first turn (``latest`` changes every turn)."""
-    if runtime.settings.local_pack_query == "conversation":
-        await pack_prompt(runtime, plan.org_id, plan.anima_id, pack_query("conversation", plan.turns), plan.session_id)
+    if packs.query_mode == "conversation":
+        await pack_prompt(packs, plan.org_id, plan.anima_id, pack_query("conversation", plan.turns), plan.session_id)
 
 
 def run_chat(
