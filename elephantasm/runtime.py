@@ -9,7 +9,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -70,22 +69,18 @@ class Runtime:
     transaction: stores that copied their text erase it."""
     spaces: SpaceFacts = field(default_factory=SpaceFacts)
     """The embedding-space facts this process learnt (``services/spaces.py``)."""
-    shared_pools: dict[str, Any] = field(default_factory=dict, repr=False)
-    """The background engine and its sessionmaker once built; copies of this runtime
-    (``dataclasses.replace``) share them."""
+    background_pool: tuple[AsyncEngine, async_sessionmaker[AsyncSession]] | None = field(default=None, repr=False)
+    """The pool of background work (it connects on first use); None when this runtime's own pool is it."""
 
     @property
     def background(self) -> Runtime:
         """This runtime for work that is long by nature (dream runs, imports, exports, purges): the
         same everything over a second pool whose statements may run for
         ``db_background_statement_timeout_seconds`` instead of an API request's few seconds."""
-        pools = self.shared_pools
-        if pools.get("engine") is self.engine:
+        if self.background_pool is None:
             return self
-        if "engine" not in pools:
-            engine = build_engine(self.settings, self.database_url, background=True)
-            pools.update(engine=engine, sessionmaker=signed_sessionmaker(engine, self.secret))
-        return dataclasses.replace(self, engine=pools["engine"], sessionmaker=pools["sessionmaker"])
+        engine, sessionmaker = self.background_pool
+        return dataclasses.replace(self, engine=engine, sessionmaker=sessionmaker, background_pool=None)
 
     @property
     def dreams(self) -> DreamDeps:
@@ -138,9 +133,8 @@ class Runtime:
         """Stop this process's dream runs (they record themselves as failed), then release the pool."""
         await self.dream_tasks.close()
         await self.packs.aclose()  # writes the last batch of pack recalls
-        background = self.shared_pools.pop("engine", None)
-        if background is not None and background is not self.engine:
-            await background.dispose()
+        if self.background_pool is not None:
+            await self.background_pool[0].dispose()
         await self.engine.dispose()
 
 
@@ -188,8 +182,12 @@ def build_runtime(
     engine = build_engine(settings, url, background=background)
     secret = load_or_create_secret(settings.secret_key, settings.data_dir)
     sessionmaker = signed_sessionmaker(engine, secret)
+    background_pool = None
+    if not background:
+        background_engine = build_engine(settings, url, background=True)
+        background_pool = (background_engine, signed_sessionmaker(background_engine, secret))
     local = LocalModels(settings)
-    runtime = Runtime(
+    return Runtime(
         settings=settings,
         database_url=url,
         engine=engine,
@@ -202,7 +200,5 @@ def build_runtime(
         packs=PackState(settings.pack_cache_bytes),
         anima_purge_hooks=[partial(kv_forgetting.purge_hook, local)],
         forget_hooks=[partial(kv_forgetting.forget_hook, local)],
+        background_pool=background_pool,
     )
-    if background:
-        runtime.shared_pools.update(engine=engine, sessionmaker=runtime.sessionmaker)
-    return runtime

@@ -82,38 +82,24 @@ class LocalChatController(Controller):
         if not data.stream:
             body, headers = await complete_chat(runtime, caller.org_id, anima_id, data, session_id)
             return Response(body, media_type=MediaType.JSON, headers=headers)
-        engine, plan = await _plan(runtime, caller.org_id, anima_id, data, session_id)
-        stream = chat_stream(runtime, engine, plan)
-        primed = await stream.start()
+        engine, plan, stream, primed = await _start(runtime, caller.org_id, anima_id, data, session_id)
         return Stream(
             _events(stream, plan, engine.path.stem), media_type="text/event-stream", headers=_headers(plan, primed)
         )
 
 
-async def _plan(
+async def _start(
     runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, data: ChatCompletionRequest, session_id: str | None
-) -> tuple[LocalEngine, ChatPlan]:
+) -> tuple[LocalEngine, ChatPlan, ChatStream, Primed]:
+    """Plan the turn and start the model; returns once the prompt is in the KV cache."""
     engine = await runtime.local.aengine()
-    sampling = make_sampling(
-        data.seed,
-        data.temperature,
-        data.top_p,
-        data.max_completion_tokens or data.max_tokens,
-        runtime.settings.local_max_tokens,
-    )
+    max_tokens = data.max_completion_tokens or data.max_tokens
+    sampling = make_sampling(data.seed, data.temperature, data.top_p, max_tokens, runtime.settings.local_max_tokens)
     messages = [m.model_dump() for m in data.messages]
-    plan = await plan_chat(
-        runtime.chat_packs,
-        runtime.read_session,
-        runtime.local,
-        engine,
-        org_id,
-        anima_id,
-        messages,
-        sampling,
-        session_id,
-    )
-    return engine, plan
+    deps = (runtime.chat_packs, runtime.read_session, runtime.local, engine)
+    plan = await plan_chat(*deps, org_id, anima_id, messages, sampling, session_id)
+    stream = chat_stream(runtime, engine, plan)
+    return engine, plan, stream, await stream.start()
 
 
 def chat_stream(runtime: Runtime, engine: LocalEngine, plan: ChatPlan) -> ChatStream:
@@ -154,9 +140,7 @@ async def complete_chat(
     """One non-streaming ``/v1/chat/completions`` turn: the response body and its ``X-Elephantasm-*``
     headers (``X-Elephantasm-KV``: whether the pack's KV state was restored). The inspector's chat
     page calls this too, so both go the same way."""
-    engine, plan = await _plan(runtime, org_id, anima_id, data, session_id)
-    stream = chat_stream(runtime, engine, plan)
-    primed = await stream.start()
+    engine, plan, stream, primed = await _start(runtime, org_id, anima_id, data, session_id)
     async for _ in stream.pieces():
         pass
     assert stream.generated is not None  # the stream ran to its end

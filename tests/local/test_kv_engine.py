@@ -131,7 +131,7 @@ def test_state_for_a_smaller_context_or_other_kv_type_is_a_clear_error(engine: L
 
 
 def test_item_aware_pruning_removes_exactly_the_items_ranges(engine: LocalEngine) -> None:
-    from elephantasm.services.kv.pruning import prune_items
+    from benchmarks.kv_pruning import prune_items
 
     prefix_text, _ = engine.split_prompt(system_prompt(), TURNS)
     prefix = make_prefix(engine, prefix_text)

@@ -32,7 +32,7 @@ from elephantasm.schemas.events import EventCreate
 from elephantasm.services.events import record_events
 from elephantasm.services.kv import snapshots
 from elephantasm.services.kv.prefix import ChatPacks, PackPrompt, pack_prompt, pack_prompt_later
-from elephantasm.services.kv.reuse import Primed, Prompt, Source, in_memory, prime
+from elephantasm.services.kv.reuse import Primed, Prompt, Source, prime
 from elephantasm.services.kv.snapshots import Prefix, SnapshotOf
 
 if TYPE_CHECKING:
@@ -147,12 +147,9 @@ async def plan_chat(
             f"messages: prompt of {len(prefix.tokens) + len(suffix_tokens)} tokens does not fit the local "
             f"model's context (n_ctx={engine.n_ctx})"
         )
-    snapshot = None
-    if models.reuse and engine.reuse_ok:
-        prompt = Prompt(prefix.tokens + suffix_tokens, len(prefix.tokens))
-        held = in_memory(engine, org_id, prompt)  # a peek: disk is read only if it offers more
-        async with read_session() as db:
-            snapshot = await snapshots.find(db, models.store, org_id, engine, prompt, held.claim if held else 0)
+    prompt = Prompt(prefix.tokens + suffix_tokens, len(prefix.tokens))
+    usable = models.reuse and engine.reuse_ok
+    snapshot = await snapshots.find_for(read_session, models, engine, org_id, prompt) if usable else None
     return ChatPlan(
         org_id, anima_id, session, turns, pack, prefix, suffix_text, suffix_tokens, sampling, snapshot, followup
     )

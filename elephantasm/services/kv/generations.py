@@ -22,7 +22,7 @@ from elephantasm.domain.kv.snapshot import token_ids_hash
 from elephantasm.local.sampling import Sampling
 from elephantasm.schemas.local import ReplayRead
 from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.reuse import Prompt, in_memory, prime
+from elephantasm.services.kv.reuse import Prompt, prime
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -65,11 +65,7 @@ async def replay(
     prefix = await asyncio.to_thread(snapshots.make_prefix, engine, row.prompt["prefix"])
     suffix = engine.tokenize_suffix(row.prompt["suffix"])
     prompt = Prompt(prefix.tokens + suffix, len(prefix.tokens))
-    planned = None
-    if reuse:
-        held = in_memory(engine, org_id, prompt)
-        async with read_session() as session:
-            planned = await snapshots.find(session, models.store, org_id, engine, prompt, held.claim if held else 0)
+    planned = await snapshots.find_for(read_session, models, engine, org_id, prompt) if reuse else None
 
     sampling = Sampling(**row.sampling)
     if row.finish_reason == "cancelled":

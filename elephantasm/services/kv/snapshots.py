@@ -23,7 +23,7 @@ from elephantasm.domain.kv.snapshot import SnapshotFormatError, decode_snapshot,
 from elephantasm.observability import metrics
 from elephantasm.services.kv import rows
 from elephantasm.services.kv.prefix import PackPrompt
-from elephantasm.services.kv.reuse import Primed, Prompt, Source, prime
+from elephantasm.services.kv.reuse import Primed, Prompt, Source, in_memory, prime
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
@@ -134,6 +134,16 @@ async def find(
         return None
     meta, state = decoded
     return Source("snapshot", list(meta.get("tokens") or []), claim, state, ref=row)
+
+
+async def find_for(
+    read_session: SessionFactory, models: LocalModels, engine: LocalEngine, org_id: uuid.UUID, prompt: Prompt
+) -> Source | None:
+    """The org's snapshot worth restoring for ``prompt``: disk is read only if it offers more than
+    the states held in memory (a peek at them, no lock needed)."""
+    held = in_memory(engine, org_id, prompt)
+    async with read_session() as session:
+        return await find(session, models.store, org_id, engine, prompt, held.claim if held else 0)
 
 
 def _write(store: SnapshotStore, org_id: uuid.UUID, primed: Primed) -> tuple[str, int] | None:
