@@ -145,18 +145,12 @@ def resolve_database_url(settings: Settings) -> str:
     return start_embedded_postgres(settings.data_dir)
 
 
-def db_timeouts(settings: Settings, background: bool) -> DbTimeouts:
-    """The database limits of API requests, or of background work (``background``)."""
-    statement = (
-        settings.db_background_statement_timeout_seconds if background else settings.db_statement_timeout_seconds
-    )
-    return DbTimeouts(settings.db_connect_timeout_seconds, settings.db_pool_timeout_seconds, statement)
-
-
 def build_engine(settings: Settings, url: str, *, background: bool = False) -> AsyncEngine:
     """The pooled engine of an API process (``background``: of background work, see ``Runtime.background``)."""
-    timeouts = db_timeouts(settings, background)
-    return create_engine(url, settings.db_pool_size, settings.db_max_overflow, timeouts=timeouts)
+    s = settings
+    statement = s.db_background_statement_timeout_seconds if background else s.db_statement_timeout_seconds
+    timeouts = DbTimeouts(s.db_connect_timeout_seconds, s.db_pool_timeout_seconds, statement)
+    return create_engine(url, s.db_pool_size, s.db_max_overflow, timeouts=timeouts)
 
 
 def signed_sessionmaker(engine: AsyncEngine, secret: bytes) -> async_sessionmaker[AsyncSession]:

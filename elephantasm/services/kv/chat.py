@@ -167,25 +167,21 @@ def run_chat(
     engine: LocalEngine,
     plan: ChatPlan,
     reuse: bool,
-    on_ready: Callable[[Primed], None] | None = None,
-    on_text: Callable[[str], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
-    on_reply: Callable[[tuple[Primed, Generated]], None] | None = None,
-) -> tuple[Primed, Generated]:
+    report: Callable[[str, Any], None],
+    should_stop: Callable[[], bool],
+) -> None:
     """The model work of one turn (blocking; call from a worker thread): the prompt into the cache
-    from the best KV source (``reuse``: any at all), then the reply (``on_reply``), then, with
+    from the best KV source (``reuse``: any at all), reported as ``ready`` (the :class:`Primed`),
+    then the reply as it comes (``text`` pieces, then ``reply``: primed and generated), then, with
     reuse, the reply evaluated as prompt for the next turn (:func:`evaluate_reply`)."""
     with engine.lock:
         keep = (lambda: snapshots.header(engine, plan.prefix, plan.pack.fingerprint)) if reuse else None
         primed = prime(engine, plan.org_id, plan.prompt, plan.snapshot, keep, reuse=reuse)
-        if on_ready:
-            on_ready(primed)
-        gen = engine.generate(plan.sampling, on_text, should_stop)
-        if on_reply:
-            on_reply((primed, gen))
+        report("ready", primed)
+        gen = engine.generate(plan.sampling, lambda text: report("text", text), should_stop)
+        report("reply", (primed, gen))
         if reuse and engine.reuse_ok and gen.finish_reason != "cancelled":
             evaluate_reply(engine, plan, gen.text)
-        return primed, gen
 
 
 def evaluate_reply(engine: LocalEngine, plan: ChatPlan, reply: str) -> int:

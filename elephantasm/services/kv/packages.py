@@ -29,20 +29,6 @@ if TYPE_CHECKING:
     from elephantasm.local.holder import LocalModels
 
 
-async def _stored(
-    read_session: SessionFactory, models: LocalModels, org_id: uuid.UUID, snapshot_id: uuid.UUID
-) -> tuple[KVSnapshotRow, bytes]:
-    async with read_session() as session:
-        row = await rows.get(session, org_id, snapshot_id)
-    blob = await asyncio.to_thread(models.store.read, org_id, row.sha256)
-    if blob is None:
-        raise ConflictError(
-            f"kv snapshot {snapshot_id}: its file is missing or failed its checksum (deleted); "
-            "it is rebuilt on the next use of its pack"
-        )
-    return row, blob
-
-
 def _same_model(engine: LocalEngine, digest: str, what: str) -> None:
     if digest != engine.model_digest:
         raise ValidationError(
@@ -66,7 +52,7 @@ def certify(engine: LocalEngine, prefix: Prefix, state: bytes, n_probes: int) ->
         return measure((engine, recompute), (engine, restore), "recompute", n_probes=n_probes)
 
 
-def manifest_for(engine: LocalEngine, row: KVSnapshotRow, header: dict[str, Any], now: datetime) -> dict[str, Any]:
+def manifest_for(engine: LocalEngine, row: KVSnapshotRow, now: datetime) -> dict[str, Any]:
     """The package manifest: source model, context metadata and reconstruction hints."""
     return {
         **engine.describe(),
@@ -88,14 +74,21 @@ def manifest_for(engine: LocalEngine, row: KVSnapshotRow, header: dict[str, Any]
 
 async def _certified(
     read_session: SessionFactory, models: LocalModels, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int
-) -> tuple[KVSnapshotRow, bytes, LocalEngine, dict[str, Any], dict[str, Any]]:
-    """A stored snapshot (row, file, engine, header) and its certificate measured now."""
-    row, blob = await _stored(read_session, models, org_id, snapshot_id)
+) -> tuple[KVSnapshotRow, bytes, LocalEngine, dict[str, Any]]:
+    """A stored snapshot (row, file, engine) and its certificate measured now."""
+    async with read_session() as session:
+        row = await rows.get(session, org_id, snapshot_id)
+    blob = await asyncio.to_thread(models.store.read, org_id, row.sha256)
+    if blob is None:
+        raise ConflictError(
+            f"kv snapshot {snapshot_id}: its file is missing or failed its checksum (deleted); "
+            "it is rebuilt on the next use of its pack"
+        )
     engine = await models.aengine()
     _same_model(engine, row.model_digest, f"kv snapshot {snapshot_id}")
     header, state = decode_snapshot(blob)
     cert = await asyncio.to_thread(certify, engine, make_prefix(engine, header["prefix_text"]), state, n_probes)
-    return row, blob, engine, header, cert
+    return row, blob, engine, cert
 
 
 async def export_package(
@@ -108,15 +101,15 @@ async def export_package(
     n_probes: int = 4,
 ) -> bytes:
     """The package file for a stored snapshot, with a certificate measured now, signed with ``secret``."""
-    row, blob, engine, header, cert = await _certified(read_session, models, org_id, snapshot_id, n_probes)
-    return seal_package(manifest_for(engine, row, header, clock()), cert, blob, secret)
+    row, blob, engine, cert = await _certified(read_session, models, org_id, snapshot_id, n_probes)
+    return seal_package(manifest_for(engine, row, clock()), cert, blob, secret)
 
 
 async def verify_snapshot(
     read_session: SessionFactory, models: LocalModels, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int = 4
 ) -> dict[str, Any]:
     """Re-measure a stored snapshot's certificate (restored vs recomputed)."""
-    return (await _certified(read_session, models, org_id, snapshot_id, n_probes))[4]
+    return (await _certified(read_session, models, org_id, snapshot_id, n_probes))[3]
 
 
 def _checked(engine: LocalEngine, manifest: dict[str, Any], snapshot: bytes) -> tuple[dict[str, Any], Prefix]:

@@ -54,15 +54,7 @@ class ChatStream:
 
         def work() -> None:
             try:
-                run_chat(
-                    self.engine,
-                    self.plan,
-                    self.reuse,
-                    lambda s: put("ready", s),
-                    lambda t: put("text", t),
-                    self._cancel.is_set,
-                    lambda r: put("reply", r),
-                )
+                run_chat(self.engine, self.plan, self.reuse, put, self._cancel.is_set)
                 put("done", None)
             except BaseException as exc:
                 put("error", exc)
