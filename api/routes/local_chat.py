@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -16,19 +15,16 @@ from litestar.response import Stream
 from litestar.status_codes import HTTP_200_OK
 
 from api.deps import CallerDep, RuntimeDep, parse_uuid
-from elephantasm.domain.errors import StorageFullError, ValidationError
+from elephantasm.domain.errors import ValidationError
 from elephantasm.local.model import resolve_model_path
 from elephantasm.schemas.local import ChatCompletionRequest, chunk_body, completion_body
-from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.chat import ChatPlan, make_sampling, plan_chat, record_chat, record_failed, warm_next_pack
-from elephantasm.services.kv.reuse import Primed
-from elephantasm.services.kv.streaming import ChatStream
+from elephantasm.services.kv.chat import ChatPlan, make_sampling, plan_chat
+from elephantasm.services.kv.streaming import ChatStream, chat_stream
 
 if TYPE_CHECKING:
-    from elephantasm.local.engine import Generated, LocalEngine
+    from elephantasm.local.engine import LocalEngine
     from elephantasm.runtime import Runtime
-
-log = logging.getLogger(__name__)
+    from elephantasm.services.kv.reuse import Primed
 
 ANIMA_HEADER = "x-elephantasm-anima"
 SESSION_HEADER = "x-elephantasm-session"
@@ -98,40 +94,8 @@ async def _start(
     messages = [m.model_dump() for m in data.messages]
     deps = (runtime.chat_packs, runtime.read_session, runtime.local, engine)
     plan = await plan_chat(*deps, org_id, anima_id, messages, sampling, session_id)
-    stream = chat_stream(runtime, engine, plan)
+    stream = chat_stream(runtime.unit_of_work, runtime.local, runtime.chat_packs, runtime.clock, engine, plan)
     return engine, plan, stream, await stream.start()
-
-
-def chat_stream(runtime: Runtime, engine: LocalEngine, plan: ChatPlan) -> ChatStream:
-    """The turn's model work, recorded after the reply: the turn first (what the client sent must
-    not be lost to a later failure; the user's message alone if generation fails), then the pack
-    compile's record and the new snapshot (file, row), each in a unit of work of its own, and the
-    next turn's pack."""
-
-    async def after_reply(primed: Primed | None) -> None:
-        if plan.followup is not None:
-            await plan.followup()
-        if primed is not None:
-            try:
-                async with runtime.unit_of_work() as session:
-                    await snapshots.settle(
-                        session, runtime.local, runtime.clock(), engine, plan.snapshot_of, primed, plan.snapshot
-                    )
-            except StorageFullError as exc:  # the snapshot is a cache: the turn is answered and recorded
-                log.warning("KV snapshot not kept: %s", exc.detail)
-
-    async def finish(primed: Primed, gen: Generated) -> None:
-        async with runtime.unit_of_work() as session:
-            await record_chat(session, engine, plan, primed, gen, runtime.clock())
-        await after_reply(primed)
-        await warm_next_pack(runtime.chat_packs, plan)
-
-    async def fail() -> None:
-        async with runtime.unit_of_work() as session:
-            await record_failed(session, plan, runtime.clock())
-        await after_reply(None)
-
-    return ChatStream(engine, plan, runtime.local.reuse, finish, fail)
 
 
 async def complete_chat(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 import secrets
 import uuid
 from collections.abc import Callable
@@ -42,8 +41,6 @@ if TYPE_CHECKING:
     from elephantasm.local.engine import Generated, LocalEngine
     from elephantasm.local.holder import LocalModels
     from elephantasm.services.packs.service import Followup
-
-log = logging.getLogger(__name__)
 
 ROLES = ("system", "user", "assistant")
 
@@ -231,7 +228,7 @@ async def record_chat(
     session: AsyncSession, engine: LocalEngine, plan: ChatPlan, primed: Primed, gen: Generated, now: datetime
 ) -> None:
     """The generation row and the turn's events, in the caller's transaction."""
-    tokens = plan.prefix.tokens + plan.suffix_tokens
+    tokens = plan.prompt.tokens
     kv = {"outcome": primed.status, "restored": primed.restored, "prefilled": primed.prefilled}
     session.add(
         GenerationRow(
