@@ -21,12 +21,10 @@ from elephantasm.llm.embedders import Embedder
 from elephantasm.llm.factory import build_dream_engine, build_embedder
 from elephantasm.local.holder import LocalModels
 from elephantasm.security import load_or_create_secret
-from elephantasm.services import packs as pack_svc
 from elephantasm.services.dreams.deps import DreamDeps, DreamLimits
 from elephantasm.services.dreams.tasks import DreamTasks
 from elephantasm.services.forget import ForgetHook
 from elephantasm.services.kv import forgetting as kv_forgetting
-from elephantasm.services.kv.prefix import ChatPacks
 from elephantasm.services.packs.state import PackState
 from elephantasm.services.purge import AnimaPurgeHook
 from elephantasm.services.spaces import SpaceFacts, current_space
@@ -96,18 +94,6 @@ class Runtime:
             space=partial(current_space, bg),
             tasks=self.dream_tasks,
             limits=DreamLimits.of(self.settings),
-        )
-
-    @property
-    def chat_packs(self) -> ChatPacks:
-        """How local-model chat compiles its packs: this process's pack service and the chat settings."""
-        s = self.settings
-        return ChatPacks(
-            partial(pack_svc.build_request, self),
-            partial(pack_svc.compile_now, self),
-            s.local_pack_max_tokens,
-            s.local_system_prompt,
-            s.local_pack_query,
         )
 
     @asynccontextmanager

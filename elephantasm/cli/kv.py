@@ -18,7 +18,7 @@ from elephantasm.domain.kv.package import open_package
 from elephantasm.ids import short_id
 from elephantasm.runtime import Runtime
 from elephantasm.services.kv import packages, rows, snapshots
-from elephantasm.services.kv.prefix import pack_prompt
+from elephantasm.services.kv.prefix import chat_packs, pack_prompt
 
 
 def _print_certificate(cert: dict[str, Any]) -> None:
@@ -39,7 +39,7 @@ def _print_certificate(cert: dict[str, Any]) -> None:
 
 async def _build(rt: Runtime, args: argparse.Namespace) -> int:
     org_id, anima_id = await _resolve(rt, args.org, args.anima)
-    pack = await pack_prompt(rt.chat_packs, org_id, anima_id, args.query)
+    pack = await pack_prompt(chat_packs(rt), org_id, anima_id, args.query)
     status, row = await snapshots.build(rt.unit_of_work, rt.local, rt.clock, org_id, anima_id, pack)
     assert row is not None
     console.print(

@@ -164,11 +164,12 @@ async def _stream(
 ) -> tuple[ChatPlan, ChatStream]:
     """A planned turn and its stream, as the route makes them."""
     from elephantasm.services.kv.chat import plan_chat
+    from elephantasm.services.kv.prefix import chat_packs
     from elephantasm.services.kv.streaming import chat_stream
 
-    args = (tenant.org_id, uuid.UUID(anima_id), messages, sampling, None)
-    plan = await plan_chat(runtime.chat_packs, runtime.read_session, runtime.local, engine, *args)
-    return plan, chat_stream(runtime.unit_of_work, runtime.local, runtime.chat_packs, runtime.clock, engine, plan)
+    packs, args = chat_packs(runtime), (tenant.org_id, uuid.UUID(anima_id), messages, sampling, None)
+    plan = await plan_chat(packs, runtime.read_session, runtime.local, engine, *args)
+    return plan, chat_stream(runtime.unit_of_work, runtime.local, packs, runtime.clock, engine, plan)
 
 
 async def test_a_stream_cut_short_stops_the_model_and_still_records_the_turn(

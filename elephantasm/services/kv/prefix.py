@@ -13,12 +13,15 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from elephantasm.domain.kv.stable import oldest_first
 from elephantasm.domain.render import Layer, layer_lines
+from elephantasm.services import packs as pack_svc
 
 if TYPE_CHECKING:
+    from elephantasm.runtime import Runtime
     from elephantasm.services.packs import PackRequest, Served
     from elephantasm.services.packs.service import Followup
 
@@ -38,6 +41,14 @@ class ChatPacks:
     preamble: str
     query_mode: str
     """``conversation`` or ``latest`` (``chat.pack_query``)."""
+
+
+def chat_packs(runtime: Runtime) -> ChatPacks:
+    """The process's chat packs. The pack service still takes the whole ``Runtime`` (and imports it),
+    so it is bound here, at the edge of the KV services, rather than in ``runtime.py``."""
+    s = runtime.settings
+    request, compile_ = partial(pack_svc.build_request, runtime), partial(pack_svc.compile_now, runtime)
+    return ChatPacks(request, compile_, s.local_pack_max_tokens, s.local_system_prompt, s.local_pack_query)
 
 
 @dataclass(frozen=True)
