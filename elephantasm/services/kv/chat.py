@@ -166,7 +166,7 @@ def run_chat(
     reuse: bool,
     report: Callable[[str, Any], None],
     should_stop: Callable[[], bool],
-) -> None:
+) -> tuple[Primed, Generated]:
     """The model work of one turn (blocking; call from a worker thread): the prompt into the cache
     from the best KV source (``reuse``: any at all), reported as ``ready`` (the :class:`Primed`),
     then the reply as it comes (``text`` pieces, then ``reply``: primed and generated), then, with
@@ -179,6 +179,7 @@ def run_chat(
         report("reply", (primed, gen))
         if reuse and engine.reuse_ok and gen.finish_reason != "cancelled":
             evaluate_reply(engine, plan, gen.text)
+        return primed, gen
 
 
 def evaluate_reply(engine: LocalEngine, plan: ChatPlan, reply: str) -> int:
