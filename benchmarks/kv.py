@@ -87,7 +87,7 @@ def _one_size(engine, store, target: int, probes: int) -> tuple[list[str], dict]
 
 
 def _pruning_rows(engine, probe: dict, probes: int) -> list[list[str]]:  # type: ignore[no-untyped-def]
-    from elephantasm.services.kv.pruning import keep_tail, prune_items
+    from benchmarks.kv_pruning import keep_tail, prune_items
 
     prefix = probe["prefix"]
     t0 = time.perf_counter()

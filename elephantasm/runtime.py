@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -25,10 +23,11 @@ from elephantasm.local.holder import LocalModels
 from elephantasm.security import load_or_create_secret
 from elephantasm.services.dreams.deps import DreamDeps, DreamLimits
 from elephantasm.services.dreams.tasks import DreamTasks
-from elephantasm.services.forget import ForgetHook, Forgotten
+from elephantasm.services.forget import ForgetHook
+from elephantasm.services.kv import forgetting as kv_forgetting
 from elephantasm.services.packs.state import PackState
 from elephantasm.services.purge import AnimaPurgeHook
-from elephantasm.services.spaces import current_space
+from elephantasm.services.spaces import SpaceFacts, current_space
 from elephantasm.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -53,6 +52,8 @@ class Runtime:
     embedder: Embedder
     dream_engine: DistillEngine
     """The distillation engine: offline, or the LLM one when configured (``llm/factory.py``)."""
+    local: LocalModels
+    """The local GGUF model (model-level memory), loaded on first use, and its snapshot store."""
     clock: Clock = utc_now
     dream_tasks: DreamTasks = field(default_factory=DreamTasks)
     """Background dream runs of this process (manual triggers, scheduler); cancelled on close."""
@@ -64,27 +65,20 @@ class Runtime:
     forget_hooks: list[ForgetHook] = field(default_factory=list)
     """Passed to forgetting memories or knowledge (``services/forget.py``), called in the deleting
     transaction: stores that copied their text erase it."""
-    local: LocalModels = field(default_factory=LocalModels)
-    """The local GGUF model (model-level memory), loaded on first use."""
-    slow_facts: dict[str, tuple[float, Any]] = field(default_factory=dict)
-    """Facts that change rarely and cost a query to learn (e.g. whether re-embedding is pending),
-    with the monotonic time they were learnt: ``/api/health`` answers from here for a while."""
-    shared_pools: dict[str, Any] = field(default_factory=dict, repr=False)
-    """The background engine and its sessionmaker once built; copies of this runtime
-    (``dataclasses.replace``) share them."""
+    spaces: SpaceFacts = field(default_factory=SpaceFacts)
+    """The embedding-space facts this process learnt (``services/spaces.py``)."""
+    background_pool: tuple[AsyncEngine, async_sessionmaker[AsyncSession]] | None = field(default=None, repr=False)
+    """The pool of background work (it connects on first use); None when this runtime's own pool is it."""
 
     @property
     def background(self) -> Runtime:
         """This runtime for work that is long by nature (dream runs, imports, exports, purges): the
         same everything over a second pool whose statements may run for
         ``db_background_statement_timeout_seconds`` instead of an API request's few seconds."""
-        pools = self.shared_pools
-        if pools.get("engine") is self.engine:
+        if self.background_pool is None:
             return self
-        if "engine" not in pools:
-            engine = build_engine(self.settings, self.database_url, background=True)
-            pools.update(engine=engine, sessionmaker=signed_sessionmaker(engine, self.secret))
-        return dataclasses.replace(self, engine=pools["engine"], sessionmaker=pools["sessionmaker"])
+        engine, sessionmaker = self.background_pool
+        return dataclasses.replace(self, engine=engine, sessionmaker=sessionmaker, background_pool=None)
 
     @property
     def dreams(self) -> DreamDeps:
@@ -125,9 +119,8 @@ class Runtime:
         """Stop this process's dream runs (they record themselves as failed), then release the pool."""
         await self.dream_tasks.close()
         await self.packs.aclose()  # writes the last batch of pack recalls
-        background = self.shared_pools.pop("engine", None)
-        if background is not None and background is not self.engine:
-            await background.dispose()
+        if self.background_pool is not None:
+            await self.background_pool[0].dispose()
         await self.engine.dispose()
 
 
@@ -138,18 +131,12 @@ def resolve_database_url(settings: Settings) -> str:
     return start_embedded_postgres(settings.data_dir)
 
 
-def db_timeouts(settings: Settings, background: bool) -> DbTimeouts:
-    """The database limits of API requests, or of background work (``background``)."""
-    statement = (
-        settings.db_background_statement_timeout_seconds if background else settings.db_statement_timeout_seconds
-    )
-    return DbTimeouts(settings.db_connect_timeout_seconds, settings.db_pool_timeout_seconds, statement)
-
-
 def build_engine(settings: Settings, url: str, *, background: bool = False) -> AsyncEngine:
     """The pooled engine of an API process (``background``: of background work, see ``Runtime.background``)."""
-    timeouts = db_timeouts(settings, background)
-    return create_engine(url, settings.db_pool_size, settings.db_max_overflow, timeouts=timeouts)
+    s = settings
+    statement = s.db_background_statement_timeout_seconds if background else s.db_statement_timeout_seconds
+    timeouts = DbTimeouts(s.db_connect_timeout_seconds, s.db_pool_timeout_seconds, statement)
+    return create_engine(url, s.db_pool_size, s.db_max_overflow, timeouts=timeouts)
 
 
 def signed_sessionmaker(engine: AsyncEngine, secret: bytes) -> async_sessionmaker[AsyncSession]:
@@ -175,7 +162,12 @@ def build_runtime(
     engine = build_engine(settings, url, background=background)
     secret = load_or_create_secret(settings.secret_key, settings.data_dir)
     sessionmaker = signed_sessionmaker(engine, secret)
-    runtime = Runtime(
+    background_pool = None
+    if not background:
+        background_engine = build_engine(settings, url, background=True)
+        background_pool = (background_engine, signed_sessionmaker(background_engine, secret))
+    local = LocalModels(settings)
+    return Runtime(
         settings=settings,
         database_url=url,
         engine=engine,
@@ -184,27 +176,9 @@ def build_runtime(
         embedder=build_embedder(settings),
         clock=clock,
         dream_engine=build_dream_engine(settings),
+        local=local,
         packs=PackState(settings.pack_cache_bytes),
+        anima_purge_hooks=[partial(kv_forgetting.purge_hook, local)],
+        forget_hooks=[partial(kv_forgetting.forget_hook, local)],
+        background_pool=background_pool,
     )
-    if background:
-        runtime.shared_pools.update(engine=engine, sessionmaker=runtime.sessionmaker)
-    runtime.anima_purge_hooks.append(partial(_purge_kv_snapshots, runtime))
-    runtime.forget_hooks.append(partial(_forget_in_kv, runtime))
-    return runtime
-
-
-async def _forget_in_kv(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, done: Forgotten) -> None:
-    """Forgotten items leave the local model's memory too: KV snapshots, recorded prompts and the
-    KV states the process keeps for the org."""
-    from elephantasm.services.kv import forgetting  # lazily: only deletions need the KV store
-
-    await forgetting.forget_items(session, runtime.local.store(runtime.settings), org_id, done)
-    runtime.local.forget_org(org_id)
-
-
-async def _purge_kv_snapshots(runtime: Runtime, session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> None:
-    """A hard purge erases the anima's KV snapshots too: their rows and their files."""
-    from elephantasm.services.kv import rows as kv_rows  # lazily: only purges need the KV store
-
-    await kv_rows.purge_anima(session, runtime.local.store(runtime.settings), org_id, anima_id)
-    runtime.local.forget_org(org_id)

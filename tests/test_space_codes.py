@@ -10,7 +10,7 @@ import uuid
 from sqlalchemy import text
 
 from elephantasm.runtime import Runtime
-from elephantasm.services.spaces import current_space, register_space
+from elephantasm.services.spaces import SpaceFacts, current_space, register_space
 
 
 async def test_a_label_gets_one_code_however_often_and_concurrently_it_is_registered(runtime: Runtime) -> None:
@@ -30,7 +30,7 @@ async def test_a_label_gets_one_code_however_often_and_concurrently_it_is_regist
 async def test_a_code_is_committed_even_when_the_callers_transaction_rolls_back(runtime: Runtime) -> None:
     """The dreamer resolves its space before its step's transaction; were the registration part of a
     transaction that then failed, a cached code would name nothing."""
-    rt = dataclasses.replace(runtime, slow_facts={})  # a fresh process: nothing resolved yet
+    rt = dataclasses.replace(runtime, spaces=SpaceFacts())  # a fresh process: nothing resolved yet
     try:
         async with rt.unit_of_work() as session:
             code = await current_space(rt)

@@ -86,4 +86,4 @@ class AnimaController(Controller):
         async with runtime.unit_of_work() as session:
             await svc.delete_anima(session, caller.org_id, aid, runtime.clock())
             # Model-level memory goes with the anima: its KV snapshot rows and files.
-            await kv_rows.purge_anima(session, runtime.local.store(runtime.settings), caller.org_id, aid)
+            await kv_rows.purge_anima(session, runtime.local.store, caller.org_id, aid)

@@ -29,20 +29,19 @@ from elephantasm.services.spaces import current_space
 # index-backed, but a planner working from stale statistics after a bulk load can scan every vector),
 # and the answer only changes when an embedder changes or a re-embedding (another process) finishes.
 PENDING_TTL_SECONDS = 30.0
-_PENDING_FACT = "reembed_pending"
 
 
 async def reembed_pending(runtime: Runtime, max_age: float = PENDING_TTL_SECONDS) -> bool:
     """Whether any stored vector is in another space than the runtime's embedder's, learnt at most
-    ``max_age`` seconds ago (``Runtime.slow_facts``)."""
+    ``max_age`` seconds ago (``Runtime.spaces``)."""
     now = time.monotonic()
-    known = runtime.slow_facts.get(_PENDING_FACT)
+    known = runtime.spaces.reembed_pending
     if known is not None and now - known[0] < max_age:
         return bool(known[1])
     space = await current_space(runtime)
     async with runtime.read_session() as session:
         pending = await any_stale(session, space)
-    runtime.slow_facts[_PENDING_FACT] = (now, pending)
+    runtime.spaces.reembed_pending = (now, pending)
     return pending
 
 

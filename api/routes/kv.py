@@ -52,7 +52,7 @@ class KVSnapshotController(Controller):
         sid = parse_uuid("snapshot_id", snapshot_id)
         async with runtime.unit_of_work() as session:
             row = await rows.get(session, caller.org_id, sid)
-            await rows.delete_rows(session, runtime.local.store(runtime.settings), rows.by_id(row.id))
+            await rows.delete_rows(session, runtime.local.store, rows.by_id(row.id))
 
     @get("/kv-snapshots/{snapshot_id:str}/package", media_type=PACKAGE_MEDIA_TYPE)
     async def export(
@@ -60,7 +60,9 @@ class KVSnapshotController(Controller):
     ) -> Response[bytes]:
         """The snapshot as a signed memory package with a quality certificate measured now."""
         sid = parse_uuid("snapshot_id", snapshot_id)
-        blob = await packages.export_package(runtime, caller.org_id, sid, probes)
+        blob = await packages.export_package(
+            runtime.read_session, runtime.local, runtime.secret, runtime.clock, caller.org_id, sid, probes
+        )
         headers = {"Content-Disposition": f'attachment; filename="kv-{sid}.ekvpkg"'}
         return Response(blob, media_type=PACKAGE_MEDIA_TYPE, headers=headers)
 
@@ -69,7 +71,8 @@ class KVSnapshotController(Controller):
         self, snapshot_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep, probes: Probes = 4
     ) -> dict[str, Any]:
         """Re-measure the certificate of a stored snapshot (restored vs recomputed)."""
-        return await packages.verify_snapshot(runtime, caller.org_id, parse_uuid("snapshot_id", snapshot_id), probes)
+        sid = parse_uuid("snapshot_id", snapshot_id)
+        return await packages.verify_snapshot(runtime.read_session, runtime.local, caller.org_id, sid, probes)
 
     @post("/kv-packages", status_code=HTTP_201_CREATED, request_max_body_size=MAX_PACKAGE_BYTES)
     async def import_package(
@@ -83,8 +86,9 @@ class KVSnapshotController(Controller):
         blob = await request.body()
         if not blob:
             raise ValidationError("body: send the package file as the raw request body")
+        aid = parse_uuid("anima_id", anima_id)
         row, manifest, cert = await packages.import_package(
-            runtime, caller.org_id, parse_uuid("anima_id", anima_id), blob
+            runtime.unit_of_work, runtime.local, runtime.secret, caller.org_id, aid, blob
         )
         return KVPackageImported(snapshot=snapshot_read(row), manifest=manifest, certificate=cert)
 
@@ -100,7 +104,9 @@ class GenerationController(Controller):
         self, generation_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep
     ) -> GenerationRead:
         """One generation with its seed, sampling settings, prompt hash and output."""
-        row = await generations.get_generation(runtime, caller.org_id, parse_uuid("generation_id", generation_id))
+        gid = parse_uuid("generation_id", generation_id)
+        async with runtime.read_session() as session:
+            row = await generations.get_generation(session, caller.org_id, gid)
         return GenerationRead.model_validate(row.model_dump())
 
     @post("/{generation_id:str}/replay", status_code=HTTP_200_OK)
@@ -110,4 +116,4 @@ class GenerationController(Controller):
         """Re-run the generation from its record; ``identical`` says whether the output bytes match.
         ``?reuse=false``: from an empty KV cache (a full prefill), whatever the server's setting."""
         gid = parse_uuid("generation_id", generation_id)
-        return await generations.replay(runtime, caller.org_id, gid, reuse)
+        return await generations.replay(runtime.read_session, runtime.local, caller.org_id, gid, reuse)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import aclosing
@@ -16,19 +15,17 @@ from litestar.response import Stream
 from litestar.status_codes import HTTP_200_OK
 
 from api.deps import CallerDep, RuntimeDep, parse_uuid
-from elephantasm.domain.errors import StorageFullError, ValidationError
+from elephantasm.domain.errors import ValidationError
 from elephantasm.local.model import resolve_model_path
 from elephantasm.schemas.local import ChatCompletionRequest, chunk_body, completion_body
-from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.chat import ChatPlan, make_sampling, plan_chat, record_chat, record_failed, warm_next_pack
-from elephantasm.services.kv.reuse import Primed
-from elephantasm.services.kv.streaming import ChatStream
+from elephantasm.services.kv.chat import ChatPlan, make_sampling, plan_chat
+from elephantasm.services.kv.prefix import chat_packs
+from elephantasm.services.kv.streaming import ChatStream, chat_stream
 
 if TYPE_CHECKING:
-    from elephantasm.local.engine import Generated, LocalEngine
+    from elephantasm.local.engine import LocalEngine
     from elephantasm.runtime import Runtime
-
-log = logging.getLogger(__name__)
+    from elephantasm.services.kv.reuse import Primed
 
 ANIMA_HEADER = "x-elephantasm-anima"
 SESSION_HEADER = "x-elephantasm-session"
@@ -82,62 +79,25 @@ class LocalChatController(Controller):
         if not data.stream:
             body, headers = await complete_chat(runtime, caller.org_id, anima_id, data, session_id)
             return Response(body, media_type=MediaType.JSON, headers=headers)
-        engine, plan = await _plan(runtime, caller.org_id, anima_id, data, session_id)
-        stream = chat_stream(runtime, engine, plan)
-        primed = await stream.start()
+        engine, plan, stream, primed = await _start(runtime, caller.org_id, anima_id, data, session_id)
         return Stream(
             _events(stream, plan, engine.path.stem), media_type="text/event-stream", headers=_headers(plan, primed)
         )
 
 
-async def _plan(
+async def _start(
     runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, data: ChatCompletionRequest, session_id: str | None
-) -> tuple[LocalEngine, ChatPlan]:
-    settings = runtime.settings
-    engine = await runtime.local.aengine(settings)
-    sampling = make_sampling(
-        data.seed,
-        data.temperature,
-        data.top_p,
-        data.max_completion_tokens or data.max_tokens,
-        settings.local_max_tokens,
-    )
+) -> tuple[LocalEngine, ChatPlan, ChatStream, Primed]:
+    """Plan the turn and start the model; returns once the prompt is in the KV cache."""
+    engine = await runtime.local.aengine()
+    max_tokens = data.max_completion_tokens or data.max_tokens
+    sampling = make_sampling(data.seed, data.temperature, data.top_p, max_tokens, runtime.settings.local_max_tokens)
     messages = [m.model_dump() for m in data.messages]
-    return engine, await plan_chat(runtime, engine, org_id, anima_id, messages, sampling, session_id)
-
-
-def chat_stream(runtime: Runtime, engine: LocalEngine, plan: ChatPlan) -> ChatStream:
-    """The turn's model work, recorded after the reply: the turn first (what the client sent must
-    not be lost to a later failure; the user's message alone if generation fails), then the pack
-    compile's record and the new snapshot (file, row), each in a unit of work of its own, and the
-    next turn's pack."""
-
-    async def after_reply(primed: Primed | None) -> None:
-        if plan.followup is not None:
-            await plan.followup()
-        if primed is not None:
-            settings = runtime.settings
-            try:
-                async with runtime.unit_of_work() as session:
-                    store, budget = runtime.local.store(settings), settings.local_kv_budget_bytes
-                    await snapshots.settle(
-                        session, store, budget, runtime.clock(), engine, plan.snapshot_of, primed, plan.snapshot
-                    )
-            except StorageFullError as exc:  # the snapshot is a cache: the turn is answered and recorded
-                log.warning("KV snapshot not kept: %s", exc.detail)
-
-    async def finish(primed: Primed, gen: Generated) -> None:
-        async with runtime.unit_of_work() as session:
-            await record_chat(session, engine, plan, primed, gen, runtime.clock())
-        await after_reply(primed)
-        await warm_next_pack(runtime, plan)
-
-    async def fail() -> None:
-        async with runtime.unit_of_work() as session:
-            await record_failed(session, plan, runtime.clock())
-        await after_reply(None)
-
-    return ChatStream(engine, plan, runtime.settings.local_kv_snapshots, finish, fail)
+    packs = chat_packs(runtime)
+    deps = (packs, runtime.read_session, runtime.local, engine)
+    plan = await plan_chat(*deps, org_id, anima_id, messages, sampling, session_id)
+    stream = chat_stream(runtime.unit_of_work, runtime.local, packs, runtime.clock, engine, plan)
+    return engine, plan, stream, await stream.start()
 
 
 async def complete_chat(
@@ -146,9 +106,7 @@ async def complete_chat(
     """One non-streaming ``/v1/chat/completions`` turn: the response body and its ``X-Elephantasm-*``
     headers (``X-Elephantasm-KV``: whether the pack's KV state was restored). The inspector's chat
     page calls this too, so both go the same way."""
-    engine, plan = await _plan(runtime, org_id, anima_id, data, session_id)
-    stream = chat_stream(runtime, engine, plan)
-    primed = await stream.start()
+    engine, plan, stream, primed = await _start(runtime, org_id, anima_id, data, session_id)
     async for _ in stream.pieces():
         pass
     assert stream.generated is not None  # the stream ran to its end

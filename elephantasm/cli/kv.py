@@ -18,7 +18,7 @@ from elephantasm.domain.kv.package import open_package
 from elephantasm.ids import short_id
 from elephantasm.runtime import Runtime
 from elephantasm.services.kv import packages, rows, snapshots
-from elephantasm.services.kv.prefix import pack_prompt
+from elephantasm.services.kv.prefix import chat_packs, pack_prompt
 
 
 def _print_certificate(cert: dict[str, Any]) -> None:
@@ -39,8 +39,8 @@ def _print_certificate(cert: dict[str, Any]) -> None:
 
 async def _build(rt: Runtime, args: argparse.Namespace) -> int:
     org_id, anima_id = await _resolve(rt, args.org, args.anima)
-    pack = await pack_prompt(rt, org_id, anima_id, args.query)
-    status, row = await snapshots.build(rt, org_id, anima_id, pack)
+    pack = await pack_prompt(chat_packs(rt), org_id, anima_id, args.query)
+    status, row = await snapshots.build(rt.unit_of_work, rt.local, rt.clock, org_id, anima_id, pack)
     assert row is not None
     console.print(
         f"{status}: snapshot {row.id} ({row.n_tokens} tokens, {row.bytes} bytes, pack {row.pack_fingerprint[:12]})"
@@ -72,7 +72,8 @@ async def _ls(rt: Runtime, args: argparse.Namespace) -> int:
 
 async def _export(rt: Runtime, args: argparse.Namespace) -> int:
     org_id = await find_org_id(rt, args.org)
-    blob = await packages.export_package(rt, org_id, uuid.UUID(args.snapshot), args.probes)
+    sid = uuid.UUID(args.snapshot)
+    blob = await packages.export_package(rt.read_session, rt.local, rt.secret, rt.clock, org_id, sid, args.probes)
     args.out.write_bytes(blob)
     console.print(f"wrote {args.out} ({len(blob)} bytes)")
     _print_certificate(open_package(blob, rt.secret)[1])
@@ -81,14 +82,16 @@ async def _export(rt: Runtime, args: argparse.Namespace) -> int:
 
 async def _import(rt: Runtime, args: argparse.Namespace) -> int:
     org_id, anima_id = await _resolve(rt, args.org, args.anima)
-    row, manifest, cert = await packages.import_package(rt, org_id, anima_id, args.file.read_bytes())
+    blob = args.file.read_bytes()
+    row, manifest, cert = await packages.import_package(rt.unit_of_work, rt.local, rt.secret, org_id, anima_id, blob)
     console.print(f"imported snapshot {row.id} ({row.n_tokens} tokens of {manifest.get('model_name')})")
     _print_certificate(cert)
     return 0
 
 
 async def _verify(rt: Runtime, args: argparse.Namespace) -> int:
-    cert = await packages.verify_snapshot(rt, await find_org_id(rt, args.org), uuid.UUID(args.snapshot), args.probes)
+    org_id, sid = await find_org_id(rt, args.org), uuid.UUID(args.snapshot)
+    cert = await packages.verify_snapshot(rt.read_session, rt.local, org_id, sid, args.probes)
     _print_certificate(cert)
     print(json.dumps(cert), flush=True)
     return 0 if cert["greedy_identical"] else 2
@@ -96,8 +99,8 @@ async def _verify(rt: Runtime, args: argparse.Namespace) -> int:
 
 async def _prune(rt: Runtime, args: argparse.Namespace) -> int:
     org_id = await find_org_id(rt, args.org)
-    store = rt.local.store(rt.settings)
-    budget = rt.settings.local_kv_budget_bytes if args.budget is None else args.budget
+    store = rt.local.store
+    budget = rt.local.budget_bytes if args.budget is None else args.budget
     async with rt.unit_of_work() as session:
         dead = await rows.purge_deleted_animas(session, store, org_id)
         evicted = await rows.evict(session, store, budget)

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,3 +83,8 @@ def create_engine(
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     """Sessions that keep loaded attributes after commit (responses are built after the commit)."""
     return async_sessionmaker(engine, expire_on_commit=False)
+
+
+SessionFactory = Callable[[], AbstractAsyncContextManager[AsyncSession]]
+"""Opens one session: ``Runtime.unit_of_work`` (commits on success) or ``Runtime.read_session``.
+What a service takes when it needs several short transactions (never one across slow work)."""

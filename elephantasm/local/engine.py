@@ -9,7 +9,7 @@ of a multi-token batch the same way whatever the batch's size or start, but a si
 way), so the KV of a prompt position is the same whether it was computed in one call, after a
 restore, or in a turn that cut the cache back; generated tokens (one per call) are never reused.
 Prefix and suffix are tokenized separately, the prefix line by line, which also gives every pack
-line a known token range (item-aware pruning).
+line a known token range.
 
 :attr:`LocalEngine.owner` names whose prompt the live cache holds (the chat path sets it), and
 :attr:`LocalEngine.n_exact` how many of its positions were evaluated as prompt; every other use of
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from elephantasm.domain.kv.ranges import ItemSpan, line_offsets, split_lines
+from elephantasm.domain.kv.ranges import line_offsets, split_lines
 from elephantasm.local.errors import KVStateError, TemplateSplitError
 from elephantasm.local.model import file_sha256
 from elephantasm.local.sampling import Sampler, Sampling
@@ -249,20 +249,6 @@ class LocalEngine:
             raise KVStateError("the KV state does not hold the expected number of tokens")
         self.llm.input_ids[: len(tokens)] = tokens
         self.llm.n_tokens = self.n_exact = len(tokens)
-
-    def prune(self, spans_desc: Sequence[ItemSpan]) -> list[int]:
-        """Remove item ranges (highest position first) and shift later positions down; returns the
-        token ids the cache now holds."""
-        mem = self._memory()
-        tokens = self.llm.input_ids[: self.llm.n_tokens].tolist()
-        for span in spans_desc:
-            self._c.llama_memory_seq_rm(mem, 0, span.start, span.end)
-            self._c.llama_memory_seq_add(mem, 0, span.end, -1, -span.n_tokens)
-            del tokens[span.start : span.end]
-        self.llm.input_ids[: len(tokens)] = tokens
-        self.llm.n_tokens = len(tokens)
-        self.n_exact, self.owner = 0, None  # shifted positions: no longer any prompt's exact KV
-        return tokens
 
     # --- generation -----------------------------------------------------------------------
     def logits(self) -> np.ndarray:

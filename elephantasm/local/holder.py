@@ -1,4 +1,5 @@
-"""The process's local engine, loaded on first use (loading needs the ``local`` extra and the model)."""
+"""The process's local engine, loaded on first use (loading needs the ``local`` extra and the model),
+and its snapshot store."""
 
 from __future__ import annotations
 
@@ -16,14 +17,21 @@ if TYPE_CHECKING:
 
 
 class LocalModels:
-    """Holds at most one loaded :class:`LocalEngine` per process (a model is ~100 MB–GBs of RAM)."""
+    """Holds at most one loaded :class:`LocalEngine` per process (a model is ~100 MB–GBs of RAM), the
+    snapshot store (``local_kv_dir``, else ``data_dir/kv``) and its byte budget."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
         self._engine: LocalEngine | None = None
         self._loading = threading.Lock()
+        self.store = SnapshotStore(settings.local_kv_dir or settings.data_dir / "kv")
+        self.budget_bytes = settings.local_kv_budget_bytes
+        self.reuse = settings.local_kv_snapshots
+        """Whether prompts reuse KV states at all (``local_kv_snapshots``)."""
 
-    def engine(self, settings: Settings) -> LocalEngine:
+    def engine(self) -> LocalEngine:
         """The engine, loading it now if needed; 503 when local models are off or not installed."""
+        settings = self._settings
         if not settings.local_enabled:
             raise LocalModelUnavailable("local models are disabled (ELEPHANTASM_LOCAL_ENABLED=false)")
         with self._loading:
@@ -40,6 +48,10 @@ class LocalModels:
                 )
             return self._engine
 
+    async def aengine(self) -> LocalEngine:
+        """:meth:`engine` off the event loop (the first call loads the model)."""
+        return await asyncio.to_thread(self.engine)
+
     def forget_org(self, org_id: object) -> None:
         """Drop the KV states the process holds for ``org_id`` (its kept conversations, and the
         live cache if it is the org's): after a deletion they may hold text that is gone."""
@@ -49,12 +61,3 @@ class LocalModels:
         engine.states.drop_owner(org_id)
         if engine.owner == org_id:
             engine.owner = None  # never reused again; the next prompt replaces it
-
-    async def aengine(self, settings: Settings) -> LocalEngine:
-        """:meth:`engine` off the event loop (the first call loads the model)."""
-        return await asyncio.to_thread(self.engine, settings)
-
-    @staticmethod
-    def store(settings: Settings) -> SnapshotStore:
-        """The snapshot store of these settings (``local_kv_dir``, else ``data_dir/kv``)."""
-        return SnapshotStore(settings.local_kv_dir or settings.data_dir / "kv")

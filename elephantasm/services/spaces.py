@@ -7,7 +7,8 @@ one stays valid for the life of the database.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -18,12 +19,22 @@ from elephantasm.db.tables import table_of
 from elephantasm.llm.embedders import Embedder
 
 
+@dataclass
+class SpaceFacts:
+    """What a process learnt about embedding spaces, each at the cost of a query: the code of each
+    label, and whether stored vectors of another space await ``reembed`` with the monotonic time it
+    was learnt (``/api/health`` answers from it for a while)."""
+
+    codes: dict[str, int] = field(default_factory=dict)
+    reembed_pending: tuple[float, bool] | None = None
+
+
 class SpaceSource(Protocol):
-    """What :func:`current_space` reads (the ``Runtime``): its embedder, engine and fact cache."""
+    """What :func:`current_space` reads (the ``Runtime``): its embedder, engine and space facts."""
 
     embedder: Embedder
     engine: AsyncEngine
-    slow_facts: dict[str, tuple[float, Any]]
+    spaces: SpaceFacts
 
 
 _SPACE = table_of(EmbeddingSpaceRow)
@@ -41,10 +52,7 @@ async def register_space(engine: AsyncEngine, label: str) -> int:
 
 async def current_space(runtime: SpaceSource) -> int:
     """The code of the runtime's embedder's space (resolved once per runtime)."""
-    label = runtime.embedder.space.label()
-    key = f"space_id:{label}"
-    known = runtime.slow_facts.get(key)
-    if known is None:
-        known = (0.0, await register_space(runtime.engine, label))
-        runtime.slow_facts[key] = known
-    return int(known[1])
+    label, codes = runtime.embedder.space.label(), runtime.spaces.codes
+    if label not in codes:
+        codes[label] = await register_space(runtime.engine, label)
+    return codes[label]

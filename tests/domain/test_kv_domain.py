@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.kv_pruning import choose_prune, item_spans
 from elephantasm.domain.kv.package import PackageError, open_package, seal_package
 from elephantasm.domain.kv.quality import ProbeResult, certificate
-from elephantasm.domain.kv.ranges import choose_prune, item_spans, line_offsets, split_lines
+from elephantasm.domain.kv.ranges import line_offsets, split_lines
 from elephantasm.domain.kv.snapshot import SnapshotFormatError, decode_snapshot, encode_snapshot, snapshot_key
 
 SECRET = b"server-secret"

@@ -12,7 +12,7 @@ import pytest
 from elephantasm.local.model import default_model_path, llama_cpp_available
 from elephantasm.runtime import Runtime
 from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.prefix import pack_prompt
+from elephantasm.services.kv.prefix import chat_packs, pack_prompt
 from tests.conftest import Tenant
 from tests.local.conftest import seed_anima
 
@@ -39,8 +39,10 @@ async def test_another_orgs_key_reaches_no_kv_snapshot_package_generation_or_ani
 ) -> None:
     a, b = tenant, other_tenant
     await seed_anima(client, a.headers, anima["id"], n=8)
-    pack = await pack_prompt(runtime, a.org_id, uuid.UUID(anima["id"]), "what do you know about me?")
-    _, built = await snapshots.build(runtime, a.org_id, uuid.UUID(anima["id"]), pack)
+    pack = await pack_prompt(chat_packs(runtime), a.org_id, uuid.UUID(anima["id"]), "what do you know about me?")
+    _, built = await snapshots.build(
+        runtime.unit_of_work, runtime.local, runtime.clock, a.org_id, uuid.UUID(anima["id"]), pack
+    )
     assert built is not None
     sid = str(built.id)
     r = await client.post(
@@ -54,7 +56,7 @@ async def test_another_orgs_key_reaches_no_kv_snapshot_package_generation_or_ani
     assert sid in {s["id"] for s in snaps}
     package = await client.get(f"/api/kv-snapshots/{sid}/package", params={"probes": 1}, headers=a.headers)
     assert package.status_code == 200, package.text
-    store = runtime.local.store(runtime.settings)
+    store = runtime.local.store
     stored_file = store.path(a.org_id, built.sha256)
     assert stored_file.is_file()
     before = await _a_state(client, a, anima["id"], sid, gid)

@@ -13,8 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from elephantasm.domain.kv.snapshot import SnapshotFormatError, decode_snapshot
 from elephantasm.local.engine import LocalEngine
 from elephantasm.local.model import INSTALL_HINT, default_model_path, llama_cpp_available
+from elephantasm.services.kv.snapshots import Prefix
 
 HERE = Path(__file__).parent
 
@@ -35,6 +37,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if HERE in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def state_of(blob: bytes | None, prefix: Prefix) -> bytes | None:
+    """The KV state in a file verified by the store (``SnapshotStore.read``) if it is the one for
+    ``prefix`` (same key, same tokens)."""
+    if blob is None:
+        return None
+    try:
+        meta, state = decode_snapshot(blob, digest_verified=True)
+    except SnapshotFormatError:
+        return None
+    if meta.get("snapshot_key") != prefix.key or meta.get("tokens") != prefix.tokens:
+        return None
+    return state
 
 
 FACTS = [

@@ -40,7 +40,7 @@ async def test_deleting_a_memory_erases_it_from_kv_snapshots_and_recorded_prompt
     memory_ids = {m["id"] for m in listed["items"]}
     # The first memory the chat pack rendered, and its line as rendered (what the prompt holds).
     memory_id, rendered, _ = next(it for it in json.loads(snapshot.meta)["items"] if it[0] in memory_ids)
-    store = runtime.local.store(runtime.settings)
+    store = runtime.local.store
     assert store.read(tenant.org_id, snapshot.sha256) is not None
     ((prompt,),) = await _rows(runtime, _PROMPTS, anima["id"])
     assert rendered in prompt["prefix"]

@@ -18,8 +18,8 @@ from elephantasm.local.errors import KVStateError
 from elephantasm.local.sampling import Sampling
 from elephantasm.local.store import SnapshotStore
 from elephantasm.services.kv.reuse import Primed, Prompt, Source, prime
-from elephantasm.services.kv.snapshots import Prefix, header, make_prefix, state_of
-from tests.local.conftest import FACTS, system_prompt
+from elephantasm.services.kv.snapshots import Prefix, header, make_prefix
+from tests.local.conftest import FACTS, state_of, system_prompt
 
 TURNS = [{"role": "user", "content": "Which city do I live in, and what is my cat called?"}]
 GREEDY = Sampling(temperature=0.0, max_tokens=24)
@@ -68,7 +68,8 @@ def test_restored_equals_recomputed_in_a_fresh_process(engine: LocalEngine, tmp_
         from elephantasm.local.sampling import Sampling
         from elephantasm.local.store import SnapshotStore
         from elephantasm.services.kv.reuse import Prompt, Source, prime
-        from elephantasm.services.kv.snapshots import make_prefix, state_of
+        from elephantasm.services.kv.snapshots import make_prefix
+        from tests.local.conftest import state_of
         args = json.loads(sys.stdin.read())
         engine = LocalEngine(default_model_path(), n_ctx=1024, n_threads=1)
         prefix = make_prefix(engine, args["prefix"])
@@ -130,7 +131,7 @@ def test_state_for_a_smaller_context_or_other_kv_type_is_a_clear_error(engine: L
 
 
 def test_item_aware_pruning_removes_exactly_the_items_ranges(engine: LocalEngine) -> None:
-    from elephantasm.services.kv.pruning import prune_items
+    from benchmarks.kv_pruning import prune_items
 
     prefix_text, _ = engine.split_prompt(system_prompt(), TURNS)
     prefix = make_prefix(engine, prefix_text)

@@ -148,11 +148,13 @@ def test_the_reply_evaluated_after_it_went_out_is_reused_exactly_by_the_next_tur
         GREEDY,
         None,
     )
-    _, gen = run_chat(engine, plan, reuse=True)
+    _, gen = run_chat(engine, plan, True, lambda kind, value: None, lambda: False)
     second = _prompt(engine, system, [Q1, {"role": "assistant", "content": gen.text}, Q2])
     reference = _recompute(engine, second)
 
-    run_chat(engine, plan, reuse=True)  # turn 1 again: the live cache is turn 1 and its reply
+    run_chat(
+        engine, plan, True, lambda kind, value: None, lambda: False
+    )  # turn 1 again: the live cache is turn 1 and its reply
     assert len(engine.held()) > len(plan.prompt.tokens) + len(gen.tokens) // 2, "the reply is in the cache"
     primed, logits, tokens = _run(engine, plan.org_id, second)
     assert primed.source is not None and primed.source.kind == "live" and primed.status == "hit"

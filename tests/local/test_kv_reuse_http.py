@@ -38,14 +38,14 @@ async def test_a_snapshot_holding_another_prompt_is_recomputed_and_reported(
         (row,) = await rows.list_for(session, tenant.org_id, uuid.UUID(anima["id"]))
     assert row.meta["blocks"], "the snapshot is indexed by its prefix blocks"
 
-    engine = await runtime.local.aengine(runtime.settings)
+    engine = await runtime.local.aengine()
     other = make_prefix(engine, engine.split_prompt(system_prompt(5), [])[0])
     with engine.lock:
         keep = lambda: header(engine, other, "other")  # noqa: E731
         blob = prime(engine, None, Prompt(other.tokens, len(other.tokens)), None, keep, reuse=False, min_new=1).blob
         engine.clear()  # nothing live: the disk snapshot is the only source
     engine.states.drop_owner(tenant.org_id)
-    store = runtime.local.store(runtime.settings)
+    store = runtime.local.store
     digest = store.write(tenant.org_id, blob or b"")
     async with runtime.unit_of_work() as session:  # the row now names a file of another prompt
         t = table_of(KVSnapshotRow)

@@ -10,14 +10,16 @@ import httpx
 from elephantasm.domain.kv.snapshot import decode_snapshot
 from elephantasm.runtime import Runtime
 from elephantasm.services.kv import rows, snapshots
-from elephantasm.services.kv.prefix import pack_prompt
+from elephantasm.services.kv.prefix import chat_packs, pack_prompt
 from tests.conftest import Tenant
 from tests.local.conftest import seed_anima
 
 
 async def _build(runtime: Runtime, tenant: Tenant, anima_id: str) -> tuple[str, object]:
-    pack = await pack_prompt(runtime, tenant.org_id, uuid.UUID(anima_id), "where do I live?", "chat-test")
-    return await snapshots.build(runtime, tenant.org_id, uuid.UUID(anima_id), pack)
+    pack = await pack_prompt(chat_packs(runtime), tenant.org_id, uuid.UUID(anima_id), "where do I live?", "chat-test")
+    return await snapshots.build(
+        runtime.unit_of_work, runtime.local, runtime.clock, tenant.org_id, uuid.UUID(anima_id), pack
+    )
 
 
 async def test_build_then_hit_and_corrupt_file_is_recomputed(
@@ -26,7 +28,7 @@ async def test_build_then_hit_and_corrupt_file_is_recomputed(
     await seed_anima(client, tenant.headers, anima["id"])
     status, row = await _build(runtime, tenant, anima["id"])
     assert status == "miss" and row is not None
-    store = runtime.local.store(runtime.settings)
+    store = runtime.local.store
     path = store.path(tenant.org_id, row.sha256)
     assert path.stat().st_size == row.bytes and row.n_tokens > 100
     assert str(tenant.org_id) in str(path)
@@ -34,7 +36,7 @@ async def test_build_then_hit_and_corrupt_file_is_recomputed(
     status, again = await _build(runtime, tenant, anima["id"])
     assert status == "hit" and again.id == row.id
 
-    engine = await runtime.local.aengine(runtime.settings)
+    engine = await runtime.local.aengine()
     with engine.lock:
         engine.clear()  # nothing live: the file is the only source
     original = path.read_bytes()
@@ -58,7 +60,7 @@ async def test_snapshots_are_deleted_with_the_anima(
 ) -> None:
     await seed_anima(client, tenant.headers, anima["id"])
     _, row = await _build(runtime, tenant, anima["id"])
-    path = runtime.local.store(runtime.settings).path(tenant.org_id, row.sha256)
+    path = runtime.local.store.path(tenant.org_id, row.sha256)
     assert path.exists()
     r = await client.delete(f"/api/animas/{anima['id']}", headers=tenant.headers)
     assert r.status_code == 204
@@ -77,7 +79,7 @@ async def test_byte_budget_evicts_least_recently_used(
         await seed_anima(client, tenant.headers, ids[-1], n=2)  # short prefixes: eviction is the point
     _, old = await _build(runtime, tenant, ids[0])
     _, new = await _build(runtime, tenant, ids[1])
-    store = runtime.local.store(runtime.settings)
+    store = runtime.local.store
     async with runtime.unit_of_work() as session:
         evicted = await rows.evict(session, store, new.bytes)  # room for the most recent one only
     assert evicted >= 1

@@ -13,7 +13,7 @@ import pytest
 from elephantasm.domain.kv.package import open_package, seal_package
 from elephantasm.runtime import Runtime, build_runtime
 from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.prefix import pack_prompt
+from elephantasm.services.kv.prefix import chat_packs, pack_prompt
 from elephantasm.settings import Settings
 from tests.conftest import Tenant, make_tenant
 from tests.local.conftest import seed_anima
@@ -36,8 +36,10 @@ async def second_server(
 
 async def _snapshot_id(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima_id: str) -> str:
     await seed_anima(client, tenant.headers, anima_id, n=8)
-    pack = await pack_prompt(runtime, tenant.org_id, uuid.UUID(anima_id), "what do you know about me?")
-    _, row = await snapshots.build(runtime, tenant.org_id, uuid.UUID(anima_id), pack)
+    pack = await pack_prompt(chat_packs(runtime), tenant.org_id, uuid.UUID(anima_id), "what do you know about me?")
+    _, row = await snapshots.build(
+        runtime.unit_of_work, runtime.local, runtime.clock, tenant.org_id, uuid.UUID(anima_id), pack
+    )
     assert row is not None
     return str(row.id)
 
@@ -75,7 +77,7 @@ async def test_export_import_verify_round_trip(
     assert r.status_code == 201, r.text
     imported = r.json()["snapshot"]
     assert imported["source"] == "imported" and imported["n_tokens"] == manifest["n_tokens"]
-    store_b = rt_b.local.store(rt_b.settings)
+    store_b = rt_b.local.store
     assert store_b.path(tenant_b.org_id, imported["sha256"]).is_file()
     assert str(store_b.root).startswith(str(rt_b.settings.data_dir))
     r = await client_b.post(

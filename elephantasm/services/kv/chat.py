@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 import secrets
 import uuid
 from collections.abc import Callable
@@ -31,18 +30,17 @@ from elephantasm.local.sampling import Sampling
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services.events import record_events
 from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.prefix import PackPrompt, pack_prompt, pack_prompt_later
-from elephantasm.services.kv.reuse import Primed, Prompt, Source, in_memory, prime
+from elephantasm.services.kv.prefix import ChatPacks, PackPrompt, pack_prompt, pack_prompt_later
+from elephantasm.services.kv.reuse import Primed, Prompt, Source, prime
 from elephantasm.services.kv.snapshots import Prefix, SnapshotOf
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
+    from elephantasm.db.engine import SessionFactory
     from elephantasm.local.engine import Generated, LocalEngine
-    from elephantasm.runtime import Runtime
+    from elephantasm.local.holder import LocalModels
     from elephantasm.services.packs.service import Followup
-
-log = logging.getLogger(__name__)
 
 ROLES = ("system", "user", "assistant")
 
@@ -121,7 +119,9 @@ def pack_query(mode: str, turns: list[dict[str, str]]) -> str:
 
 
 async def plan_chat(
-    runtime: Runtime,
+    packs: ChatPacks,
+    read_session: SessionFactory,
+    models: LocalModels,
     engine: LocalEngine,
     org_id: uuid.UUID,
     anima_id: uuid.UUID,
@@ -129,11 +129,11 @@ async def plan_chat(
     sampling: Sampling,
     session_id: str | None,
 ) -> ChatPlan:
-    """Compile the pack, split and tokenize the prompt, find the prefix's snapshot."""
+    """Compile the pack, split and tokenize the prompt, find the prefix's snapshot (when ``models``
+    reuse KV states)."""
     client_system, turns = check_turns(messages)
     session = session_id or default_session(turns)
-    query = pack_query(runtime.settings.local_pack_query, turns)
-    pack, followup = await pack_prompt_later(runtime, org_id, anima_id, query, session)
+    pack, followup = await pack_prompt_later(packs, org_id, anima_id, pack_query(packs.query_mode, turns), session)
     if client_system:  # the client's own instructions follow the memory in the system turn
         pack = dataclasses.replace(pack, system=f"{pack.system}\n\n{client_system}")
     prefix_text, suffix_text = engine.split_prompt(pack.system, turns)
@@ -144,46 +144,39 @@ async def plan_chat(
             f"messages: prompt of {len(prefix.tokens) + len(suffix_tokens)} tokens does not fit the local "
             f"model's context (n_ctx={engine.n_ctx})"
         )
-    snapshot = None
-    if runtime.settings.local_kv_snapshots and engine.reuse_ok:
-        prompt = Prompt(prefix.tokens + suffix_tokens, len(prefix.tokens))
-        held = in_memory(engine, org_id, prompt)  # a peek: disk is read only if it offers more
-        store = runtime.local.store(runtime.settings)
-        async with runtime.read_session() as db:
-            snapshot = await snapshots.find(db, store, org_id, engine, prompt, held.claim if held else 0)
+    prompt = Prompt(prefix.tokens + suffix_tokens, len(prefix.tokens))
+    usable = models.reuse and engine.reuse_ok
+    snapshot = await snapshots.find_for(read_session, models, engine, org_id, prompt) if usable else None
     return ChatPlan(
         org_id, anima_id, session, turns, pack, prefix, suffix_text, suffix_tokens, sampling, snapshot, followup
     )
 
 
-async def warm_next_pack(runtime: Runtime, plan: ChatPlan) -> None:
+async def warm_next_pack(packs: ChatPacks, plan: ChatPlan) -> None:
     """Compile now, after the reply, the pack the conversation's next turn will ask for: recording
     this turn changed the anima's state, so that turn would otherwise compile it before its first
     token. Only when the query is the conversation's first turn (``latest`` changes every turn)."""
-    if runtime.settings.local_pack_query == "conversation":
-        await pack_prompt(runtime, plan.org_id, plan.anima_id, pack_query("conversation", plan.turns), plan.session_id)
+    if packs.query_mode == "conversation":
+        await pack_prompt(packs, plan.org_id, plan.anima_id, pack_query("conversation", plan.turns), plan.session_id)
 
 
 def run_chat(
     engine: LocalEngine,
     plan: ChatPlan,
     reuse: bool,
-    on_ready: Callable[[Primed], None] | None = None,
-    on_text: Callable[[str], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
-    on_reply: Callable[[tuple[Primed, Generated]], None] | None = None,
+    report: Callable[[str, Any], None],
+    should_stop: Callable[[], bool],
 ) -> tuple[Primed, Generated]:
     """The model work of one turn (blocking; call from a worker thread): the prompt into the cache
-    from the best KV source (``reuse``: any at all), then the reply (``on_reply``), then, with
+    from the best KV source (``reuse``: any at all), reported as ``ready`` (the :class:`Primed`),
+    then the reply as it comes (``text`` pieces, then ``reply``: primed and generated), then, with
     reuse, the reply evaluated as prompt for the next turn (:func:`evaluate_reply`)."""
     with engine.lock:
         keep = (lambda: snapshots.header(engine, plan.prefix, plan.pack.fingerprint)) if reuse else None
         primed = prime(engine, plan.org_id, plan.prompt, plan.snapshot, keep, reuse=reuse)
-        if on_ready:
-            on_ready(primed)
-        gen = engine.generate(plan.sampling, on_text, should_stop)
-        if on_reply:
-            on_reply((primed, gen))
+        report("ready", primed)
+        gen = engine.generate(plan.sampling, lambda text: report("text", text), should_stop)
+        report("reply", (primed, gen))
         if reuse and engine.reuse_ok and gen.finish_reason != "cancelled":
             evaluate_reply(engine, plan, gen.text)
         return primed, gen
@@ -236,7 +229,7 @@ async def record_chat(
     session: AsyncSession, engine: LocalEngine, plan: ChatPlan, primed: Primed, gen: Generated, now: datetime
 ) -> None:
     """The generation row and the turn's events, in the caller's transaction."""
-    tokens = plan.prefix.tokens + plan.suffix_tokens
+    tokens = plan.prompt.tokens
     kv = {"outcome": primed.status, "restored": primed.restored, "prefilled": primed.prefilled}
     session.add(
         GenerationRow(

@@ -20,11 +20,12 @@ from sqlalchemy import ARRAY, Text, any_, cast, delete, func, literal, update
 
 from elephantasm.db.models import GenerationRow, KVSnapshotRow
 from elephantasm.db.tables import table_of
-from elephantasm.services.kv.rows import unlink_orphans
+from elephantasm.services.kv.rows import purge_anima, unlink_orphans
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
+    from elephantasm.local.holder import LocalModels
     from elephantasm.local.store import SnapshotStore
     from elephantasm.services.forget import Forgotten
 
@@ -75,3 +76,17 @@ async def forget_items(session: AsyncSession, store: SnapshotStore, org_id: uuid
         )
     await unlink_orphans(session, store, [(r.org_id, r.sha256) for r in gone])
     return len(gone)
+
+
+async def forget_hook(models: LocalModels, session: AsyncSession, org_id: uuid.UUID, done: Forgotten) -> None:
+    """The ``ForgetHook`` of the local model's memory: forgotten items leave its snapshots and
+    recorded prompts (:func:`forget_items`) and the KV states the process keeps for the org."""
+    await forget_items(session, models.store, org_id, done)
+    models.forget_org(org_id)
+
+
+async def purge_hook(models: LocalModels, session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> None:
+    """The ``AnimaPurgeHook`` of the local model's memory: a hard purge erases the anima's KV
+    snapshots too (rows and files) and the KV states the process keeps for the org."""
+    await purge_anima(session, models.store, org_id, anima_id)
+    models.forget_org(org_id)

@@ -22,14 +22,17 @@ from elephantasm.domain.kv.snapshot import token_ids_hash
 from elephantasm.local.sampling import Sampling
 from elephantasm.schemas.local import ReplayRead
 from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.reuse import Prompt, in_memory, prime
+from elephantasm.services.kv.reuse import Prompt, prime
 
 if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from elephantasm.db.engine import SessionFactory
     from elephantasm.local.engine import Generated
-    from elephantasm.runtime import Runtime
+    from elephantasm.local.holder import LocalModels
 
 
-async def get_generation(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID) -> GenerationRow:
+async def get_generation(session: AsyncSession, org_id: uuid.UUID, generation_id: uuid.UUID) -> GenerationRow:
     """A generation of the org (404 for another org's or a deleted anima's)."""
     stmt = (
         select(GenerationRow)
@@ -38,20 +41,22 @@ async def get_generation(runtime: Runtime, org_id: uuid.UUID, generation_id: uui
             col(GenerationRow.id) == generation_id, col(GenerationRow.org_id) == org_id, col(Anima.deleted_at).is_(None)
         )
     )
-    async with runtime.read_session() as session:
-        row = (await session.execute(stmt)).scalars().first()
+    row = (await session.execute(stmt)).scalars().first()
     if row is None:
         raise NotFoundError(f"generation {generation_id} not found")
     return row
 
 
-async def replay(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID, reuse: bool = True) -> ReplayRead:
+async def replay(
+    read_session: SessionFactory, models: LocalModels, org_id: uuid.UUID, generation_id: uuid.UUID, reuse: bool = True
+) -> ReplayRead:
     """Re-run a recorded generation (same prompt, seed and settings) and compare the output bytes;
     ``reuse=False``: from an empty cache, a full prefill (what reuse must be identical to)."""
-    row = await get_generation(runtime, org_id, generation_id)
+    async with read_session() as session:
+        row = await get_generation(session, org_id, generation_id)
     if row.prompt.get("forgotten"):
         raise ConflictError(f"generation {generation_id} cannot be replayed: its prompt held forgotten memory")
-    engine = await runtime.local.aengine(runtime.settings)
+    engine = await models.aengine()
     if engine.model_digest != row.model_digest:
         raise ConflictError(
             f"generation {generation_id} was made with model {row.model_digest[:12]}…; "
@@ -60,12 +65,7 @@ async def replay(runtime: Runtime, org_id: uuid.UUID, generation_id: uuid.UUID, 
     prefix = await asyncio.to_thread(snapshots.make_prefix, engine, row.prompt["prefix"])
     suffix = engine.tokenize_suffix(row.prompt["suffix"])
     prompt = Prompt(prefix.tokens + suffix, len(prefix.tokens))
-    planned = None
-    if reuse:
-        held = in_memory(engine, org_id, prompt)
-        async with runtime.read_session() as session:
-            store = runtime.local.store(runtime.settings)
-            planned = await snapshots.find(session, store, org_id, engine, prompt, held.claim if held else 0)
+    planned = await snapshots.find_for(read_session, models, engine, org_id, prompt) if reuse else None
 
     sampling = Sampling(**row.sampling)
     if row.finish_reason == "cancelled":

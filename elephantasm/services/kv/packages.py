@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -23,20 +24,9 @@ from elephantasm.services.kv.quality import measure
 from elephantasm.services.kv.snapshots import Prefix, make_prefix, row_values
 
 if TYPE_CHECKING:
+    from elephantasm.db.engine import SessionFactory
     from elephantasm.local.engine import LocalEngine
-    from elephantasm.runtime import Runtime
-
-
-async def _stored(runtime: Runtime, org_id: uuid.UUID, snapshot_id: uuid.UUID) -> tuple[KVSnapshotRow, bytes]:
-    async with runtime.read_session() as session:
-        row = await rows.get(session, org_id, snapshot_id)
-    blob = await asyncio.to_thread(runtime.local.store(runtime.settings).read, org_id, row.sha256)
-    if blob is None:
-        raise ConflictError(
-            f"kv snapshot {snapshot_id}: its file is missing or failed its checksum (deleted); "
-            "it is rebuilt on the next use of its pack"
-        )
-    return row, blob
+    from elephantasm.local.holder import LocalModels
 
 
 def _same_model(engine: LocalEngine, digest: str, what: str) -> None:
@@ -62,7 +52,7 @@ def certify(engine: LocalEngine, prefix: Prefix, state: bytes, n_probes: int) ->
         return measure((engine, recompute), (engine, restore), "recompute", n_probes=n_probes)
 
 
-def manifest_for(engine: LocalEngine, row: KVSnapshotRow, header: dict[str, Any], now: datetime) -> dict[str, Any]:
+def manifest_for(engine: LocalEngine, row: KVSnapshotRow, now: datetime) -> dict[str, Any]:
     """The package manifest: source model, context metadata and reconstruction hints."""
     return {
         **engine.describe(),
@@ -83,28 +73,43 @@ def manifest_for(engine: LocalEngine, row: KVSnapshotRow, header: dict[str, Any]
 
 
 async def _certified(
-    runtime: Runtime, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int
-) -> tuple[KVSnapshotRow, bytes, LocalEngine, dict[str, Any], dict[str, Any]]:
-    """A stored snapshot (row, file, engine, header) and its certificate measured now."""
-    row, blob = await _stored(runtime, org_id, snapshot_id)
-    engine = await runtime.local.aengine(runtime.settings)
+    read_session: SessionFactory, models: LocalModels, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int
+) -> tuple[KVSnapshotRow, bytes, LocalEngine, dict[str, Any]]:
+    """A stored snapshot (row, file, engine) and its certificate measured now."""
+    async with read_session() as session:
+        row = await rows.get(session, org_id, snapshot_id)
+    blob = await asyncio.to_thread(models.store.read, org_id, row.sha256)
+    if blob is None:
+        raise ConflictError(
+            f"kv snapshot {snapshot_id}: its file is missing or failed its checksum (deleted); "
+            "it is rebuilt on the next use of its pack"
+        )
+    engine = await models.aengine()
     _same_model(engine, row.model_digest, f"kv snapshot {snapshot_id}")
     header, state = decode_snapshot(blob)
     cert = await asyncio.to_thread(certify, engine, make_prefix(engine, header["prefix_text"]), state, n_probes)
-    return row, blob, engine, header, cert
+    return row, blob, engine, cert
 
 
-async def export_package(runtime: Runtime, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int = 4) -> bytes:
-    """The package file for a stored snapshot, with a certificate measured now."""
-    row, blob, engine, header, cert = await _certified(runtime, org_id, snapshot_id, n_probes)
-    return seal_package(manifest_for(engine, row, header, runtime.clock()), cert, blob, runtime.secret)
+async def export_package(
+    read_session: SessionFactory,
+    models: LocalModels,
+    secret: bytes,
+    clock: Callable[[], datetime],
+    org_id: uuid.UUID,
+    snapshot_id: uuid.UUID,
+    n_probes: int = 4,
+) -> bytes:
+    """The package file for a stored snapshot, with a certificate measured now, signed with ``secret``."""
+    row, blob, engine, cert = await _certified(read_session, models, org_id, snapshot_id, n_probes)
+    return seal_package(manifest_for(engine, row, clock()), cert, blob, secret)
 
 
 async def verify_snapshot(
-    runtime: Runtime, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int = 4
+    read_session: SessionFactory, models: LocalModels, org_id: uuid.UUID, snapshot_id: uuid.UUID, n_probes: int = 4
 ) -> dict[str, Any]:
     """Re-measure a stored snapshot's certificate (restored vs recomputed)."""
-    return (await _certified(runtime, org_id, snapshot_id, n_probes))[4]
+    return (await _certified(read_session, models, org_id, snapshot_id, n_probes))[3]
 
 
 def _checked(engine: LocalEngine, manifest: dict[str, Any], snapshot: bytes) -> tuple[dict[str, Any], Prefix]:
@@ -133,18 +138,24 @@ def _checked(engine: LocalEngine, manifest: dict[str, Any], snapshot: bytes) -> 
 
 
 async def import_package(
-    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, blob: bytes
+    unit_of_work: SessionFactory,
+    models: LocalModels,
+    secret: bytes,
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    blob: bytes,
 ) -> tuple[KVSnapshotRow, dict, dict]:
-    """Verify a package (signature, checksums, model, tokens, loadability) and store its snapshot."""
+    """Verify a package (signature with ``secret``, checksums, model, tokens, loadability) and store
+    its snapshot: the anima is checked and the row written in two units of work around the model's checks."""
     try:
-        manifest, cert, snapshot = open_package(blob, runtime.secret)
+        manifest, cert, snapshot = open_package(blob, secret)
     except PackageError as exc:
         raise ValidationError(f"package rejected: {exc}") from None
-    async with runtime.read_session() as session:
+    async with unit_of_work() as session:
         await get_anima(session, org_id, anima_id)  # 404 for another org's anima
-    engine = await runtime.local.aengine(runtime.settings)
+    engine = await models.aengine()
     _, prefix = await asyncio.to_thread(_checked, engine, manifest, snapshot)
-    digest = await asyncio.to_thread(runtime.local.store(runtime.settings).write, org_id, snapshot)
+    digest = await asyncio.to_thread(models.store.write, org_id, snapshot)
     meta = {
         "layer_counts": manifest.get("layer_counts", {}),
         "summary": manifest.get("summary"),
@@ -153,7 +164,7 @@ async def import_package(
     }
     stored = (digest, len(snapshot))
     values = row_values(engine, org_id, anima_id, prefix, manifest["pack_fingerprint"], stored, "imported", meta)
-    async with runtime.unit_of_work() as session:
+    async with unit_of_work() as session:
         row = await rows.upsert(session, values)
-        await rows.evict(session, runtime.local.store(runtime.settings), runtime.settings.local_kv_budget_bytes)
+        await rows.evict(session, models.store, models.budget_bytes)
     return row, manifest, cert

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from elephantasm.domain.kv.stable import oldest_first
@@ -20,9 +22,32 @@ from elephantasm.services import packs as pack_svc
 
 if TYPE_CHECKING:
     from elephantasm.runtime import Runtime
+    from elephantasm.services.packs import PackRequest, Served
     from elephantasm.services.packs.service import Followup
 
 CHAT_PACK_OVERRIDES = {"include_session": False, "include_temporal": False}
+
+
+@dataclass(frozen=True)
+class ChatPacks:
+    """How chat compiles an anima's pack: the process's pack service (``services/packs``, bound by
+    the composition root) and the chat settings (``local_pack_*``, ``local_system_prompt``)."""
+
+    request: Callable[..., PackRequest]
+    """``build_request`` of the pack service."""
+    compile: Callable[[PackRequest], Awaitable[Served]]
+    """``compile_now`` of the pack service."""
+    max_tokens: int
+    preamble: str
+    query_mode: str
+    """``conversation`` or ``latest`` (``chat.pack_query``)."""
+
+
+def chat_packs(runtime: Runtime) -> ChatPacks:
+    """The process's chat packs: the pack service bound to the runtime's :class:`PackDeps`."""
+    s, deps = runtime.settings, pack_svc.PackDeps.of(runtime)
+    request, compile_ = partial(pack_svc.build_request, deps), partial(pack_svc.compile_now, deps)
+    return ChatPacks(request, compile_, s.local_pack_max_tokens, s.local_system_prompt, s.local_pack_query)
 
 
 @dataclass(frozen=True)
@@ -86,30 +111,27 @@ def _from_body(body: dict[str, Any], preamble: str) -> PackPrompt:
 
 
 async def pack_prompt(
-    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, query: str | None, session_id: str | None = None
+    packs: ChatPacks, org_id: uuid.UUID, anima_id: uuid.UUID, query: str | None, session_id: str | None = None
 ) -> PackPrompt:
     """Compile (or serve from the pack cache) the anima's chat pack for ``query``; 404 if not found."""
-    pack, followup = await pack_prompt_later(runtime, org_id, anima_id, query, session_id)
+    pack, followup = await pack_prompt_later(packs, org_id, anima_id, query, session_id)
     if followup is not None:
         await followup()
     return pack
 
 
 async def pack_prompt_later(
-    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, query: str | None, session_id: str | None = None
+    packs: ChatPacks, org_id: uuid.UUID, anima_id: uuid.UUID, query: str | None, session_id: str | None = None
 ) -> tuple[PackPrompt, Followup | None]:
     """:func:`pack_prompt`, leaving the record of a fresh compile (``followup``) for the caller to
     run when it suits it: a chat turn runs it after the reply."""
-    settings = runtime.settings
-    deps = pack_svc.PackDeps.of(runtime)
-    req = pack_svc.build_request(
-        deps,
+    req = packs.request(
         org_id,
         anima_id,
         query=(query or "")[:4000] or None,
         overrides=CHAT_PACK_OVERRIDES,
-        max_tokens=settings.local_pack_max_tokens,
+        max_tokens=packs.max_tokens,
         session_id=session_id,
     )
-    served = await pack_svc.compile_now(deps, req)
-    return _from_body(json.loads(served.body), settings.local_system_prompt), served.followup
+    served = await packs.compile(req)
+    return _from_body(json.loads(served.body), packs.preamble), served.followup

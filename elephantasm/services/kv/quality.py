@@ -42,9 +42,8 @@ def _trace(
         token = int(np.argmax(step))
         tokens.append(token)
         logits.append(step)
-        if forced is None and engine.is_end(token):
-            break
-        if forced is not None and i + 1 >= len(forced):
+        done = engine.is_end(token) if forced is None else i + 1 >= len(forced)  # forced: as long as the reference
+        if done:
             break
         engine.extend([forced[i] if forced is not None else token])
     return tokens, logits

@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-OUTCOMES = ("hit", "prefix", "miss", "off", "recomputed")
-
 
 @dataclass(frozen=True)
 class Prompt:
@@ -70,10 +68,10 @@ class Source:
 
 @dataclass(frozen=True)
 class Primed:
-    """What priming did: ``status`` (one of :data:`OUTCOMES`), prompt tokens ``restored`` from KV and
-    ``prefilled`` (llama.cpp's count), the source used, the system turn's state captured to keep as
-    a new snapshot (``kept``: header and raw state), and ``discarded`` when a state was refused by
-    llama.cpp and recomputed."""
+    """What priming did: ``status`` (``hit``, ``prefix``, ``miss``, ``off`` or ``recomputed``), prompt
+    tokens ``restored`` from KV and ``prefilled`` (llama.cpp's count), the source used, the system
+    turn's state captured to keep as a new snapshot (``kept``: header and raw state), and
+    ``discarded`` when a state was refused by llama.cpp and recomputed."""
 
     status: str
     restored: int = 0

@@ -129,14 +129,10 @@ async def purge_deleted_animas(session: AsyncSession, store: SnapshotStore, org_
     return await delete_rows(session, store, where)
 
 
-def total_bytes() -> Any:
-    """A statement for the bytes of every snapshot (all orgs: the budget is the disk's)."""
-    return select(func.coalesce(func.sum(_T.c.bytes), 0))
-
-
 async def evict(session: AsyncSession, store: SnapshotStore, budget_bytes: int) -> int:
-    """Delete least-recently-used snapshots until the total is within ``budget_bytes``."""
-    total = (await session.execute(total_bytes())).scalar_one()
+    """Delete least-recently-used snapshots (of every org: the budget is the disk's) until the total
+    is within ``budget_bytes``."""
+    total = (await session.execute(select(func.coalesce(func.sum(_T.c.bytes), 0)))).scalar_one()
     if total <= budget_bytes:
         return 0
     victims: list[uuid.UUID] = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -22,14 +23,15 @@ from elephantasm.domain.kv.snapshot import SnapshotFormatError, decode_snapshot,
 from elephantasm.observability import metrics
 from elephantasm.services.kv import rows
 from elephantasm.services.kv.prefix import PackPrompt
-from elephantasm.services.kv.reuse import Primed, Prompt, Source, prime
+from elephantasm.services.kv.reuse import Primed, Prompt, Source, in_memory, prime
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncSession
 
+    from elephantasm.db.engine import SessionFactory
     from elephantasm.local.engine import LocalEngine
+    from elephantasm.local.holder import LocalModels
     from elephantasm.local.store import SnapshotStore
-    from elephantasm.runtime import Runtime
 
 
 @dataclass(frozen=True)
@@ -85,18 +87,6 @@ def _decoded(blob: bytes | None) -> tuple[dict[str, Any], bytes] | None:
         return None
 
 
-def state_of(blob: bytes | None, prefix: Prefix) -> bytes | None:
-    """The KV state in a file verified by the store (``SnapshotStore.read``) if it is the one for
-    ``prefix`` (same key, same tokens)."""
-    decoded = _decoded(blob)
-    if decoded is None:
-        return None
-    meta, state = decoded
-    if meta.get("snapshot_key") != prefix.key or meta.get("tokens") != prefix.tokens:
-        return None
-    return state
-
-
 def block_seed(engine: LocalEngine) -> str:
     """What a prefix's KV depends on besides its tokens: the seed of its block hashes."""
     return f"{engine.model_digest}:{sha256_hex(engine.template)}:{engine.kv_type}"
@@ -146,6 +136,16 @@ async def find(
     return Source("snapshot", list(meta.get("tokens") or []), claim, state, ref=row)
 
 
+async def find_for(
+    read_session: SessionFactory, models: LocalModels, engine: LocalEngine, org_id: uuid.UUID, prompt: Prompt
+) -> Source | None:
+    """The org's snapshot worth restoring for ``prompt``: disk is read only if it offers more than
+    the states held in memory (a peek at them, no lock needed)."""
+    held = in_memory(engine, org_id, prompt)
+    async with read_session() as session:
+        return await find(session, models.store, org_id, engine, prompt, held.claim if held else 0)
+
+
 def _write(store: SnapshotStore, org_id: uuid.UUID, primed: Primed) -> tuple[str, int] | None:
     """Encode and store the state priming captured: (digest, bytes), or None if it captured none."""
     blob = primed.blob
@@ -154,8 +154,7 @@ def _write(store: SnapshotStore, org_id: uuid.UUID, primed: Primed) -> tuple[str
 
 async def settle(
     session: AsyncSession,
-    store: SnapshotStore,
-    budget_bytes: int,
+    models: LocalModels,
     now: datetime,
     engine: LocalEngine,
     of: SnapshotOf,
@@ -163,12 +162,12 @@ async def settle(
     planned: Source | None,
 ) -> KVSnapshotRow | None:
     """After priming, in the caller's transaction (a chat turn: after the reply): count it, mark a
-    used snapshot, keep the new one priming captured (file, row) and the store within
-    ``budget_bytes`` (LRU)."""
+    used snapshot, keep the new one priming captured (file, row) and the store within its budget (LRU)."""
     metrics.kv_primed(primed.status, primed.restored, primed.prefilled)
     used = primed.source.ref if primed.source is not None and primed.source.kind == "snapshot" else None
     if used is not None:
         await rows.touch(session, used.id, now)
+    store = models.store
     written = await asyncio.to_thread(_write, store, of.org_id, primed)
     if written is None:
         return None
@@ -179,7 +178,7 @@ async def settle(
     )
     if primed.discarded and planned is not None and planned.ref.sha256 != written[0]:  # it failed: drop it
         await rows.unlink_orphans(session, store, [(of.org_id, planned.ref.sha256)])
-    await rows.evict(session, store, budget_bytes)
+    await rows.evict(session, store, models.budget_bytes)
     return saved
 
 
@@ -215,16 +214,21 @@ def row_values(
 
 
 async def build(
-    runtime: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID, pack: PackPrompt
+    unit_of_work: SessionFactory,
+    models: LocalModels,
+    clock: Callable[[], datetime],
+    org_id: uuid.UUID,
+    anima_id: uuid.UUID,
+    pack: PackPrompt,
 ) -> tuple[str, KVSnapshotRow | None]:
-    """Ensure the snapshot of ``pack``'s prefix is on disk (the ``kv build`` use case); (status, row)."""
-    settings, store = runtime.settings, runtime.local.store(runtime.settings)
-    engine = await runtime.local.aengine(settings)
+    """Ensure the snapshot of ``pack``'s prefix is on disk (the ``kv build`` use case); (status, row).
+    Reads and writes in two units of work, none held while the model runs."""
+    engine = await models.aengine()
     prefix_text, _ = engine.split_prompt(pack.system, [])
     prefix = make_prefix(engine, prefix_text)
     prompt = Prompt(prefix.tokens, len(prefix.tokens))
-    async with runtime.read_session() as session:
-        planned = await find(session, store, org_id, engine, prompt, need_logits=False)
+    async with unit_of_work() as session:
+        planned = await find(session, models.store, org_id, engine, prompt, need_logits=False)
     on_disk = planned is not None and planned.claim == len(prefix.tokens)
 
     def work() -> Primed:
@@ -236,7 +240,6 @@ async def build(
             return primed
 
     primed = await asyncio.to_thread(work)
-    async with runtime.unit_of_work() as session:
-        of = SnapshotOf(org_id, anima_id, prefix, pack)
-        await settle(session, store, settings.local_kv_budget_bytes, runtime.clock(), engine, of, primed, planned)
+    async with unit_of_work() as session:
+        await settle(session, models, clock(), engine, SnapshotOf(org_id, anima_id, prefix, pack), primed, planned)
         return primed.status, await rows.find(session, org_id, anima_id, prefix.key)

@@ -17,12 +17,18 @@ import asyncio
 import logging
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from elephantasm.services.kv.chat import ChatPlan, run_chat
+from elephantasm.domain.errors import StorageFullError
+from elephantasm.services.kv import snapshots
+from elephantasm.services.kv.chat import ChatPlan, record_chat, record_failed, run_chat, warm_next_pack
 
 if TYPE_CHECKING:
+    from elephantasm.db.engine import SessionFactory
     from elephantasm.local.engine import Generated, LocalEngine
+    from elephantasm.local.holder import LocalModels
+    from elephantasm.services.kv.prefix import ChatPacks
     from elephantasm.services.kv.reuse import Primed
 
 log = logging.getLogger(__name__)
@@ -54,15 +60,7 @@ class ChatStream:
 
         def work() -> None:
             try:
-                run_chat(
-                    self.engine,
-                    self.plan,
-                    self.reuse,
-                    lambda s: put("ready", s),
-                    lambda t: put("text", t),
-                    self._cancel.is_set,
-                    lambda r: put("reply", r),
-                )
+                run_chat(self.engine, self.plan, self.reuse, put, self._cancel.is_set)
                 put("done", None)
             except BaseException as exc:
                 put("error", exc)
@@ -127,3 +125,40 @@ class ChatStream:
                 pass
         except Exception as exc:  # nobody awaits this task: say what went wrong, once
             log.warning("chat turn of an abandoned stream ended with an error (%s)", type(exc).__name__)
+
+
+def chat_stream(
+    unit_of_work: SessionFactory,
+    models: LocalModels,
+    packs: ChatPacks,
+    clock: Callable[[], datetime],
+    engine: LocalEngine,
+    plan: ChatPlan,
+) -> ChatStream:
+    """The turn's model work, recorded after the reply: the turn first (what the client sent must
+    not be lost to a later failure; the user's message alone if generation fails), then the pack
+    compile's record and the new snapshot (file, row), each in a unit of work of its own, and the
+    next turn's pack."""
+
+    async def after_reply(primed: Primed | None) -> None:
+        if plan.followup is not None:
+            await plan.followup()
+        if primed is not None:
+            try:
+                async with unit_of_work() as session:
+                    await snapshots.settle(session, models, clock(), engine, plan.snapshot_of, primed, plan.snapshot)
+            except StorageFullError as exc:  # the snapshot is a cache: the turn is answered and recorded
+                log.warning("KV snapshot not kept: %s", exc.detail)
+
+    async def finish(primed: Primed, gen: Generated) -> None:
+        async with unit_of_work() as session:
+            await record_chat(session, engine, plan, primed, gen, clock())
+        await after_reply(primed)
+        await warm_next_pack(packs, plan)
+
+    async def fail() -> None:
+        async with unit_of_work() as session:
+            await record_failed(session, plan, clock())
+        await after_reply(None)
+
+    return ChatStream(engine, plan, models.reuse, finish, fail)
