@@ -242,7 +242,6 @@ async def _plan_and_apply(
     candidates = [
         MergeCandidate(
             id=i,
-            vector=None,
             summary=by_id[i].summary,
             importance=by_id[i].importance,
             recall_count=by_id[i].recall_count,
