@@ -95,7 +95,9 @@ def backoff_delay(attempt: int, error: BaseException, policy: RetryPolicy, rng: 
 
 @dataclass
 class ChatCaller:
-    """Makes one logical chat completion: attempts, parses, retries, and counts usage."""
+    """Makes one logical chat completion: attempts, parses, retries, and counts usage.
+
+    ``client`` comes from :func:`build_client` (the library's own retries off)."""
 
     client: openai.AsyncOpenAI
     model: str
@@ -105,9 +107,6 @@ class ChatCaller:
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     rng: random.Random = field(default_factory=random.Random)
     usage: Usage = Usage()
-
-    def __post_init__(self) -> None:
-        self.client = self.client.with_options(max_retries=0)
 
     async def call(
         self, messages: list[dict[str, str]], response_format: dict[str, Any], parse: Callable[[str], T]

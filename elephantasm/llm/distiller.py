@@ -14,10 +14,11 @@ import asyncio
 import json
 import random
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import Annotated, Any
 
 import openai
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from elephantasm.domain.dreaming.batching import BatchLimits, batch_groups, render_event
 from elephantasm.domain.dreaming.grouping import TokenCounter, approx_tokens, event_order, group_events
@@ -32,6 +33,7 @@ from elephantasm.domain.dreaming.types import (
     KnowledgeDraft,
     KnowledgeType,
     MemoryDraft,
+    Usage,
 )
 
 from .client import ChatCaller, MalformedReply, RetryPolicy
@@ -49,7 +51,6 @@ Unit = Annotated[float, AfterValidator(_unit)]  # a model's 1.02 is clamped, not
 class MemoryOut(BaseModel):
     """One memory as the model returns it."""
 
-    model_config = ConfigDict(extra="ignore")
     summary: str = Field(min_length=1)
     content: str
     importance: Unit
@@ -60,7 +61,6 @@ class MemoryOut(BaseModel):
 class KnowledgeOut(BaseModel):
     """One knowledge item as the model returns it."""
 
-    model_config = ConfigDict(extra="ignore")
     type: KnowledgeType
     topic: str
     subject_key: str | None
@@ -74,7 +74,6 @@ class KnowledgeOut(BaseModel):
 class IdentityOut(BaseModel):
     """The anima's updated identity as the model proposes it."""
 
-    model_config = ConfigDict(extra="ignore")
     personality_type: str
     communication_style: str
     self_reflection: str
@@ -86,7 +85,6 @@ class IdentityOut(BaseModel):
 class BatchReply(BaseModel):
     """A reply for one batch of events."""
 
-    model_config = ConfigDict(extra="ignore")
     memories: list[MemoryOut]
     knowledge: list[KnowledgeOut]
 
@@ -138,7 +136,8 @@ change, or null when nothing should change."""
 
 
 class LLMEngine:
-    """Distils events with any OpenAI-compatible chat endpoint (implements ``DistillEngine``)."""
+    """Distils events with any OpenAI-compatible chat endpoint (implements ``DistillEngine``);
+    ``client`` comes from :func:`~.client.build_client`."""
 
     name = "llm"
 
@@ -157,15 +156,11 @@ class LLMEngine:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
     ) -> None:
-        self.client = client.with_options(max_retries=0)
         self.model = model
-        self.timeout = timeout
         self._count = token_counter
         self._limits = limits or BatchLimits()
-        self._policy = RetryPolicy(max_retries=max_retries, base_delay=backoff_base, max_delay=backoff_max)
-        self._temperature = temperature
-        self._sleep = sleep
-        self._rng = rng or random.Random()
+        policy = RetryPolicy(max_retries=max_retries, base_delay=backoff_base, max_delay=backoff_max)
+        self._caller = ChatCaller(client, model, policy, timeout, temperature, sleep, rng or random.Random())
 
     async def distil(self, events: list[EventInput], existing_identity: IdentityDraft | None) -> DistillResult:
         """Distil all ``events`` or raise :class:`DistillError` (with the usage spent); never partial."""
@@ -173,9 +168,7 @@ class LLMEngine:
             raise ValueError("event indices must be unique within a run")
         if not events:
             return DistillResult(memories=(), knowledge=())
-        caller = ChatCaller(
-            self.client, self.model, self._policy, self.timeout, self._temperature, self._sleep, self._rng
-        )
+        caller = replace(self._caller, usage=Usage())  # usage is counted per run
         batches = batch_groups(group_events(events, self._count), self._count, self._limits)
         memories: list[MemoryDraft] = []
         knowledge_out: list[tuple[KnowledgeOut, list[EventInput]]] = []
