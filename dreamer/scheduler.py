@@ -58,11 +58,6 @@ class Dreamer:
         finally:
             self._jobs.discard(task)
 
-    @property
-    def running_jobs(self) -> int:
-        """How many scheduled jobs are running right now."""
-        return len(self._jobs)
-
     async def stop_jobs(self, grace: float) -> None:
         """Give running jobs up to ``grace`` seconds to end, then cancel what still runs and wait
         for it to unwind (a job's reads end with its connection returned to the pool)."""

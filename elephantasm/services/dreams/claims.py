@@ -15,13 +15,11 @@ distils and writes a chunk in one transaction (:func:`lock_events`): no claim ou
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
 
-from sqlalchemy import and_, delete, exists, func, insert, literal, select, update
+from sqlalchemy import delete, exists, func, insert, literal, select, update
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -29,7 +27,7 @@ from elephantasm.db.models import Anima, DreamChunk, DreamRun, Event
 from elephantasm.db.scopes import of_anima
 from elephantasm.db.tables import rowcount, table_of
 from elephantasm.ids import uuid7
-from elephantasm.services.dreams.liveness import advisory
+from elephantasm.services.dreams.liveness import advisory, lock_key
 
 _EVENTS = table_of(Event)
 _RUNS = table_of(DreamRun)
@@ -51,15 +49,9 @@ CLAIM_COLUMNS = (
 )
 
 
-def anima_lock_key(anima_id: uuid.UUID) -> int:
-    """The signed 64-bit advisory-lock key of an anima (stable across processes and versions)."""
-    digest = hashlib.blake2b(_LOCK_NAMESPACE + anima_id.bytes, digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
-
-
 async def lock_anima(session: AsyncSession, anima_id: uuid.UUID) -> None:
     """Serialise dreamer writes for ``anima_id`` until the current transaction ends."""
-    await session.execute(advisory(func.pg_advisory_xact_lock, anima_lock_key(anima_id)))
+    await session.execute(advisory(func.pg_advisory_xact_lock, lock_key(_LOCK_NAMESPACE, anima_id)))
 
 
 @dataclass(frozen=True)
@@ -91,11 +83,7 @@ async def lock_events(session: AsyncSession, run: DreamRun, until_seq: int, limi
     are dropped here, so nothing abandoned blocks the anima.
     """
     anima_id = run.anima_id
-    await session.execute(
-        delete(_CHUNKS).where(
-            _CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None), ~_live_claim(exclude=run.id)
-        )
-    )
+    await _drop_dead_claims(session, anima_id, run.id)
     held = await session.execute(
         select(_CHUNKS.c.id).where(_CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None)).limit(1)
     )
@@ -116,9 +104,14 @@ async def lock_events(session: AsyncSession, run: DreamRun, until_seq: int, limi
     return Chunk(after + 1, last, rows)
 
 
-def _live_claim(exclude: uuid.UUID) -> Any:
-    """The chunk's run is running and is not ``exclude``."""
-    return exists().where(and_(_RUNS.c.id == _CHUNKS.c.run_id, _RUNS.c.status == "running", _RUNS.c.id != exclude))
+async def _drop_dead_claims(session: AsyncSession, anima_id: uuid.UUID, also_of: uuid.UUID | None = None) -> None:
+    """Drop the anima's claims whose run is no longer running (and those of run ``also_of``)."""
+    live = [_RUNS.c.id == _CHUNKS.c.run_id, _RUNS.c.status == "running"]
+    if also_of is not None:
+        live.append(_RUNS.c.id != also_of)
+    await session.execute(
+        delete(_CHUNKS).where(_CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None), ~exists().where(*live))
+    )
 
 
 async def claim_events(session: AsyncSession, run: DreamRun, now: datetime, until_seq: int, limit: int) -> Chunk | None:
@@ -231,8 +224,5 @@ async def recover_stale_runs(
     stale = list((await session.execute(stmt)).scalars())
     await release_claims(session, stale)
     if anima_id is not None:
-        live = exists().where(and_(_RUNS.c.id == _CHUNKS.c.run_id, _RUNS.c.status == "running"))
-        await session.execute(
-            delete(_CHUNKS).where(_CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None), ~live)
-        )
+        await _drop_dead_claims(session, anima_id)
     return stale

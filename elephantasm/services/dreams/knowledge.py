@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 _KNOWLEDGE = table_of(Knowledge)
 _LINKS = table_of(KnowledgeMemory)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_CURRENT_COLUMNS = "id content_hash subject_key content meta valid_from confidence created_at".split()
 
 _SIMILARITY_SQL = text("""
 WITH d AS (SELECT ord, CAST(v AS halfvec) AS v FROM unnest(CAST(:vecs AS text[])) WITH ORDINALITY AS u(v, ord)),
@@ -109,16 +110,7 @@ async def _load_current(
     if ids:
         cond.append(_KNOWLEDGE.c.id.in_(ids))
     stmt = (
-        select(
-            _KNOWLEDGE.c.id,
-            _KNOWLEDGE.c.content_hash,
-            _KNOWLEDGE.c.subject_key,
-            _KNOWLEDGE.c.content,
-            _KNOWLEDGE.c.meta,
-            _KNOWLEDGE.c.valid_from,
-            _KNOWLEDGE.c.confidence,
-            _KNOWLEDGE.c.created_at,
-        )
+        select(*(_KNOWLEDGE.c[name] for name in _CURRENT_COLUMNS))
         .where(
             _KNOWLEDGE.c.anima_id == anima_id,
             _KNOWLEDGE.c.valid_to.is_(None),

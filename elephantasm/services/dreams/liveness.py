@@ -30,9 +30,15 @@ def advisory(fn: Any, key: int) -> Select[Any]:
     return select(fn(literal(key, BigInteger)))
 
 
+def lock_key(namespace: bytes, entity_id: uuid.UUID) -> int:
+    """The signed 64-bit advisory-lock key of an anima or a run: stable across processes and
+    versions, and never the same for two namespaces."""
+    return int.from_bytes(hashlib.blake2b(namespace + entity_id.bytes, digest_size=8).digest(), "big", signed=True)
+
+
 def run_lock_key(run_id: uuid.UUID) -> int:
-    """The signed 64-bit advisory-lock key of a run (its own namespace: never an anima's key)."""
-    return int.from_bytes(hashlib.blake2b(_NAMESPACE + run_id.bytes, digest_size=8).digest(), "big", signed=True)
+    """The advisory-lock key of a run's liveness lock."""
+    return lock_key(_NAMESPACE, run_id)
 
 
 class RunLocks:

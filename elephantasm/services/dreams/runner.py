@@ -34,7 +34,7 @@ from elephantasm.services.dreams.deps import DreamDeps
 from elephantasm.services.dreams.identity import as_draft, current_identity
 from elephantasm.services.dreams.journal import journaled_write
 from elephantasm.services.dreams.runs import RunLostError, RunStats, finish_run, heartbeat, hold_lease, start_run
-from elephantasm.services.dreams.writer import embed_result, ensure_coverage, to_inputs, write_chunk, write_in
+from elephantasm.services.dreams.writer import embed_result, ensure_coverage, to_inputs, write_in
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +167,8 @@ async def _claimed_step(deps: DreamDeps, run: DreamRun, stats: RunStats, until_s
     inputs = to_inputs(chunk.rows)
     result, vectors = await _distil_embed(deps, inputs, identity, stats)
     t0 = time.perf_counter()
-    memory_ids = await write_chunk(deps, run, inputs, result, vectors, stats, chunk)
+    async with journaled_write(deps, run, stats) as step:
+        memory_ids = await write_in(step, deps, inputs, result, vectors, chunk)
     stats.time("write", time.perf_counter() - t0)
     return len(inputs), memory_ids
 
