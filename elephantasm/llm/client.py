@@ -1,10 +1,9 @@
 """OpenAI-compatible chat calls with our own bounded retries and usage accounting.
 
-The ``openai`` client's built-in retries are switched off (``max_retries=0``) so that every HTTP
-attempt is ours: counted in :class:`Usage`, spaced with exponential backoff and jitter, and bounded.
-Timeouts, connection errors, 408/409/429 and 5xx are retried (429 honours ``Retry-After``), and so
-is a reply the caller's parser rejects (malformed, empty or invalid JSON). Anything else, or running
-out of attempts, raises :class:`DistillError` carrying the usage spent so far.
+Every HTTP attempt is ours (the library's retries are off, :func:`build_client`): counted in
+:class:`Usage`, spaced with jittered exponential backoff (429 honours ``Retry-After``), bounded.
+Transport errors, 408/409/429/5xx and replies the parser rejects are retried; anything else, or
+running out of attempts, raises :class:`DistillError` with the usage spent.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -53,26 +53,17 @@ class RetryPolicy:
 
 
 def retry_after_seconds(error: BaseException, now: float | None = None) -> float | None:
-    """The wait a 429/503 asks for (``retry-after-ms``, ``retry-after`` seconds or HTTP date)."""
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
-            return None
-        return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
+    """The wait a 429/503 asks for (``retry-after-ms``, ``retry-after`` seconds or HTTP date); None
+    when it asks for none, or in a form we cannot read (then backoff decides)."""
+    headers = getattr(getattr(error, "response", None), "headers", None) or {}
+    with suppress(KeyError, ValueError):
+        return max(0.0, float(headers["retry-after-ms"]) / 1000.0)
+    with suppress(KeyError, ValueError):
+        return max(0.0, float(headers["retry-after"]))
+    with suppress(KeyError, ValueError):
+        when = email.utils.parsedate_to_datetime(headers["retry-after"]).timestamp()
+        return max(0.0, when - (time.time() if now is None else now))
+    return None
 
 
 def is_retryable(error: BaseException) -> bool:
