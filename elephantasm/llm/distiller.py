@@ -1,11 +1,9 @@
 """The LLM distillation engine: several exchanges per call, structured JSON out, provenance checked.
 
-Events are grouped into exchanges and packed into calls (:mod:`elephantasm.domain.dreaming.batching`);
-each call shows the events numbered by their index and asks for JSON matching a strict schema. Every
-memory and knowledge item must cite the indices it came from; a reply citing unknown indices, or
-that is not valid JSON for the schema, is retried like a transport error. Events the model left
-uncovered get an offline memory (recorded in ``fallback_event_ids``). The identity update rides on
-the last call of a run, so it costs no extra call. Any batch that finally fails fails the whole run.
+Each call shows numbered events and asks for JSON of a strict schema; every memory and knowledge
+item must cite the indices it came from, and a reply that cites unknown ones or breaks the schema is
+retried. Events the model left uncovered get an offline memory; the identity update rides on a
+run's last call. A batch that finally fails fails the whole run.
 """
 
 from __future__ import annotations
@@ -307,11 +305,6 @@ def _identity(out: IdentityOut, existing: IdentityDraft | None) -> IdentityDraft
         prose=out.prose.strip(),
         reason=out.reason.strip() or "updated by LLM",
     )
-    if existing is not None and (
-        existing.personality_type,
-        existing.communication_style,
-        existing.prose,
-        dict(existing.self),
-    ) == (draft.personality_type, draft.communication_style, draft.prose, self_):
+    if existing is not None and replace(draft, reason=existing.reason) == existing:
         return None
     return draft
