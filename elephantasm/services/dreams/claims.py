@@ -1,16 +1,11 @@
 """Per-anima locking, claims on pending events, and recovery of abandoned runs.
 
-A transaction-level advisory lock per anima (:func:`lock_anima`) serialises the short dreamer
-transactions of one anima across processes, and is taken before any row lock of the anima (the
-lock order, ``docs/design.md``); the run row (``status = 'running'`` + ``heartbeat_at``) is the
-durable lease, declared abandoned when its heartbeat is older than ``dreamer_stale_seconds``.
-
-The dreamer never writes events. A chunk is the lowest pending seqs of the anima, taken under the
-lock. A run that distils with no transaction open (an LLM) first records a claim (a ``dream_chunks``
-row without ``distilled_at``); its final write marks it distilled and moves the watermark only if
-the claim is still its own and the watermark still where the chunk starts, so even a run wrongly
-declared abandoned never distils an event another run has taken. CPU-only distilling reads,
-distils and writes a chunk in one transaction (:func:`lock_events`): no claim outlives it.
+An advisory lock per anima (:func:`lock_anima`, taken before any row lock of the anima: the lock
+order of ``docs/design.md``) serialises its dreamer transactions; the run row is the durable lease.
+A chunk is the lowest pending seqs of the anima. A run that distils with no transaction open first
+records a claim (a ``dream_chunks`` row without ``distilled_at``); its write moves the watermark only
+if the claim is still its own and the watermark still where the chunk starts, so no event is
+distilled twice. The dreamer never writes events.
 """
 
 from __future__ import annotations

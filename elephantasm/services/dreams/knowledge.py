@@ -1,16 +1,10 @@
 """Knowledge writes: deduplicate against current knowledge, supersede contradicted facts.
 
-For each draft (oldest statement first), in this order:
-
-1. same normalised content as a current item → that item is corroborated (links + confidence);
-2. same ``subject_key`` as a current item: same value → corroborated; different value → the newer
-   statement becomes current and the older one is superseded (``valid_to``, ``superseded_by``), kept
-   as history; a back-dated statement older than the current one is stored already superseded;
-3. vector similarity ≥ threshold to a current item, or to an earlier draft of this batch → corroborated;
-4. otherwise a new current item.
-
-Similarities are computed by pgvector in one statement per chunk (no per-draft round trips), exactly
-(not through the HNSW index): an anima's current knowledge is small, and a missed duplicate is a bug.
+Each draft (oldest statement first) is, in this order: 1. corroborating a current item with the
+same normalised content; 2. for the same ``subject_key``: corroborating (same value) or superseding
+it (different value; a back-dated statement is stored already superseded); 3. corroborating a
+current item or earlier draft at vector similarity ≥ threshold; 4. a new current item.
+Similarities come from one exact pgvector statement per chunk: a missed duplicate is a bug.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""One dream run over one anima: lease → (claim → distil → embed → write)* → curate (the sleep pass) → finish.
+"""One dream run over one anima: lease → (claim → distil → embed → write)* → curate → finish.
 
 No transaction is open while an LLM or a remote embedder works: a chunk is claimed in one short
-transaction, distilled with the connection returned to the pool, and written in another. When
-both are CPU work in this process (:func:`in_process`), a chunk is read, distilled and written in
-one transaction instead. A run that fails records why and releases its claims, so its events stay
-pending for the next run; chunks it already wrote are complete and stay (each is all-or-nothing).
+transaction and written in another; CPU-only work (:func:`in_process`) reads, distils and writes a
+chunk in one. A failed run records why and releases its claims; chunks it wrote stay (each is atomic).
 """
 
 from __future__ import annotations

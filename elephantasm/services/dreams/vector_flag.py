@@ -1,10 +1,8 @@
 """Moving an anima's memories into the HNSW, pack and full-text indexes once it is large.
 
-Small animas are searched exactly (``elephantasm.db.vectors.large_anima_filter``); when the dreamer's
-writes bring an anima's live memories to ``INDEX_THRESHOLD`` it flips ``animas.vectors_indexed`` and
-marks every memory and knowledge item of the anima ``vector_indexed`` in the same transaction. Later
-inserts copy the anima's flag through the triggers ``trg_memories_vector_indexed`` and
-``trg_knowledge_vector_indexed``.
+Small animas are searched exactly; at ``INDEX_THRESHOLD`` live memories the dreamer's write flips
+``animas.vectors_indexed`` and flags the anima's rows ``vector_indexed`` in the same transaction
+(later rows copy the anima's flag by trigger).
 """
 
 from __future__ import annotations
