@@ -9,6 +9,7 @@ from :mod:`.patterns`, identity from :mod:`.style`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, replace
 
 from elephantasm.domain.relative_dates import annotate, dates_in
 from elephantasm.domain.small_talk import is_small_talk, is_small_talk_sentence
@@ -156,14 +157,8 @@ def extract_knowledge(groups: Sequence[Sequence[EventInput]], first_memory_index
                 content = _dated(fact.content, when if _happens(fact) else [], event)
                 drafts.append(
                     KnowledgeDraft(
-                        type=fact.type,
-                        topic=fact.topic,
-                        subject_key=fact.subject_key,
-                        value=fact.value,
-                        content=content,
+                        **asdict(replace(fact, content=content)),
                         summary=shorten(content, 120),
-                        confidence=fact.confidence,
-                        importance=fact.importance,
                         source_event_ids=(event.id,),
                         source_memory_indices=(first_memory_index + offset,),
                     )

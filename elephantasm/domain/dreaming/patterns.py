@@ -194,6 +194,7 @@ _NOT_NAMES = frozenset(["I", "I'm", "I've", "I'd", "I'll", "The", "This", "That"
 # A favourite thing: one to three words, not running into "these days" / "now" / "from now on".
 _THING = r"(?P<thing>[a-z]+(?: (?!(?:these|now|nowadays|lately|from|at|anymore|again|is|was)\b)[a-z]+){0,2})"
 _FAV = r"(?:favou?rite|fave|go-to)"
+_FAV_THING = _FAV + " " + _THING
 # Capitalised names and dates: "Name" / "June 5" (case-sensitive segment).
 _NAME = r"(?P<val>(?!I'|I\b)[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)"
 _EVENT = r"(?P<thing>[a-z][a-z']*(?: [a-z][a-z']*){0,3})"
@@ -233,33 +234,27 @@ _RULES: tuple[Rule, ...] = (
     # Updates: "I've switched my go-to X to V", "I changed my favorite X to V".
     _rule(
         ("switch", "chang"),
-        r"\bI(?:'ve| have)?(?: \w+ly)? (?:switched|changed) my " + _FAV + " " + _THING + r" (?:over )?to " + _VAL,
+        r"\bI(?:'ve| have)?(?: \w+ly)? (?:switched|changed) my " + _FAV_THING + r" (?:over )?to " + _VAL,
         _favorite,
     ),
     # Value first: "V is my favorite X these days", "V is now my go-to X".
     _rule(
         ("fav", "go-to"),
         r"(?:^|(?<=[.!?:;,] )|(?<=^[a-z]))(?P<val>[\w'-]+(?: [\w'-]+){0,3}) "
-        r"(?:is|are) (?:now |still )?my (?:new )?" + _FAV + " " + _THING + r"\b",
+        r"(?:is|are) (?:now |still )?my (?:new )?" + _FAV_THING + r"\b",
         _favorite,
     ),
     # "I've gotten really into V lately; it's easily my go-to X now".
     _rule(
         ("into",),
         r"\bI(?:'ve| have)? (?:gotten|got|been) (?:\w+ )?into (?P<val>[\w'-]+(?: [\w'-]+){0,3}?)"
-        r"(?: (?:lately|recently|these days))?[;,] (?:it's|it is|that's|that is) (?:\w+ )?my "
-        + _FAV
-        + " "
-        + _THING
-        + r"\b",
+        r"(?: (?:lately|recently|these days))?[;,] (?:it's|it is|that's|that is) (?:\w+ )?my " + _FAV_THING + r"\b",
         _favorite,
     ),
     _rule(
         ("pick",),
-        r"\bif I (?:had|have) to (?:pick|choose) (?:just |only )?one "
-        + _THING
-        + r", (?:it would be|it'd be|I'd pick|I would pick|I'd go with) "
-        + _VAL,
+        r"\bif I (?:had|have) to (?:pick|choose) (?:just |only )?one " + _THING + r", "
+        r"(?:it would be|it'd be|I'd pick|I would pick|I'd go with) " + _VAL,
         _favorite,
     ),
     _rule(

@@ -286,21 +286,14 @@ async def _apply(session: AsyncSession, placer: _Placer) -> None:
     ctx = placer.ctx
     if placer.new_rows:
         await insert_rows(session, _KNOWLEDGE, placer.new_rows)
+    by_id = update(_KNOWLEDGE).where(_KNOWLEDGE.c.id == bindparam("b_id")).values(updated_at=ctx.now)
     if placer.superseded:
         await session.execute(
-            update(_KNOWLEDGE)
-            .where(_KNOWLEDGE.c.id == bindparam("b_id"))
-            .values(valid_to=bindparam("b_valid_to"), superseded_by=bindparam("b_by"), updated_at=ctx.now),
-            placer.superseded,
+            by_id.values(valid_to=bindparam("b_valid_to"), superseded_by=bindparam("b_by")), placer.superseded
         )
     bumps = [{"b_id": i, "b_conf": placer.by_id[i].confidence} for i in placer.bumped if i in placer.by_id]
     if bumps:
-        await session.execute(
-            update(_KNOWLEDGE)
-            .where(_KNOWLEDGE.c.id == bindparam("b_id"))
-            .values(confidence=bindparam("b_conf"), updated_at=ctx.now),
-            bumps,
-        )
+        await session.execute(by_id.values(confidence=bindparam("b_conf")), bumps)
     items = {id(item): item for item in placer.placed.values()}.values()
     links = [
         {"knowledge_id": it.id, "memory_id": m, "org_id": ctx.org_id, "anima_id": ctx.anima_id}
