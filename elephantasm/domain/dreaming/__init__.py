@@ -11,11 +11,10 @@ from .curation import (
     plan_merges,
     plan_transitions,
 )
-from .engine import DistillEngine, OfflineEngine
 from .grouping import GroupingConfig, approx_tokens, group_events
 from .knowledge_rules import content_hash, normalise_text, normalise_value
-from .offline import distil_offline, memory_from_group
-from .types import DistillError, DistillResult, EventInput, IdentityDraft, KnowledgeDraft, Usage
+from .offline import OfflineEngine, distil_offline, memory_from_group
+from .types import DistillEngine, DistillError, DistillResult, EventInput, IdentityDraft, KnowledgeDraft, Usage
 
 __all__ = [
     "CurationThresholds",

@@ -178,3 +178,18 @@ def distil_offline(
     knowledge = tuple(extract_knowledge(groups))
     identity = evolve_identity(existing_identity, [e for g in groups for e in g], knowledge)
     return DistillResult(memories=memories, knowledge=knowledge, identity=identity)
+
+
+class OfflineEngine:
+    """The deterministic, network-free engine (the default when no LLM is configured)."""
+
+    name = "offline"
+    model: str | None = None
+
+    def __init__(self, token_counter: TokenCounter = approx_tokens, grouping: GroupingConfig | None = None) -> None:
+        self._count = token_counter
+        self._grouping = grouping or GroupingConfig()
+
+    async def distil(self, events: list[EventInput], existing_identity: IdentityDraft | None) -> DistillResult:
+        """Distil synchronously; pure CPU work that takes well under a millisecond per event."""
+        return distil_offline(events, existing_identity, self._count, self._grouping)

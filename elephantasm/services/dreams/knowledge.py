@@ -147,12 +147,14 @@ class _Placer:
         self.new_rows: list[dict[str, Any]] = []
         for r in current:
             value = _value((r.meta or {}).get("value"), r.content)
-            item = _Item(r.id, r.subject_key, value, r.valid_from or _EPOCH, r.confidence)
-            self.by_id[r.id] = item
-            self.by_hash.setdefault(r.content_hash, item)
-            if r.subject_key:
-                self.by_subject[r.subject_key] = item
+            self._make_current(_Item(r.id, r.subject_key, value, r.valid_from or _EPOCH, r.confidence), r.content_hash)
         self.placed: dict[int, _Item] = {}
+
+    def _make_current(self, item: _Item, content_hash: str) -> None:
+        self.by_id[item.id] = item
+        self.by_hash.setdefault(content_hash, item)
+        if item.subject_key:
+            self.by_subject[item.subject_key] = item
 
     def place(
         self,
@@ -199,15 +201,8 @@ class _Placer:
             item.row["confidence"] = item.confidence
             return
         self.bumped.add(item.id)
-        self.actions.append(
-            self.ctx.action(
-                "merged",
-                "knowledge",
-                item.id,
-                None,
-                {"duplicate": draft.content, "confidence": item.confidence, "memories_added": len(links)},
-            )
-        )
+        after = {"duplicate": draft.content, "confidence": item.confidence, "memories_added": len(links)}
+        self.actions.append(self.ctx.action("merged", "knowledge", item.id, None, after))
 
     def _insert(
         self,
@@ -257,10 +252,7 @@ class _Placer:
         }
         self.actions.append(ctx.action("created", "knowledge", kid, None, after))
         if superseded_by is None:
-            self.by_id[item.id] = item
-            self.by_hash.setdefault(key, item)
-            if draft.subject_key:
-                self.by_subject[draft.subject_key] = item
+            self._make_current(item, key)
         return item
 
     def _supersede(self, old: _Item, new: _Item, vf: datetime, draft: KnowledgeDraft) -> None:
@@ -271,15 +263,9 @@ class _Placer:
             old.row.update(valid_to=vf, superseded_by=new.id)
         else:
             self.superseded.append({"b_id": old.id, "b_valid_to": vf, "b_by": new.id})
-        self.actions.append(
-            self.ctx.action(
-                "superseded",
-                "knowledge",
-                old.id,
-                {"value": old.value, "valid_to": None, "superseded_by": None},
-                {"value": draft.value, "valid_to": vf.isoformat(), "superseded_by": str(new.id)},
-            )
-        )
+        before = {"value": old.value, "valid_to": None, "superseded_by": None}
+        after = {"value": draft.value, "valid_to": vf.isoformat(), "superseded_by": str(new.id)}
+        self.actions.append(self.ctx.action("superseded", "knowledge", old.id, before, after))
 
 
 async def _apply(session: AsyncSession, placer: _Placer) -> None:
