@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
 
@@ -100,7 +100,7 @@ class ChatCaller:
     usage: Usage = Usage()
 
     async def call(
-        self, messages: list[dict[str, str]], response_format: dict[str, Any], parse: Callable[[str], T]
+        self, messages: list[ChatCompletionMessageParam], response_format: ResponseFormat, parse: Callable[[str], T]
     ) -> T:
         """Send ``messages``; return ``parse(reply_text)`` or raise :class:`DistillError`.
 
@@ -126,15 +126,14 @@ class ChatCaller:
             f"LLM call failed after {attempts} attempts: {last}", usage=self.usage, attempts=attempts
         ) from last
 
-    async def _attempt(self, messages: list[dict[str, str]], response_format: dict[str, Any]) -> str:
+    async def _attempt(self, messages: list[ChatCompletionMessageParam], response_format: ResponseFormat) -> str:
         self.usage += Usage(calls=1)
         metrics.llm_attempt(self.model)
         extra: dict[str, Any] = {} if self.temperature is None else {"temperature": self.temperature}
         response = await self.client.chat.completions.create(
-            # Plain dicts on the wire; openai's stubs name them as its TypedDicts.
             model=self.model,
-            messages=cast("list[ChatCompletionMessageParam]", messages),
-            response_format=cast("ResponseFormat", response_format),
+            messages=messages,
+            response_format=response_format,
             timeout=self.timeout,
             **extra,
         )

@@ -13,7 +13,7 @@ import json
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import openai
 from pydantic import AfterValidator, BaseModel, Field
@@ -35,6 +35,10 @@ from elephantasm.domain.dreaming.types import (
 )
 
 from .client import ChatCaller, MalformedReply, RetryPolicy
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.shared_params import ResponseFormatJSONSchema
 
 __all__ = ["DistillError", "LLMEngine", "SYSTEM_PROMPT"]
 
@@ -111,7 +115,7 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     return fix(model.model_json_schema())
 
 
-def _response_format(model: type[BaseModel], name: str) -> dict[str, Any]:
+def _response_format(model: type[BaseModel], name: str) -> ResponseFormatJSONSchema:
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": strict_schema(model)}}
 
 
@@ -222,7 +226,7 @@ class LLMEngine:
             return reply
 
         name = "distillation_final" if final else "distillation"
-        messages = [
+        messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": self._prompt(batch, earlier, identity, final)},
         ]

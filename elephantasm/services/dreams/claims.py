@@ -110,13 +110,9 @@ async def _drop_dead_claims(session: AsyncSession, anima_id: uuid.UUID, also_of:
 
 
 async def claim_events(session: AsyncSession, run: DreamRun, now: datetime, until_seq: int, limit: int) -> Chunk | None:
-    """Claim the next chunk for ``run``: up to ``limit`` of the lowest pending seqs, none above
-    ``until_seq`` (so an event recorded after the run started waits for the next run). A back-dated
-    event is claimed like any other: pending is about seq, not ``occurred_at``.
-
-    The claim is a ``dream_chunks`` row without ``distilled_at``; it survives this transaction, so
-    the engine can work with no transaction open. Takes the anima's dreamer lock.
-    """
+    """Claim the next chunk for ``run`` under the anima's dreamer lock: up to ``limit`` of the lowest
+    pending seqs (by seq, not ``occurred_at``), none above ``until_seq`` (later events wait for the
+    next run). The claim row outlives this transaction, so the engine works with none open."""
     await lock_anima(session, run.anima_id)
     chunk = await lock_events(session, run, until_seq, limit)
     if chunk is None:

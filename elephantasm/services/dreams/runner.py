@@ -123,14 +123,9 @@ async def _heartbeats(deps: DreamDeps, run_id: uuid.UUID) -> None:
 
 
 def in_process(engine: DistillEngine, embedder: Embedder) -> bool:
-    """Whether distilling and embedding a chunk is CPU work in this process, with no network call
-    to wait for: the stock offline engine (exactly that class: a subclass may await anything)
-    and a local embedder (hash, WordLlama, MiniLM; not an embeddings endpoint).
-
-    Then a chunk is read, distilled, embedded and written in one transaction
-    (:func:`_local_step`) under the anima's dreamer lock: no claim row has to survive between
-    transactions (no event row is written on either path; see ``claims.py``).
-    """
+    """Whether distilling and embedding a chunk is CPU work in this process with no network call to
+    wait for: the stock offline engine (exactly that class: a subclass may await anything) and a local
+    embedder. Then a chunk is read, distilled and written in one transaction (:func:`_local_step`)."""
     return type(engine) is OfflineEngine and bool(getattr(embedder, "in_process", False))
 
 
