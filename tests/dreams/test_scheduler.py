@@ -25,7 +25,7 @@ from elephantasm.services.dreams import run_dream
 from elephantasm.services.dreams.due import find_sleepy_animas
 from elephantasm.settings import Settings
 from tests.conftest import TEST_SECRET, Tenant, make_tenant
-from tests.dreams.helpers import add_events, new_anima, pending_ids, turns, variant
+from tests.dreams.helpers import add_events, new_anima, pending_ids, turns, variant, wait_for_dreams
 from tests.support.databases import own_runtime
 from tests.support.servers import REPO_ROOT
 
@@ -64,11 +64,11 @@ async def _threshold_waits_for_enough_events_and_quiet(runtime: Runtime, tenant:
     assert await _triggers(rt, busy) == []
     now[0] += timedelta(seconds=31)
     await dreamer.threshold()
-    await rt.dream_tasks.wait()
+    await wait_for_dreams(rt.dream_tasks)
     assert await _triggers(rt, busy) == ["threshold"] and await pending_ids(rt, busy) == set()
     assert await _triggers(rt, few) == []  # below the threshold: left to the sweep
     await dreamer.sweep()
-    await rt.dream_tasks.wait()
+    await wait_for_dreams(rt.dream_tasks)
     assert await _triggers(rt, few) == ["sweep"] and await pending_ids(rt, few) == set()
 
 
@@ -87,7 +87,7 @@ async def _scheduler_lifespan_dreams_in_process(runtime: Runtime, tenant: Tenant
             return not await pending_ids(rt, anima_id) and bool(await _triggers(rt, anima_id))
 
         await _until(distilled)
-    assert len(rt.dream_tasks) == 0
+    assert not rt.dream_tasks._tasks
 
 
 async def test_dreamer_command_runs_alone_and_stops_on_sigterm(
@@ -202,7 +202,7 @@ async def test_idle_animas_get_a_sleep_run(runtime: Runtime, tenant: Tenant) -> 
     assert len(due) == 1
     rt.clock = lambda: later
     assert Dreamer(rt)._spawn(due, "sleep") == 1
-    await rt.dream_tasks.wait()
+    await wait_for_dreams(rt.dream_tasks)
     assert await _triggers(rt, anima_id) == ["manual", "sleep"]
     async with rt.read_session() as session:
         last = (
