@@ -30,18 +30,8 @@ _ANIMAS = table_of(Anima)
 _CHUNKS = table_of(DreamChunk)
 _LOCK_NAMESPACE = b"elephantasm.dreamer:"
 
-CLAIM_COLUMNS = (
-    _EVENTS.c.id,
-    _EVENTS.c.event_type,
-    _EVENTS.c.role,
-    _EVENTS.c.author,
-    _EVENTS.c.summary,
-    _EVENTS.c.content,
-    _EVENTS.c.occurred_at,
-    _EVENTS.c.session_id,
-    _EVENTS.c.importance_score,
-    _EVENTS.c.meta,
-)
+EVENT_FIELDS = "id event_type role author summary content occurred_at session_id importance_score".split()
+"""What an engine sees of an event besides its ``meta`` (``writer.to_inputs``); a chunk reads these."""
 
 
 async def lock_anima(session: AsyncSession, anima_id: uuid.UUID) -> None:
@@ -86,7 +76,7 @@ async def lock_events(session: AsyncSession, run: DreamRun, until_seq: int, limi
         return None
     after, _ = await watermark(session, anima_id)
     stmt = (
-        select(*CLAIM_COLUMNS, _EVENTS.c.seq)
+        select(*(_EVENTS.c[name] for name in (*EVENT_FIELDS, "meta", "seq")))
         .where(*of_anima(_EVENTS, anima_id), _EVENTS.c.seq > after, _EVENTS.c.seq <= until_seq)
         .order_by(_EVENTS.c.seq)
         .limit(limit)

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 _ACTIONS = table_of(DreamAction)
 
+Values = dict[str, Any] | None
+"""An entry's before or after values."""
 POSITION_BITS = 16
 MAX_ENTRIES = 1 << POSITION_BITS
 """Entries one row can hold: their positions fill the low bits of the row id."""
@@ -122,12 +124,7 @@ class WriteContext:
     """Code of the embedding space the step's vectors live in (``services.spaces``)."""
 
     def action(
-        self,
-        action: str,
-        target_type: str,
-        target_id: uuid.UUID | None,
-        before: dict[str, Any] | None = None,
-        after: dict[str, Any] | None = None,
+        self, action: str, target_type: str, target_id: uuid.UUID | None, before: Values = None, after: Values = None
     ) -> dict[str, Any]:
         """A journal entry; the step stores its entries batched (:func:`batch_rows`)."""
         return {"action": action, "target_type": target_type, "target_id": target_id, "before": before, "after": after}

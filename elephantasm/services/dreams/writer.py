@@ -24,7 +24,7 @@ from elephantasm.domain.fact_turns import fact_turns
 from elephantasm.domain.lean import lean_text
 from elephantasm.ids import uuid7
 from elephantasm.llm.embedders import Embedder
-from elephantasm.services.dreams.claims import Chunk, mark_distilled
+from elephantasm.services.dreams.claims import EVENT_FIELDS, Chunk, mark_distilled
 from elephantasm.services.dreams.deps import DreamDeps
 from elephantasm.services.dreams.identity import apply_identity_draft
 from elephantasm.services.dreams.journal import JournaledWrite, WriteContext
@@ -39,13 +39,10 @@ if TYPE_CHECKING:
 _MEMORIES = table_of(Memory)
 
 
-_EVENT_FIELDS = "id event_type content occurred_at role author summary session_id importance_score".split()
-
-
 def to_inputs(rows: Sequence[Row | EventRecord]) -> list[EventInput]:
     """Claimed event rows (or an export's event records) as engine inputs, indexed in order."""
     return [
-        EventInput(index=i, meta=r.meta or {}, **{name: getattr(r, name) for name in _EVENT_FIELDS})
+        EventInput(index=i, meta=r.meta or {}, **{name: getattr(r, name) for name in EVENT_FIELDS})
         for i, r in enumerate(rows)
     ]
 
