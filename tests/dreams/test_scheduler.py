@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import os
 import signal
 import subprocess
@@ -16,9 +17,10 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
-from dreamer.scheduler import Dreamer, scheduler_lifespan
+from dreamer.scheduler import Dreamer, build_scheduler, scheduler_lifespan
 from elephantasm.db.models import DreamRun
 from elephantasm.runtime import Runtime, utc_now
 from elephantasm.services.dreams import run_dream
@@ -209,3 +211,16 @@ async def test_idle_animas_get_a_sleep_run(runtime: Runtime, tenant: Tenant) -> 
             await session.execute(select(DreamRun).where(DreamRun.anima_id == anima_id, DreamRun.trigger == "sleep"))
         ).scalar_one()
     assert last.status == "completed" and last.events_read == 0 and last.counts["decaying"] == 1
+
+
+async def test_a_tick_skipped_behind_a_slow_poll_is_no_warning(
+    runtime: Runtime, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A poll still running at its next tick (a process busy starting up) is back-pressure, not a fault."""
+    build_scheduler(Dreamer(runtime))
+    scheduler_log = logging.getLogger("apscheduler.scheduler")
+    with caplog.at_level(logging.INFO, logger="apscheduler.scheduler"):
+        skipped = 'Execution of job "%s" skipped: maximum number of running instances reached (%d)'
+        scheduler_log.warning(skipped, "dream-threshold (trigger: interval[0:00:01])", 1)
+        scheduler_log.warning("some other scheduler trouble")
+    assert [r.getMessage() for r in caplog.records] == ["some other scheduler trouble"]
