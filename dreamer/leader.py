@@ -1,11 +1,8 @@
-"""One dreamer scheduler among the processes of one ``serve --workers N``: a Postgres advisory lock.
+"""One dreamer scheduler per ``serve --workers N``: whoever holds a Postgres advisory lock.
 
-Every worker of the group runs :func:`leader_scheduler`; the one whose connection takes the
-group's session-level advisory lock runs the scheduler, the others keep trying every few seconds.
-If the leader dies its connection closes, Postgres releases the lock, and another worker takes
-over: there is never more than one scheduler per group and, after a crash, soon one again. (The
-dreamer's own per-anima leases already keep any number of schedulers from doing the same work
-twice; the lock is about exactly one scheduler per ``serve``, as users expect.)
+Every worker contends for the group's session-level lock; the holder runs the scheduler. When it
+dies its connection closes, the lock is freed and another worker takes over. (Per-anima leases
+already keep schedulers from duplicating work; this keeps to one scheduler, as users expect.)
 """
 
 from __future__ import annotations

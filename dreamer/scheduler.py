@@ -28,6 +28,18 @@ log = logging.getLogger(__name__)
 _JOB_GRACE_SECONDS = 5.0
 
 
+class _QuietSkips(logging.Filter):
+    """Drops APScheduler's warning that a job's tick was skipped because its previous run still goes:
+    with ``max_instances=1`` that is the intended back-pressure (a slow poll, e.g. while the process
+    starts up), and the next tick runs as usual."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "maximum number of running instances" not in str(record.msg)
+
+
+_QUIET_SKIPS = _QuietSkips()
+
+
 class Dreamer:
     """The jobs: find due animas and start runs for them, at most ``dreamer_concurrency`` at once."""
 
@@ -57,11 +69,6 @@ class Dreamer:
             return None
         finally:
             self._jobs.discard(task)
-
-    @property
-    def running_jobs(self) -> int:
-        """How many scheduled jobs are running right now."""
-        return len(self._jobs)
 
     async def stop_jobs(self, grace: float) -> None:
         """Give running jobs up to ``grace`` seconds to end, then cancel what still runs and wait
@@ -131,6 +138,7 @@ def build_scheduler(dreamer: Dreamer) -> AsyncIOScheduler:
     """An in-memory scheduler with the sweep (first one right away) and the threshold poll."""
     s = dreamer.runtime.settings
     scheduler = AsyncIOScheduler(jobstores={"default": MemoryJobStore()}, timezone=UTC)
+    logging.getLogger("apscheduler.scheduler").addFilter(_QUIET_SKIPS)
     common = {"max_instances": 1, "coalesce": True, "misfire_grace_time": None}
     # The sweep's first run is right away; the poll's is one interval in. (APScheduler reads an
     # explicit ``next_run_time=None`` as "paused", so the key is left out rather than set to None.)

@@ -215,7 +215,6 @@ async def test_cached_embedder_lru() -> None:
     await cached.embed(["c"])  # evicts "b" (least recently used), keeps "a"
     await cached.embed(["a", "b"])
     assert inner.calls[-1] == ["b"]
-    assert cached.hits == 2 and cached.misses == 5  # per requested text
     # A batch larger than the cache still returns every vector.
     big = await cached.embed(["p", "q", "r", "p"])
     assert big[0] == big[3] and len(big) == 4
@@ -243,7 +242,7 @@ async def test_bulk_calls_bypass_the_query_cache() -> None:
     out = await cached.embed(bulk)
     assert out == [HashEmbedder(16).embed_one(t) for t in bulk] and inner.calls[-1] == bulk
     assert (await cached.embed(["query"]))[0] == HashEmbedder(16).embed_one("query")
-    assert len(inner.calls) == 2 and cached.hits == 1  # the query was still cached
+    assert len(inner.calls) == 2  # the query was still cached
     await cached.embed(bulk[:3])  # a small call: cached as usual
     await cached.embed(bulk[:3])
     assert len(inner.calls) == 3

@@ -1,10 +1,9 @@
 """OpenAI-compatible chat calls with our own bounded retries and usage accounting.
 
-The ``openai`` client's built-in retries are switched off (``max_retries=0``) so that every HTTP
-attempt is ours: counted in :class:`Usage`, spaced with exponential backoff and jitter, and bounded.
-Timeouts, connection errors, 408/409/429 and 5xx are retried (429 honours ``Retry-After``), and so
-is a reply the caller's parser rejects (malformed, empty or invalid JSON). Anything else, or running
-out of attempts, raises :class:`DistillError` carrying the usage spent so far.
+Every HTTP attempt is ours (the library's retries are off, :func:`build_client`): counted in
+:class:`Usage`, spaced with jittered exponential backoff (429 honours ``Retry-After``), bounded.
+Transport errors, 408/409/429/5xx and replies the parser rejects are retried; anything else, or
+running out of attempts, raises :class:`DistillError` with the usage spent.
 """
 
 from __future__ import annotations
@@ -15,8 +14,9 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import openai
 
@@ -53,26 +53,17 @@ class RetryPolicy:
 
 
 def retry_after_seconds(error: BaseException, now: float | None = None) -> float | None:
-    """The wait a 429/503 asks for (``retry-after-ms``, ``retry-after`` seconds or HTTP date)."""
-    response = getattr(error, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
-            return None
-        return max(0.0, parsed.timestamp() - (time.time() if now is None else now))
+    """The wait a 429/503 asks for (``retry-after-ms``, ``retry-after`` seconds or HTTP date); None
+    when it asks for none, or in a form we cannot read (then backoff decides)."""
+    headers = getattr(getattr(error, "response", None), "headers", None) or {}
+    with suppress(KeyError, ValueError):
+        return max(0.0, float(headers["retry-after-ms"]) / 1000.0)
+    with suppress(KeyError, ValueError):
+        return max(0.0, float(headers["retry-after"]))
+    with suppress(KeyError, ValueError):
+        when = email.utils.parsedate_to_datetime(headers["retry-after"]).timestamp()
+        return max(0.0, when - (time.time() if now is None else now))
+    return None
 
 
 def is_retryable(error: BaseException) -> bool:
@@ -95,7 +86,9 @@ def backoff_delay(attempt: int, error: BaseException, policy: RetryPolicy, rng: 
 
 @dataclass
 class ChatCaller:
-    """Makes one logical chat completion: attempts, parses, retries, and counts usage."""
+    """Makes one logical chat completion: attempts, parses, retries, and counts usage.
+
+    ``client`` comes from :func:`build_client` (the library's own retries off)."""
 
     client: openai.AsyncOpenAI
     model: str
@@ -106,11 +99,8 @@ class ChatCaller:
     rng: random.Random = field(default_factory=random.Random)
     usage: Usage = Usage()
 
-    def __post_init__(self) -> None:
-        self.client = self.client.with_options(max_retries=0)
-
     async def call(
-        self, messages: list[dict[str, str]], response_format: dict[str, Any], parse: Callable[[str], T]
+        self, messages: list[ChatCompletionMessageParam], response_format: ResponseFormat, parse: Callable[[str], T]
     ) -> T:
         """Send ``messages``; return ``parse(reply_text)`` or raise :class:`DistillError`.
 
@@ -136,15 +126,14 @@ class ChatCaller:
             f"LLM call failed after {attempts} attempts: {last}", usage=self.usage, attempts=attempts
         ) from last
 
-    async def _attempt(self, messages: list[dict[str, str]], response_format: dict[str, Any]) -> str:
+    async def _attempt(self, messages: list[ChatCompletionMessageParam], response_format: ResponseFormat) -> str:
         self.usage += Usage(calls=1)
         metrics.llm_attempt(self.model)
         extra: dict[str, Any] = {} if self.temperature is None else {"temperature": self.temperature}
         response = await self.client.chat.completions.create(
-            # Plain dicts on the wire; openai's stubs name them as its TypedDicts.
             model=self.model,
-            messages=cast("list[ChatCompletionMessageParam]", messages),
-            response_format=cast("ResponseFormat", response_format),
+            messages=messages,
+            response_format=response_format,
             timeout=self.timeout,
             **extra,
         )

@@ -1,11 +1,9 @@
 """The LLM distillation engine: several exchanges per call, structured JSON out, provenance checked.
 
-Events are grouped into exchanges and packed into calls (:mod:`elephantasm.domain.dreaming.batching`);
-each call shows the events numbered by their index and asks for JSON matching a strict schema. Every
-memory and knowledge item must cite the indices it came from; a reply citing unknown indices, or
-that is not valid JSON for the schema, is retried like a transport error. Events the model left
-uncovered get an offline memory (recorded in ``fallback_event_ids``). The identity update rides on
-the last call of a run, so it costs no extra call. Any batch that finally fails fails the whole run.
+Each call shows numbered events and asks for JSON of a strict schema; every memory and knowledge
+item must cite the indices it came from, and a reply that cites unknown ones or breaks the schema is
+retried. Events the model left uncovered get an offline memory; the identity update rides on a
+run's last call. A batch that finally fails fails the whole run.
 """
 
 from __future__ import annotations
@@ -14,10 +12,11 @@ import asyncio
 import json
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Annotated, Any
 
 import openai
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from elephantasm.domain.dreaming.batching import BatchLimits, batch_groups, render_event
 from elephantasm.domain.dreaming.grouping import TokenCounter, approx_tokens, event_order, group_events
@@ -32,9 +31,14 @@ from elephantasm.domain.dreaming.types import (
     KnowledgeDraft,
     KnowledgeType,
     MemoryDraft,
+    Usage,
 )
 
 from .client import ChatCaller, MalformedReply, RetryPolicy
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.shared_params import ResponseFormatJSONSchema
 
 __all__ = ["DistillError", "LLMEngine", "SYSTEM_PROMPT"]
 
@@ -49,7 +53,6 @@ Unit = Annotated[float, AfterValidator(_unit)]  # a model's 1.02 is clamped, not
 class MemoryOut(BaseModel):
     """One memory as the model returns it."""
 
-    model_config = ConfigDict(extra="ignore")
     summary: str = Field(min_length=1)
     content: str
     importance: Unit
@@ -60,7 +63,6 @@ class MemoryOut(BaseModel):
 class KnowledgeOut(BaseModel):
     """One knowledge item as the model returns it."""
 
-    model_config = ConfigDict(extra="ignore")
     type: KnowledgeType
     topic: str
     subject_key: str | None
@@ -74,7 +76,6 @@ class KnowledgeOut(BaseModel):
 class IdentityOut(BaseModel):
     """The anima's updated identity as the model proposes it."""
 
-    model_config = ConfigDict(extra="ignore")
     personality_type: str
     communication_style: str
     self_reflection: str
@@ -86,7 +87,6 @@ class IdentityOut(BaseModel):
 class BatchReply(BaseModel):
     """A reply for one batch of events."""
 
-    model_config = ConfigDict(extra="ignore")
     memories: list[MemoryOut]
     knowledge: list[KnowledgeOut]
 
@@ -115,7 +115,7 @@ def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
     return fix(model.model_json_schema())
 
 
-def _response_format(model: type[BaseModel], name: str) -> dict[str, Any]:
+def _response_format(model: type[BaseModel], name: str) -> ResponseFormatJSONSchema:
     return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": strict_schema(model)}}
 
 
@@ -138,7 +138,8 @@ change, or null when nothing should change."""
 
 
 class LLMEngine:
-    """Distils events with any OpenAI-compatible chat endpoint (implements ``DistillEngine``)."""
+    """Distils events with any OpenAI-compatible chat endpoint (implements ``DistillEngine``);
+    ``client`` comes from :func:`~.client.build_client`."""
 
     name = "llm"
 
@@ -157,15 +158,11 @@ class LLMEngine:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         rng: random.Random | None = None,
     ) -> None:
-        self.client = client.with_options(max_retries=0)
         self.model = model
-        self.timeout = timeout
         self._count = token_counter
         self._limits = limits or BatchLimits()
-        self._policy = RetryPolicy(max_retries=max_retries, base_delay=backoff_base, max_delay=backoff_max)
-        self._temperature = temperature
-        self._sleep = sleep
-        self._rng = rng or random.Random()
+        policy = RetryPolicy(max_retries=max_retries, base_delay=backoff_base, max_delay=backoff_max)
+        self._caller = ChatCaller(client, model, policy, timeout, temperature, sleep, rng or random.Random())
 
     async def distil(self, events: list[EventInput], existing_identity: IdentityDraft | None) -> DistillResult:
         """Distil all ``events`` or raise :class:`DistillError` (with the usage spent); never partial."""
@@ -173,9 +170,7 @@ class LLMEngine:
             raise ValueError("event indices must be unique within a run")
         if not events:
             return DistillResult(memories=(), knowledge=())
-        caller = ChatCaller(
-            self.client, self.model, self._policy, self.timeout, self._temperature, self._sleep, self._rng
-        )
+        caller = replace(self._caller, usage=Usage())  # usage is counted per run
         batches = batch_groups(group_events(events, self._count), self._count, self._limits)
         memories: list[MemoryDraft] = []
         knowledge_out: list[tuple[KnowledgeOut, list[EventInput]]] = []
@@ -231,7 +226,7 @@ class LLMEngine:
             return reply
 
         name = "distillation_final" if final else "distillation"
-        messages = [
+        messages: list[ChatCompletionMessageParam] = [
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": self._prompt(batch, earlier, identity, final)},
         ]
@@ -314,11 +309,6 @@ def _identity(out: IdentityOut, existing: IdentityDraft | None) -> IdentityDraft
         prose=out.prose.strip(),
         reason=out.reason.strip() or "updated by LLM",
     )
-    if existing is not None and (
-        existing.personality_type,
-        existing.communication_style,
-        existing.prose,
-        dict(existing.self),
-    ) == (draft.personality_type, draft.communication_style, draft.prose, self_):
+    if existing is not None and replace(draft, reason=existing.reason) == existing:
         return None
     return draft

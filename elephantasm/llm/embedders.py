@@ -70,8 +70,6 @@ def l2_normalise(vec: list[float]) -> list[float]:
     return [x / norm for x in vec] if norm > 0 else list(vec)
 
 
-# ---------------------------------------------------------------- hashing embedder ----------
-
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 # Frequent function words carry little meaning; down-weighted rather than dropped so that a
 # text made only of them still embeds to something.
@@ -162,9 +160,6 @@ class HashEmbedder:
         return [self.embed_one(t) for t in texts]
 
 
-# ---------------------------------------------------------------- OpenAI-compatible ---------
-
-
 class OpenAIEmbedder:
     """Embeddings from any OpenAI-compatible ``/v1/embeddings`` endpoint.
 
@@ -206,9 +201,6 @@ class OpenAIEmbedder:
         return out
 
 
-# ---------------------------------------------------------------- LRU wrapper ---------------
-
-
 class CachedEmbedder:
     """LRU cache in front of another embedder (for query embeddings on the hot inject path).
 
@@ -227,8 +219,6 @@ class CachedEmbedder:
         self.space = getattr(inner, "space", None) or EmbeddingSpace(inner.name, inner.dim, "unversioned")
         self.max_entries = max_entries
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """Embed, asking ``inner`` only for texts not cached (each distinct text once).
@@ -247,9 +237,6 @@ class CachedEmbedder:
 
     async def _rows(self, texts: list[str]) -> list[np.ndarray]:
         vectors = {t: self._cache[t] for t in texts if t in self._cache}
-        hits = sum(1 for t in texts if t in vectors)
-        self.hits += hits
-        self.misses += len(texts) - hits
         missing = [t for t in dict.fromkeys(texts) if t not in vectors]
         if missing:
             fresh = await self._inner_embed(missing)

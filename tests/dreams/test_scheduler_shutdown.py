@@ -58,12 +58,12 @@ async def _stop_with_jobs_blocked_on(runtime: Runtime, release_after: float | No
     try:
         async with scheduler_lifespan(rt) as dreamer:
             deadline = time.monotonic() + 20
-            while (dreamer.running_jobs < 2 or await _blocked_on_lock(url) < 2) and time.monotonic() < deadline:
+            while (len(dreamer._jobs) < 2 or await _blocked_on_lock(url) < 2) and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
-            assert dreamer.running_jobs == 2, "the sweep and the threshold poll should both be waiting on the lock"
+            assert len(dreamer._jobs) == 2, "the sweep and the threshold poll should both be waiting on the lock"
             if release_after is not None:
                 release = asyncio.create_task(release_later(release_after))
-        assert dreamer.running_jobs == 0
+        assert len(dreamer._jobs) == 0
     finally:
         await (release if release is not None else tx.rollback())
         await holder.close()

@@ -21,7 +21,7 @@ import pytest
 
 from elephantasm.runtime import Runtime
 from tests.conftest import TEST_SECRET, Tenant
-from tests.dreams.helpers import add_events, turns
+from tests.dreams.helpers import add_events, turns, wait_for_dreams
 from tests.lifecycle.helpers import rows_of
 from tests.support.servers import free_port, server_env, start_server, stop_server
 
@@ -107,7 +107,7 @@ async def test_after_kill_9_mid_dream_the_next_trigger_works_at_once(
             break
         await asyncio.sleep(0.2)
     assert r.status_code == 202, r.text
-    await runtime.dream_tasks.wait()
+    await wait_for_dreams(runtime.dream_tasks)
     killed = (await client.get(f"/api/dreams/sessions/{killed_run}", headers=tenant.headers)).json()
     assert killed["status"] == "failed" and "process is gone" in killed["error"], killed
     new = (await client.get(f"/api/dreams/sessions/{r.json()['id']}", headers=tenant.headers)).json()

@@ -21,7 +21,7 @@ from elephantasm.services.animas import get_anima
 from elephantasm.services.dreams import DreamTasks, run_dream
 from elephantasm.services.keys import create_key
 from elephantasm.settings import Settings
-from tests.dreams.helpers import add_events, new_anima, pending_ids, turns
+from tests.dreams.helpers import add_events, new_anima, pending_ids, turns, wait_for_dreams
 from tests.support.databases import create_database, drop_database
 
 
@@ -77,7 +77,7 @@ async def _anima(rt: Runtime, org_id: uuid.UUID, anima_id: uuid.UUID) -> dict:
 
 async def _sweep(rt: Runtime, dreamer: Dreamer) -> None:
     await dreamer.sweep()
-    await rt.dream_tasks.wait()
+    await wait_for_dreams(rt.dream_tasks)
 
 
 async def test_failing_anima_backs_off_then_fails_visibly_without_blocking_others(rt: Runtime) -> None:

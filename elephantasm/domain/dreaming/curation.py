@@ -9,12 +9,9 @@ grows with every recall (spaced repetition). Importance shields a memory from fa
 from __future__ import annotations
 
 import math
-import operator
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-
-from .knowledge_rules import normalise_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +127,9 @@ def plan_transitions(
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MergeCandidate:
-    """A memory that may be a near-duplicate of another (``vector`` may be missing)."""
+    """A memory that may be a near-duplicate of another."""
 
     id: Hashable
-    vector: Sequence[float] | None
     summary: str
     importance: float
     recall_count: int = 0
@@ -155,52 +151,22 @@ def _survivor_order(c: MergeCandidate) -> tuple:
     return (-c.importance, -c.recall_count, created, str(c.id))
 
 
-def _unit(vector: Sequence[float] | None) -> tuple[float, ...] | None:
-    if not vector:
-        return None
-    norm = math.sqrt(math.fsum(x * x for x in vector))
-    return tuple(x / norm for x in vector) if norm else None
-
-
-def _similar_pairs(ordered: Sequence[MergeCandidate], threshold: float) -> dict[Hashable, dict[Hashable, float]]:
-    """Pairs at or above ``threshold``: identical normalised summaries, else cosine of vectors."""
-    units = [_unit(c.vector) for c in ordered]
-    keys = [normalise_text(c.summary) for c in ordered]
-    near: dict[Hashable, dict[Hashable, float]] = {c.id: {} for c in ordered}
-    for i, a in enumerate(ordered):
-        for j in range(i + 1, len(ordered)):
-            ui, uj = units[i], units[j]
-            if keys[i] and keys[i] == keys[j]:
-                sim = 1.0
-            elif ui is not None and uj is not None and len(ui) == len(uj):
-                sim = sum(map(operator.mul, ui, uj))
-            else:
-                continue
-            if sim >= threshold:
-                near[a.id][ordered[j].id] = near[ordered[j].id][a.id] = sim
-    return near
-
-
 def plan_merges(
     candidates: Iterable[MergeCandidate],
     thresholds: CurationThresholds,
-    pairs: Iterable[tuple[Hashable, Hashable, float]] | None = None,
+    pairs: Iterable[tuple[Hashable, Hashable, float]],
 ) -> list[MergeGroup]:
     """Group near-duplicates around the highest-importance member; capped per run.
 
-    Every merged memory is near its survivor (star groups, no chaining A~B~C). Without ``pairs`` all
-    candidate pairs are compared (quadratic: pass a few hundred candidates per run); with ``pairs``
-    (e.g. from a pgvector neighbour query) only those similarities are used.
+    ``pairs`` are the similarities known (from a pgvector neighbour query); every merged memory is
+    near its survivor (star groups, no chaining A~B~C).
     """
     ordered = sorted(candidates, key=_survivor_order)
     threshold = thresholds.merge_similarity
-    if pairs is None:
-        near = _similar_pairs(ordered, threshold)
-    else:
-        near = {c.id: {} for c in ordered}
-        for a, b, sim in pairs:
-            if sim >= threshold and a != b and a in near and b in near:
-                near[a][b] = near[b][a] = sim
+    near: dict[Hashable, dict[Hashable, float]] = {c.id: {} for c in ordered}
+    for a, b, sim in pairs:
+        if sim >= threshold and a != b and a in near and b in near:
+            near[a][b] = near[b][a] = sim
     rank = {c.id: i for i, c in enumerate(ordered)}
     taken: set[Hashable] = set()
     groups: list[MergeGroup] = []

@@ -9,6 +9,7 @@ from :mod:`.patterns`, identity from :mod:`.style`.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict, replace
 
 from elephantasm.domain.relative_dates import annotate, dates_in
 from elephantasm.domain.small_talk import is_small_talk, is_small_talk_sentence
@@ -156,14 +157,8 @@ def extract_knowledge(groups: Sequence[Sequence[EventInput]], first_memory_index
                 content = _dated(fact.content, when if _happens(fact) else [], event)
                 drafts.append(
                     KnowledgeDraft(
-                        type=fact.type,
-                        topic=fact.topic,
-                        subject_key=fact.subject_key,
-                        value=fact.value,
-                        content=content,
+                        **asdict(replace(fact, content=content)),
                         summary=shorten(content, 120),
-                        confidence=fact.confidence,
-                        importance=fact.importance,
                         source_event_ids=(event.id,),
                         source_memory_indices=(first_memory_index + offset,),
                     )
@@ -183,3 +178,18 @@ def distil_offline(
     knowledge = tuple(extract_knowledge(groups))
     identity = evolve_identity(existing_identity, [e for g in groups for e in g], knowledge)
     return DistillResult(memories=memories, knowledge=knowledge, identity=identity)
+
+
+class OfflineEngine:
+    """The deterministic, network-free engine (the default when no LLM is configured)."""
+
+    name = "offline"
+    model: str | None = None
+
+    def __init__(self, token_counter: TokenCounter = approx_tokens, grouping: GroupingConfig | None = None) -> None:
+        self._count = token_counter
+        self._grouping = grouping or GroupingConfig()
+
+    async def distil(self, events: list[EventInput], existing_identity: IdentityDraft | None) -> DistillResult:
+        """Distil synchronously; pure CPU work that takes well under a millisecond per event."""
+        return distil_offline(events, existing_identity, self._count, self._grouping)

@@ -194,6 +194,7 @@ _NOT_NAMES = frozenset(["I", "I'm", "I've", "I'd", "I'll", "The", "This", "That"
 # A favourite thing: one to three words, not running into "these days" / "now" / "from now on".
 _THING = r"(?P<thing>[a-z]+(?: (?!(?:these|now|nowadays|lately|from|at|anymore|again|is|was)\b)[a-z]+){0,2})"
 _FAV = r"(?:favou?rite|fave|go-to)"
+_FAV_THING = _FAV + " " + _THING
 # Capitalised names and dates: "Name" / "June 5" (case-sensitive segment).
 _NAME = r"(?P<val>(?!I'|I\b)[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)"
 _EVENT = r"(?P<thing>[a-z][a-z']*(?: [a-z][a-z']*){0,3})"
@@ -210,238 +211,172 @@ class Rule:
     build: Builder
 
 
-def _rule(user_only: bool, needles: tuple[str, ...], regex: str, flags: int, build: Builder) -> Rule:
+def _rule(needles: tuple[str, ...], regex: str, build: Builder, flags: int = _CI, *, user_only: bool = True) -> Rule:
     return Rule(user_only, needles, re.compile(regex, flags), build)
 
 
+# Statements of one attribute of the speaker: (subject key, topic, template, max words, importance).
+_LIVES_IN = _subject("home_city", "location", "{who} lives in {val}.", 6, 0.7)
+_LIVES_IN_PLACE = _subject("home_city", "location", "{who} lives in {val}.", 4, 0.7)
+_IS_FROM = _subject("hometown", "location", "{who} is from {val}.", 4, 0.6)
+_WORKS_AT = _subject("employer", "work", "{who} works at {val}.", 5, 0.65)
+_WORKS_AS = _subject("occupation", "work", "{who} works as {val}.", 5, 0.65)
+_DIET_IS = _subject("diet", "health", "{who} is {val}.", 2, 0.7)
+_IS_NAMED = _subject("name", "identity", "{who}'s name is {val}.", 3, 0.8)
+
 _RULES: tuple[Rule, ...] = (
     _rule(
-        True,
         ("fav", "go-to"),
         r"\bmy (?:new |current )?" + _FAV + r" (?P<thing>[a-z]+(?: [a-z]+){0,2}) "
         r"(?:is|are)(?: now)? " + _VAL,
-        _CI,
         _favorite,
     ),
     # Updates: "I've switched my go-to X to V", "I changed my favorite X to V".
     _rule(
-        True,
         ("switch", "chang"),
-        r"\bI(?:'ve| have)?(?: \w+ly)? (?:switched|changed) my " + _FAV + " " + _THING + r" (?:over )?to " + _VAL,
-        _CI,
+        r"\bI(?:'ve| have)?(?: \w+ly)? (?:switched|changed) my " + _FAV_THING + r" (?:over )?to " + _VAL,
         _favorite,
     ),
     # Value first: "V is my favorite X these days", "V is now my go-to X".
     _rule(
-        True,
         ("fav", "go-to"),
         r"(?:^|(?<=[.!?:;,] )|(?<=^[a-z]))(?P<val>[\w'-]+(?: [\w'-]+){0,3}) "
-        r"(?:is|are) (?:now |still )?my (?:new )?" + _FAV + " " + _THING + r"\b",
-        _CI,
+        r"(?:is|are) (?:now |still )?my (?:new )?" + _FAV_THING + r"\b",
         _favorite,
     ),
     # "I've gotten really into V lately; it's easily my go-to X now".
     _rule(
-        True,
         ("into",),
         r"\bI(?:'ve| have)? (?:gotten|got|been) (?:\w+ )?into (?P<val>[\w'-]+(?: [\w'-]+){0,3}?)"
-        r"(?: (?:lately|recently|these days))?[;,] (?:it's|it is|that's|that is) (?:\w+ )?my "
-        + _FAV
-        + " "
-        + _THING
-        + r"\b",
-        _CI,
+        r"(?: (?:lately|recently|these days))?[;,] (?:it's|it is|that's|that is) (?:\w+ )?my " + _FAV_THING + r"\b",
         _favorite,
     ),
     _rule(
-        True,
         ("pick",),
-        r"\bif I (?:had|have) to (?:pick|choose) (?:just |only )?one "
-        + _THING
-        + r", (?:it would be|it'd be|I'd pick|I would pick|I'd go with) "
-        + _VAL,
-        _CI,
+        r"\bif I (?:had|have) to (?:pick|choose) (?:just |only )?one " + _THING + r", "
+        r"(?:it would be|it'd be|I'd pick|I would pick|I'd go with) " + _VAL,
         _favorite,
     ),
     _rule(
-        True,
         ("i ",),
         r"\bI (?:(?:really|absolutely|truly|just|do) )?(?P<verb>like|love|enjoy|adore|prefer|hate"
         r"|dislike|detest|can't stand|cannot stand|don't like|do not like) " + _VAL,
-        _CI,
         _opinion,
     ),
     _rule(
-        True,
         ("live", "living", "moved", "relocated"),
         r"\bI(?:'m| am|'ve| have)?(?: just| now| currently| recently| finally| actually| officially| been)*"
         r" (?:live|living|moved|relocated) (?:in|to) " + _VAL,
-        _CI,
-        _subject("home_city", "location", "{who} lives in {val}.", 6, 0.7),
+        _LIVES_IN,
     ),
     _rule(
-        True,
         ("life here", "living here", "renting", "my home in"),
         r"\b(?i:(?:life|living) here in|(?:I(?:'m| am|'ve| have)? )?(?:been )?renting (?:a|an|my) (?:\w+ )?"
         r"(?:flat|apartment|place|room|house|studio) in|my home in) (?P<val>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2})",
+        _LIVES_IN_PLACE,
         _CS,
-        _subject("home_city", "location", "{who} lives in {val}.", 4, 0.7),
     ),
+    _rule(("grew up", "raised"), r"\bI (?:grew up|was (?:born and )?raised) in " + _VAL, _IS_FROM),
     _rule(
-        True,
-        ("grew up", "raised"),
-        r"\bI (?:grew up|was (?:born and )?raised) in " + _VAL,
-        _CI,
-        _subject("hometown", "location", "{who} is from {val}.", 4, 0.6),
-    ),
-    _rule(
-        True,
         ("grew up", "raised"),
         r"\b(?i:in) (?P<val>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}), where (?i:I) "
         r"(?i:grew up|was (?:born and )?raised)\b",
+        _IS_FROM,
         _CS,
-        _subject("hometown", "location", "{who} is from {val}.", 4, 0.6),
     ),
+    _rule(("from",), r"\bI(?:'m| am) (?:originally )?from " + _VAL, _IS_FROM),
+    _rule(("work at", "work for"), r"\bI (?:now |currently )?work (?:at|for) " + _VAL, _WORKS_AT),
+    _rule(("employer", "company"), r"\bmy (?:(?:new |current )?employer|new company) is " + _VAL, _WORKS_AT),
     _rule(
-        True,
-        ("from",),
-        r"\bI(?:'m| am) (?:originally )?from " + _VAL,
-        _CI,
-        _subject("hometown", "location", "{who} is from {val}.", 4, 0.6),
-    ),
-    _rule(
-        True,
-        ("work at", "work for"),
-        r"\bI (?:now |currently )?work (?:at|for) " + _VAL,
-        _CI,
-        _subject("employer", "work", "{who} works at {val}.", 5, 0.65),
-    ),
-    _rule(
-        True,
-        ("employer", "company"),
-        r"\bmy (?:(?:new |current )?employer|new company) is " + _VAL,
-        _CI,
-        _subject("employer", "work", "{who} works at {val}.", 5, 0.65),
-    ),
-    _rule(
-        True,
         ("job at", "started at", "started working", "joined"),
         r"\b(?:(?i:my) (?:(?i:new|current) )?(?i:job (?:is )?at)|(?:(?i:I)(?:'ve| have)?|and) "
         r"(?:(?i:just|recently|now) )?(?i:started(?: working)? (?:at|for)|joined)) "
         r"(?P<val>[A-Z][\w&'-]*(?: [A-Z][\w&'-]*){0,4})",
+        _WORKS_AT,
         _CS,
-        _subject("employer", "work", "{who} works at {val}.", 5, 0.65),
     ),
+    _rule(("work as",), r"\bI (?:now |currently )?work as (?:an? )?" + _VAL, _WORKS_AS),
+    _rule(("allergic",), r"\bI(?:'m| am) allergic to " + _VAL, _allergy),
     _rule(
-        True,
-        ("work as",),
-        r"\bI (?:now |currently )?work as (?:an? )?" + _VAL,
-        _CI,
-        _subject("occupation", "work", "{who} works as {val}.", 5, 0.65),
-    ),
-    _rule(True, ("allergic",), r"\bI(?:'m| am) allergic to " + _VAL, _CI, _allergy),
-    _rule(
-        True,
         ("vegetarian", "vegan", "pescatarian", "intolerant"),
         r"\bI(?:'m| am) (?:an? )?(?P<val>vegetarian|vegan|pescatarian|lactose intolerant|gluten intolerant)\b",
-        _CI,
-        _subject("diet", "health", "{who} is {val}.", 2, 0.7),
+        _DIET_IS,
     ),
     _rule(
-        True,
         ("going to", "gonna", "planning"),
         r"\bI(?:'m| am) (?P<frame>going to|gonna|planning to|planning on) (?P<val>[^.;!?\n]{3,120})",
-        _CI,
         _plan,
     ),
     _rule(
-        True,
         ("i'll", "i will", "i plan", "i intend"),
         r"\bI(?P<frame>'ll| will| plan to| intend to) (?P<val>[^.;!?\n]{3,120})",
-        _CI,
         _plan,
     ),
     _rule(
-        True,
         ("visited", "went to", "travel", "finished", "completed", "graduated"),
         r"\bI (?:just |recently )?(?P<verb>visited|went to|travell?ed to|finished|completed|graduated from) " + _VAL,
-        _CI,
         _experience,
     ),
+    _rule(("always", "never"), _START + r"(?:please )?(?P<word>always|never) (?P<val>[^.!?\n]{3,120})", _principle),
     _rule(
-        True,
-        ("always", "never"),
-        _START + r"(?:please )?(?P<word>always|never) (?P<val>[^.!?\n]{3,120})",
-        _CI,
-        _principle,
-    ),
-    _rule(
-        True,
         ("name is", "call me", "called"),
         r"\b(?i:my name is|call me|I'm called|I am called) (?P<val>[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)",
+        _IS_NAMED,
         _CS,
-        _subject("name", "identity", "{who}'s name is {val}.", 3, 0.8),
     ),
     _rule(
-        True,
         ("my ",),
         rf"\b(?i:my) (?:(?i:new) )?(?P<rel>(?i:{_RELATIONS}))(?:'s name)?(?: (?i:is))? "
         r"(?:(?i:called|named) )?" + _NAME,
-        _CS,
         _relation,
+        _CS,
     ),
     # "Name is my boss (now)", "I have a new dentist now, Name".
     _rule(
-        True,
-        ("my ",),
-        _NAME + rf" (?i:is) (?:(?i:now) )?(?i:my) (?:(?i:new) )?(?P<rel>(?i:{_RELATIONS}))\b",
-        _CS,
-        _relation,
+        ("my ",), _NAME + rf" (?i:is) (?:(?i:now) )?(?i:my) (?:(?i:new) )?(?P<rel>(?i:{_RELATIONS}))\b", _relation, _CS
     ),
     # Apposition: "dinner with Name tonight, my boss".
     _rule(
-        True,
         ("my ",),
         r"\b(?i:with) " + _NAME + r"(?: (?i:today|tonight|tomorrow|yesterday|later|again))?, "
         rf"(?i:my) (?P<rel>(?i:{_RELATIONS}))\b",
-        _CS,
         _relation,
+        _CS,
     ),
     _rule(
-        True,
         ("new ",),
         rf"\b(?i:I)(?:'ve| have)? (?i:got|have) (?i:a) (?i:new) (?P<rel>(?i:{_RELATIONS}))"
         r"(?: (?i:now))?, " + _NAME,
-        _CS,
         _relation,
+        _CS,
     ),
     # Dated events and their rescheduling: "my X is on June 5", "the X was rescheduled to June 9".
     _rule(
-        True,
         ("my ", "the ", "our "),
         r"\b(?:my|the|our) " + _EVENT + r" (?:is|was|got|has been)"
         r"(?: (?:now|happening|scheduled|rescheduled|moved|postponed|pushed back|pushed|changed|planned|set))*"
         r"(?:, it(?:'s| is) now)? (?:on|to|for) (?P<date>" + DATE_PATTERN + ")",
-        _CI,
         _event_date,
     ),
     _rule(
-        True,
         ("schedul",),
         r"\b(?:re)?scheduled (?:my|the|our) " + _EVENT + r" (?:for|on|to) (?P<date>" + DATE_PATTERN + ")",
-        _CI,
         _event_date,
     ),
     _rule(
-        False, ("to ",), _START + r"(?i:to|in order to) (?P<goal>[^,.\n]{3,60}), (?P<val>[^.\n]{5,240})", _CS, _method
+        ("to ",),
+        _START + r"(?i:to|in order to) (?P<goal>[^,.\n]{3,60}), (?P<val>[^.\n]{5,240})",
+        _method,
+        _CS,
+        user_only=False,
     ),
     _rule(
-        False,
         (" is a", " are a", " means a", " refers to a"),
         _START + r"(?P<term>[A-Z][\w+#-]*(?: [\w+#-]+){0,2}) (?P<verb>is|are|means|refers to) (?P<art>an?) "
         r"(?P<val>[^.!?\n]{8,200})",
-        _CS,
         _concept,
+        _CS,
+        user_only=False,
     ),
 )
 _ANYONE_RULES = tuple(rule for rule in _RULES if not rule.user_only)

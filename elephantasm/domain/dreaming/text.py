@@ -57,46 +57,9 @@ _PHRASE_SIGNALS: dict[str, tuple[str, ...]] = {
     "marker": ("don't forget", "note that"),
 }
 _DATE_WORDS = frozenset(
-    [
-        "jan",
-        "january",
-        "feb",
-        "february",
-        "mar",
-        "march",
-        "apr",
-        "april",
-        "may",
-        "jun",
-        "june",
-        "jul",
-        "july",
-        "aug",
-        "august",
-        "sep",
-        "sept",
-        "september",
-        "oct",
-        "october",
-        "nov",
-        "november",
-        "dec",
-        "december",
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "today",
-        "tonight",
-        "tomorrow",
-        "yesterday",
-        "week",
-        "month",
-        "year",
-    ]
+    "jan january feb february mar march apr april may jun june jul july aug august sep sept september oct "
+    "october nov november dec december monday tuesday wednesday thursday friday saturday sunday today tonight "
+    "tomorrow yesterday week month year".split()
 )
 _DATE = re.compile(DATE_PATTERN, re.IGNORECASE)
 _DIGIT = re.compile(r"\d")

@@ -1,4 +1,4 @@
-"""Value types shared by the distillation engines.
+"""Value types shared by the distillation engines, and the engine interface (:class:`DistillEngine`).
 
 Everything here is frozen and free of I/O: the dream service turns table rows into these inputs,
 hands them to an engine, and writes the drafts back. Drafts carry provenance (event ids, memory
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 from uuid import UUID
 
 from elephantasm.domain.enums import KnowledgeType as KnowledgeKind
@@ -126,3 +126,24 @@ class DistillError(Exception):
         super().__init__(message)
         self.usage = usage or Usage()
         self.attempts = attempts
+
+
+@runtime_checkable
+class DistillEngine(Protocol):
+    """Turns pending events into memory, knowledge and identity drafts.
+
+    ``name`` and ``model`` are recorded on the dream run. ``distil`` either returns a complete
+    result for all ``events`` (every event cited by at least one memory) or raises
+    :class:`DistillError`; it never returns a partial result.
+    """
+
+    name: str
+
+    @property
+    def model(self) -> str | None:
+        """The model recorded on the run (read-only here, so an engine may narrow it to ``str``)."""
+        ...
+
+    async def distil(self, events: list[EventInput], existing_identity: IdentityDraft | None) -> DistillResult:
+        """Distil ``events`` (ordered or not) given the anima's current identity."""
+        ...

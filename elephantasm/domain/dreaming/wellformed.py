@@ -31,32 +31,9 @@ VAGUE_OBJECTS = frozenset(
 ) | {"a lot", "that one", "this one", "the same", "so much", "very much", "all of it", "it all", "all that"}
 # Verb frames whose object has to be a verb phrase, and what alone is too vague to keep.
 _PLAN_FRAME = re.compile(r"\bplans to (?P<obj>.+)$", re.IGNORECASE)
-VAGUE_PLANS = (
-    "be ",
-    "keep ",
-    "try ",
-    "see ",
-    "let ",
-    "do it",
-    "do that",
-    "do this",
-    "go now",
-    "get going",
-    "think about",
-    "check ",
-    "look into",
-    "figure ",
-    "have to",
-    "need to",
-    "make it",
-    "get back",
-    "talk ",
-    "tell ",
-    "send you",
-    "call you",
-    "text you",
-    "miss ",
-    "say ",
+VAGUE_PLANS = tuple(
+    "be |keep |try |see |let |do it|do that|do this|go now|get going|think about|check |look into|figure |"
+    "have to|need to|make it|get back|talk |tell |send you|call you|text you|miss |say ".split("|")
 )
 NOT_VERB_STARTS = frozenset("a an the some my your our this that these those to in on at for with by from of".split())
 _SPAN = re.compile(

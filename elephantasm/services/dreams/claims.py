@@ -1,27 +1,20 @@
 """Per-anima locking, claims on pending events, and recovery of abandoned runs.
 
-A transaction-level advisory lock per anima (:func:`lock_anima`) serialises the short dreamer
-transactions of one anima across processes, and is taken before any row lock of the anima (the
-lock order, ``docs/design.md``); the run row (``status = 'running'`` + ``heartbeat_at``) is the
-durable lease, declared abandoned when its heartbeat is older than ``dreamer_stale_seconds``.
-
-The dreamer never writes events. A chunk is the lowest pending seqs of the anima, taken under the
-lock. A run that distils with no transaction open (an LLM) first records a claim (a ``dream_chunks``
-row without ``distilled_at``); its final write marks it distilled and moves the watermark only if
-the claim is still its own and the watermark still where the chunk starts, so even a run wrongly
-declared abandoned never distils an event another run has taken. CPU-only distilling reads,
-distils and writes a chunk in one transaction (:func:`lock_events`): no claim outlives it.
+An advisory lock per anima (:func:`lock_anima`, taken before any row lock of the anima: the lock
+order of ``docs/design.md``) serialises its dreamer transactions; the run row is the durable lease.
+A chunk is the lowest pending seqs of the anima. A run that distils with no transaction open first
+records a claim (a ``dream_chunks`` row without ``distilled_at``); its write moves the watermark only
+if the claim is still its own and the watermark still where the chunk starts, so no event is
+distilled twice. The dreamer never writes events.
 """
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
 
-from sqlalchemy import and_, delete, exists, func, insert, literal, select, update
+from sqlalchemy import delete, exists, func, insert, literal, select, update
 from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -29,7 +22,7 @@ from elephantasm.db.models import Anima, DreamChunk, DreamRun, Event
 from elephantasm.db.scopes import of_anima
 from elephantasm.db.tables import rowcount, table_of
 from elephantasm.ids import uuid7
-from elephantasm.services.dreams.liveness import advisory
+from elephantasm.services.dreams.liveness import advisory, lock_key
 
 _EVENTS = table_of(Event)
 _RUNS = table_of(DreamRun)
@@ -37,29 +30,13 @@ _ANIMAS = table_of(Anima)
 _CHUNKS = table_of(DreamChunk)
 _LOCK_NAMESPACE = b"elephantasm.dreamer:"
 
-CLAIM_COLUMNS = (
-    _EVENTS.c.id,
-    _EVENTS.c.event_type,
-    _EVENTS.c.role,
-    _EVENTS.c.author,
-    _EVENTS.c.summary,
-    _EVENTS.c.content,
-    _EVENTS.c.occurred_at,
-    _EVENTS.c.session_id,
-    _EVENTS.c.importance_score,
-    _EVENTS.c.meta,
-)
-
-
-def anima_lock_key(anima_id: uuid.UUID) -> int:
-    """The signed 64-bit advisory-lock key of an anima (stable across processes and versions)."""
-    digest = hashlib.blake2b(_LOCK_NAMESPACE + anima_id.bytes, digest_size=8).digest()
-    return int.from_bytes(digest, "big", signed=True)
+EVENT_FIELDS = "id event_type role author summary content occurred_at session_id importance_score".split()
+"""What an engine sees of an event besides its ``meta`` (``writer.to_inputs``); a chunk reads these."""
 
 
 async def lock_anima(session: AsyncSession, anima_id: uuid.UUID) -> None:
     """Serialise dreamer writes for ``anima_id`` until the current transaction ends."""
-    await session.execute(advisory(func.pg_advisory_xact_lock, anima_lock_key(anima_id)))
+    await session.execute(advisory(func.pg_advisory_xact_lock, lock_key(_LOCK_NAMESPACE, anima_id)))
 
 
 @dataclass(frozen=True)
@@ -91,11 +68,7 @@ async def lock_events(session: AsyncSession, run: DreamRun, until_seq: int, limi
     are dropped here, so nothing abandoned blocks the anima.
     """
     anima_id = run.anima_id
-    await session.execute(
-        delete(_CHUNKS).where(
-            _CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None), ~_live_claim(exclude=run.id)
-        )
-    )
+    await _drop_dead_claims(session, anima_id, run.id)
     held = await session.execute(
         select(_CHUNKS.c.id).where(_CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None)).limit(1)
     )
@@ -103,7 +76,7 @@ async def lock_events(session: AsyncSession, run: DreamRun, until_seq: int, limi
         return None
     after, _ = await watermark(session, anima_id)
     stmt = (
-        select(*CLAIM_COLUMNS, _EVENTS.c.seq)
+        select(*(_EVENTS.c[name] for name in (*EVENT_FIELDS, "meta", "seq")))
         .where(*of_anima(_EVENTS, anima_id), _EVENTS.c.seq > after, _EVENTS.c.seq <= until_seq)
         .order_by(_EVENTS.c.seq)
         .limit(limit)
@@ -116,19 +89,20 @@ async def lock_events(session: AsyncSession, run: DreamRun, until_seq: int, limi
     return Chunk(after + 1, last, rows)
 
 
-def _live_claim(exclude: uuid.UUID) -> Any:
-    """The chunk's run is running and is not ``exclude``."""
-    return exists().where(and_(_RUNS.c.id == _CHUNKS.c.run_id, _RUNS.c.status == "running", _RUNS.c.id != exclude))
+async def _drop_dead_claims(session: AsyncSession, anima_id: uuid.UUID, also_of: uuid.UUID | None = None) -> None:
+    """Drop the anima's claims whose run is no longer running (and those of run ``also_of``)."""
+    live = [_RUNS.c.id == _CHUNKS.c.run_id, _RUNS.c.status == "running"]
+    if also_of is not None:
+        live.append(_RUNS.c.id != also_of)
+    await session.execute(
+        delete(_CHUNKS).where(_CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None), ~exists().where(*live))
+    )
 
 
 async def claim_events(session: AsyncSession, run: DreamRun, now: datetime, until_seq: int, limit: int) -> Chunk | None:
-    """Claim the next chunk for ``run``: up to ``limit`` of the lowest pending seqs, none above
-    ``until_seq`` (so an event recorded after the run started waits for the next run). A back-dated
-    event is claimed like any other: pending is about seq, not ``occurred_at``.
-
-    The claim is a ``dream_chunks`` row without ``distilled_at``; it survives this transaction, so
-    the engine can work with no transaction open. Takes the anima's dreamer lock.
-    """
+    """Claim the next chunk for ``run`` under the anima's dreamer lock: up to ``limit`` of the lowest
+    pending seqs (by seq, not ``occurred_at``), none above ``until_seq`` (later events wait for the
+    next run). The claim row outlives this transaction, so the engine works with none open."""
     await lock_anima(session, run.anima_id)
     chunk = await lock_events(session, run, until_seq, limit)
     if chunk is None:
@@ -231,8 +205,5 @@ async def recover_stale_runs(
     stale = list((await session.execute(stmt)).scalars())
     await release_claims(session, stale)
     if anima_id is not None:
-        live = exists().where(and_(_RUNS.c.id == _CHUNKS.c.run_id, _RUNS.c.status == "running"))
-        await session.execute(
-            delete(_CHUNKS).where(_CHUNKS.c.anima_id == anima_id, _CHUNKS.c.distilled_at.is_(None), ~live)
-        )
+        await _drop_dead_claims(session, anima_id)
     return stale

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from elephantasm.db.models import DreamRun
 
 NEIGHBOURS = 5
+_STATS_COLUMNS = ("id", "state", "importance", "recall_count", "created_at", "last_recalled_at")
 _M, _RECALLS = table_of(Memory), table_of(MemoryRecall)
 
 
@@ -145,12 +146,7 @@ def _stats_of(anima_id: uuid.UUID) -> Select[Any]:
 def _stats(rows: list[Any], best: dict[uuid.UUID, float]) -> list[MemoryStats]:
     return [
         MemoryStats(
-            id=r.id,
-            state=r.state,
-            importance=r.importance,
-            recall_count=r.recall_count,
-            created_at=r.created_at,
-            last_recalled_at=r.last_recalled_at,
+            **{name: getattr(r, name) for name in _STATS_COLUMNS},
             state_since=datetime.fromisoformat(r.since) if r.since else None,
             best_match=best.get(r.id),
         )
@@ -177,25 +173,11 @@ async def _merge(session: AsyncSession, ctx: WriteContext, groups: list[MergeGro
     after = await _event_counts(session, survivors)
     for group, survivor in zip(groups, survivors, strict=True):
         merged = [str(m) for m in group.merged_ids]
-        actions.append(
-            ctx.action(
-                "absorbed",
-                "memory",
-                survivor,
-                {"events": before.get(survivor, 0)},
-                {"events": after.get(survivor, 0), "absorbed": merged, "min_similarity": group.min_similarity},
-            )
-        )
+        absorbed = {"events": after.get(survivor, 0), "absorbed": merged, "min_similarity": group.min_similarity}
+        actions.append(ctx.action("absorbed", "memory", survivor, {"events": before.get(survivor, 0)}, absorbed))
         for m in group.merged_ids:
-            actions.append(
-                ctx.action(
-                    "merged",
-                    "memory",
-                    cast(uuid.UUID, m),
-                    {"merged_into": None},
-                    {"state": "archived", "merged_into": str(survivor)},
-                )
-            )
+            into = {"state": "archived", "merged_into": str(survivor)}
+            actions.append(ctx.action("merged", "memory", cast(uuid.UUID, m), {"merged_into": None}, into))
 
 
 async def _transition(session: AsyncSession, ctx: WriteContext, plan: list[Transition], actions: list[dict]) -> None:
@@ -207,15 +189,8 @@ async def _transition(session: AsyncSession, ctx: WriteContext, plan: list[Trans
             )
     for t in plan:
         name = "reactivated" if t.to_state == "active" else t.to_state
-        actions.append(
-            ctx.action(
-                name,
-                "memory",
-                cast(uuid.UUID, t.memory_id),
-                {"state": t.from_state},
-                {"state": t.to_state, "reason": t.reason, "decay": t.decay, "strength": t.strength},
-            )
-        )
+        after = {"state": t.to_state, "reason": t.reason, "decay": t.decay, "strength": t.strength}
+        actions.append(ctx.action(name, "memory", cast(uuid.UUID, t.memory_id), {"state": t.from_state}, after))
 
 
 async def _plan_and_apply(
@@ -242,7 +217,6 @@ async def _plan_and_apply(
     candidates = [
         MergeCandidate(
             id=i,
-            vector=None,
             summary=by_id[i].summary,
             importance=by_id[i].importance,
             recall_count=by_id[i].recall_count,

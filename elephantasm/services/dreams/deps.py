@@ -37,15 +37,9 @@ class DreamLimits:
     @classmethod
     def of(cls, s: Settings) -> DreamLimits:
         """The limits configured in ``s``."""
-        curation = CurationThresholds(
-            half_life_days=s.curation_half_life_days,
-            decaying_below=s.curation_decaying_below,
-            archive_below=s.curation_archive_below,
-            reactivate_similarity=s.curation_reactivate_similarity,
-            merge_similarity=s.curation_merge_similarity,
-            max_transitions=s.curation_max_transitions,
-            max_merge_groups=s.curation_max_merges,
-        )
+        named = ("half_life_days", "decaying_below", "archive_below", "reactivate_similarity", "merge_similarity")
+        tunables = {name: getattr(s, f"curation_{name}") for name in (*named, "max_transitions")}
+        curation = CurationThresholds(**tunables, max_merge_groups=s.curation_max_merges)
         return cls(**{f.name: getattr(s, f.name) for f in fields(cls) if f.name != "curation"}, curation=curation)
 
 

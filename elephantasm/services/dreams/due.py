@@ -58,16 +58,8 @@ async def find_due_animas(
     live run (heartbeat fresher than ``stale_after``) are skipped, and so are animas backing off after
     failed runs or parked as failed; longest-waiting first.
     """
-    rows = await session.execute(
-        _DUE_SQL,
-        {
-            "now": now,
-            "fresh": now - stale_after,
-            "min_pending": max(1, min_pending),
-            "quiet_before": now - quiet,
-            "limit": limit,
-        },
-    )
+    params = {"now": now, "fresh": now - stale_after, "quiet_before": now - quiet, "limit": limit}
+    rows = await session.execute(_DUE_SQL, {**params, "min_pending": max(1, min_pending)})
     return [DueAnima(r.org_id, r.anima_id, r.pending) for r in rows]
 
 

@@ -41,12 +41,7 @@ def as_draft(identity: Identity | None) -> IdentityDraft | None:
     """The identity as an engine sees it."""
     if identity is None:
         return None
-    return IdentityDraft(
-        personality_type=identity.personality_type,
-        communication_style=identity.communication_style,
-        self=dict(identity.self or {}),
-        prose=identity.prose,
-    )
+    return IdentityDraft(**_fields(identity))
 
 
 async def _write_version(
@@ -75,41 +70,28 @@ async def _write_version(
     return version
 
 
+def _fields(identity: Identity | IdentityVersion | IdentityDraft) -> dict[str, Any]:
+    """The columns an identity version holds."""
+    return {
+        "personality_type": identity.personality_type,
+        "communication_style": identity.communication_style,
+        "self": dict(identity.self or {}),
+        "prose": identity.prose,
+    }
+
+
 async def apply_identity_draft(
     session: AsyncSession, ctx: WriteContext, draft: IdentityDraft, actions: list[dict]
 ) -> int:
     """Write a dream's proposed identity as a new version (inside the chunk's transaction)."""
     before = await current_identity(session, ctx.org_id, ctx.anima_id)
-    fields = {
-        "personality_type": draft.personality_type[:100] if draft.personality_type else None,
-        "communication_style": draft.communication_style,
-        "self": dict(draft.self),
-        "prose": draft.prose,
-    }
+    fields = _fields(draft)
+    fields["personality_type"] = draft.personality_type[:100] if draft.personality_type else None
     version = await _write_version(session, ctx.org_id, ctx.anima_id, fields, draft.reason, ctx.run_id, ctx.now)
-    summary_before = (
-        None
-        if before is None
-        else {
-            "version": before.version,
-            "personality_type": before.personality_type,
-            "communication_style": before.communication_style,
-        }
-    )
-    actions.append(
-        ctx.action(
-            "updated",
-            "identity",
-            ctx.anima_id,
-            summary_before,
-            {
-                "version": version,
-                "personality_type": fields["personality_type"],
-                "communication_style": draft.communication_style,
-                "reason": draft.reason,
-            },
-        )
-    )
+    keys = ("personality_type", "communication_style")
+    summary_before = None if before is None else {"version": before.version, **{k: getattr(before, k) for k in keys}}
+    after = {"version": version, **{k: fields[k] for k in keys}, "reason": draft.reason}
+    actions.append(ctx.action("updated", "identity", ctx.anima_id, summary_before, after))
     return version
 
 
@@ -150,13 +132,7 @@ async def restore_identity(
     ).scalar_one_or_none()
     if old is None:
         raise NotFoundError(f"anima {anima_id} has no identity version {version}")
-    fields = {
-        "personality_type": old.personality_type,
-        "communication_style": old.communication_style,
-        "self": dict(old.self or {}),
-        "prose": old.prose,
-    }
-    await _write_version(session, org_id, anima_id, fields, f"restored version {version}", None, now)
+    await _write_version(session, org_id, anima_id, _fields(old), f"restored version {version}", None, now)
     await bump_state_version(session, [anima_id])
     identity = await current_identity(session, org_id, anima_id)
     assert identity is not None

@@ -1,13 +1,9 @@
 """The dream journal and the journaled write: how every step of a dream run changes the database.
 
-A step is one short transaction that holds the anima's dreamer lock and the run's lease, and
-commits its changes with its journal entries, the anima's ``state_version`` bump (when packs may
-change) and the run's counters; the caller's counters change only after the commit.
-
-Storage: a step journals many similar entries at once, so one ``dream_actions`` row holds a run
-of consecutive entries of one step with the same action and target type (target ids as
-``uuid[]``, before/after values as jsonb arrays, NULL when all are None). An entry's id is its
-row's UUIDv7 id with its position in the low 16 bits: unique, stable, in write order.
+A step is one short transaction holding the anima's dreamer lock and the run's lease; it commits
+its changes with its journal entries, the anima's ``state_version`` bump and the run's counters.
+One ``dream_actions`` row holds consecutive entries of one action and target type (ids as
+``uuid[]``, before/after as jsonb arrays); an entry's id is its row's id plus its position.
 """
 
 from __future__ import annotations
@@ -36,6 +32,8 @@ if TYPE_CHECKING:
 
 _ACTIONS = table_of(DreamAction)
 
+Values = dict[str, Any] | None
+"""An entry's before or after values."""
 POSITION_BITS = 16
 MAX_ENTRIES = 1 << POSITION_BITS
 """Entries one row can hold: their positions fill the low bits of the row id."""
@@ -126,12 +124,7 @@ class WriteContext:
     """Code of the embedding space the step's vectors live in (``services.spaces``)."""
 
     def action(
-        self,
-        action: str,
-        target_type: str,
-        target_id: uuid.UUID | None,
-        before: dict[str, Any] | None = None,
-        after: dict[str, Any] | None = None,
+        self, action: str, target_type: str, target_id: uuid.UUID | None, before: Values = None, after: Values = None
     ) -> dict[str, Any]:
         """A journal entry; the step stores its entries batched (:func:`batch_rows`)."""
         return {"action": action, "target_type": target_type, "target_id": target_id, "before": before, "after": after}

@@ -1,16 +1,10 @@
 """Knowledge writes: deduplicate against current knowledge, supersede contradicted facts.
 
-For each draft (oldest statement first), in this order:
-
-1. same normalised content as a current item → that item is corroborated (links + confidence);
-2. same ``subject_key`` as a current item: same value → corroborated; different value → the newer
-   statement becomes current and the older one is superseded (``valid_to``, ``superseded_by``), kept
-   as history; a back-dated statement older than the current one is stored already superseded;
-3. vector similarity ≥ threshold to a current item, or to an earlier draft of this batch → corroborated;
-4. otherwise a new current item.
-
-Similarities are computed by pgvector in one statement per chunk (no per-draft round trips), exactly
-(not through the HNSW index): an anima's current knowledge is small, and a missed duplicate is a bug.
+Each draft (oldest statement first) is, in this order: 1. corroborating a current item with the
+same normalised content; 2. for the same ``subject_key``: corroborating (same value) or superseding
+it (different value; a back-dated statement is stored already superseded); 3. corroborating a
+current item or earlier draft at vector similarity ≥ threshold; 4. a new current item.
+Similarities come from one exact pgvector statement per chunk: a missed duplicate is a bug.
 """
 
 from __future__ import annotations
@@ -39,6 +33,7 @@ if TYPE_CHECKING:
 _KNOWLEDGE = table_of(Knowledge)
 _LINKS = table_of(KnowledgeMemory)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_CURRENT_COLUMNS = "id content_hash subject_key content meta valid_from confidence created_at".split()
 
 _SIMILARITY_SQL = text("""
 WITH d AS (SELECT ord, CAST(v AS halfvec) AS v FROM unnest(CAST(:vecs AS text[])) WITH ORDINALITY AS u(v, ord)),
@@ -109,16 +104,7 @@ async def _load_current(
     if ids:
         cond.append(_KNOWLEDGE.c.id.in_(ids))
     stmt = (
-        select(
-            _KNOWLEDGE.c.id,
-            _KNOWLEDGE.c.content_hash,
-            _KNOWLEDGE.c.subject_key,
-            _KNOWLEDGE.c.content,
-            _KNOWLEDGE.c.meta,
-            _KNOWLEDGE.c.valid_from,
-            _KNOWLEDGE.c.confidence,
-            _KNOWLEDGE.c.created_at,
-        )
+        select(*(_KNOWLEDGE.c[name] for name in _CURRENT_COLUMNS))
         .where(
             _KNOWLEDGE.c.anima_id == anima_id,
             _KNOWLEDGE.c.valid_to.is_(None),
@@ -161,12 +147,14 @@ class _Placer:
         self.new_rows: list[dict[str, Any]] = []
         for r in current:
             value = _value((r.meta or {}).get("value"), r.content)
-            item = _Item(r.id, r.subject_key, value, r.valid_from or _EPOCH, r.confidence)
-            self.by_id[r.id] = item
-            self.by_hash.setdefault(r.content_hash, item)
-            if r.subject_key:
-                self.by_subject[r.subject_key] = item
+            self._make_current(_Item(r.id, r.subject_key, value, r.valid_from or _EPOCH, r.confidence), r.content_hash)
         self.placed: dict[int, _Item] = {}
+
+    def _make_current(self, item: _Item, content_hash: str) -> None:
+        self.by_id[item.id] = item
+        self.by_hash.setdefault(content_hash, item)
+        if item.subject_key:
+            self.by_subject[item.subject_key] = item
 
     def place(
         self,
@@ -213,15 +201,8 @@ class _Placer:
             item.row["confidence"] = item.confidence
             return
         self.bumped.add(item.id)
-        self.actions.append(
-            self.ctx.action(
-                "merged",
-                "knowledge",
-                item.id,
-                None,
-                {"duplicate": draft.content, "confidence": item.confidence, "memories_added": len(links)},
-            )
-        )
+        after = {"duplicate": draft.content, "confidence": item.confidence, "memories_added": len(links)}
+        self.actions.append(self.ctx.action("merged", "knowledge", item.id, None, after))
 
     def _insert(
         self,
@@ -271,10 +252,7 @@ class _Placer:
         }
         self.actions.append(ctx.action("created", "knowledge", kid, None, after))
         if superseded_by is None:
-            self.by_id[item.id] = item
-            self.by_hash.setdefault(key, item)
-            if draft.subject_key:
-                self.by_subject[draft.subject_key] = item
+            self._make_current(item, key)
         return item
 
     def _supersede(self, old: _Item, new: _Item, vf: datetime, draft: KnowledgeDraft) -> None:
@@ -285,36 +263,23 @@ class _Placer:
             old.row.update(valid_to=vf, superseded_by=new.id)
         else:
             self.superseded.append({"b_id": old.id, "b_valid_to": vf, "b_by": new.id})
-        self.actions.append(
-            self.ctx.action(
-                "superseded",
-                "knowledge",
-                old.id,
-                {"value": old.value, "valid_to": None, "superseded_by": None},
-                {"value": draft.value, "valid_to": vf.isoformat(), "superseded_by": str(new.id)},
-            )
-        )
+        before = {"value": old.value, "valid_to": None, "superseded_by": None}
+        after = {"value": draft.value, "valid_to": vf.isoformat(), "superseded_by": str(new.id)}
+        self.actions.append(self.ctx.action("superseded", "knowledge", old.id, before, after))
 
 
 async def _apply(session: AsyncSession, placer: _Placer) -> None:
     ctx = placer.ctx
     if placer.new_rows:
         await insert_rows(session, _KNOWLEDGE, placer.new_rows)
+    by_id = update(_KNOWLEDGE).where(_KNOWLEDGE.c.id == bindparam("b_id")).values(updated_at=ctx.now)
     if placer.superseded:
         await session.execute(
-            update(_KNOWLEDGE)
-            .where(_KNOWLEDGE.c.id == bindparam("b_id"))
-            .values(valid_to=bindparam("b_valid_to"), superseded_by=bindparam("b_by"), updated_at=ctx.now),
-            placer.superseded,
+            by_id.values(valid_to=bindparam("b_valid_to"), superseded_by=bindparam("b_by")), placer.superseded
         )
     bumps = [{"b_id": i, "b_conf": placer.by_id[i].confidence} for i in placer.bumped if i in placer.by_id]
     if bumps:
-        await session.execute(
-            update(_KNOWLEDGE)
-            .where(_KNOWLEDGE.c.id == bindparam("b_id"))
-            .values(confidence=bindparam("b_conf"), updated_at=ctx.now),
-            bumps,
-        )
+        await session.execute(by_id.values(confidence=bindparam("b_conf")), bumps)
     items = {id(item): item for item in placer.placed.values()}.values()
     links = [
         {"knowledge_id": it.id, "memory_id": m, "org_id": ctx.org_id, "anima_id": ctx.anima_id}

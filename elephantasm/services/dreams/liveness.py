@@ -1,11 +1,8 @@
 """Whether a running dream run's process is still there: its run lock.
 
-The process executing a run holds a session-level advisory lock keyed by the run's id, on a
-connection of its own, from before the run row is visible until the run has finished. Postgres
-frees it when that connection ends, so the moment the process is gone (kill -9, a crash, a lost
-host) the lock is free: :func:`gone_runs` finds such runs and starting a new run fails them at
-once, instead of waiting ``dreamer_stale_seconds`` for their heartbeat to go quiet (which still
-catches a process that is alive but stuck).
+The process executing a run holds a session-level advisory lock keyed by the run's id on a
+connection of its own; Postgres frees it when that connection ends, so a run whose process died
+is found at once (:func:`gone_runs`) instead of after ``dreamer_stale_seconds`` of silence.
 """
 
 from __future__ import annotations
@@ -30,9 +27,15 @@ def advisory(fn: Any, key: int) -> Select[Any]:
     return select(fn(literal(key, BigInteger)))
 
 
+def lock_key(namespace: bytes, entity_id: uuid.UUID) -> int:
+    """The signed 64-bit advisory-lock key of an anima or a run: stable across processes and
+    versions, and never the same for two namespaces."""
+    return int.from_bytes(hashlib.blake2b(namespace + entity_id.bytes, digest_size=8).digest(), "big", signed=True)
+
+
 def run_lock_key(run_id: uuid.UUID) -> int:
-    """The signed 64-bit advisory-lock key of a run (its own namespace: never an anima's key)."""
-    return int.from_bytes(hashlib.blake2b(_NAMESPACE + run_id.bytes, digest_size=8).digest(), "big", signed=True)
+    """The advisory-lock key of a run's liveness lock."""
+    return lock_key(_NAMESPACE, run_id)
 
 
 class RunLocks:

@@ -159,25 +159,19 @@ async def knowledge_provenance(
     out: dict[uuid.UUID, tuple[list[uuid.UUID], list[uuid.UUID]]] = {k: ([], []) for k in knowledge_ids}
     if not knowledge_ids:
         return out
+    km, m = table_of(KnowledgeMemory), table_of(Memory)
     links = await session.execute(
-        select(col(KnowledgeMemory.knowledge_id), col(KnowledgeMemory.memory_id))
-        .where(col(KnowledgeMemory.knowledge_id).in_(list(knowledge_ids)), org_scoped(KnowledgeMemory, org_id))
-        .order_by(col(KnowledgeMemory.knowledge_id), col(KnowledgeMemory.memory_id))
+        select(km.c.knowledge_id, km.c.memory_id, m.c.event_ids)
+        .outerjoin(m, (m.c.id == km.c.memory_id) & org_scoped(m, org_id))
+        .where(km.c.knowledge_id.in_(list(knowledge_ids)), org_scoped(km, org_id))
+        .order_by(km.c.knowledge_id, km.c.memory_id)
     )
-    memories_of: dict[uuid.UUID, list[uuid.UUID]] = {}
-    for kid, mid in links.all():
+    events: dict[uuid.UUID, set[uuid.UUID]] = {k: set() for k in knowledge_ids}
+    for kid, mid, eids in links.all():
         out[kid][0].append(mid)
-        memories_of.setdefault(mid, [])
-    if memories_of:
-        rows = await session.execute(
-            select(col(Memory.id), col(Memory.event_ids)).where(
-                col(Memory.id).in_(list(memories_of)), org_scoped(Memory, org_id)
-            )
-        )
-        for mid, eids in rows.all():
-            memories_of[mid].extend(eids)
-    for _kid, (mids, eids) in out.items():
-        eids.extend(sorted({e for m in mids for e in memories_of.get(m, [])}))
+        events[kid].update(eids or ())
+    for kid, (_, eids) in out.items():
+        eids.extend(sorted(events[kid]))
     return out
 
 

@@ -1,10 +1,8 @@
-"""One dream run over one anima: lease → (claim → distil → embed → write)* → curate (the sleep pass) → finish.
+"""One dream run over one anima: lease → (claim → distil → embed → write)* → curate → finish.
 
 No transaction is open while an LLM or a remote embedder works: a chunk is claimed in one short
-transaction, distilled with the connection returned to the pool, and written in another. When
-both are CPU work in this process (:func:`in_process`), a chunk is read, distilled and written in
-one transaction instead. A run that fails records why and releases its claims, so its events stay
-pending for the next run; chunks it already wrote are complete and stay (each is all-or-nothing).
+transaction and written in another; CPU-only work (:func:`in_process`) reads, distils and writes a
+chunk in one. A failed run records why and releases its claims; chunks it wrote stay (each is atomic).
 """
 
 from __future__ import annotations
@@ -34,7 +32,7 @@ from elephantasm.services.dreams.deps import DreamDeps
 from elephantasm.services.dreams.identity import as_draft, current_identity
 from elephantasm.services.dreams.journal import journaled_write
 from elephantasm.services.dreams.runs import RunLostError, RunStats, finish_run, heartbeat, hold_lease, start_run
-from elephantasm.services.dreams.writer import embed_result, ensure_coverage, to_inputs, write_chunk, write_in
+from elephantasm.services.dreams.writer import embed_result, ensure_coverage, to_inputs, write_in
 
 log = logging.getLogger(__name__)
 
@@ -125,14 +123,9 @@ async def _heartbeats(deps: DreamDeps, run_id: uuid.UUID) -> None:
 
 
 def in_process(engine: DistillEngine, embedder: Embedder) -> bool:
-    """Whether distilling and embedding a chunk is CPU work in this process, with no network call
-    to wait for: the stock offline engine (exactly that class: a subclass may await anything)
-    and a local embedder (hash, WordLlama, MiniLM; not an embeddings endpoint).
-
-    Then a chunk is read, distilled, embedded and written in one transaction
-    (:func:`_local_step`) under the anima's dreamer lock: no claim row has to survive between
-    transactions (no event row is written on either path; see ``claims.py``).
-    """
+    """Whether distilling and embedding a chunk is CPU work in this process with no network call to
+    wait for: the stock offline engine (exactly that class: a subclass may await anything) and a local
+    embedder. Then a chunk is read, distilled and written in one transaction (:func:`_local_step`)."""
     return type(engine) is OfflineEngine and bool(getattr(embedder, "in_process", False))
 
 
@@ -167,7 +160,8 @@ async def _claimed_step(deps: DreamDeps, run: DreamRun, stats: RunStats, until_s
     inputs = to_inputs(chunk.rows)
     result, vectors = await _distil_embed(deps, inputs, identity, stats)
     t0 = time.perf_counter()
-    memory_ids = await write_chunk(deps, run, inputs, result, vectors, stats, chunk)
+    async with journaled_write(deps, run, stats) as step:
+        memory_ids = await write_in(step, deps, inputs, result, vectors, chunk)
     stats.time("write", time.perf_counter() - t0)
     return len(inputs), memory_ids
 

@@ -188,28 +188,13 @@ async def record_outcome(
     """Success clears the anima's dream back-off. A failure waits base · 2^(failures − 1) seconds
     (capped) before the scheduler tries again; after ``dreamer_max_failures`` in a row the anima is
     ``failed`` and left alone until a manual run succeeds, so one bad anima never loops forever."""
+    anima = update(Anima).where(col(Anima.id) == anima_id)
     if succeeded:
-        await session.execute(
-            update(Anima)
-            .where(col(Anima.id) == anima_id)
-            .values(dream_status="ok", dream_failures=0, dream_retry_at=None)
-        )
+        await session.execute(anima.values(dream_status="ok", dream_failures=0, dream_retry_at=None))
         return
-    failures = (
-        await session.execute(
-            update(Anima)
-            .where(col(Anima.id) == anima_id)
-            .values(dream_failures=col(Anima.dream_failures) + 1)
-            .returning(col(Anima.dream_failures))
-        )
-    ).scalar_one()
+    bumped = anima.values(dream_failures=col(Anima.dream_failures) + 1).returning(col(Anima.dream_failures))
+    failures = (await session.execute(bumped)).scalar_one()
     wait = min(limits.dreamer_retry_base_seconds * 2 ** min(failures - 1, 30), limits.dreamer_retry_max_seconds)
     parked = failures >= limits.dreamer_max_failures
-    await session.execute(
-        update(Anima)
-        .where(col(Anima.id) == anima_id)
-        .values(
-            dream_status="failed" if parked else "backoff",
-            dream_retry_at=None if parked else now + timedelta(seconds=wait),
-        )
-    )
+    retry_at = None if parked else now + timedelta(seconds=wait)
+    await session.execute(anima.values(dream_status="failed" if parked else "backoff", dream_retry_at=retry_at))

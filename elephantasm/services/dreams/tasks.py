@@ -36,14 +36,6 @@ class DreamTasks:
         if not task.cancelled() and task.exception() is not None:
             log.error("background dream task %s failed", task.get_name(), exc_info=task.exception())
 
-    def __len__(self) -> int:
-        return len(self._tasks)
-
-    async def wait(self) -> None:
-        """Wait for every current task to finish (tests and graceful shutdowns)."""
-        while self._tasks:
-            await asyncio.gather(*list(self._tasks), return_exceptions=True)
-
     async def close(self, timeout: float = 10.0) -> None:
         """Cancel what is still running and wait (bounded) for it to record its end."""
         tasks = list(self._tasks)

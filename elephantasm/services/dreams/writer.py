@@ -25,16 +25,15 @@ from elephantasm.domain.fact_turns import fact_turns
 from elephantasm.domain.lean import lean_text
 from elephantasm.ids import uuid7
 from elephantasm.llm.embedders import Embedder
-from elephantasm.services.dreams.claims import Chunk, mark_distilled
+from elephantasm.services.dreams.claims import EVENT_FIELDS, Chunk, mark_distilled
 from elephantasm.services.dreams.deps import DreamDeps
 from elephantasm.services.dreams.identity import apply_identity_draft
-from elephantasm.services.dreams.journal import JournaledWrite, WriteContext, journaled_write
+from elephantasm.services.dreams.journal import JournaledWrite, WriteContext
 from elephantasm.services.dreams.knowledge import write_knowledge
-from elephantasm.services.dreams.runs import RunLostError, RunStats
+from elephantasm.services.dreams.runs import RunLostError
 from elephantasm.services.turn_blobs import encode_turns
 
 if TYPE_CHECKING:
-    from elephantasm.db.models import DreamRun
     from elephantasm.schemas.transfer import EventRecord
 
 _MEMORIES = table_of(Memory)
@@ -43,19 +42,7 @@ _MEMORIES = table_of(Memory)
 def to_inputs(rows: Sequence[Row | EventRecord]) -> list[EventInput]:
     """Claimed event rows (or an export's event records) as engine inputs, indexed in order."""
     return [
-        EventInput(
-            index=i,
-            id=r.id,
-            event_type=r.event_type,
-            content=r.content,
-            occurred_at=r.occurred_at,
-            role=r.role,
-            author=r.author,
-            summary=r.summary,
-            session_id=r.session_id,
-            importance_score=r.importance_score,
-            meta=r.meta or {},
-        )
+        EventInput(index=i, meta=r.meta or {}, **{name: getattr(r, name) for name in EVENT_FIELDS})
         for i, r in enumerate(rows)
     ]
 
@@ -144,27 +131,6 @@ async def _insert_memories(
     return [row["id"] for row in rows]
 
 
-async def _mark_distilled(session: AsyncSession, ctx: WriteContext, chunk: Chunk) -> None:
-    """Record the chunk distilled and move the anima's watermark past it (no event row is written);
-    RunLostError if its claim was released or another run moved the watermark meanwhile."""
-    if not await mark_distilled(session, ctx.org_id, ctx.anima_id, ctx.run_id, chunk, ctx.now):
-        raise RunLostError(f"run {ctx.run_id} lost its chunk (seqs {chunk.first_seq}..{chunk.last_seq})")
-
-
-async def write_chunk(
-    deps: DreamDeps,
-    run: DreamRun,
-    inputs: Sequence[EventInput],
-    result: DistillResult,
-    vectors: tuple[list[list[float]], list[list[float]], list[bytes | None]],
-    stats: RunStats,
-    chunk: Chunk,
-) -> list[uuid.UUID]:
-    """Commit one claimed chunk atomically; returns the new memory ids. RunLostError if the lease was lost."""
-    async with journaled_write(deps, run, stats) as step:
-        return await write_in(step, deps, inputs, result, vectors, chunk)
-
-
 async def write_in(
     step: JournaledWrite,
     deps: DreamDeps,
@@ -194,7 +160,9 @@ async def write_in(
     )
     if result.identity is not None:
         await apply_identity_draft(session, ctx, result.identity, actions)
-    await _mark_distilled(session, ctx, chunk)
+    if not await mark_distilled(session, ctx.org_id, ctx.anima_id, ctx.run_id, chunk, ctx.now):
+        # the claim was released, or another run moved the watermark meanwhile
+        raise RunLostError(f"run {ctx.run_id} lost its chunk (seqs {chunk.first_seq}..{chunk.last_seq})")
     step.changes_packs = True  # distilled events leave the session layer's recent turns
     after = step.stats
     after.events_read += len(inputs)
