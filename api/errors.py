@@ -120,3 +120,10 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     HTTPException: on_http_error,
     Exception: on_unexpected_error,
 }
+
+
+def error_response(request: Request, exc: Exception) -> Response:
+    """The API's answer to ``exc``: the handler of its nearest class in :data:`EXCEPTION_HANDLERS`."""
+    handler = next(EXCEPTION_HANDLERS[cls] for cls in type(exc).__mro__ if cls in EXCEPTION_HANDLERS)
+    response: Response = handler(request, exc)  # type: ignore[arg-type]
+    return response

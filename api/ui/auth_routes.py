@@ -12,17 +12,10 @@ from api.auth import failures_counted
 from api.deps import RuntimeDep
 from api.scopes import READ_ONLY
 from api.ui import session as ui_session
-from api.ui.deps import (
-    ForbiddenRequest,
-    UiUserDep,
-    check_form,
-    cookie,
-    safe_next,
-    same_origin,
-)
-from api.ui.forms import Form, PlainForm, see_other
+from api.ui.deps import UiUserDep, cookie, safe_next, same_origin
+from api.ui.forms import Form, see_other
 from api.ui.render import page
-from elephantasm.domain.errors import AuthenticationError
+from elephantasm.domain.errors import AuthenticationError, ForbiddenError
 from elephantasm.runtime import Runtime
 from elephantasm.security import hash_api_key, looks_like_api_key
 from elephantasm.services.keys import Caller, touch_key, verify_key
@@ -85,7 +78,7 @@ class AuthController(Controller):
         Failures count in the API's failed-auth limit: over it, 429 even for a good key."""
         nonce = request.cookies.get(ui_session.LOGIN_COOKIE)
         if not same_origin(request) or not ui_session.login_ok(runtime.secret, nonce, data.token):
-            raise ForbiddenRequest("the sign-in form expired or came from another site; reload it and try again")
+            raise ForbiddenError("the sign-in form expired or came from another site; reload it and try again")
         try:
             async with failures_counted(request, request.app.state):
                 caller = await _verify(runtime, data.api_key.strip())
@@ -102,11 +95,9 @@ class AuthController(Controller):
         return response
 
     @post("/logout", opt=READ_ONLY)
-    async def logout(
-        self, request: Request, runtime: RuntimeDep, ui: UiUserDep, data: Annotated[PlainForm, Form]
-    ) -> Response:
-        """End the session: the cookie is cleared and the browser goes back to the sign-in form."""
-        check_form(request, runtime, ui, data.csrf_token)
+    async def logout(self, ui: UiUserDep) -> Response:
+        """End the session (``ui`` checks the form's CSRF token): the cookie is cleared and the
+        browser goes back to the sign-in form."""
         response = see_other("/ui/login")
         response.delete_cookie(ui_session.SESSION_COOKIE, path=ui_session.COOKIE_PATH)
         return response

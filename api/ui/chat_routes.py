@@ -14,12 +14,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Annotated
 
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, Response, get, post
 from litestar.params import FromPath, QueryParameter
 
 from api.deps import RuntimeDep
 from api.routes.local_chat import complete_chat
-from api.ui.deps import UiUser, UiUserDep, check_form, ui_id
+from api.ui.deps import UiUser, UiUserDep, ui_id
 from api.ui.forms import Form, see_other, textarea, validated
 from api.ui.render import page
 from elephantasm.domain.errors import NotFoundError, ValidationError
@@ -39,7 +39,6 @@ class ChatForm:
 
     message: str = ""
     conversation: str = ""
-    csrf_token: str = ""
 
 
 def conversation_id(value: str | None) -> str:
@@ -79,16 +78,10 @@ class ChatPages(Controller):
 
     @post("/")
     async def turn(
-        self,
-        request: Request,
-        anima_id: FromPath[str],
-        ui: UiUserDep,
-        runtime: RuntimeDep,
-        data: Annotated[ChatForm, Form],
+        self, anima_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep, data: Annotated[ChatForm, Form]
     ) -> Response:
         """Send the message in its conversation, then show the conversation (303 to its page)."""
         _available()
-        check_form(request, runtime, ui, data.csrf_token)
         aid = ui_id("anima", anima_id)
         said = textarea(data.message).strip()
         if not said:
