@@ -6,13 +6,15 @@ is the server's own storage failing (said as such, and logged). Which database e
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE, HTTP_422_UNPROCESSABLE_ENTITY
-from litestar.types import ExceptionHandlersMap
+from litestar.types import ExceptionHandlersMap, HTTPResponseBodyEvent, HTTPResponseStartEvent, Send
 
 from elephantasm.db.errors import DATABASE_ERRORS, is_disk_full, is_unavailable
 from elephantasm.domain.errors import STORAGE_FULL_ERRNOS, DomainError
@@ -28,6 +30,19 @@ FULL_DETAIL = "{what} storage is full: nothing was written; retry once space is 
 
 def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Response:
     return Response({"detail": detail}, status_code=status, media_type=MediaType.JSON, headers=headers)
+
+
+async def send_error(send: Send, status: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
+    """The same JSON error body, sent by raw ASGI code that answers before (or outside) Litestar's routing."""
+    body = json.dumps({"detail": detail}).encode()
+    start: HTTPResponseStartEvent = {
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers],
+    }
+    await send(start)
+    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
+    await send(end)
 
 
 def _loc_part(part: str) -> int | str:

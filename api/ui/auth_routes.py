@@ -8,7 +8,7 @@ from typing import Annotated
 from litestar import Controller, Request, Response, get, post
 from litestar.params import QueryParameter
 
-from api.auth import failures_counted
+from api.auth import failures_counted, verify_api_key
 from api.deps import RuntimeDep
 from api.scopes import READ_ONLY
 from api.ui import session as ui_session
@@ -17,8 +17,6 @@ from api.ui.forms import Form, see_other
 from api.ui.render import page
 from elephantasm.domain.errors import AuthenticationError, ForbiddenError
 from elephantasm.runtime import Runtime
-from elephantasm.security import hash_api_key, looks_like_api_key
-from elephantasm.services.keys import Caller, touch_key, verify_key
 
 LOGIN_COOKIE_SECONDS = 3600
 
@@ -42,19 +40,6 @@ def _form(request: Request, runtime: Runtime, target: str, error: str | None = N
         token=ui_session.login_token(runtime.secret, nonce),
         cookies=[cookie(request, runtime, ui_session.LOGIN_COOKIE, nonce, LOGIN_COOKIE_SECONDS)],
     )
-
-
-async def _verify(runtime: Runtime, key: str) -> Caller:
-    """The key's caller; AuthenticationError for a malformed, unknown, revoked or expired key."""
-    if not looks_like_api_key(key):
-        raise AuthenticationError("invalid API key")
-    async with runtime.unit_of_work() as session:
-        caller = await verify_key(session, hash_api_key(key, runtime.secret), runtime.clock())
-        if caller is not None:
-            await touch_key(session, caller.key_id, runtime.clock())
-    if caller is None:
-        raise AuthenticationError("invalid, revoked or expired API key")
-    return caller
 
 
 class AuthController(Controller):
@@ -81,7 +66,7 @@ class AuthController(Controller):
             raise ForbiddenError("the sign-in form expired or came from another site; reload it and try again")
         try:
             async with failures_counted(request, request.app.state):
-                caller = await _verify(runtime, data.api_key.strip())
+                caller = await verify_api_key(runtime, data.api_key.strip())
         except AuthenticationError:
             return _form(request, runtime, safe_next(data.next), "invalid, revoked or expired API key", 401)
         now = runtime.clock()
