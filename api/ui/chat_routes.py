@@ -1,10 +1,8 @@
-"""Inspector page: chat with an anima on the local model, one turn per form post, through the same
-completion as ``POST /v1/chat/completions``, showing each turn's KV outcome (``X-Elephantasm-KV``:
-``hit`` when the pack's saved KV state was restored, ``miss`` when the prefix was computed).
+"""Inspector page: chat with an anima on the local model (``local`` extra), one turn per form post,
+through the same completion as ``POST /v1/chat/completions``, with each reply's KV outcome (hit/miss).
 
-Offered only where the ``local`` extra (llama-cpp-python) is importable. Each conversation is a
-session of its own (``ui-<hex>``) whose turns are read back from their recorded events; a turn
-answers with a redirect to that conversation's page, so reloading it never sends the turn again.
+Each conversation is a session of its own (``ui-<hex>``) read back from its recorded events; a turn
+answers with a redirect to that page, so a reload never sends it again.
 """
 
 from __future__ import annotations
