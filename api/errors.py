@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE, HTTP_422_UNPROCESSABLE_ENTITY
-from litestar.types import ExceptionHandlersMap, HTTPResponseBodyEvent, HTTPResponseStartEvent, Send
+from litestar.types import ExceptionHandlersMap
 
 from elephantasm.db.errors import DATABASE_ERRORS, is_disk_full, is_unavailable
 from elephantasm.domain.errors import STORAGE_FULL_ERRNOS, DomainError
@@ -32,17 +32,10 @@ def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Re
     return Response({"detail": detail}, status_code=status, media_type=MediaType.JSON, headers=headers)
 
 
-async def send_error(send: Send, status: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
-    """The same JSON error body, sent by raw ASGI code that answers before (or outside) Litestar's routing."""
-    body = json.dumps({"detail": detail}).encode()
-    start: HTTPResponseStartEvent = {
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers],
-    }
-    await send(start)
-    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
-    await send(end)
+def asgi_error(status: int, detail: str, headers: dict[str, str] | None = None) -> ASGIResponse:
+    """The same JSON error as an ASGI app, for raw ASGI code answering before (or outside) the router."""
+    body = json.dumps({"detail": detail})
+    return ASGIResponse(body=body, status_code=status, media_type=MediaType.JSON, headers=headers)
 
 
 def _loc_part(part: str) -> int | str:

@@ -14,7 +14,7 @@ from litestar import Request
 from litestar.types import ASGIApp, Receive, Scope, Send
 from pydantic import BaseModel
 
-from api.errors import send_error
+from api.errors import asgi_error
 from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.inputs import instant_problem, parse_iso_instant
 from elephantasm.runtime import Runtime
@@ -67,7 +67,7 @@ def query_guard(app: ASGIApp) -> ASGIApp:
         if problem is None:
             await app(scope, receive, send)
         else:
-            await send_error(send, 422, problem)
+            await asgi_error(422, problem)(scope, receive, send)
 
     return guarded
 

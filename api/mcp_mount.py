@@ -29,7 +29,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
 from api.auth import provide_caller
-from api.errors import send_error
+from api.errors import asgi_error
 from elephantasm.domain.errors import AuthenticationError
 from elephantasm.domain.keys import KeyScope
 from elephantasm.mcpserver.tools import build_server
@@ -76,12 +76,12 @@ class McpPlugin(InitPlugin):
         async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
             if scope.get("method") != "POST":  # stateless: no stream to GET, no session to DELETE
                 detail = f"{scope.get('method')} is not allowed on /mcp: send POST"
-                await send_error(send, 405, detail, [(b"allow", b"POST")])
+                await asgi_error(405, detail, {"Allow": "POST"})(scope, receive, send)
                 return
             try:
                 await provide_caller(Request(scope, receive), scope["litestar_app"].state)
             except AuthenticationError as exc:
-                await send_error(send, 401, exc.detail, [(b"www-authenticate", b"Bearer")])
+                await asgi_error(401, exc.detail, {"WWW-Authenticate": "Bearer"})(scope, receive, send)
                 return
             await self.server.session_manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
 
