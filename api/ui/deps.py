@@ -56,6 +56,7 @@ async def provide_ui_user(request: Request, state: State) -> UiUser:
     check_scope(request, caller)
     if request.method not in SAFE_METHODS:
         token = (await request.form()).get("csrf_token")
+        token = token if isinstance(token, str) else None  # a file upload is no token
         if not same_origin(request) or not ui_session.csrf_ok(runtime.secret, found.nonce, token):
             raise ForbiddenError("the form is stale or came from another site; reload the page and try again")
     return UiUser(caller, org_name, prefix, ui_session.csrf_token(runtime.secret, found.nonce))
