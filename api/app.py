@@ -36,18 +36,14 @@ from api.routes.root import root
 from api.ui import build_ui_router
 from elephantasm.runtime import Runtime
 
-ROUTE_HANDLERS: list[Any] = [root, health, AnimaController, EventController, KeyController]
-"""Every route of the API; feature modules add their controllers here."""
-# The dreamer's routes (runs and journal, memories, knowledge, identity).
-ROUTE_HANDLERS += [DreamController, MemoryController, KnowledgeController, IdentityController]
-# Memory packs (inject): latest, explicit compile, served-pack history.
-ROUTE_HANDLERS += [AnimaPackController, PackController]
-# Issue 11: export/import of one anima.
-ROUTE_HANDLERS += [AnimaTransferController]
-# The web inspector (/ui): server-rendered pages, signed-in with an API key.
-ROUTE_HANDLERS += [build_ui_router()]
-# Model-level memory: OpenAI-compatible chat on the local model.
-ROUTE_HANDLERS += [LocalChatController, KVSnapshotController, GenerationController]
+ROUTE_HANDLERS: list[Any] = [
+    *(root, health, AnimaController, AnimaTransferController, EventController, KeyController),
+    *(DreamController, MemoryController, KnowledgeController, IdentityController),  # what the dreamer made
+    *(AnimaPackController, PackController),  # memory packs: latest (inject), compile, served history
+    build_ui_router(),  # the web inspector at /ui
+    *(LocalChatController, KVSnapshotController, GenerationController),  # model-level memory (local model)
+]
+"""Every route of the API."""
 
 
 def create_app(
@@ -77,6 +73,9 @@ def create_app(
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         plugins=plugins(runtime),  # metrics middleware + /metrics, the MCP mount at /mcp
+        # Logging is set up at the process edge (observability/logs.py): Litestar's default config
+        # would replace the root handler, undoing JSON logs and key redaction.
+        logging_config=None,
         state=State(
             {
                 "runtime": runtime,

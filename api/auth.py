@@ -89,25 +89,30 @@ async def provide_caller(request: Request, state: State) -> Caller:
         return await _authenticate(request, state)
 
 
+async def verify_api_key(runtime: Runtime, key: str) -> Caller:
+    """The caller ``key`` belongs to, its last use recorded; AuthenticationError for a malformed,
+    unknown, revoked or expired key. The API's bearer keys and the inspector's sign-in both check here."""
+    if not looks_like_api_key(key):
+        raise AuthenticationError("invalid API key")
+    async with runtime.unit_of_work() as session:
+        caller = await verify_key(session, hash_api_key(key, runtime.secret), runtime.clock())
+        if caller is not None:
+            await touch_key(session, caller.key_id, runtime.clock())
+    if caller is None:
+        raise AuthenticationError("invalid, revoked or expired API key")
+    return caller
+
+
 async def _authenticate(request: Request, state: State) -> Caller:
     runtime: Runtime = state.runtime
     cache: AuthCache = state.auth_cache
     key = _bearer(request)
-    if not looks_like_api_key(key):
-        raise AuthenticationError("invalid API key")
     digest = hash_api_key(key, runtime.secret)
     caller = cache.get(digest)
-    if caller is not None and not caller.expired(runtime.clock()):
-        check_scope(request, caller)
-        return caller
-    async with runtime.unit_of_work() as session:
-        caller = await verify_key(session, digest, runtime.clock())
-        if caller is not None:
-            # Only on a cache miss: with the cache on, at most one write per key per TTL per replica.
-            await touch_key(session, caller.key_id, runtime.clock())
-    if caller is None:
-        raise AuthenticationError("invalid, revoked or expired API key")
-    if runtime.settings.auth_cache_seconds > 0:
-        cache.put(digest, caller)
+    if caller is None or caller.expired(runtime.clock()):
+        # Only on a cache miss: with the cache on, at most one write (the last use) per key per TTL per replica.
+        caller = await verify_api_key(runtime, key)
+        if runtime.settings.auth_cache_seconds > 0:
+            cache.put(digest, caller)
     check_scope(request, caller)
     return caller

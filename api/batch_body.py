@@ -1,11 +1,9 @@
 """The body of ``POST /api/events/batch``: decoded by msgspec in one pass when valid, by the model otherwise.
 
-A Litestar DTO is the hook that hands a handler's raw body bytes to our own decoder while the
-OpenAPI document still describes the body as ``EventBatchCreate``. A valid batch becomes a
-:class:`~elephantasm.schemas.event_batch.BatchIn` (see that module for why and what is checked).
-Any other body takes the path Litestar takes for a pydantic body, step for step: the same JSON
-decoding and its errors, ``EventBatchCreate`` validation, and field errors built by the route's
-signature model, so a bad batch is answered as any bad pydantic body is.
+A Litestar DTO is the hook that hands the raw body to our decoder while the OpenAPI document still
+describes it as ``EventBatchCreate``. A valid batch becomes a :class:`~elephantasm.schemas.event_batch.BatchIn`;
+any other body takes Litestar's own path for a pydantic body (same decoding, validation and field
+errors), so a bad batch is answered as any bad body is.
 """
 
 from __future__ import annotations

@@ -6,11 +6,13 @@ is the server's own storage failing (said as such, and logged). Which database e
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.response.base import ASGIResponse
 from litestar.status_codes import HTTP_413_REQUEST_ENTITY_TOO_LARGE, HTTP_422_UNPROCESSABLE_ENTITY
 from litestar.types import ExceptionHandlersMap
 
@@ -28,6 +30,12 @@ FULL_DETAIL = "{what} storage is full: nothing was written; retry once space is 
 
 def _json(status: int, detail: Any, headers: dict[str, str] | None = None) -> Response:
     return Response({"detail": detail}, status_code=status, media_type=MediaType.JSON, headers=headers)
+
+
+def asgi_error(status: int, detail: str, headers: dict[str, str] | None = None) -> ASGIResponse:
+    """The same JSON error as an ASGI app, for raw ASGI code answering before (or outside) the router."""
+    body = json.dumps({"detail": detail})
+    return ASGIResponse(body=body, status_code=status, media_type=MediaType.JSON, headers=headers)
 
 
 def _loc_part(part: str) -> int | str:
@@ -120,3 +128,10 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     HTTPException: on_http_error,
     Exception: on_unexpected_error,
 }
+
+
+def error_response(request: Request, exc: Exception) -> Response:
+    """The API's answer to ``exc``: the handler of its nearest class in :data:`EXCEPTION_HANDLERS`."""
+    handler = next(EXCEPTION_HANDLERS[cls] for cls in type(exc).__mro__ if cls in EXCEPTION_HANDLERS)
+    response: Response = handler(request, exc)  # type: ignore[arg-type]
+    return response

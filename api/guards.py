@@ -4,7 +4,6 @@ of letting it reach the database (where it would be a 500)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -12,9 +11,10 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from litestar import Request
-from litestar.types import ASGIApp, HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
+from litestar.types import ASGIApp, Receive, Scope, Send
 from pydantic import BaseModel
 
+from api.errors import asgi_error
 from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.inputs import instant_problem, parse_iso_instant
 from elephantasm.runtime import Runtime
@@ -66,16 +66,8 @@ def query_guard(app: ASGIApp) -> ASGIApp:
         problem = _query_problem(scope) if scope["type"] == "http" else None
         if problem is None:
             await app(scope, receive, send)
-            return
-        body = json.dumps({"detail": problem}).encode()
-        headers: list[tuple[bytes, bytes]] = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-        ]
-        start: HTTPResponseStartEvent = {"type": "http.response.start", "status": 422, "headers": headers}
-        await send(start)
-        end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
-        await send(end)
+        else:
+            await asgi_error(422, problem)(scope, receive, send)
 
     return guarded
 

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -25,28 +24,18 @@ from litestar import Litestar, Request
 from litestar.config.app import AppConfig
 from litestar.handlers import asgi
 from litestar.plugins import InitPlugin
-from litestar.types import HTTPResponseBodyEvent, HTTPResponseStartEvent, Receive, Scope, Send
+from litestar.types import Receive, Scope, Send
 from mcp.server.mcpserver import Context
 from mcp.server.transport_security import TransportSecuritySettings
 
 from api.auth import provide_caller
+from api.errors import asgi_error
 from elephantasm.domain.errors import AuthenticationError
 from elephantasm.domain.keys import KeyScope
 from elephantasm.mcpserver.tools import build_server
 from elephantasm_sdk import AsyncElephantasm
 
 _INTERNAL = "http://elephantasm.internal"
-
-
-async def _send_json(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
-    start: HTTPResponseStartEvent = {
-        "type": "http.response.start",
-        "status": status,
-        "headers": [(b"content-type", b"application/json"), *headers],
-    }
-    await send(start)
-    end: HTTPResponseBodyEvent = {"type": "http.response.body", "body": body, "more_body": False}
-    await send(end)
 
 
 class McpPlugin(InitPlugin):
@@ -86,14 +75,13 @@ class McpPlugin(InitPlugin):
     def _mount(self) -> Any:
         async def mcp_endpoint(scope: Scope, receive: Receive, send: Send) -> None:
             if scope.get("method") != "POST":  # stateless: no stream to GET, no session to DELETE
-                body = json.dumps({"detail": f"{scope.get('method')} is not allowed on /mcp: send POST"}).encode()
-                await _send_json(send, 405, body, [(b"allow", b"POST")])
+                detail = f"{scope.get('method')} is not allowed on /mcp: send POST"
+                await asgi_error(405, detail, {"Allow": "POST"})(scope, receive, send)
                 return
             try:
                 await provide_caller(Request(scope, receive), scope["litestar_app"].state)
             except AuthenticationError as exc:
-                body = json.dumps({"detail": exc.detail}).encode()
-                await _send_json(send, 401, body, [(b"www-authenticate", b"Bearer")])
+                await asgi_error(401, exc.detail, {"WWW-Authenticate": "Bearer"})(scope, receive, send)
                 return
             await self.server.session_manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
 

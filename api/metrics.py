@@ -80,14 +80,13 @@ def start_metrics_server(settings: Settings) -> Any:
 
 
 class MetricsPlugin(InitPlugin):
-    """Adds the middleware and, unless moved or disabled, the ``/metrics`` route."""
+    """Adds the middleware and, unless moved to ``metrics_port``, the ``/metrics`` route (installed
+    only when metrics are enabled: ``api/plugs.py``)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
-        if not self.settings.metrics_enabled:
-            return app_config
         app_config.middleware.append(RequestMetricsMiddleware())
         if not self.settings.metrics_port:
             app_config.route_handlers.append(metrics_endpoint)

@@ -1,13 +1,9 @@
-"""Make the OpenAPI document tell the truth about every route, including the routes added later.
+"""Make the OpenAPI document tell the truth about every route's errors.
 
 Litestar documents each handler's success response and a generic ``400``. What the service really
 answers on errors is decided in a few central places (the auth dependency, the input guards, the
-error handlers), so the error responses are documented here, from the same facts, once for all
-routes: 401/429 wherever a key is required, 404 wherever an id is looked up, 413 and 422 where a
-body is read (422 everywhere: the query-string guard runs on every route), 503 everywhere, 507
-wherever a key is required (a full disk), 304
-where ``If-None-Match`` is honoured. Also: path ids are ``format: uuid`` (they are parsed as UUIDs)
-and the ``bearer`` security scheme is declared.
+error handlers), so it is documented here from the same facts, once for all routes (see
+:func:`_statuses`), with the ``bearer`` scheme and path ids as ``format: uuid``.
 """
 
 from __future__ import annotations

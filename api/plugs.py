@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 
-from litestar.config.app import AppConfig
 from litestar.plugins import InitPlugin
 
 from api.metrics import MetricsPlugin
@@ -14,22 +13,10 @@ from elephantasm.runtime import Runtime
 log = logging.getLogger(__name__)
 
 
-class ProcessLogging(InitPlugin):
-    """Leaves logging to the process edge (``observability/logs.py``).
-
-    Litestar's default logging config replaces the root handler with its own format, which would
-    undo JSON logs and key redaction; errors are logged by ``api/errors.py`` anyway.
-    """
-
-    def on_app_init(self, app_config: AppConfig) -> AppConfig:
-        app_config.logging_config = None
-        return app_config
-
-
 def plugins(runtime: Runtime) -> list[InitPlugin]:
     """The plug-ins ``create_app`` installs for this runtime's settings."""
     settings = runtime.settings
-    found: list[InitPlugin] = [ProcessLogging()]
+    found: list[InitPlugin] = []
     if settings.metrics_enabled:
         instrument_pool(runtime.engine)
         found.append(MetricsPlugin(settings))

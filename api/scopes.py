@@ -13,7 +13,7 @@ from elephantasm.domain.errors import ForbiddenError
 from elephantasm.domain.keys import KeyScope
 from elephantasm.services.keys import Caller
 
-_SAFE = frozenset({"GET", "HEAD", "OPTIONS"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 READ_ONLY = {"scope": KeyScope.READ}
 """``opt`` for a POST route that only reads."""
 ADMIN_ONLY = {"scope": KeyScope.ADMIN}
@@ -25,7 +25,7 @@ def required_scope(request: Request) -> KeyScope:
     declared = request.route_handler.opt.get("scope")
     if declared is not None:
         return KeyScope(declared)
-    return KeyScope.READ if request.method in _SAFE else KeyScope.WRITE
+    return KeyScope.READ if request.method in SAFE_METHODS else KeyScope.WRITE
 
 
 def check_scope(request: Request, caller: Caller) -> None:

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from typing import Annotated
 
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, Response, get, post
 from litestar.params import FromPath, QueryParameter
 
 from api.deps import Cursor, RuntimeDep
-from api.ui.deps import UiUserDep, check_form, choice, ui_id
+from api.ui.deps import UiUserDep, choice, ui_id
 from api.ui.forms import Form, see_other, textarea, validated
 from api.ui.render import page
 from elephantasm.db.models import EVENT_TYPES
@@ -32,7 +32,6 @@ class CreateForm:
 
     name: str = ""
     description: str = ""
-    csrf_token: str = ""
 
 
 class AnimaPages(Controller):
@@ -63,11 +62,8 @@ class AnimaPages(Controller):
         )
 
     @post("/animas")
-    async def create(
-        self, request: Request, ui: UiUserDep, runtime: RuntimeDep, data: Annotated[CreateForm, Form]
-    ) -> Response:
+    async def create(self, ui: UiUserDep, runtime: RuntimeDep, data: Annotated[CreateForm, Form]) -> Response:
         """Create an anima, as ``POST /api/animas`` does (same rules); then open it."""
-        check_form(request, runtime, ui, data.csrf_token)
         fields = validated(AnimaCreate, name=data.name.strip(), description=textarea(data.description).strip() or None)
         async with runtime.unit_of_work() as session:
             anima = await anima_svc.create_anima(session, ui.caller.org_id, fields)

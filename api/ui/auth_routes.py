@@ -8,24 +8,15 @@ from typing import Annotated
 from litestar import Controller, Request, Response, get, post
 from litestar.params import QueryParameter
 
-from api.auth import failures_counted
+from api.auth import failures_counted, verify_api_key
 from api.deps import RuntimeDep
 from api.scopes import READ_ONLY
 from api.ui import session as ui_session
-from api.ui.deps import (
-    ForbiddenRequest,
-    UiUserDep,
-    check_form,
-    cookie,
-    safe_next,
-    same_origin,
-)
-from api.ui.forms import Form, PlainForm, see_other
+from api.ui.deps import UiUserDep, cookie, safe_next, same_origin
+from api.ui.forms import Form, see_other
 from api.ui.render import page
-from elephantasm.domain.errors import AuthenticationError
+from elephantasm.domain.errors import AuthenticationError, ForbiddenError
 from elephantasm.runtime import Runtime
-from elephantasm.security import hash_api_key, looks_like_api_key
-from elephantasm.services.keys import Caller, touch_key, verify_key
 
 LOGIN_COOKIE_SECONDS = 3600
 
@@ -51,19 +42,6 @@ def _form(request: Request, runtime: Runtime, target: str, error: str | None = N
     )
 
 
-async def _verify(runtime: Runtime, key: str) -> Caller:
-    """The key's caller; AuthenticationError for a malformed, unknown, revoked or expired key."""
-    if not looks_like_api_key(key):
-        raise AuthenticationError("invalid API key")
-    async with runtime.unit_of_work() as session:
-        caller = await verify_key(session, hash_api_key(key, runtime.secret), runtime.clock())
-        if caller is not None:
-            await touch_key(session, caller.key_id, runtime.clock())
-    if caller is None:
-        raise AuthenticationError("invalid, revoked or expired API key")
-    return caller
-
-
 class AuthController(Controller):
     """``/ui/login`` and ``/ui/logout``."""
 
@@ -85,10 +63,10 @@ class AuthController(Controller):
         Failures count in the API's failed-auth limit: over it, 429 even for a good key."""
         nonce = request.cookies.get(ui_session.LOGIN_COOKIE)
         if not same_origin(request) or not ui_session.login_ok(runtime.secret, nonce, data.token):
-            raise ForbiddenRequest("the sign-in form expired or came from another site; reload it and try again")
+            raise ForbiddenError("the sign-in form expired or came from another site; reload it and try again")
         try:
             async with failures_counted(request, request.app.state):
-                caller = await _verify(runtime, data.api_key.strip())
+                caller = await verify_api_key(runtime, data.api_key.strip())
         except AuthenticationError:
             return _form(request, runtime, safe_next(data.next), "invalid, revoked or expired API key", 401)
         now = runtime.clock()
@@ -102,11 +80,9 @@ class AuthController(Controller):
         return response
 
     @post("/logout", opt=READ_ONLY)
-    async def logout(
-        self, request: Request, runtime: RuntimeDep, ui: UiUserDep, data: Annotated[PlainForm, Form]
-    ) -> Response:
-        """End the session: the cookie is cleared and the browser goes back to the sign-in form."""
-        check_form(request, runtime, ui, data.csrf_token)
+    async def logout(self, ui: UiUserDep) -> Response:
+        """End the session (``ui`` checks the form's CSRF token): the cookie is cleared and the
+        browser goes back to the sign-in form."""
         response = see_other("/ui/login")
         response.delete_cookie(ui_session.SESSION_COOKIE, path=ui_session.COOKIE_PATH)
         return response

@@ -1,10 +1,8 @@
-"""Inspector page: chat with an anima on the local model, one turn per form post, through the same
-completion as ``POST /v1/chat/completions``, showing each turn's KV outcome (``X-Elephantasm-KV``:
-``hit`` when the pack's saved KV state was restored, ``miss`` when the prefix was computed).
+"""Inspector page: chat with an anima on the local model (``local`` extra), one turn per form post,
+through the same completion as ``POST /v1/chat/completions``, with each reply's KV outcome (hit/miss).
 
-Offered only where the ``local`` extra (llama-cpp-python) is importable. Each conversation is a
-session of its own (``ui-<hex>``) whose turns are read back from their recorded events; a turn
-answers with a redirect to that conversation's page, so reloading it never sends the turn again.
+Each conversation is a session of its own (``ui-<hex>``) read back from its recorded events; a turn
+answers with a redirect to that page, so a reload never sends it again.
 """
 
 from __future__ import annotations
@@ -14,12 +12,12 @@ import uuid
 from dataclasses import dataclass
 from typing import Annotated
 
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, Response, get, post
 from litestar.params import FromPath, QueryParameter
 
 from api.deps import RuntimeDep
 from api.routes.local_chat import complete_chat
-from api.ui.deps import UiUser, UiUserDep, check_form, ui_id
+from api.ui.deps import UiUser, UiUserDep, ui_id
 from api.ui.forms import Form, see_other, textarea, validated
 from api.ui.render import page
 from elephantasm.domain.errors import NotFoundError, ValidationError
@@ -39,7 +37,6 @@ class ChatForm:
 
     message: str = ""
     conversation: str = ""
-    csrf_token: str = ""
 
 
 def conversation_id(value: str | None) -> str:
@@ -79,16 +76,10 @@ class ChatPages(Controller):
 
     @post("/")
     async def turn(
-        self,
-        request: Request,
-        anima_id: FromPath[str],
-        ui: UiUserDep,
-        runtime: RuntimeDep,
-        data: Annotated[ChatForm, Form],
+        self, anima_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep, data: Annotated[ChatForm, Form]
     ) -> Response:
         """Send the message in its conversation, then show the conversation (303 to its page)."""
         _available()
-        check_form(request, runtime, ui, data.csrf_token)
         aid = ui_id("anima", anima_id)
         said = textarea(data.message).strip()
         if not said:

@@ -12,20 +12,14 @@ from litestar.di import NamedDependency
 
 from api.deps import one_of
 from api.forwarded import via_trusted_proxy
-from api.scopes import check_scope
+from api.scopes import SAFE_METHODS, check_scope
 from api.ui import session as ui_session
-from elephantasm.domain.errors import NotFoundError
+from elephantasm.domain.errors import AuthenticationError, ForbiddenError, NotFoundError
 from elephantasm.domain.keys import KeyScope
 from elephantasm.runtime import Runtime
 from elephantasm.services.keys import Caller, active_key
 
-
-class SignInRequired(Exception):
-    """No valid inspector session: the page answers with a redirect to the sign-in form."""
-
-
-class ForbiddenRequest(Exception):
-    """A form post that failed the CSRF or same-origin check (403)."""
+SIGN_IN = "sign in to the inspector"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +31,6 @@ class UiUser:
     org_name: str
     key_prefix: str
     csrf: str
-    nonce: str
 
     @property
     def can_write(self) -> bool:
@@ -46,21 +39,27 @@ class UiUser:
 
 
 async def provide_ui_user(request: Request, state: State) -> UiUser:
-    """The session's org; SignInRequired when the cookie is missing, forged, expired, or its key
-    was revoked or expired since sign-in. The key's scope is checked by the API's own guard
-    (``api/scopes.py``): a page is a read, a form post needs what its API twin needs (403)."""
+    """The session's org; AuthenticationError (back to sign-in) when the cookie is missing, forged,
+    expired, or its key was revoked or expired since sign-in. The key's scope is checked by the API's
+    own guard (``api/scopes.py``): a page is a read, a form post needs what its API twin needs (403).
+    A form post must also come from this site and carry the session's CSRF token (403)."""
     runtime: Runtime = state.runtime
     now = runtime.clock()
     found = ui_session.read_session(runtime.secret, request.cookies.get(ui_session.SESSION_COOKIE), now.timestamp())
     if found is None:
-        raise SignInRequired
+        raise AuthenticationError(SIGN_IN)
     async with runtime.read_session() as session:
         active = await active_key(session, found.key_id, now)
     if active is None:
-        raise SignInRequired
+        raise AuthenticationError(SIGN_IN)
     caller, org_name, prefix = active
     check_scope(request, caller)
-    return UiUser(caller, org_name, prefix, ui_session.csrf_token(runtime.secret, found.nonce), found.nonce)
+    if request.method not in SAFE_METHODS:
+        token = (await request.form()).get("csrf_token")
+        token = token if isinstance(token, str) else None  # a file upload is no token
+        if not same_origin(request) or not ui_session.csrf_ok(runtime.secret, found.nonce, token):
+            raise ForbiddenError("the form is stale or came from another site; reload the page and try again")
+    return UiUser(caller, org_name, prefix, ui_session.csrf_token(runtime.secret, found.nonce))
 
 
 UiUserDep = NamedDependency[UiUser]
@@ -96,12 +95,6 @@ def same_origin(request: Request) -> bool:
     forwarded = request.headers.get("x-forwarded-host") if via_trusted_proxy(request) else None
     host = forwarded or request.headers.get("host", "")
     return origin != "null" and urlsplit(origin).netloc == host
-
-
-def check_form(request: Request, runtime: Runtime, user: UiUser, token: str | None) -> None:
-    """CSRF and same-origin checks of a signed-in form post; ForbiddenRequest if either fails."""
-    if not same_origin(request) or not ui_session.csrf_ok(runtime.secret, user.nonce, token):
-        raise ForbiddenRequest("the form is stale or came from another site; reload the page and try again")
 
 
 def safe_next(target: str | None) -> str:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, Response, get, post
 from litestar.params import FromPath, QueryParameter
 
 from api.deps import Cursor, RuntimeDep
-from api.ui.deps import UiUserDep, check_form, choice, ui_id
-from api.ui.forms import Form, PlainForm, see_other
+from api.ui.deps import UiUserDep, choice, ui_id
+from api.ui.forms import see_other
 from api.ui.render import page
 from elephantasm.db.models import DREAM_STATUSES
 from elephantasm.schemas.dreams import DreamRunRead
@@ -76,15 +76,7 @@ class DreamPages(Controller):
         )
 
     @post("/animas/{anima_id:str}/dreams/trigger")
-    async def trigger(
-        self,
-        request: Request,
-        anima_id: FromPath[str],
-        ui: UiUserDep,
-        runtime: RuntimeDep,
-        data: Annotated[PlainForm, Form],
-    ) -> Response:
+    async def trigger(self, anima_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep) -> Response:
         """Start a run now, as ``POST /api/dreams/trigger`` does (409 if one is running); then watch it."""
-        check_form(request, runtime, ui, data.csrf_token)
         run = await start_dream_in_background(runtime.dreams, ui.caller.org_id, ui_id("anima", anima_id))
         return see_other(f"/ui/dreams/{run.id}")

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from litestar import Controller, Request, Response, post
 from litestar.params import FromPath
 
 from api.deps import RuntimeDep
 from api.edits import forget_item
-from api.ui.deps import UiUserDep, check_form, ui_id
-from api.ui.forms import Form, PlainForm, see_other
+from api.ui.deps import UiUserDep, ui_id
+from api.ui.forms import see_other
 
 # The page path of each kind (``/ui/memories/{id}``, ``/ui/knowledge/{id}``) → the service's kind.
 KINDS = {"memories": "memory", "knowledge": "knowledge"}
@@ -23,17 +21,11 @@ class ForgetActions(Controller):
 
     @post([f"/{kind}/{{item_id:str}}/forget" for kind in KINDS])
     async def forget_item(
-        self,
-        request: Request,
-        item_id: FromPath[str],
-        ui: UiUserDep,
-        runtime: RuntimeDep,
-        data: Annotated[PlainForm, Form],
+        self, request: Request, item_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep
     ) -> Response:
         """Forget it (``services/forget.py``: it leaves every list, search, pack and served-pack
         history, its text is scrubbed), then back to the anima's list of that kind with a notice."""
         kind = request.url.path.split("/")[2]  # /ui/<kind>/<id>/forget
-        check_form(request, runtime, ui, data.csrf_token)
         iid = ui_id(KINDS[kind], item_id)
         done = await forget_item(runtime, ui.caller.org_id, KINDS[kind], iid)
         return see_other(f"/ui/animas/{done.anima_id}/{kind}?forgotten={iid}")

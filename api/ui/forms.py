@@ -3,7 +3,6 @@ and the API's own schemas applied to form fields (a broken rule is a 422 naming 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pydantic
@@ -18,13 +17,6 @@ M = TypeVar("M", bound=pydantic.BaseModel)
 
 Form = Body(media_type=RequestEncodingType.URL_ENCODED)
 """``Annotated[SomeForm, Form]``: a handler's url-encoded form body."""
-
-
-@dataclass
-class PlainForm:
-    """A form carrying only its CSRF token (a button)."""
-
-    csrf_token: str = ""
 
 
 def see_other(url: str) -> Redirect:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, Response, get, post
 from litestar.params import FromPath, QueryParameter
 
 from api.deps import RuntimeDep
-from api.ui.deps import UiUserDep, check_form, ui_id
+from api.ui.deps import UiUserDep, ui_id
 from api.ui.diff import diff_versions
 from api.ui.forms import Form, see_other
 from api.ui.render import page
@@ -23,7 +23,6 @@ class RestoreForm:
     """The restore button's form."""
 
     version: int = 0
-    csrf_token: str = ""
 
 
 def _pick(history: list, number: int | None, default: int) -> object | None:  # type: ignore[type-arg]
@@ -72,15 +71,9 @@ class IdentityPages(Controller):
 
     @post("/restore")
     async def restore(
-        self,
-        request: Request,
-        anima_id: FromPath[str],
-        ui: UiUserDep,
-        runtime: RuntimeDep,
-        data: Annotated[RestoreForm, Form],
+        self, anima_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep, data: Annotated[RestoreForm, Form]
     ) -> Response:
         """Make a version current again (recorded as a new version), then back to the list."""
-        check_form(request, runtime, ui, data.csrf_token)
         aid = ui_id("anima", anima_id)
         async with runtime.unit_of_work() as session:
             await identity_svc.restore_identity(session, ui.caller.org_id, aid, data.version, runtime.clock())

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from litestar import Controller, Request, Response, get, post
+from litestar import Controller, Response, get, post
 from litestar.params import FromPath, QueryParameter
 
 from api.deps import Cursor, RuntimeDep
 from api.edits import edit_memory_of
-from api.ui.deps import UiUserDep, check_form, choice, ui_id
+from api.ui.deps import UiUserDep, choice, ui_id
 from api.ui.forms import Form, see_other, textarea, validated
 from api.ui.render import page
 from elephantasm.db.models import MEMORY_STATES
@@ -32,7 +32,6 @@ class EditForm:
 
     summary: str = ""
     content: str = ""
-    csrf_token: str = ""
 
 
 def _changed_texts(memory: object, data: EditForm) -> dict[str, str | None]:
@@ -137,16 +136,10 @@ class MemoryPages(Controller):
 
     @post("/memories/{memory_id:str}/edit")
     async def edit(
-        self,
-        request: Request,
-        memory_id: FromPath[str],
-        ui: UiUserDep,
-        runtime: RuntimeDep,
-        data: Annotated[EditForm, Form],
+        self, memory_id: FromPath[str], ui: UiUserDep, runtime: RuntimeDep, data: Annotated[EditForm, Form]
     ) -> Response:
         """Change the summary and/or content, as ``PATCH /api/memories/{id}`` does (re-embedded,
         served copies of the old text withdrawn); then back to the memory."""
-        check_form(request, runtime, ui, data.csrf_token)
         mid = ui_id("memory", memory_id)
         async with runtime.read_session() as session:
             current = await memory_svc.get_memory(session, ui.caller.org_id, mid)

@@ -173,19 +173,23 @@ async def test_first_start_key_never_reaches_a_redirected_stdout(
         drop_database(url)
 
 
-def test_unexpected_error_log_has_no_exception_message() -> None:
+@pytest.mark.parametrize("surface", ["api", "ui"])
+def test_unexpected_error_log_has_no_exception_message(surface: str) -> None:
+    """The API's and the inspector's 500 handlers both log the traceback with exception types only."""
     from litestar.testing import RequestFactory
 
-    from api.errors import on_unexpected_error
+    from api.errors import EXCEPTION_HANDLERS
+    from api.ui import build_ui_router
 
+    handlers = EXCEPTION_HANDLERS if surface == "api" else build_ui_router().exception_handlers
     pin = str(4000 + 242)  # built at run time: the traceback's source lines must not contain it
     try:
         raise ValueError(f"user wrote: my bank PIN is {pin}")
     except ValueError as exc:
         caught = exc
-    request = RequestFactory().get("/api/events")  # first: building it configures logging afresh
+    request = RequestFactory().get(f"/{surface}/events")  # first: building it configures logging afresh
     with captured_logs() as lines:
-        r = on_unexpected_error(request, caught)
+        r = handlers[Exception](request, caught)  # type: ignore[call-arg]
     assert r.status_code == 500
     logged = "\n".join(lines)
     assert "ValueError" in logged and "test_ops.py" in logged and "4242" not in logged

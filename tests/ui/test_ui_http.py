@@ -154,6 +154,8 @@ async def test_forms_need_the_sessions_csrf_token(
     assert (await browser_like.post(f"{url}/restore", data={"version": "1"})).status_code == 403
     assert (await browser_like.post(f"{url}/restore", data={"version": "1", "csrf_token": "forged"})).status_code == 403
     assert (await browser_like.post("/ui/logout", data={})).status_code == 403
+    as_file = {"csrf_token": ("t.txt", b"forged", "text/plain")}  # a token sent as a file upload
+    assert (await browser_like.post("/ui/logout", files=as_file)).status_code == 403
     csrf = hidden(CSRF, (await browser_like.get(url)).text)
     before = (await browser_like.get(url)).text.count('class="restore"')
     r = await browser_like.post(f"{url}/restore", data={"version": "1", "csrf_token": csrf})
