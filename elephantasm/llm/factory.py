@@ -7,7 +7,6 @@ them from the runtime.
 from __future__ import annotations
 
 from elephantasm.domain.dreaming import DistillEngine, OfflineEngine
-from elephantasm.llm.client import build_client
 from elephantasm.llm.embedders import CachedEmbedder, Embedder, HashEmbedder, OpenAIEmbedder
 from elephantasm.llm.local_embedders import MiniLMEmbedder, WordLlamaEmbedder, minilm_tokenizer_path
 from elephantasm.observability.metrics import InstrumentedEmbedder
@@ -19,6 +18,8 @@ EMBEDDERS = ("wordllama", "minilm", "hash", "openai")
 def build_embedder(settings: Settings) -> Embedder:
     """The configured embedder behind an LRU (query embeddings repeat across injects)."""
     if settings.embedder == "openai":
+        from elephantasm.llm.client import build_client  # lazily: openai takes ~1 s to import
+
         client = build_client(
             settings.embedding_base_url or settings.llm_base_url,
             settings.embedding_api_key or settings.llm_api_key,
@@ -41,7 +42,8 @@ def build_dream_engine(settings: Settings) -> DistillEngine:
     """``LLMEngine`` when ``ELEPHANTASM_LLM_BASE_URL`` is set, else the deterministic ``OfflineEngine``."""
     if not settings.llm_base_url:
         return OfflineEngine()
-    from elephantasm.llm.distiller import LLMEngine  # imported lazily: only LLM deployments need it
+    from elephantasm.llm.client import build_client  # imported lazily: only LLM deployments need them
+    from elephantasm.llm.distiller import LLMEngine
 
     client = build_client(settings.llm_base_url, settings.llm_api_key, timeout=settings.llm_timeout_seconds)
     return LLMEngine(
