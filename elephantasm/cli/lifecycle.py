@@ -1,12 +1,9 @@
 """How a CLI process ends: a termination signal unwinds it like Ctrl-C does.
 
-Python's default for SIGTERM and SIGHUP kills the interpreter on the spot: no ``finally`` block and
-no ``atexit`` handler runs, so the embedded Postgres this process started (pgserver stops it from
-``atexit`` when its last user exits) would keep running. Raising ``SystemExit`` instead runs both.
-uvicorn catches SIGTERM itself while it serves, shuts down gracefully and then raises the signal
-again, which lands here. SIGHUP is passed on as SIGTERM, to whoever handles that at the moment
-(uvicorn while serving, the dreamer's loop, else :func:`_exit`): an exception raised by a signal
-handler lands in whatever code runs, which inside a server is some request's task.
+By default SIGTERM and SIGHUP kill the interpreter without running ``finally`` or ``atexit``, so
+the embedded Postgres (stopped from ``atexit``) would keep running; raising ``SystemExit`` runs
+both. SIGHUP is passed on as SIGTERM to whoever handles that at the moment (uvicorn while serving,
+the dreamer's loop), since an exception raised by a handler lands in whatever task runs.
 """
 
 from __future__ import annotations

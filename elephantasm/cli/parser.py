@@ -101,8 +101,7 @@ def _anima_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def _memory_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     events = _group(sub, "events", "events: import a JSON-lines file")
     imp = events.add_parser(
-        "import",
-        help="import events from a JSON-lines file (idempotent: importing a file again stores nothing twice)",
+        "import", help="import events from a JSON-lines file (idempotent: importing a file again stores nothing twice)"
     )
     imp.add_argument("file", help="one POST /api/events body per line")
     _org(imp)
