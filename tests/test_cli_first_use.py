@@ -269,3 +269,20 @@ def test_serve_with_an_unwritable_data_dir_says_so_in_one_line(pg_url: str, tmp_
     stderr = _failed(done)
     assert stderr.strip().splitlines() == [stderr.strip()], stderr
     assert stderr.startswith("elephantasm serve: ") and str(data_dir) in stderr, stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["events", "import", "f.jsonl", "--batch-size", "0"], "--batch-size: must be at least 1"),
+        (["reembed", "--batch-size", "-3"], "--batch-size: must be at least 1"),
+        (["reembed", "--anima", "nope"], "--anima: invalid UUID value"),
+        (["animas", "purge", "nope", "--yes"], "anima: invalid UUID value"),
+    ],
+)
+def test_bad_sizes_and_ids_are_usage_errors(argv: list[str], named: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Checked while parsing (exit 2, the option named), before any database starts."""
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(argv)
+    assert exited.value.code == 2
+    assert named in capsys.readouterr().err

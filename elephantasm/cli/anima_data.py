@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import uuid
 from pathlib import Path
 
 from elephantasm.cli.context import console, err_console, with_runtime
 from elephantasm.cli.lookup import find_org_id
-from elephantasm.domain.errors import NotFoundError, ValidationError
+from elephantasm.domain.errors import NotFoundError
 from elephantasm.runtime import Runtime
 from elephantasm.services import animas as anima_svc
 from elephantasm.services.anima_export import export_lines
@@ -17,13 +16,6 @@ from elephantasm.services.anima_import import embed_parsed, parse_export, write_
 from elephantasm.services.purge import purge_anima
 from elephantasm.services.spaces import current_space
 from elephantasm.settings import Settings
-
-
-def _anima_id(value: str) -> uuid.UUID:
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise ValidationError(f"anima: {value!r} is not a valid UUID") from None
 
 
 async def animas_purge(args: argparse.Namespace, settings: Settings) -> int:
@@ -37,7 +29,7 @@ async def animas_purge(args: argparse.Namespace, settings: Settings) -> int:
 @with_runtime
 async def _purge(rt: Runtime, args: argparse.Namespace) -> int:
     async with rt.unit_of_work() as session:
-        done = await purge_anima(session, None, _anima_id(args.anima), rt.anima_purge_hooks)
+        done = await purge_anima(session, None, args.anima, rt.anima_purge_hooks)
     console.print(
         f"Purged anima {done.anima_id}: {done.events} events, {done.memories} memories, "
         f"{done.knowledge} knowledge items and everything derived from them."
@@ -48,7 +40,7 @@ async def _purge(rt: Runtime, args: argparse.Namespace) -> int:
 @with_runtime
 async def animas_export(rt: Runtime, args: argparse.Namespace) -> int:
     """Write an anima (of any org) as JSON lines to ``--output`` or standard output."""
-    anima_id = _anima_id(args.anima)
+    anima_id = args.anima
     async with rt.read_session() as session:
         org_id = await anima_svc.org_of_anima(session, anima_id)
     if org_id is None:
