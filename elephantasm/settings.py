@@ -10,11 +10,6 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
-def default_data_dir() -> Path:
-    """The per-user data directory that holds the embedded Postgres and the server secret."""
-    return Path(user_data_dir("elephantasm", appauthor=False))
-
-
 class Settings(BaseSettings):
     """Every tunable of the service. Environment variables use the ``ELEPHANTASM_`` prefix."""
 
@@ -24,7 +19,10 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         default=None, description="postgresql+asyncpg://… URL; unset means the embedded Postgres in data_dir."
     )
-    data_dir: Path = Field(default_factory=default_data_dir)
+    data_dir: Path = Field(
+        default_factory=lambda: Path(user_data_dir("elephantasm", appauthor=False)),
+        description="Holds the embedded Postgres, the server secret and the first key's file (per-user by default).",
+    )
     # Connections kept open. Overflow connections close when returned to a full pool, so a load above
     # this pays a new Postgres backend per request; 20 covers a busy replica's concurrency.
     db_pool_size: int = 20
