@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from elephantasm.cli.context import console, err_console, with_runtime
@@ -45,16 +46,12 @@ async def animas_export(rt: Runtime, args: argparse.Namespace) -> int:
         org_id = await anima_svc.org_of_anima(session, anima_id)
     if org_id is None:
         raise NotFoundError(f"anima {anima_id} not found")
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
-    try:
-        count = 0
+    count = 0
+    with open(args.output, "w", encoding="utf-8") if args.output else nullcontext(sys.stdout) as out:
         async with rt.read_session() as session:  # a session of its own: the export is one snapshot
             async for line in export_lines(session, org_id, anima_id):
                 out.write(line)
                 count += 1
-    finally:
-        if out is not sys.stdout:
-            out.close()
     if args.output:
         console.print(f"Exported anima {anima_id}: {count} lines to {args.output}.")
     return 0
