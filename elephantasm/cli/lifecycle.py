@@ -1,4 +1,4 @@
-"""How a CLI process ends: a termination signal unwinds it like Ctrl-C does.
+"""How a CLI process ends: a termination signal unwinds it like Ctrl-C does, a closed pipe quietly.
 
 By default SIGTERM and SIGHUP kill the interpreter without running ``finally`` or ``atexit``, so
 the embedded Postgres (stopped from ``atexit``) would keep running; raising ``SystemExit`` runs
@@ -8,8 +8,15 @@ the dreamer's loop), since an exception raised by a handler lands in whatever ta
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import FrameType
+
+SIGPIPE_EXIT = 141
+"""128 + SIGPIPE: the status a shell reports for a command killed by a closed pipe."""
 
 
 def _exit(signum: int, frame: FrameType | None) -> None:
@@ -34,3 +41,16 @@ def exit_on_interrupt_too() -> None:
     threads on the way out; ``SystemExit`` leaves the loop at once (the stdio MCP bridge needs that).
     """
     signal.signal(signal.SIGINT, _exit)
+
+
+@contextmanager
+def quiet_broken_pipe() -> Iterator[None]:
+    """Turn a closed standard output (``elephantasm animas export ID | head``) into exit status 141
+    instead of a ``BrokenPipeError`` traceback. Standard output is pointed at ``/dev/null`` first,
+    so the interpreter's own flush at exit does not fail a second time on the dead pipe."""
+    try:
+        yield
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(SIGPIPE_EXIT) from None

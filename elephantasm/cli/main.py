@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from elephantasm.cli.lifecycle import exit_cleanly_on_signals
+from elephantasm.cli.lifecycle import exit_cleanly_on_signals, quiet_broken_pipe
 from elephantasm.cli.parser import build_parser
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ def resolve_command(target: str) -> Command:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
-    from elephantasm.cli.pipes import quiet_broken_pipe
     from elephantasm.observability.logs import configure_logging
     from elephantasm.settings import Settings
 
