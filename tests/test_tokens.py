@@ -83,7 +83,7 @@ def test_seeding_repairs_a_corrupted_cache_file(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", os.environ["TIKTOKEN_CACHE_DIR"])
     monkeypatch.setattr(tokens, "_seeded_dir", tokens._seeded_dir)
     ensure_offline_encodings(tmp_path)
-    target = tmp_path / cache_file_name(URLS["o200k_base"])
+    target = tmp_path / cache_file_name("o200k_base")
     target.write_bytes(b"garbage")
     ensure_offline_encodings(tmp_path)
     assert hashlib.sha256(target.read_bytes()).hexdigest() == SHA256["o200k_base"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import timedelta
 
-from elephantasm.cli.context import cli_runtime, console, with_runtime
+from elephantasm.cli.context import console, with_runtime
 from elephantasm.cli.listing import Column, field, print_listing, record_of
 from elephantasm.domain.keys import KeyScope
 from elephantasm.ids import short_id
@@ -13,15 +13,14 @@ from elephantasm.runtime import Runtime
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.services import animas as anima_svc
 from elephantasm.services import keys as key_svc
-from elephantasm.settings import Settings
 
 
-async def keys_create(args: argparse.Namespace, settings: Settings) -> int:
+@with_runtime
+async def keys_create(rt: Runtime, args: argparse.Namespace) -> int:
     """Issue a key and print it once."""
-    async with cli_runtime(settings) as rt:
-        expires = rt.clock() + timedelta(days=args.expires_days) if args.expires_days else None
-        async with rt.unit_of_work() as session:
-            issued = await key_svc.create_key(session, rt.secret, args.org, args.name, expires, KeyScope(args.scope))
+    expires = rt.clock() + timedelta(days=args.expires_days) if args.expires_days else None
+    async with rt.unit_of_work() as session:
+        issued = await key_svc.create_key(session, rt.secret, args.org, args.name, expires, KeyScope(args.scope))
     console.print(
         f"Created {issued.scope} key {issued.prefix}… (id {issued.id}) for org '{issued.org_name}'. It is shown once:"
     )
@@ -48,9 +47,10 @@ ANIMA_COLUMNS = [
 ]
 
 
-async def keys_list(args: argparse.Namespace, settings: Settings) -> int:
+@with_runtime
+async def keys_list(rt: Runtime, args: argparse.Namespace) -> int:
     """List keys (prefixes only: full keys are never stored); the id column shows short ids."""
-    async with cli_runtime(settings) as rt, rt.read_session() as session:
+    async with rt.read_session() as session:
         if args.org is not None:
             await key_svc.get_org(session, args.org)
         rows = await key_svc.list_keys(session, args.org)
@@ -69,9 +69,10 @@ async def keys_revoke(rt: Runtime, args: argparse.Namespace) -> int:
     return 0
 
 
-async def animas_create(args: argparse.Namespace, settings: Settings) -> int:
+@with_runtime
+async def animas_create(rt: Runtime, args: argparse.Namespace) -> int:
     """Create an anima in an existing org and print its id."""
-    async with cli_runtime(settings) as rt, rt.unit_of_work() as session:
+    async with rt.unit_of_work() as session:
         org = await key_svc.get_org(session, args.org)
         anima = await anima_svc.create_anima(session, org.id, AnimaCreate(name=args.name, description=args.description))
     console.print(f"Created anima '{anima.name}'.")
@@ -79,12 +80,12 @@ async def animas_create(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-async def animas_list(args: argparse.Namespace, settings: Settings) -> int:
+@with_runtime
+async def animas_list(rt: Runtime, args: argparse.Namespace) -> int:
     """List an org's animas (full ids: the other commands take them)."""
-    async with cli_runtime(settings) as rt, rt.read_session() as session:
+    async with rt.read_session() as session:
         org = await key_svc.get_org(session, args.org)
         rows, _ = await anima_svc.list_animas(session, org.id, 1000, None)
     fields = ("id", "name", "description", "state_version", "last_event_at", "created_at")
-    records = [record_of(a, fields) for a in rows]
-    print_listing(console, records, ANIMA_COLUMNS, args.json)
+    print_listing(console, [record_of(a, fields) for a in rows], ANIMA_COLUMNS, args.json)
     return 0

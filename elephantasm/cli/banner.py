@@ -1,9 +1,6 @@
-"""What every ``serve`` (one process, or the ``--workers`` parent) does once at start: create the
-first key on an empty database, and log the banner: where the data lives, which embedder, dream
-engine and LLM are in use, where the API listens.
-
-One INFO line per fact, so it reads well as text and as JSON log lines. Never a key: database
-URLs are shown with their password hidden and LLM keys are not mentioned at all.
+"""What every ``serve`` does once at start: create the first key on an empty database and log the
+banner (where the data lives, which embedder, dream engine and LLM, where the API listens), one INFO
+line per fact. Never a key: database URLs are shown without their password.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Helpers shared by CLI commands: a runtime over a migrated database, the progress bar of a long
-command, and a command body whose domain errors are reported in red with exit status 1."""
+"""Helpers shared by CLI commands: a runtime over a migrated database and the progress bar of a
+long command. A domain error a command raises is reported by ``cli/main.py`` (one line, exit 1)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
 
 from elephantasm.db.migrate import upgrade_async
-from elephantasm.domain.errors import DomainError
 from elephantasm.runtime import Runtime, build_runtime, resolve_database_url
 from elephantasm.settings import Settings
 
@@ -38,16 +37,11 @@ async def cli_runtime(settings: Settings, migrate: bool = True, *, background: b
 def with_runtime(
     body: Callable[[Runtime, argparse.Namespace], Awaitable[int]],
 ) -> Callable[[argparse.Namespace, Settings], Awaitable[int]]:
-    """A command running ``body`` over :func:`cli_runtime`; a domain error it raises is printed in
-    red and the command exits 1."""
+    """A command running ``body`` over :func:`cli_runtime`."""
 
     async def run(args: argparse.Namespace, settings: Settings) -> int:
         async with cli_runtime(settings) as rt:
-            try:
-                return await body(rt, args)
-            except DomainError as exc:
-                err_console.print(f"[red]{exc.detail}[/red]")
-                return 1
+            return await body(rt, args)
 
     return run
 

@@ -1,8 +1,7 @@
 """``python -m elephantasm.cli.healthcheck [--database]``: the container health check (exit 0 healthy).
 
-Without arguments it asks the API in this container for ``/api/health``; with ``--database`` (the
-dreamer, which serves no HTTP) it checks that the configured database answers a query. Standard
-library and asyncpg only, so a check costs little every few seconds.
+Asks this container's API for ``/api/health``, or with ``--database`` (the dreamer) checks that the
+database answers. Standard library and asyncpg only: a check costs little every few seconds.
 """
 
 from __future__ import annotations
@@ -13,6 +12,11 @@ import sys
 import urllib.request
 
 TIMEOUT_SECONDS = 5.0
+
+
+def driver_dsn(url: str) -> str:
+    """An SQLAlchemy ``postgresql+asyncpg://`` URL as the DSN asyncpg itself takes."""
+    return url.replace("postgresql+asyncpg://", "postgresql://", 1)
 
 
 def api_url(environ: dict[str, str]) -> str:
@@ -37,15 +41,13 @@ async def database_healthy(url: str) -> bool:
     import asyncpg
 
     try:
-        conn = await asyncpg.connect(url.replace("postgresql+asyncpg://", "postgresql://", 1), timeout=TIMEOUT_SECONDS)
+        conn = await asyncpg.connect(driver_dsn(url), timeout=TIMEOUT_SECONDS)
+        try:
+            return bool(await asyncio.wait_for(conn.fetchval("SELECT 1"), TIMEOUT_SECONDS) == 1)
+        finally:
+            await conn.close()
     except (TimeoutError, OSError, asyncpg.PostgresError):
         return False
-    try:
-        return bool(await asyncio.wait_for(conn.fetchval("SELECT 1"), TIMEOUT_SECONDS) == 1)
-    except (TimeoutError, OSError, asyncpg.PostgresError):
-        return False
-    finally:
-        await conn.close()
 
 
 def main(argv: list[str]) -> int:

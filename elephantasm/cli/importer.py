@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import ValidationError as SchemaError
 from rich.progress import Progress
 
-from elephantasm.cli.context import cli_runtime, console, err_console
+from elephantasm.cli.context import cli_runtime, console
 from elephantasm.cli.lookup import find_org_id
 from elephantasm.domain.errors import DomainError
 from elephantasm.schemas.events import EventCreate
@@ -62,12 +62,8 @@ def with_dedupe_keys(events: list[EventCreate]) -> list[EventCreate]:
 
 async def events_import(args: argparse.Namespace, settings: Settings) -> int:
     """Import a JSON-lines file of events (the ``POST /api/events`` shape), in batches."""
-    try:
-        events = with_dedupe_keys(parse_lines(Path(args.file), args.anima))
-        event_svc.check_events(events, settings, datetime.now(UTC))
-    except DomainError as exc:
-        err_console.print(f"[red]{exc.detail}[/red]")
-        return 1
+    events = with_dedupe_keys(parse_lines(Path(args.file), args.anima))
+    event_svc.check_events(events, settings, datetime.now(UTC))
     created = 0
     async with cli_runtime(settings) as rt:
         org_id = await find_org_id(rt, args.org)
@@ -80,8 +76,7 @@ async def events_import(args: argparse.Namespace, settings: Settings) -> int:
                     async with rt.unit_of_work() as session:
                         stored = await copy_events(await session.connection(), org_id, chunk, rt.clock())
                 except DomainError as exc:
-                    err_console.print(f"[red]batch at line {start + 1}: {exc.detail}[/red]")
-                    return 1
+                    raise DomainError(f"batch at line {start + 1}: {exc.detail}") from exc
                 created += sum(1 for s in stored if s.created)
                 progress.advance(task, len(chunk))
     console.print(f"Imported {len(events)} events ({created} new, {len(events) - created} already present).")

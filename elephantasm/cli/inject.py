@@ -38,10 +38,7 @@ def _table(pack: dict) -> Table:
     content = pack["content"]
     for key, (label, items_key) in _LAYER_NAMES.items():
         tokens = pack["layer_tokens"].get(key, 0)
-        if items_key:
-            count = len(content[items_key])
-        else:
-            count = int(bool(tokens))
+        count = len(content[items_key]) if items_key else int(bool(tokens))
         table.add_row(label, str(count), str(tokens))
     table.add_row("total (with separators)", "", str(pack["token_count"]))
     return table

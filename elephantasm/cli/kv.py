@@ -20,19 +20,12 @@ from elephantasm.runtime import Runtime
 from elephantasm.services.kv import packages, rows, snapshots
 from elephantasm.services.kv.prefix import chat_packs, pack_prompt
 
+CERTIFICATE_MEASURES = "probes greedy_identical identical_rate token_agreement top1_agreement mean_kl max_kl grade"
+
 
 def _print_certificate(cert: dict[str, Any]) -> None:
     table = Table("measure", "value", title="quality certificate (vs " + str(cert.get("reference")) + ")")
-    for key in (
-        "probes",
-        "greedy_identical",
-        "identical_rate",
-        "token_agreement",
-        "top1_agreement",
-        "mean_kl",
-        "max_kl",
-        "grade",
-    ):
+    for key in CERTIFICATE_MEASURES.split():
         table.add_row(key, str(cert.get(key)))
     console.print(table)
 

@@ -1,18 +1,22 @@
-"""How a CLI process ends: a termination signal unwinds it like Ctrl-C does.
+"""How a CLI process ends: a termination signal unwinds it like Ctrl-C does, a closed pipe quietly.
 
-Python's default for SIGTERM and SIGHUP kills the interpreter on the spot: no ``finally`` block and
-no ``atexit`` handler runs, so the embedded Postgres this process started (pgserver stops it from
-``atexit`` when its last user exits) would keep running. Raising ``SystemExit`` instead runs both.
-uvicorn catches SIGTERM itself while it serves, shuts down gracefully and then raises the signal
-again, which lands here. SIGHUP is passed on as SIGTERM, to whoever handles that at the moment
-(uvicorn while serving, the dreamer's loop, else :func:`_exit`): an exception raised by a signal
-handler lands in whatever code runs, which inside a server is some request's task.
+By default SIGTERM and SIGHUP kill the interpreter without running ``finally`` or ``atexit``, so
+the embedded Postgres (stopped from ``atexit``) would keep running; raising ``SystemExit`` runs
+both. SIGHUP is passed on as SIGTERM to whoever handles that at the moment (uvicorn while serving,
+the dreamer's loop), since an exception raised by a handler lands in whatever task runs.
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import FrameType
+
+SIGPIPE_EXIT = 141
+"""128 + SIGPIPE: the status a shell reports for a command killed by a closed pipe."""
 
 
 def _exit(signum: int, frame: FrameType | None) -> None:
@@ -37,3 +41,16 @@ def exit_on_interrupt_too() -> None:
     threads on the way out; ``SystemExit`` leaves the loop at once (the stdio MCP bridge needs that).
     """
     signal.signal(signal.SIGINT, _exit)
+
+
+@contextmanager
+def quiet_broken_pipe() -> Iterator[None]:
+    """Turn a closed standard output (``elephantasm animas export ID | head``) into exit status 141
+    instead of a ``BrokenPipeError`` traceback. Standard output is pointed at ``/dev/null`` first,
+    so the interpreter's own flush at exit does not fail a second time on the dead pipe."""
+    try:
+        yield
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(SIGPIPE_EXIT) from None

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from elephantasm.cli.lifecycle import exit_cleanly_on_signals
+from elephantasm.cli.lifecycle import exit_cleanly_on_signals, quiet_broken_pipe
 from elephantasm.cli.parser import build_parser
 
 if TYPE_CHECKING:
@@ -21,13 +21,9 @@ if TYPE_CHECKING:
 
 Command = Callable[[argparse.Namespace, "Settings"], int]
 
-__all__ = ["build_parser", "main", "resolve_command", "run_coroutine"]
 
-
-def resolve_command(target: str | Command) -> Command:
-    """The handler a parser names as ``"module:function"`` (imported now), or a callable as is."""
-    if callable(target):
-        return target
+def resolve_command(target: str) -> Command:
+    """The handler a parser names as ``"module:function"``, imported now."""
     module, _, name = target.partition(":")
     func: Command = getattr(importlib.import_module(module), name)
     return func
@@ -36,7 +32,6 @@ def resolve_command(target: str | Command) -> Command:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
-    from elephantasm.cli.pipes import quiet_broken_pipe
     from elephantasm.observability.logs import configure_logging
     from elephantasm.settings import Settings
 
@@ -61,12 +56,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def domain_error_detail(exc: BaseException) -> Any:
-    """The ``detail`` of a domain error (``elephantasm.domain.errors``), None for any other exception.
-
-    Checked by module rather than imported: the domain package loads numpy and the scoring code,
-    which commands such as ``status`` never need (and a command that never imported it cannot
-    have raised one of its errors).
-    """
+    """The ``detail`` of a domain error, None for any other exception. Looked up in ``sys.modules``
+    rather than imported: a command that never loaded the domain package cannot have raised one."""
     errors = sys.modules.get("elephantasm.domain.errors")
     if errors is None or not isinstance(exc, errors.DomainError):
         return None

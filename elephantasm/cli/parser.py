@@ -8,6 +8,7 @@ the database driver, Alembic, the LLM client and the web framework every command
 from __future__ import annotations
 
 import argparse
+import uuid
 from pathlib import Path
 
 MCP_ENVIRONMENT = (
@@ -17,6 +18,14 @@ MCP_ENVIRONMENT = (
 )
 ORG_HELP = "org by name (it must exist: `elephantasm keys create --org NAME` creates one)"
 JSON_HELP = "print JSON (one object per row) instead of a table"
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1 (a batch size of 0 would never finish)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def handler(parser: argparse.ArgumentParser, target: str) -> None:
@@ -84,11 +93,11 @@ def _anima_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
     lst.add_argument("--json", action="store_true", help=JSON_HELP)
     handler(lst, "elephantasm.cli.admin:animas_list")
     purge = animas.add_parser("purge", help="erase every row of an anima for good (erasure requests)")
-    purge.add_argument("anima", help="anima id (live or already deleted)")
+    purge.add_argument("anima", type=uuid.UUID, help="anima id (live or already deleted)")
     purge.add_argument("--yes", action="store_true", help="confirm: this cannot be undone")
     handler(purge, "elephantasm.cli.anima_data:animas_purge")
     export = animas.add_parser("export", help="write one anima as JSON lines (events, memories, knowledge, identity)")
-    export.add_argument("anima", help="anima id")
+    export.add_argument("anima", type=uuid.UUID, help="anima id")
     export.add_argument("--output", "-o", default=None, help="file to write (default: standard output)")
     handler(export, "elephantasm.cli.anima_data:animas_export")
     imp = animas.add_parser("import", help="create a new anima from an export file")
@@ -101,13 +110,12 @@ def _anima_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[ty
 def _memory_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     events = _group(sub, "events", "events: import a JSON-lines file")
     imp = events.add_parser(
-        "import",
-        help="import events from a JSON-lines file (idempotent: importing a file again stores nothing twice)",
+        "import", help="import events from a JSON-lines file (idempotent: importing a file again stores nothing twice)"
     )
     imp.add_argument("file", help="one POST /api/events body per line")
     _org(imp)
     imp.add_argument("--anima", default=None, help="anima id for lines that carry none")
-    imp.add_argument("--batch-size", type=int, default=500, help="events per transaction (default 500)")
+    imp.add_argument("--batch-size", type=positive_int, default=500, help="events per transaction (default 500)")
     handler(imp, "elephantasm.cli.importer:events_import")
 
     inject = sub.add_parser("inject", help="print the memory pack an anima would get now, with a token table")
@@ -129,8 +137,8 @@ def _memory_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     reembed = sub.add_parser(
         "reembed", help="re-embed vectors made by another embedder (resumable, safe while the server runs)"
     )
-    reembed.add_argument("--anima", default=None, help="only this anima (id); default: every anima")
-    reembed.add_argument("--batch-size", type=int, default=None, help="rows per committed batch")
+    reembed.add_argument("--anima", type=uuid.UUID, default=None, help="only this anima (id); default: every anima")
+    reembed.add_argument("--batch-size", type=positive_int, default=None, help="rows per committed batch")
     handler(reembed, "elephantasm.cli.reembed:reembed")
 
     mcp = sub.add_parser(

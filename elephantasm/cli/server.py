@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from elephantasm.cli.banner import bootstrap_first_key, listening_lines, log_banner
@@ -25,8 +28,26 @@ def background_tasks(settings: Settings, with_dreamer: bool) -> list[Callable[[R
     return [scheduler_lifespan]
 
 
+def data_dir_problem(data_dir: Path) -> str | None:
+    """Why ``data_dir`` cannot hold the server's files (embedded Postgres, secret, first key), or None.
+
+    Checked by writing a file there: permissions alone say nothing of read-only mounts or of root.
+    """
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=data_dir):
+            pass
+    except OSError as exc:
+        return f"data directory {data_dir} is not writable: {exc.strerror or exc}"
+    return None
+
+
 def serve(args: argparse.Namespace, settings: Settings) -> Any:
     """Run the API: in this process, or with ``--workers N`` as N processes (see ``cli/workers.py``)."""
+    problem = data_dir_problem(settings.data_dir)
+    if problem is not None:
+        print(f"elephantasm serve: {problem}", file=sys.stderr)
+        return 1
     if args.host:
         settings.host = args.host
     if args.port:

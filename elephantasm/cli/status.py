@@ -1,8 +1,6 @@
 """``elephantasm status``: where the database is, its schema revision and row counts.
 
-Read-only and quick: one asyncpg connection and plain SQL, without the ORM, Alembic or the
-runtime (embedder, dream engine) the other commands build. A database whose schema was never
-created says so instead of failing.
+Read-only and quick: one asyncpg connection and plain SQL, without the ORM, Alembic or the runtime.
 """
 
 from __future__ import annotations
@@ -12,6 +10,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
+from elephantasm.cli.healthcheck import driver_dsn
 from elephantasm.db import event_state
 from elephantasm.settings import Settings
 
@@ -19,11 +18,6 @@ COUNTED = ("orgs", "api_keys", "animas", "events", "memories", "knowledge", "dre
 """The tables whose rows ``status`` counts (names of ``db/models.py`` tables)."""
 
 PENDING = f"SELECT count(*) FROM events e JOIN animas a ON a.key = e.anima_key WHERE {event_state.pending('e', 'a')}"
-
-
-def driver_dsn(url: str) -> str:
-    """An SQLAlchemy ``postgresql+asyncpg://`` URL as the DSN asyncpg itself takes."""
-    return url.replace("postgresql+asyncpg://", "postgresql://", 1)
 
 
 async def status(args: argparse.Namespace, settings: Settings) -> int:

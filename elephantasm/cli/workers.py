@@ -1,15 +1,9 @@
 """``elephantasm serve --workers N``: N API processes sharing one socket over one Postgres.
 
-The parent (this process) does the once-only work, then hands over to uvicorn's supervisor,
-which binds the socket, spawns the workers (``api.worker:create_worker_app``), restarts any that
-die and stops them all on SIGINT/SIGTERM:
-
-- starts the embedded Postgres (if no external URL), migrates, creates the first key;
-- gives the workers the resolved database URL, so none starts a Postgres of its own;
-- gives them one worker group id: they elect one dreamer scheduler by advisory lock
-  (``dreamer/leader.py``); with ``--no-dreamer`` (or the dreamer disabled) none runs one;
-- sets up prometheus-client's multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``, a fresh
-  directory unless one is given) so ``/metrics`` on any worker adds up all of them.
+The parent starts the database, migrates and creates the first key once, then hands over to
+uvicorn's supervisor (spawns, restarts and stops the workers). Workers get the resolved database
+URL, one worker group id (they elect one dreamer scheduler, ``dreamer/leader.py``) and a shared
+prometheus multiprocess directory, so ``/metrics`` on any worker adds up all of them.
 """
 
 from __future__ import annotations

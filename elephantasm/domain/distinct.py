@@ -1,13 +1,9 @@
 """Near-duplicate lines: a line that restates a better-ranked line of its layer adds no information.
 
-People repeat themselves ("do you have tips for remembering names?" asked in five sessions), and
-one exchange is often distilled into memories whose best-matching turns read the same. Served
-twice, such a line spends a small pack's tokens on nothing new, and the evidence that ranked just
-below is cut. :func:`line_key` maps a line to what it says, ignoring what does not change meaning:
-case, punctuation and apostrophes, short interjections and particles ("lol", "tbh", "ok", "a"), and
-the commonest typing slips (swapped and doubled letters: "honetsly", "gaame"). Numbers and negations are
-kept exactly, so "the gig is on April 2" and "the gig is on April 5", "I eat meat" and "I do not eat
-meat" stay distinct. Pure and deterministic.
+People repeat themselves, and one exchange is often distilled into memories whose best turns read
+the same; served twice, such a line spends a small pack's tokens on nothing new. :func:`line_key`
+maps a line to what it says, ignoring case, punctuation, short particles ("lol", "ok") and common
+typing slips (swapped and doubled letters); numbers and negations are kept exactly. Pure.
 """
 
 from __future__ import annotations

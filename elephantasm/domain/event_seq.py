@@ -1,9 +1,8 @@
 """Numbering a set of events that is already partly distilled (an import): pure, no I/O.
 
-An anima's pending events are those above its watermark (``seq > distilled_seq``), so the distilled
-ones must come first: they get seqs ``1..d`` in the order they were distilled, the pending ones
-``d+1..n`` in their given order. Events distilled at the same instant were one chunk and stay one
-contiguous range (see ``elephantasm/db/event_state.py``).
+Pending events are those above the anima's watermark (``seq > distilled_seq``), so distilled ones
+come first, in the order they were distilled (one chunk per instant stays one contiguous range),
+then the pending ones in their given order.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Which turns of a memory get a vector of their own (``domain.turn_vectors``), and where they are.
 
-The fact-bearing turns are the user's (in a chat between named people, every participant's): filler
-and small talk dropped (``domain.lean``), duplicates once, at most
-``turn_vectors.MAX_TURNS``. Each comes with its line (``"speaker: text"``, as the offline engine
-writes it) when the memory's ``content`` holds it as a whole line, else None (an LLM engine's own
-wording): stored in the blob itself, so a pack can show it without the content.
-Used by the dreamer's writer and by anima import alike, so an imported anima serves the same packs
-as its source. Pure.
+The fact-bearing turns are the user's (in a chat between named people, every participant's), filler
+and small talk dropped, duplicates once, at most ``turn_vectors.MAX_TURNS``; each with its line when
+the memory's ``content`` holds it whole. Shared by the dreamer and anima import, so an imported
+anima serves the same packs as its source. Pure.
 """
 
 from __future__ import annotations

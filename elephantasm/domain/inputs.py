@@ -45,18 +45,12 @@ def json_depth(value: Any, stop_after: int) -> int:
     return deepest
 
 
-def json_size(value: Any) -> int:
-    """Bytes of the compact UTF-8 JSON encoding, as msgspec writes it for storage (call only on
-    values of bounded depth)."""
-    return len(_encode(value))
-
-
 def json_problem(value: Any, max_depth: int, max_bytes: int) -> str | None:
     """Why ``value`` breaks the limits (naming the setting), or None when it is fine."""
     depth = json_depth(value, max_depth)
     if depth > max_depth:
         return f"nests deeper than {max_depth} levels; the limit is max_json_depth={max_depth}"
-    size = json_size(value)
+    size = len(_encode(value))  # as msgspec writes it for storage; the depth is bounded by now
     if size > max_bytes:
         return f"is {size} bytes as JSON; the limit is max_json_bytes={max_bytes}"
     return None

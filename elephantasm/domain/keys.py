@@ -18,17 +18,10 @@ class KeyScope(StrEnum):
     ADMIN = "admin"
     """Writes plus managing the org's API keys."""
 
-    @property
-    def rank(self) -> int:
-        """Order of power: read < write < admin."""
-        return _RANK[self]
-
     def allows(self, needed: KeyScope) -> bool:
-        """Whether a key of this scope may do what ``needed`` requires."""
-        return self.rank >= needed.rank
-
-
-_RANK = {KeyScope.READ: 0, KeyScope.WRITE: 1, KeyScope.ADMIN: 2}
+        """Whether a key of this scope may do what ``needed`` requires (read < write < admin)."""
+        order = list(KeyScope)  # declaration order is the order of power
+        return order.index(self) >= order.index(needed)
 
 
 def minted_limits(

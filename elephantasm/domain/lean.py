@@ -1,12 +1,8 @@
 """Lean pack text: only what earns its tokens reaches the prompt.
 
-* memory and turn lines lose conversational filler ("Interesting, tell me more if you like.",
-  "Got it, I'll remember that.") and repeated speaker labels: "User: A Assistant: Noted! User: B"
-  renders as "User: A B";
-* identity is at most three short natural lines (name, personality, style), never internals;
-* temporal context is kept with a query only when the query is about time.
-
-Pure and deterministic (same text in → same text out); the wire keeps the full stored values.
+Memory and turn lines lose conversational filler and repeated speaker labels ("User: A Assistant:
+Noted! User: B" renders as "User: A B"); identity is at most three short lines; temporal context
+and dates are kept with a query only when it is about time. Pure; the wire keeps the stored values.
 """
 
 from __future__ import annotations
@@ -176,8 +172,7 @@ _DATED_QUERY_WORDS = TEMPORAL_QUERY_WORDS | CURRENT_STATE_WORDS | CALENDAR_WORDS
 def wants_dates(query: str | None) -> bool:
     """Whether memory lines carry their dates: without a query, or when the query asks about time or
     about the current state of something (which of two statements is newer). A date prefix costs
-    about as many tokens as a short statement (``(2026-10-30) `` is 9 o200k tokens), so a factual
-    query's small pack holds nearly twice the memories without them."""
+    about as many tokens as a short statement, so a factual query's pack goes without."""
     if query is None:
         return True
     words = set(_WORD.findall(query.lower()))

@@ -97,9 +97,8 @@ class PackConfig(_Frozen):
     session_window_hours: float = Field(default=24.0, gt=0, description="How far back a session may reach.")
     relevance_fusion: RelevanceFusion = Field(
         default="minmax",
-        description="How cosine and lexical match combine into relevance: weighted min-max within the "
-        "compile of cosine and BM25 (default, domain.idf), reciprocal rank fusion (domain.fusion), or "
-        "the earlier formula, min-max of cosine and Postgres ts_rank without IDF ('minmax_ts_rank').",
+        description="How cosine and lexical match combine into relevance: min-max of cosine and BM25 "
+        "(domain.idf), reciprocal rank fusion (domain.fusion), or min-max of cosine and ts_rank.",
     )
 
     @property
@@ -153,16 +152,14 @@ PRESETS: Mapping[str, PackConfig] = {
 PRESET_NAMES: tuple[str, ...] = tuple(sorted(PRESETS))
 
 
-# Preset item limits grow with the budget, one item per this many tokens, so big budgets are used.
+# Preset item limits grow with the budget, one item per this many tokens, so big budgets are used;
+# with a query, one per matched-turn line, so layer caps do not stop a pack short of its budget.
 TOKENS_PER_ITEM = 80
-# With a query, a big budget is filled with evidence ranked by relevance: limits grow one item per
-# this many tokens (about one matched-turn line), so layer caps do not stop a pack short of its budget.
 QUERY_TOKENS_PER_ITEM = 16
-# Long-term candidates fetched per arm with a query grow half as fast: the arms' union already holds
-# more rows than any one arm, and every extra row costs each compile.
+# Long-term candidates fetched per arm with a query grow half as fast (the arms' union already holds
+# more rows than any one arm), but twice as fast below this budget: a small pack's arms must reach
+# past near-misses to the memory whose one turn answers.
 QUERY_CANDIDATE_TOKENS_PER_ITEM = 32
-# Below this budget they grow twice as fast: a small pack's memory lines are short, and the arms must
-# reach past near-misses to the memory whose one turn answers.
 QUERY_CANDIDATE_FAST_UNTIL_TOKENS = 2000
 
 
@@ -188,18 +185,16 @@ def budget_limits(config: PackConfig, max_tokens: int, has_query: bool = False) 
     """The item limits a compile of ``max_tokens`` uses under ``config``.
 
     A preset's own limits are floors that grow to ``max_tokens // TOKENS_PER_ITEM`` (with a query,
-    ``// QUERY_TOKENS_PER_ITEM``; a disabled layer, limit 0, stays disabled); limits given
-    explicitly (differing from the preset's) are hard caps and are kept as they are. Pure: a
-    function of the config, the budget and whether there is a query.
+    ``// QUERY_TOKENS_PER_ITEM``; a limit of 0 stays 0); limits given explicitly (differing from
+    the preset's) are hard caps.
     """
     return _grown(config, max_tokens, QUERY_TOKENS_PER_ITEM if has_query else TOKENS_PER_ITEM)
 
 
 def candidate_limits(config: PackConfig, max_tokens: int, has_query: bool = False) -> LayerLimits:
-    """The limits that size each candidate arm: the budget's plain limits, except long-term memories,
-    which with a query grow one per :data:`QUERY_CANDIDATE_TOKENS_PER_ITEM` tokens, twice as fast
-    below :data:`QUERY_CANDIDATE_FAST_UNTIL_TOKENS` (the packer's short matched-turn lines; knowledge
-    must pass a relevance floor, the session is small)."""
+    """The limits that size each candidate arm: the budget's plain limits, except long-term memories
+    with a query (:data:`QUERY_CANDIDATE_TOKENS_PER_ITEM`; knowledge must pass a relevance floor and
+    the session is small)."""
     plain = _grown(config, max_tokens, TOKENS_PER_ITEM)
     if not has_query:
         return plain
@@ -217,10 +212,9 @@ SESSION_SHARE_FULL_TOKENS = 2000
 def budget_shares(config: PackConfig, max_tokens: int, has_query: bool) -> dict[Layer, float]:
     """The layer shares a compile of ``max_tokens`` uses under ``config`` (unnormalised).
 
-    Without a query, or with shares given explicitly (differing from the preset's), the config's
-    shares as they are. With a query and a preset's shares, the session share is scaled by
-    ``max_tokens / SESSION_SHARE_FULL_TOKENS`` (at most 1) and the rest moves to long-term
-    memories and knowledge in proportion to their shares. Pure.
+    With a query and a preset's shares, the session share is scaled by ``max_tokens /
+    SESSION_SHARE_FULL_TOKENS`` (at most 1) and the rest moves to long-term memories and knowledge
+    in proportion to their shares; otherwise the config's shares as they are.
     """
     shares = config.shares.as_mapping()
     preset = PRESETS.get(config.preset_name)
@@ -305,10 +299,9 @@ def adapt_weights(base: ScoringWeights, query: str | None) -> ScoringWeights:
 def query_weights(config: PackConfig, weights: ScoringWeights, query: str | None) -> ScoringWeights:
     """With a query that is not about time, a preset's recency and freshness weights step aside.
 
-    A question about a fact ("which cuisine does the user like?") is answered by the memory that
-    states it, however old; recency would favour last night's chatter over it. A query with a
-    temporal word ("recently", "now", "last week") keeps them. Weights given explicitly (differing
-    from the preset's) are kept as they are.
+    A question about a fact is answered by the memory that states it, however old; recency would
+    favour last night's chatter over it. A temporal word ("recently", "now") or weights given
+    explicitly (differing from the preset's) keep them.
     """
     preset = PRESETS.get(config.preset_name)
     if not query or preset is None or config.weights != preset.weights:
@@ -322,8 +315,3 @@ def compile_weights(config: PackConfig, query: str | None) -> ScoringWeights:
     """The (unnormalised) weights a compile uses for ``query`` under ``config``."""
     weights = adapt_weights(config.weights, query) if config.adaptive else config.weights
     return query_weights(config, weights, query)
-
-
-def effective_weights(config: PackConfig, query: str | None) -> ScoringWeights:
-    """The normalised weights a compile actually uses for ``query`` under ``config``."""
-    return compile_weights(config, query).normalised(has_query=bool(query))

@@ -12,23 +12,9 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 
-_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "a couple of": 2,
-    "couple of": 2,
-}
-_COUNT = r"(?P<n>\d{1,2}|a couple of|couple of|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
+_NUMBERS = {"a": 1, "an": 1, "a couple of": 2, "couple of": 2}
+_NUMBERS.update((word, n) for n, word in enumerate("one two three four five six seven eight nine ten".split(), 1))
+_COUNT = r"(?P<n>\d{1,2}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
 PATTERN = re.compile(
     r"\b(?:(?P<day>yesterday|today|tonight|tomorrow|the day before yesterday|the day after tomorrow)"
     rf"|{_COUNT} (?P<unit>days?|weeks?|months?|years?) ago"

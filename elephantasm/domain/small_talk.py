@@ -1,9 +1,8 @@
 """Content-free conversational moves: greetings, thanks, farewells, laughter, "keep me posted".
 
-A turn made only of these carries no fact, yet in a chat between two people it names the other
-person ("Thanks so much, Maya! Talk soon, bye!"), so a query naming that person matches it better
-than the turn that answers. Such sentences are recognised here, names addressed to someone
-(vocatives: "…, Maya!", "Hey Maya,") counting as generic words. Pure and deterministic.
+Such a turn carries no fact, yet often names the other person ("Thanks so much, Maya!"), so a query
+naming that person would match it better than the turn that answers. Names addressed to someone
+count as generic words. Pure.
 """
 
 from __future__ import annotations

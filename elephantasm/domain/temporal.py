@@ -45,11 +45,9 @@ def humanise_duration(seconds: float) -> str:
     seconds = max(0.0, seconds)
     if seconds < 60:
         return "less than a minute"
-    for bound, unit, name in _UNITS:
-        if seconds < bound:
-            n = int(seconds // unit)
-            return f"{n} {name}" + ("" if n == 1 else "s")
-    raise AssertionError("unreachable: last bound is infinite")
+    unit, name = next((unit, name) for bound, unit, name in _UNITS if seconds < bound)  # the last bound is inf
+    n = int(seconds // unit)
+    return f"{n} {name}" + ("" if n == 1 else "s")
 
 
 def temporal_context(

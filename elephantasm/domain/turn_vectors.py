@@ -1,17 +1,10 @@
 """Per-turn vectors of a memory, stored compactly, for multi-vector relevance.
 
-A memory distils an exchange of several turns, often noisy and about several threads at once; one
-vector for its summary dilutes each fact in it, where a vector per turn keeps it sharp. So the
-dreamer also embeds the memory's fact-bearing turns (the user's, without filler) and stores them
-as one small blob: a header (format, dimension, rows), the turns' lines, and one int8 row per turn, each
-row scaled so its largest component is ±127 (a quarter of a float4 vector; quantisation barely moves
-the cosines of unit vectors).
-
-Each row also records its turn's line (its UTF-8 bytes after a 2-byte length; 0: none), so a pack can
-show the turn that matched instead of the whole summary without reading the memory's content.
-
-At compile time a memory's relevance cosine is :func:`blend` of its summary cosine and its best
-turn's cosine (:func:`best_turns`). Pure: numpy only, no I/O.
+One vector for a memory's summary dilutes each fact of a several-turn exchange; a vector per
+fact-bearing turn keeps it sharp. The blob: a header (format, dimension, rows), each turn's line
+(UTF-8 after a 2-byte length, so a pack can show the turn that matched), then one int8 row per
+turn scaled to ±127. A memory's relevance cosine is :func:`blend` of its summary's and its best
+turn's (:func:`best_turns`). Pure: numpy only.
 """
 
 from __future__ import annotations
@@ -79,7 +72,8 @@ def best_turns(query: np.ndarray, blobs: Sequence[bytes | None]) -> list[tuple[f
     at = 0
     for i, n, lines in owners:
         j = int(cosines[at : at + n].argmax())  # first of equal maxima: deterministic
-        out[i] = (float(cosines[at + j]), _line(lines[j]))
+        line = lines[j]  # decoded only for the turn that wins
+        out[i] = (float(cosines[at + j]), None if line is None else line.decode(errors="replace"))
         at += n
     return out
 
@@ -97,10 +91,6 @@ def _parse(blob: bytes) -> tuple[int, int, list[bytes | None], bytes] | None:
     return dim, n, got[0], blob[got[1] :]
 
 
-def _line(raw: bytes | None) -> str | None:
-    return None if raw is None else raw.decode(errors="replace")
-
-
 def _lines(blob: bytes, n: int) -> tuple[list[bytes | None], int] | None:
     """The blob's ``n`` lines and where the int8 body starts (None when the blob is too short)."""
     lines: list[bytes | None] = []
@@ -112,7 +102,7 @@ def _lines(blob: bytes, n: int) -> tuple[list[bytes | None], int] | None:
         at += _LINE_LEN.size
         if at + size > len(blob):
             return None
-        lines.append(blob[at : at + size] if size else None)  # decoded only for the turn that wins
+        lines.append(blob[at : at + size] if size else None)
         at += size
     return lines, at
 

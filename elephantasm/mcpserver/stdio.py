@@ -1,8 +1,5 @@
-"""``elephantasm mcp``: the MCP server over stdio for desktop agent hosts (Claude Desktop, Cursor…).
-
-It is a bridge: every tool call goes to a running Elephantasm server over HTTP through our SDK,
-configured like the SDK itself (``ELEPHANTASM_ENDPOINT``, ``ELEPHANTASM_API_KEY``). Stdout carries
-the protocol, so nothing else may print there; logs go to stderr.
+"""``elephantasm mcp``: the MCP server over stdio for desktop agent hosts, a bridge to a running
+server through the SDK (configured like the SDK). Stdout carries the protocol; logs go to stderr.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The MCP surface of Elephantasm: five tools and one resource, written once over our own SDK.
 
 Every tool is a thin call to :class:`elephantasm_sdk.AsyncElephantasm`, so authentication,
-validation, tenancy and error text are exactly the HTTP API's. Where the client comes from is
-the transport's business (:data:`ClientSource`): the stdio bridge uses one configured from the
-environment; the ``/mcp`` mount builds one per call with the caller's own bearer key that reaches
-the API in-process.
+validation, tenancy and error text are exactly the HTTP API's. The transport gives the client
+(:data:`ClientSource`): the stdio bridge one from the environment, ``/mcp`` one per caller's key.
 """
 
 from __future__ import annotations
@@ -52,29 +50,18 @@ def _message(exc: ElephantasmError) -> str:
     return f"{status}{exc.detail if isinstance(exc.detail, str) else exc.message}"
 
 
-def _tool_error(exc: ElephantasmError) -> Exception:
-    """An SDK error as a tool error (the model reads it; logged without a traceback)."""
-    return ToolError(_message(exc))
-
-
-def _resource_error(exc: ElephantasmError) -> Exception:
-    """An SDK error as a resource error: a missing (or another org's) anima is the protocol's
-    not-found; either way the client reads the API's detail and no traceback is logged."""
-    if exc.status_code == 404:
-        return ResourceNotFoundError(_message(exc))
-    return ResourceError(_message(exc))
-
-
 @asynccontextmanager
-async def _calling(
-    source: ClientSource, ctx: Context, fail: Callable[[ElephantasmError], Exception] = _tool_error
-) -> AsyncIterator[AsyncElephantasm]:
-    """The client for this call, with API errors turned into ``fail(error)`` (tool errors by default)."""
+async def _calling(source: ClientSource, ctx: Context, resource: bool = False) -> AsyncIterator[AsyncElephantasm]:
+    """The client for this call, with API errors turned into the protocol's tool or resource errors:
+    the client reads the API's detail and no traceback is logged; a missing (or another org's)
+    anima is a resource's not-found."""
     client = await source(ctx)
     try:
         yield client
     except ElephantasmError as exc:
-        raise fail(exc) from exc
+        if not resource:
+            raise ToolError(_message(exc)) from exc
+        raise (ResourceNotFoundError if exc.status_code == 404 else ResourceError)(_message(exc)) from exc
 
 
 def _event_summary(event: Any) -> dict[str, Any]:
@@ -155,7 +142,7 @@ def register_resources(server: MCPServer, source: ClientSource) -> None:
         description="The latest memory pack of an anima (JSON; `context` is the prompt text).",
     )
     async def latest_pack(anima_id: str, ctx: Context) -> str:
-        async with _calling(source, ctx, _resource_error) as client:
+        async with _calling(source, ctx, resource=True) as client:
             pack = await client.packs.inject(anima_id)
         return pack.model_dump_json() if pack is not None else "null"
 

@@ -1,10 +1,7 @@
-"""The process's Prometheus collectors and the small hooks the rest of the code calls.
+"""The process's Prometheus collectors (the default registry) and the small hooks the code calls.
 
-Collectors live in prometheus-client's default registry, defined once at import. With several API
-processes the supervisor sets ``PROMETHEUS_MULTIPROC_DIR`` and :func:`exposition` sums every
-process's values, so any worker's ``/metrics`` answers for all of them.
-
-No label ever carries an id, a key or content: routes are templates, outcomes are a few words.
+With several API processes (``PROMETHEUS_MULTIPROC_DIR`` set) :func:`exposition` sums every
+process's values. No label ever carries an id, a key or content.
 """
 
 from __future__ import annotations
@@ -169,9 +166,7 @@ class InstrumentedEmbedder:
         self.name = inner.name
         self.dim = inner.dim
         self.in_process: bool = getattr(inner, "in_process", False)
-        # The embedding space stays the wrapped backend's (None for one written before spaces existed:
-        # CachedEmbedder then names one); as untyped as ``inner``.
-        self.space: Any = getattr(inner, "space", None)
+        self.space: Any = getattr(inner, "space", None)  # the wrapped backend's embedding space
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """Embed through the wrapped backend, timing the call."""

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from elephantasm.domain.errors import ValidationError
-from elephantasm.domain.presets import adapt_weights, effective_weights, get_preset
+from elephantasm.domain.presets import PackConfig, adapt_weights, compile_weights, get_preset
 from elephantasm.domain.scoring import (
     DEFAULT_CONFIDENCE,
     DEFAULT_DECAY,
@@ -25,6 +25,11 @@ from elephantasm.domain.scoring import (
 
 H = 3600.0
 AS_OF = datetime(2025, 3, 10, 12, 0, tzinfo=UTC)
+
+
+def effective_weights(config: PackConfig, query: str | None) -> ScoringWeights:
+    """The normalised weights a compile uses for ``query`` under ``config``."""
+    return compile_weights(config, query).normalised(has_query=bool(query))
 
 
 @pytest.mark.parametrize(
