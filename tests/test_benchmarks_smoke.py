@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.results import Section, write_section
 from tests.support.servers import REPO_ROOT
 
 
@@ -35,9 +36,17 @@ def test_ingest_benchmark_writes_its_table(tmp_path: Path) -> None:
     assert "PostgreSQL 18" in text
     assert re.search(r"CPU probe before \d+ ms one core, \d+ ms on each of \d+ at once \(×[\d.]+\); after ", text), text
 
-    # A rerun replaces the section instead of appending a second one.
-    _run_tiny("ingest", out)
-    assert out.read_text().count("<!-- section:ingest -->") == 1
+
+def test_a_rerun_replaces_its_section_and_leaves_the_others(tmp_path: Path) -> None:
+    """A benchmark's rerun replaces its own section in RESULTS.md instead of appending a second one."""
+    out = tmp_path / "RESULTS.md"
+    write_section(out, Section("ingest", "first", ["a"], [["1"]]), "python -m benchmarks ingest")
+    write_section(out, Section("storage", "other", ["b"], [["2"]]), "python -m benchmarks storage")
+    write_section(out, Section("ingest", "second", ["a"], [["3"]]), "python -m benchmarks ingest")
+    text = out.read_text()
+    assert text.count("<!-- section:ingest -->") == 1 and "| 3 |" in text and "| 1 |" not in text
+    assert text.count("<!-- section:storage -->") == 1 and "| 2 |" in text
+    assert text.index("section:ingest") < text.index("section:storage")
 
 
 def test_storage_of_one_anima_holds_every_conversation_in_one_anima(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Controller, Request, Response, delete, get, post
-from litestar.params import FromPath, QueryParameter
+from litestar.params import FromPath, FromQuery, QueryParameter
 from litestar.status_codes import HTTP_200_OK, HTTP_201_CREATED, HTTP_204_NO_CONTENT
 
 from api.deps import CallerDep, Limit, RuntimeDep, parse_uuid
@@ -111,7 +111,7 @@ class GenerationController(Controller):
 
     @post("/{generation_id:str}/replay", status_code=HTTP_200_OK)
     async def replay(
-        self, generation_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep, reuse: bool = True
+        self, generation_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep, reuse: FromQuery[bool] = True
     ) -> ReplayRead:
         """Re-run the generation from its record; ``identical`` says whether the output bytes match.
         ``?reuse=false``: from an empty KV cache (a full prefill), whatever the server's setting."""
