@@ -52,6 +52,10 @@ TokenCount = Callable[[str], int]
 
 # Identity and temporal lines are structural, not scored memories: min_score never drops them.
 SCORED_LAYERS = frozenset({Layer.KNOWLEDGE, Layer.LONG_TERM, Layer.SESSION})
+# Which layer serves a line that two layers would show (``distinct``): the current session first,
+# since it carries the conversation being had, read in order, and a memory repeating what was just
+# said is its echo there; otherwise the earlier layer in render order (knowledge before long-term).
+CLAIM_ORDER = (Layer.SESSION, Layer.KNOWLEDGE, Layer.LONG_TERM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +163,31 @@ def _prepare(
         if moved:
             out.sort(key=attrgetter("key"))  # stable: restatements move after the rest, in rank order
         prepared[layer] = out
+    if distinct:
+        _serve_once_across_layers(prepared, trace)
     return prepared
+
+
+def _serve_once_across_layers(prepared: dict[Layer, list[_Cand]], trace: PackTrace | None) -> None:
+    """Leave out a scored line that an earlier layer of :data:`CLAIM_ORDER` shows too: same content
+    (``line_key``), label and day, read as a long-term line shows them (the same words on other dates
+    stay: they are news). That layer's copy serves it, echoes the rest, and ranks as its best copy, so
+    moving a line between layers never costs it its place; the left-out copy's room goes to the next."""
+    claimed: dict[tuple[str, str], _Cand] = {}
+    for layer in CLAIM_ORDER:
+        kept: list[_Cand] = []
+        for c in prepared[layer]:
+            served = claimed.setdefault((line_key(c.item.text), item_prefix(Layer.LONG_TERM, c.item)), c)
+            if served.layer is layer:  # within a layer, _prepare's own rule decided
+                kept.append(c)
+                continue
+            served.echoes += [c.item, *c.echoes]
+            served.key = (served.key[0], *min(served.key[1:3], c.key[1:3]), *served.key[3:])
+            if trace is not None:
+                trace.note(layer, c.item, Decision.DUPLICATE)
+        prepared[layer] = kept
+    for layer in CLAIM_ORDER:
+        prepared[layer].sort(key=attrgetter("key"))
 
 
 def _select(
