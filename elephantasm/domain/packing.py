@@ -169,10 +169,11 @@ def _prepare(
 
 
 def _serve_once_across_layers(prepared: dict[Layer, list[_Cand]], trace: PackTrace | None) -> None:
-    """Leave out a scored line that an earlier layer of :data:`CLAIM_ORDER` shows too: same content
-    (``line_key``), label and day, read as a long-term line shows them (the same words on other dates
-    stay: they are news). That layer's copy serves it, echoes the rest, and ranks as its best copy, so
-    moving a line between layers never costs it its place; the left-out copy's room goes to the next."""
+    """Extend ``distinct`` across the scored layers. A line that an earlier layer of :data:`CLAIM_ORDER`
+    shows too (same content, label and day, read as a long-term line shows them) is left out: that
+    copy serves it, echoes the rest, and ranks as its best copy, so moving a line between layers never
+    costs it its place, and the left-out copy's room goes to the next. A line restating a better-ranked
+    one of another layer on another date ranks after every new line, as inside a layer."""
     claimed: dict[tuple[str, str], _Cand] = {}
     for layer in CLAIM_ORDER:
         kept: list[_Cand] = []
@@ -186,7 +187,15 @@ def _serve_once_across_layers(prepared: dict[Layer, list[_Cand]], trace: PackTra
             if trace is not None:
                 trace.note(layer, c.item, Decision.DUPLICATE)
         prepared[layer] = kept
+    best: dict[str, _Cand] = {}
+    for c in (c for layer in CLAIM_ORDER for c in prepared[layer]):
+        said = line_key(c.item.text)
+        if said not in best or c.key[1:] < best[said].key[1:]:
+            best[said] = c
     for layer in CLAIM_ORDER:
+        for c in prepared[layer]:
+            if best[line_key(c.item.text)].layer is not layer:
+                c.key = (1, *c.key[1:])
         prepared[layer].sort(key=attrgetter("key"))
 
 

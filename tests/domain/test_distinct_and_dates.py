@@ -163,5 +163,16 @@ def test_the_same_words_on_different_days_are_both_shown_when_dates_are() -> Non
     }
     res = pack(lines, max_tokens=1000, count=O200K, distinct=True)
     assert res.text.count("Thursdays") == 2 and not res.echoes
+    # …but the older copy ranks after a line that says something new, as inside a layer.
+    news = PackItem("n", "Maya: My sister Ines is moving to Lisbon in May.", score=0.5, time=WHEN)
+    first = render_pack({Layer.SESSION: [*lines[Layer.SESSION], news]})
+    small = pack(
+        {**lines, Layer.SESSION: [*lines[Layer.SESSION], news]},
+        max_tokens=O200K(first) + 3,
+        count=O200K,
+        shares={Layer.KNOWLEDGE: 1.0},
+        distinct=True,
+    )
+    assert small.text == first
     same_day = {Layer.LONG_TERM: [PackItem("m", said, time=WHEN)], Layer.SESSION: lines[Layer.SESSION]}
     assert pack(same_day, max_tokens=1000, count=O200K, distinct=True).text.count("Thursdays") == 1
