@@ -52,6 +52,10 @@ TokenCount = Callable[[str], int]
 
 # Identity and temporal lines are structural, not scored memories: min_score never drops them.
 SCORED_LAYERS = frozenset({Layer.KNOWLEDGE, Layer.LONG_TERM, Layer.SESSION})
+# Which layer serves a line that two layers would show (``distinct``): the current session first,
+# since it carries the conversation being had, read in order, and a memory repeating what was just
+# said is its echo there; otherwise the earlier layer in render order (knowledge before long-term).
+CLAIM_ORDER = (Layer.SESSION, Layer.KNOWLEDGE, Layer.LONG_TERM)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +82,7 @@ class PackResult:
 class _Cand:
     layer: Layer
     item: PackItem
-    # (restates a better-ranked line: 0/1, *global_rank_key(layer, item)), computed once
+    # (restates a better-ranked line: 0/1, set by _serve_once; *global_rank_key(layer, item))
     key: tuple[int, float, float, str, int]
     # The rendered line and its token count, made when the packer first weighs the candidate
     # (:func:`_costed`): most of a compile's candidates rank below what its budget and layer
@@ -114,23 +118,14 @@ def _prepare(
     trace: PackTrace | None = None,
     distinct: bool = False,
 ) -> dict[Layer, list[_Cand]]:
-    """Filter, de-duplicate by id (best rank wins) and sort the candidates (costed later: :func:`_costed`).
-
-    ``distinct``: a scored layer's line that restates a better-ranked line of the layer
-    (:func:`~elephantasm.domain.distinct.line_key`) ranks after every line that says something new:
-    a small pack is filled with distinct statements first, a large one still takes restatements
-    made on other dates (the date is news: it happened again). One that would render with the same
-    label and date as the line it restates says nothing at all and is left out.
-    """
+    """Filter, de-duplicate by id (best rank wins) and sort the candidates (costed later: :func:`_costed`);
+    ``distinct``: see :func:`_serve_once`."""
     prepared: dict[Layer, list[_Cand]] = {}
     for layer in RENDER_ORDER:
         # The layer's rank is the same for all, so this is rank_key's order within the layer.
         ranked = sorted(((global_rank_key(layer, it), it) for it in candidates.get(layer, ())), key=itemgetter(0))
         seen: set[str] = set()
-        said: set[str] | None = set() if distinct and layer in SCORED_LAYERS else None
-        shown: dict[tuple[str, str], _Cand] = {}
         out: list[_Cand] = []
-        moved = False
         for key, it in ranked:
             if it.id in seen or not it.text or it.text.isspace():
                 if trace is not None:
@@ -141,25 +136,48 @@ def _prepare(
                     trace.note(layer, it, Decision.BELOW_MIN_SCORE)
                 continue
             seen.add(it.id)
-            restated = 0
-            if said is not None:
-                said_key = line_key(it.text)
-                line = (said_key, item_prefix(layer, it))
-                if line in shown:
-                    shown[line].echoes.append(it)
-                    if trace is not None:
-                        trace.note(layer, it, Decision.DUPLICATE)
-                    continue
-                restated = int(said_key in said)
-                moved |= bool(restated)
-                said.add(said_key)
-            out.append(cand := _Cand(layer, it, (restated, *key)))
-            if said is not None:
-                shown[line] = cand
-        if moved:
-            out.sort(key=attrgetter("key"))  # stable: restatements move after the rest, in rank order
+            out.append(_Cand(layer, it, (0, *key)))
         prepared[layer] = out
+    if distinct:
+        _serve_once(prepared, trace)
     return prepared
+
+
+def _serve_once(prepared: dict[Layer, list[_Cand]], trace: PackTrace | None) -> None:
+    """``distinct``: a scored line that restates a better-ranked one (:func:`~elephantasm.domain.distinct.line_key`,
+    in any scored layer) ranks after every line that says something new: a small pack is filled with
+    distinct statements first, a large one still takes restatements made on other dates (the date is
+    news: it happened again). One that says nothing at all is left out: one its layer would render
+    with the same label and date, or one an earlier layer of :data:`CLAIM_ORDER` shows with the same
+    label and day (read as a long-term line shows them). The copy served echoes it (``PackResult.echoes``)
+    and ranks as its best copy, so a line moved between layers keeps its place; the room goes to the next.
+    """
+    claimed: dict[tuple[Layer | None, str, str], _Cand] = {}
+    for layer in CLAIM_ORDER:
+        kept: list[_Cand] = []
+        for c in prepared[layer]:
+            said = line_key(c.item.text)
+            served = claimed.setdefault((layer, said, item_prefix(layer, c.item)), c)
+            if served is c:
+                served = claimed.setdefault((None, said, item_prefix(Layer.LONG_TERM, c.item)), c)
+                served = c if served.layer is layer else served  # a layer's own lines: its rule above
+            if served is c:
+                kept.append(c)
+                continue
+            served.echoes += [c.item, *c.echoes]
+            served.key = (0, *min(served.key[1:3], c.key[1:3]), *served.key[3:])
+            if trace is not None:
+                trace.note(layer, c.item, Decision.DUPLICATE)
+        prepared[layer] = kept
+    best: dict[str, _Cand] = {}
+    for c in (c for layer in CLAIM_ORDER for c in prepared[layer]):
+        said = line_key(c.item.text)
+        if said not in best or c.key[1:] < best[said].key[1:]:
+            best[said] = c
+    for layer in CLAIM_ORDER:
+        for c in prepared[layer]:
+            c.key = (int(best[line_key(c.item.text)] is not c), *c.key[1:])
+        prepared[layer].sort(key=attrgetter("key"))  # stable: restatements move after the rest, in rank order
 
 
 def _select(

@@ -117,3 +117,62 @@ def test_dates_are_wanted_without_a_query_or_when_time_or_order_matters() -> Non
         assert wants_dates(query), query
     for query in ("Who is the user's boss?", "What sport does the user play?", "What may help the user sleep?"):
         assert not wants_dates(query), query
+
+
+def test_a_line_in_two_layers_is_served_once_in_the_session_citing_both() -> None:
+    said = "Maya: I signed up for the pottery class on Thursdays."
+    lines = {
+        Layer.LONG_TERM: [
+            PackItem("m", said, score=0.9, time=WHEN, dated=False, provenance=("e-old",)),
+            PackItem("k", "Maya: I do not like pottery class.", score=0.5, time=WHEN, dated=False),
+        ],
+        Layer.SESSION: [PackItem("s", said.lower(), score=0.4, time=WHEN, dated=False, provenance=("e-now",))],
+    }
+    trace = PackTrace()
+    res = pack(lines, max_tokens=1000, count=O200K, distinct=True, trace=trace)
+    assert [it.id for it in res.items(Layer.SESSION)] == ["s"]
+    assert [it.id for it in res.items(Layer.LONG_TERM)] == ["k"]  # a negation says something else
+    assert res.text.lower().count("thursdays") == 1
+    assert [it.id for it in res.echoes[(Layer.SESSION, "s")]] == ["m"]
+    assert {t.item.id for t in trace.items if t.decision is Decision.DUPLICATE} == {"m"}
+
+
+def test_the_session_copy_keeps_its_best_copys_rank_and_the_freed_budget_goes_on() -> None:
+    said = "Maya: I signed up for the pottery class on Thursdays."
+    lines = {
+        Layer.LONG_TERM: [
+            PackItem("m", said, score=0.9, time=WHEN, dated=False),
+            PackItem("o", "Maya: My sister Ines is moving to Lisbon in May.", score=0.3, time=WHEN, dated=False),
+            PackItem("p", "Maya: The bakery on Rua Augusta closes at six now.", score=0.2, time=WHEN, dated=False),
+        ],
+        Layer.SESSION: [PackItem("s", said, score=0.1, time=WHEN, dated=False)],
+    }
+    two = render_pack({Layer.LONG_TERM: [lines[Layer.LONG_TERM][1]], Layer.SESSION: lines[Layer.SESSION]})
+    # Room for two lines, all of it in the overflow round: the session line ranks as its long-term
+    # copy (0.9), not its own 0.1, and the room that copy would have used serves the next memory.
+    res = pack(lines, max_tokens=O200K(two) + 3, count=O200K, shares={Layer.KNOWLEDGE: 1.0}, distinct=True)
+    assert res.text == two
+    assert [it.id for it in res.echoes[(Layer.SESSION, "s")]] == ["m"]
+
+
+def test_the_same_words_on_different_days_are_both_shown_when_dates_are() -> None:
+    said = "Maya: I signed up for the pottery class on Thursdays."
+    lines = {
+        Layer.LONG_TERM: [PackItem("m", said, time=WHEN - timedelta(days=20))],
+        Layer.SESSION: [PackItem("s", said, time=WHEN)],
+    }
+    res = pack(lines, max_tokens=1000, count=O200K, distinct=True)
+    assert res.text.count("Thursdays") == 2 and not res.echoes
+    # …but the older copy ranks after a line that says something new, as inside a layer.
+    news = PackItem("n", "Maya: My sister Ines is moving to Lisbon in May.", score=0.5, time=WHEN)
+    first = render_pack({Layer.SESSION: [*lines[Layer.SESSION], news]})
+    small = pack(
+        {**lines, Layer.SESSION: [*lines[Layer.SESSION], news]},
+        max_tokens=O200K(first) + 3,
+        count=O200K,
+        shares={Layer.KNOWLEDGE: 1.0},
+        distinct=True,
+    )
+    assert small.text == first
+    same_day = {Layer.LONG_TERM: [PackItem("m", said, time=WHEN)], Layer.SESSION: lines[Layer.SESSION]}
+    assert pack(same_day, max_tokens=1000, count=O200K, distinct=True).text.count("Thursdays") == 1

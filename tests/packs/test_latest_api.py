@@ -106,7 +106,8 @@ async def test_every_layer_and_the_wire_shape(
         pack_runtime,
         tenant,
         panima["id"],
-        "The user is allergic to peanuts.",
+        # Not "The user is allergic to peanuts.": the session's line says that, and would stand for it.
+        "The user carries an EpiPen for the peanut allergy.",
         time_end=FROZEN_NOW - timedelta(days=2),
         importance=0.9,
         event_ids=[event["id"]],

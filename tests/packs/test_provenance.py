@@ -16,7 +16,7 @@ from elephantasm.services.packs import build_request, compile_pack
 from elephantasm.services.packs.deps import PackDeps
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
-from tests.packs.helpers import add_knowledge, add_memory, extract
+from tests.packs.helpers import add_knowledge, add_memory, extract, latest
 
 WHEN = FROZEN_NOW - timedelta(days=3)
 
@@ -102,3 +102,20 @@ async def test_an_events_memories_and_a_memorys_events_read_the_array_both_ways(
     assert foreign == []
     r = await pclient.get(f"/api/memories/{cites}/events", headers=other_tenant.headers)
     assert r.status_code == 404
+
+
+async def test_a_line_in_the_session_and_in_long_term_memory_is_served_once_citing_both(
+    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
+) -> None:
+    """The current session serves the line; the earlier turn and the memory made of it are its echoes."""
+    a, said = panima["id"], "We planned a hiking trip to the Alps."
+    old = await extract(pclient, tenant, a, said, session_id="old", occurred_at=(WHEN - timedelta(days=9)).isoformat())
+    now = await extract(pclient, tenant, a, said, session_id="new")
+    await add_memory(pack_runtime, tenant, a, f"user: {said}", time_end=WHEN - timedelta(days=9), event_ids=[old["id"]])
+    pack = (await latest(pclient, tenant, a, query="hiking trip", max_tokens=1000)).json()
+    assert pack["context"].count(said) == 1
+    assert said in pack["context"].split("## Current session")[1]
+    assert [(m["id"], m["provenance"]) for m in pack["content"]["session_memories"]] == [
+        (now["id"], sorted([old["id"], now["id"]]))
+    ]
+    assert pack["content"]["long_term_memories"] == []
