@@ -5,6 +5,7 @@ Every test gets fresh orgs (tenants), so tests never need to clean up after each
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import uuid
@@ -25,6 +26,12 @@ from tests.support.servers import free_port, server_env, start_server, stop_serv
 pytest_plugins = ["tests.support.fixtures"]  # the loopback OpenAI-compatible server (openai_server)
 
 TEST_SECRET = "test-secret-not-for-production"
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than the cores (at most 4). Many tests wait on a server or CLI process
+    they started, so a worker per core alone leaves the cores idle for part of the run."""
+    return min(4, len(os.sched_getaffinity(0)) + 1)
 
 
 @pytest.fixture(scope="session")

@@ -209,7 +209,7 @@ async def test_reembed_command(runtimes: tuple[Runtime, Runtime], space_db: str,
     for summary in DISTRACTORS[:3]:
         await add_memory(a, tenant, anima, summary, time_end=a.clock())
     bad = await asyncio.to_thread(_reembed_cli, space_db, data_dir, "--anima", "not-a-uuid")
-    assert bad.returncode == 2 and "--anima must be an anima id" in bad.stderr
+    assert bad.returncode == 2 and "argument --anima: invalid UUID value: 'not-a-uuid'" in bad.stderr
     done = await asyncio.to_thread(_reembed_cli, space_db, data_dir, "--anima", str(anima), "--batch-size", "2")
     assert done.returncode == 0, done.stderr
     assert f"re-embedded 3 vector(s) into {b.embedder.space.label()}; 0 still stale" in done.stdout

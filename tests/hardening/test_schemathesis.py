@@ -11,7 +11,7 @@ documented content type, headers and body schema.
 
 The local-model routes (``/v1/*``, kv-snapshots, kv-packages, generations) are fuzzed on their own,
 with the ``local`` extra and the SmolLM2 model: each call there is real model work, so they get
-``ELEPHANTASM_FUZZ_LOCAL_EXAMPLES`` (default 4) and every case is bounded to a few generated tokens
+``ELEPHANTASM_FUZZ_LOCAL_EXAMPLES`` (default 2) and every case is bounded to a few generated tokens
 and one quality probe; seeded with a KV snapshot and a recorded generation of the fuzzed anima.
 """
 
@@ -54,7 +54,7 @@ CHECKS = [
     response_schema_conformance,
 ]
 EXAMPLES = int(os.environ.get("ELEPHANTASM_FUZZ_EXAMPLES", "10"))
-LOCAL_EXAMPLES = int(os.environ.get("ELEPHANTASM_FUZZ_LOCAL_EXAMPLES", "4"))
+LOCAL_EXAMPLES = int(os.environ.get("ELEPHANTASM_FUZZ_LOCAL_EXAMPLES", "2"))
 MAX_FUZZ_TOKENS = 4
 
 
