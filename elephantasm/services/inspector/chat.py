@@ -32,7 +32,7 @@ async def chat_turns(
     stmt = select(col(GenerationRow.id), col(GenerationRow.kv_status)).where(
         col(GenerationRow.org_id) == org_id, col(GenerationRow.id).in_(list(by_generation))
     )
-    outcome = dict((await session.execute(stmt)).tuples().all())
+    outcome: dict[uuid.UUID, str] = {gid: status for gid, status in (await session.execute(stmt)).all()}
     return [
         {"role": e.role, "content": e.content, "kv": outcome.get(gid) if e.role == "assistant" else None}
         for gid, turn in by_generation.items()
