@@ -155,3 +155,18 @@ def test_real_plans_experiences_dates_and_guidelines_are_kept_whole(
     text: str, author: str | None, expected: str
 ) -> None:
     assert expected in _facts(text, author)
+
+
+def test_the_speaker_not_the_addressee_is_the_subject_and_a_later_time_dates_the_plan() -> None:
+    # Said on Wednesday 2024-05-01 (the factories' T0); Maya addresses Jonas by name in both turns.
+    events = [
+        ev(0, "I'm planning to sell my drawings at the market, Jonas.", author="Maya"),
+        ev(1, "Haha Maya, that's so true!", author="Jonas"),
+        ev(2, "Next month I'm going to Lisbon for a conference, Jonas.", author="Maya"),
+        ev(3, "I'm going to a festival with friends soon, Maya!", author="Jonas"),
+    ]
+    knowledge = [k.content for k in distil_offline(events).knowledge]
+    assert knowledge == [
+        "Maya plans to sell their drawings at the market.",
+        "Maya plans to go to Lisbon (≈ 2024-06).",
+    ]
