@@ -138,7 +138,7 @@ _GOING_PLACE = re.compile(r"^(?:(?i:a|an|the|some|my|our|his|her|their)\b|[A-Z])
 def _timed(m: re.Match[str]) -> bool:
     """Whether the message holding the match names a date or a relative time ("on May 3", "next week")
     beyond the day it was said ("tonight" dates an errand, not a plan)."""
-    times = [t.group(0).lower() for pattern in (_DATE, RELATIVE_TIME) for t in pattern.finditer(m.string)]
+    times = (t.group(0).lower() for pattern in (_DATE, RELATIVE_TIME) for t in pattern.finditer(m.string))
     return any(t not in ("today", "tonight") for t in times)
 
 
