@@ -233,3 +233,16 @@ async def test_offline_engine_implements_the_protocol_and_covers_every_event() -
 def test_events_without_text_still_get_a_memory(text: str) -> None:
     result = distil_offline([ev(0, text)])
     assert len(result.memories) == 1 and result.memories[0].summary
+
+
+def test_identity_names_a_conversation_topic_only_on_repeated_evidence() -> None:
+    def prose(events: list[EventInput]) -> str:
+        identity = distil_offline(events).identity
+        assert identity is not None and identity.prose
+        return identity.prose
+
+    chat = conversation(["hi", "hey! yeah sure, gonna do it 🙂 cool?"] * 50)
+    once = [*chat, ev(100, "I'm allergic to peanuts.")]
+    assert "casual" in prose(once) and "touch on" not in prose(once)  # one fact is no "often"
+    thrice = [*once, ev(102, "I'm allergic to cats."), ev(104, "I'm allergic to dust.")]
+    assert prose(thrice).endswith("Our conversations often touch on health.")

@@ -12,8 +12,10 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
+from elephantasm.domain.relative_dates import PATTERN as RELATIVE_TIME
+
 from .knowledge_rules import normalise_text
-from .text import DATE_PATTERN
+from .text import DATE_PATTERN, calendar_case
 from .types import KnowledgeType
 from .wellformed import malformation
 
@@ -21,13 +23,14 @@ _VAL = r"(?P<val>[^.,;:!?\n]{1,80})"
 _START = r"(?:^|(?<=[.!?] ))"  # sentence start (with re.M, also each line start)
 _STOP = frozenset(
     "last since now because with for and but so when where which who recently yesterday today this next ago "
-    "over than instead too as very a".split()
+    "over than instead too as very".split()
     # chat slang that ends a clause ("I like variety ngl"), never part of the value
     + "lol lmao ngl fr tbh imo rn btw haha tho honestly".split()
 )
 _SPELLING = {"colour": "color", "favourite": "favorite", "flavour": "flavor"}
 _NEGATIVE = ("hate", "dislike", "detest", "can't stand", "cannot stand", "don't like", "do not like")
 _DATE = re.compile(DATE_PATTERN, re.IGNORECASE)
+_AMOUNT = re.compile(r"\s+a (?:lot|bit|little|while|ton|few|couple)\b.*", re.IGNORECASE)  # "… a lot": no part of it
 _NOT_TERMS = frozenset("this that it he she they there what which who i you we my your our the a an".split())
 
 
@@ -55,8 +58,8 @@ def slug(text: str, max_len: int = 40) -> str:
 
 def clip(value: str, max_words: int) -> str | None:
     """Trim a captured value to its core: stop at a filler word, at most ``max_words`` words."""
-    words = value.strip().split()
-    if not words or (words[0].lower() in _STOP and words[0].lower() != "a"):
+    words = _AMOUNT.sub("", value).strip().split()
+    if not words or words[0].lower() in _STOP:
         return None  # "moved in with ...", "like this": no value to keep
     kept: list[str] = []
     for position, word in enumerate(words[:max_words]):
@@ -118,7 +121,7 @@ def _event_date(m: re.Match[str], p: str, who: str) -> Fact | None:
     words = thing.lower().split()
     if not words or words[0] in _NOT_TERMS or words[-1] in _STOP or not slug(thing):
         return None
-    date = m["date"]
+    date = calendar_case(m["date"])
     return Fact("FACT", "plans", f"{p}.event.{slug(thing)}", date, f"{who}'s {thing} is on {date}.", 0.8, 0.7)
 
 
@@ -129,13 +132,25 @@ def _allergy(m: re.Match[str], p: str, who: str) -> Fact | None:
     return Fact("FACT", "health", f"{p}.allergy.{slug(val)}", "allergic", f"{who} is allergic to {val}.", 0.85, 0.8)
 
 
-_GOING_PLACE = re.compile(r"^(?:a|an|the|some|my|our|his|her|their)\b", re.IGNORECASE)
+_GOING_PLACE = re.compile(r"^(?:(?i:a|an|the|some|my|our|his|her|their)\b|[A-Z])")
+
+
+def _timed(m: re.Match[str]) -> bool:
+    """Whether the message holding the match names a date or a relative time ("on May 3", "next week")
+    beyond the day it was said ("tonight" dates an errand, not a plan)."""
+    times = (t.group(0).lower() for pattern in (_DATE, RELATIVE_TIME) for t in pattern.finditer(m.string))
+    return any(t not in ("today", "tonight") for t in times)
 
 
 def _plan(m: re.Match[str], p: str, who: str) -> Fact | None:
     raw = m["val"].split(",", 1)[0].strip()  # "…, Jonas, one step at a time": the plan ends at the comma
-    # "I'm going to a festival": going somewhere, not a verb.
-    place = m["frame"].lower() in ("going to", "gonna") and _GOING_PLACE.match(raw) is not None
+    frame = m["frame"].lower().strip()
+    # Everyday future ("I'll bring snacks", "gonna head out") is an errand or a mood unless it has a
+    # date; only a deliberate frame ("planning to", "intend to") makes an undated plan.
+    if frame in ("going to", "gonna", "'ll", "will") and not _timed(m):
+        return None
+    # "I'm going to a festival / to Lisbon": going somewhere, not a verb.
+    place = frame == "going to" and _GOING_PLACE.match(raw) is not None
     date = _DATE.search(raw)
     activity = clip(_DATE.sub(" ", raw).replace(" on  ", " ").strip(), 8) if date else clip(raw, 12)
     if activity and place:
@@ -143,9 +158,10 @@ def _plan(m: re.Match[str], p: str, who: str) -> Fact | None:
     if not activity or activity.count(" ") < 1:
         return None  # "I'll see" / "I will try": too vague to remember
     activity = re.sub(r"\s+(?:on|at|in|by)$", "", activity)
-    value = date.group(0) if date else activity
+    when = calendar_case(date.group(0)) if date else None
+    value = when or activity
     key = f"{p}.plan.{slug(' '.join(activity.split()[:5]))}"
-    text = f"{who} plans to {activity}" + (f" ({date.group(0)})." if date else ".")
+    text = f"{who} plans to {activity}" + (f" ({when})." if when else ".")
     return Fact("FACT", "plans", key, value, text, 0.7, 0.7 if date else 0.6)
 
 
@@ -160,6 +176,8 @@ def _experience(m: re.Match[str], p: str, who: str) -> Fact | None:
     val = clip(m["val"], 8)
     if not val or _SPAN_START.match(val):
         return None
+    if m["verb"].lower() == "went to" and not (_timed(m) or any(w[0].isupper() for w in val.split())):
+        return None  # "went to the store / to see a movie": an outing, unless it has a time or a name
     return Fact("EXPERIENCE", "experiences", None, None, f"{who} {m['verb'].lower()} {val}.", 0.7, 0.5)
 
 
@@ -170,7 +188,19 @@ def _method(m: re.Match[str], p: str, who: str) -> Fact | None:
     return Fact("METHOD", goal[:80], None, None, f"To {goal}, {steps}.", 0.6, 0.5)
 
 
+# What follows "always"/"never" in chat idioms, not an imperative: "Never mind", "Always happy to help".
+_NOT_IMPERATIVE = frozenset(
+    "mind again ever once before been was were had did thought knew seen heard said got gotten done felt made "
+    "happy glad fun good nice great sure the a an so too really gonna".split()
+)
+
+
 def _principle(m: re.Match[str], p: str, who: str) -> Fact | None:
+    words = m["val"].lower().split()
+    verb = words[0].strip(",")
+    # An elliptical first person ("Never thought …", "Always wanted …", "Always works") is no rule either.
+    if len(words) < 2 or verb in _NOT_IMPERATIVE or verb.endswith("ed") or re.search(r"[^su]s$", verb):
+        return None
     word = m["word"].capitalize()
     return Fact("PRINCIPLE", "guidelines", None, None, f"{word} {m['val'].strip()}.", 0.7, 0.65)
 
@@ -295,7 +325,7 @@ _RULES: tuple[Rule, ...] = (
         _WORKS_AT,
         _CS,
     ),
-    _rule(("work as",), r"\bI (?:now |currently )?work as (?:an? )?" + _VAL, _WORKS_AS),
+    _rule(("work as",), r"\bI (?:now |currently )?work as " + _VAL, _WORKS_AS),
     _rule(("allergic",), r"\bI(?:'m| am) allergic to " + _VAL, _allergy),
     _rule(
         ("vegetarian", "vegan", "pescatarian", "intolerant"),
@@ -389,6 +419,7 @@ def subject_prefix(author: str | None) -> str:
 
 
 _MY = re.compile(r"\b(?:(my)|(mine))\b", re.IGNORECASE)
+_LISTENER = re.compile(r"\byou(?:r|rs|rself)?\b", re.IGNORECASE)
 _ME = re.compile(r"\b(?:me|myself)\b", re.IGNORECASE)
 
 
@@ -405,11 +436,13 @@ def in_third_person(content: str, who: str) -> str:
     return subject + sep + rest
 
 
-def _precise(fact: Fact, who: str) -> Fact | None:
+def _precise(fact: Fact, who: str, match: re.Match[str]) -> Fact | None:
     """A statement about a person only as a complete clause (:mod:`.wellformed`), first person resolved;
     None for a fragment, a vague frame or a second person nobody can resolve."""
     if fact.type not in ("FACT", "EXPERIENCE"):
         return fact
+    if _LISTENER.search(match.group(0).split(",", 1)[0]):
+        return None  # "I love hanging out with you": about the listener, whom the clipped value would drop
     content = in_third_person(fact.content, who)
     if malformation(content) is not None:
         return None
@@ -428,5 +461,5 @@ def extract_facts(text: str, *, from_user: bool, author: str | None) -> Iterator
             continue
         for match in rule.pattern.finditer(text):
             fact = rule.build(match, prefix, who)
-            if fact is not None and (fact := _precise(fact, who)) is not None:
+            if fact is not None and (fact := _precise(fact, who, match)) is not None:
                 yield fact

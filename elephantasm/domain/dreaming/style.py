@@ -25,6 +25,7 @@ _STRUCTURE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|```)", re.M)
 # A style or personality rests on at least this many of the anima's own messages; fewer describe
 # nothing (two replies made an "Enthusiastic Responder").
 MIN_STYLE_MESSAGES = 50
+MIN_TOPIC_FACTS = 3  # a topic the conversations "often touch on" rests on at least this many facts
 STAT_KEYS = ("messages", "words", "questions", "exclaims", "emoji", "formal", "casual", "contractions", "structured")
 
 
@@ -97,7 +98,7 @@ def _prose(traits: Sequence[str], topics: Mapping[str, int]) -> str:
     clauses = [_CLAUSES[t] for t in traits[2:]]
     if clauses:
         prose += " I " + (", ".join(clauses[:-1]) + " and " if len(clauses) > 1 else "") + clauses[-1] + "."
-    top = [t for t, _ in sorted(topics.items(), key=lambda kv: (-kv[1], kv[0]))[:3]]
+    top = [t for t, n in sorted(topics.items(), key=lambda kv: (-kv[1], kv[0]))[:3] if n >= MIN_TOPIC_FACTS]
     if top:
         prose += " Our conversations often touch on " + ", ".join(top) + "."
     return prose

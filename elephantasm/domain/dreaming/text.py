@@ -41,6 +41,14 @@ DATE_PATTERN = (
     rf"|\b(?:next|this|on) (?:week|month|year|{_DAYS})\b|\b(?:{_DAYS})\b"
 )
 
+_CALENDAR_NAME = re.compile(rf"\b(?:{_MONTHS}|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
+
+
+def calendar_case(date: str) -> str:
+    """A date as written with its month and weekday names capitalised ("april 17" reads "April 17")."""
+    return _CALENDAR_NAME.sub(lambda m: m.group(0).capitalize(), date)
+
+
 # Signals are found with word-set lookups and a few cheap regexes rather than one big alternation:
 # this runs on every sentence of every event.
 _WORD = re.compile(r"[a-z0-9']+")

@@ -13,11 +13,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 from uuid import UUID
 
-from elephantasm.domain.enums import KnowledgeType as KnowledgeKind
-from elephantasm.domain.enums import values
-
 KnowledgeType = Literal["FACT", "CONCEPT", "METHOD", "PRINCIPLE", "EXPERIENCE"]
-KNOWLEDGE_TYPES: tuple[str, ...] = values(KnowledgeKind)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -33,7 +33,9 @@ VAGUE_OBJECTS = frozenset(
 _PLAN_FRAME = re.compile(r"\bplans to (?P<obj>.+)$", re.IGNORECASE)
 VAGUE_PLANS = tuple(
     "be |keep |try |see |let |do it|do that|do this|go now|get going|think about|check |look into|figure |"
-    "have to|need to|make it|get back|talk |tell |send you|call you|text you|miss |say ".split("|")
+    "have to|need to|make it|get back|talk |tell |send you|call you|text you|miss |say |have a look|take a look".split(
+        "|"
+    )
 )
 NOT_VERB_STARTS = frozenset("a an the some my your our this that these those to in on at for with by from of".split())
 _SPAN = re.compile(
