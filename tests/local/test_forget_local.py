@@ -9,10 +9,12 @@ import uuid
 import httpx
 from sqlalchemy import text
 
+from elephantasm.domain.kv.snapshot import decode_snapshot
+from elephantasm.local.sampling import Sampling
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
 from tests.conftest import Tenant
-from tests.local.conftest import seed_anima
+from tests.local.conftest import planned_stream, seed_anima
 
 _SNAPSHOT_ROWS = text("SELECT id, sha256, meta::text AS meta FROM kv_snapshots WHERE anima_id = :a")
 _PROMPTS = text("SELECT prompt FROM generations WHERE anima_id = :a")
@@ -57,3 +59,46 @@ async def test_deleting_a_memory_erases_it_from_kv_snapshots_and_recorded_prompt
 
     r = await client.post("/v1/chat/completions", json=chat, headers=tenant.headers)
     assert r.status_code == 200 and r.headers["x-elephantasm-kv"] == "miss", "rebuilt without the memory"
+
+
+def _prefix_texts(runtime: Runtime, org_id: uuid.UUID) -> list[str]:
+    """The prefix text of every snapshot file the org has on disk."""
+    folder = runtime.local.store.root / str(org_id)
+    return [decode_snapshot(f.read_bytes())[0]["prefix_text"] for f in folder.rglob("*.kvs")]
+
+
+async def test_a_memory_forgotten_while_a_reply_is_generated_is_in_nothing_written_or_served_after(
+    client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: dict
+) -> None:
+    """The turn's snapshot and generation record are written after the reply, from a pack compiled
+    before it: a deletion acknowledged meanwhile must keep them from holding the memory."""
+    await seed_anima(client, tenant.headers, anima["id"])
+    assert (
+        await run_dream(runtime.dreams, tenant.org_id, uuid.UUID(anima["id"]), trigger="test")
+    ).status == "completed"
+    listed = (await client.get("/api/memories", params={"anima_id": anima["id"]}, headers=tenant.headers)).json()
+    engine = await runtime.local.aengine()
+    question = [{"role": "user", "content": "Where do I live?"}]
+    plan, stream = await planned_stream(
+        runtime, engine, tenant, anima["id"], question, Sampling(seed=1, temperature=0.0, max_tokens=16)
+    )
+    memory_id, rendered, _ = next(it for it in plan.pack.items if it[0] in {m["id"] for m in listed["items"]})
+    await stream.start()
+    pieces = stream.pieces()
+    await anext(pieces)  # the reply is under way; the turn is recorded once it ends
+    assert (await client.delete(f"/api/memories/{memory_id}", headers=tenant.headers)).status_code == 204
+    async for _ in pieces:
+        pass
+
+    snapshots = await _rows(runtime, _SNAPSHOT_ROWS, anima["id"])
+    assert all(memory_id not in row.meta and rendered not in row.meta for row in snapshots)
+    assert all(rendered not in text for text in _prefix_texts(runtime, tenant.org_id)), "no file holds it"
+    ((prompt,),) = await _rows(runtime, _PROMPTS, anima["id"])
+    assert rendered not in prompt["prefix"], "the turn's recorded prompt does not hold it either"
+
+    chat = {"messages": question, "user": anima["id"], "max_tokens": 4}
+    r = await client.post("/v1/chat/completions", json=chat, headers=tenant.headers)
+    assert r.status_code == 200 and r.headers["x-elephantasm-kv"] == "miss", "nothing computed from it is reused"
+    assert all(rendered not in p["prefix"] for (p,) in await _rows(runtime, _PROMPTS, anima["id"]))
+    r = await client.post("/api/packs/compile", json={"anima_id": anima["id"]}, headers=tenant.headers)
+    assert r.status_code == 200 and memory_id not in r.text and rendered not in r.json()["context"]
