@@ -4,9 +4,9 @@ A deleted memory takes with it the memories merged into it and the knowledge dra
 In the caller's transaction: the rows stay (ids keep provenance auditable) with text, vectors and
 meta scrubbed; the identity's per-topic evidence, journal entries' before/after, served packs and
 snapshots, and the hooks' stores (KV snapshots, recorded prompts) lose it; ``forgotten_version``
-is set to the bumped ``state_version``, so a pack compiled concurrently is never recorded. After the
-commit :func:`drop_cached` drops this process's cached packs holding it (other replicas' are keyed
-by the old state version).
+is set to the bumped ``state_version``, so a pack compiled concurrently is never recorded, nor
+anything made from it (:func:`still_current`). After the commit :func:`drop_cached` drops this
+process's cached packs holding it (other replicas' are keyed by the old state version).
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from elephantasm.db.models import Identity
+from sqlalchemy import select
+from sqlmodel import col
+
+from elephantasm.db.models import Anima, Identity
 from elephantasm.db.queries import animas as anima_q
 from elephantasm.db.queries import forgetting as q
 from elephantasm.domain.errors import NotFoundError
@@ -178,6 +181,14 @@ async def forget(
     await _scrub(session, done, now)
     await _run_hooks(hooks, session, org_id, done)
     return done
+
+
+async def still_current(session: AsyncSession, anima_id: uuid.UUID, state_version: int) -> bool:
+    """Whether what was made from the anima's pack at ``state_version`` (a KV snapshot, a recorded
+    prompt) may be written in this transaction: no deletion since. Call before the write; a
+    deletion in progress is waited for (this key-share lock meets its row lock), then counted."""
+    stmt = select(col(Anima.forgotten_version) <= state_version).where(col(Anima.id) == anima_id)
+    return bool((await session.execute(stmt.with_for_update(key_share=True))).scalar())
 
 
 def drop_cached(packs: PackState, ids: Sequence[uuid.UUID]) -> int:
