@@ -3,16 +3,23 @@ built from packs that held it (rows and files) and the prompts recorded with gen
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 import uuid
+from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import text
 
 from elephantasm.domain.kv.snapshot import decode_snapshot
 from elephantasm.local.sampling import Sampling
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
+from elephantasm.services.kv import packages, snapshots
+from elephantasm.services.kv.packages import certify
+from elephantasm.services.kv.prefix import chat_packs, pack_prompt
 from tests.conftest import Tenant
 from tests.local.conftest import planned_stream, seed_anima
 
@@ -102,3 +109,37 @@ async def test_a_memory_forgotten_while_a_reply_is_generated_is_in_nothing_writt
     assert all(rendered not in p["prefix"] for (p,) in await _rows(runtime, _PROMPTS, anima["id"]))
     r = await client.post("/api/packs/compile", json={"anima_id": anima["id"]}, headers=tenant.headers)
     assert r.status_code == 200 and memory_id not in r.text and rendered not in r.json()["context"]
+
+
+async def test_a_package_exported_while_its_memory_is_forgotten_is_not_handed_out(
+    client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An export reads the snapshot, then measures it with the model: a deletion acknowledged
+    meanwhile took the snapshot, so the package (its prefix text, its state) is not served."""
+    aid = uuid.UUID(anima["id"])
+    await seed_anima(client, tenant.headers, anima["id"])
+    assert (await run_dream(runtime.dreams, tenant.org_id, aid, trigger="test")).status == "completed"
+    pack = await pack_prompt(chat_packs(runtime), tenant.org_id, aid, "Where do I live?")
+    _, row = await snapshots.build(runtime.unit_of_work, runtime.local, runtime.clock, tenant.org_id, aid, pack)
+    assert row is not None
+    listed = (await client.get("/api/memories", params={"anima_id": anima["id"]}, headers=tenant.headers)).json()
+    memory_id = next(it[0] for it in pack.items if it[0] in {m["id"] for m in listed["items"]})
+    loop, measuring, go_on = asyncio.get_running_loop(), asyncio.Event(), threading.Event()
+
+    def paused(*args: Any) -> dict[str, Any]:
+        loop.call_soon_threadsafe(measuring.set)
+        go_on.wait()
+        return certify(*args)
+
+    monkeypatch.setattr(packages, "certify", paused)
+    export = asyncio.ensure_future(
+        client.get(f"/api/kv-snapshots/{row.id}/package", params={"probes": 1}, headers=tenant.headers)
+    )
+    try:
+        await asyncio.wait([export, asyncio.ensure_future(measuring.wait())], return_when=asyncio.FIRST_COMPLETED)
+        assert measuring.is_set(), "the export has read the snapshot and is measuring it"
+        assert (await client.delete(f"/api/memories/{memory_id}", headers=tenant.headers)).status_code == 204
+    finally:
+        go_on.set()
+    r = await export
+    assert r.status_code == 404 and str(row.id) in r.json()["detail"], r.text[:200]
