@@ -20,6 +20,8 @@ from elephantasm.services.dreams import run_dream
 from elephantasm.services.kv import packages, snapshots
 from elephantasm.services.kv.packages import certify
 from elephantasm.services.kv.prefix import chat_packs, pack_prompt
+from elephantasm.services.kv.reuse import Prompt, in_memory
+from elephantasm.services.kv.snapshots import header
 from tests.conftest import Tenant
 from tests.local.conftest import planned_stream, seed_anima
 
@@ -143,3 +145,43 @@ async def test_a_package_exported_while_its_memory_is_forgotten_is_not_handed_ou
         go_on.set()
     r = await export
     assert r.status_code == 404 and str(row.id) in r.json()["detail"], r.text[:200]
+
+
+async def test_a_memory_forgotten_while_the_prompt_is_evaluated_leaves_no_kv_state_to_reuse(
+    client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Forgetting drops the KV states the process holds for the org; a prompt being evaluated
+    at that moment must not become one afterwards (the live cache the next turn builds on)."""
+    aid = uuid.UUID(anima["id"])
+    await seed_anima(client, tenant.headers, anima["id"])
+    assert (await run_dream(runtime.dreams, tenant.org_id, aid, trigger="test")).status == "completed"
+    listed = (await client.get("/api/memories", params={"anima_id": anima["id"]}, headers=tenant.headers)).json()
+    engine = await runtime.local.aengine()
+    question = [{"role": "user", "content": "Where do I live?"}]
+    plan, stream = await planned_stream(
+        runtime, engine, tenant, anima["id"], question, Sampling(seed=1, temperature=0.0, max_tokens=4)
+    )
+    memory_id = next(it[0] for it in plan.pack.items if it[0] in {m["id"] for m in listed["items"]})
+    loop, priming, go_on = asyncio.get_running_loop(), asyncio.Event(), threading.Event()
+
+    def paused(*args: Any) -> dict[str, Any]:  # called once the system turn is in the cache
+        loop.call_soon_threadsafe(priming.set)
+        go_on.wait()
+        return header(*args)
+
+    monkeypatch.setattr(snapshots, "header", paused)
+    started = asyncio.ensure_future(stream.start())
+    try:
+        await asyncio.wait([started, asyncio.ensure_future(priming.wait())], return_when=asyncio.FIRST_COMPLETED)
+        assert priming.is_set(), "the prompt is being evaluated"
+        assert (await client.delete(f"/api/memories/{memory_id}", headers=tenant.headers)).status_code == 204
+    finally:
+        go_on.set()
+    await started
+    async for _ in stream.pieces():
+        pass
+    held = engine.held()
+    assert in_memory(engine, tenant.org_id, Prompt(held, len(held)), need_logits=False) is None, "no KV state of it"
+    chat = {"messages": question, "user": anima["id"], "max_tokens": 4}
+    r = await client.post("/v1/chat/completions", json=chat, headers=tenant.headers)
+    assert r.status_code == 200 and r.headers["x-elephantasm-kv"] == "miss", "nothing computed from it is reused"
