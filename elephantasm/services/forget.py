@@ -40,7 +40,6 @@ class Forgotten:
     anima_id: uuid.UUID
     memory_ids: list[uuid.UUID] = field(default_factory=list)
     knowledge_ids: list[uuid.UUID] = field(default_factory=list)
-    packs_purged: int = 0
     texts: list[str] = field(default_factory=list)
     """The forgotten items' texts as they were (for hooks that find copies by text); never returned."""
     event_ids: list[uuid.UUID] = field(default_factory=list)
@@ -97,7 +96,7 @@ async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
 async def _purge_served(session: AsyncSession, done: Forgotten, *, bump: bool = True) -> None:
     """Served packs quoting the items or citing their source events, and the anima's shared
     snapshots, go; the state moves on (with ``bump``; else the caller's update moves it)."""
-    done.packs_purged = await q.purge_served(session, done.anima_id, done.cited_ids)
+    await q.purge_served(session, done.anima_id, done.cited_ids)
     await anima_q.mark_forgotten(session, done.anima_id, bump=bump)
 
 

@@ -164,10 +164,13 @@ async def settle(
 ) -> KVSnapshotRow | None:
     """After priming, in the caller's transaction (a chat turn: after the reply): count it, mark a
     used snapshot, keep the new one priming captured (file, row) and the store within its budget
-    (LRU). Nothing new is kept if an item was forgotten since the pack was compiled: it may hold it."""
+    (LRU). If an item was forgotten since the pack was compiled, the pack may hold it: nothing new is
+    kept, and the KV states the process holds for the org (computed from it, maybe) are dropped."""
     metrics.kv_primed(primed.status, primed.restored, primed.prefilled)
     # The anima row before any snapshot row, as a deletion locks them: no deadlock with one.
     current = await still_current(session, of.anima_id, of.pack.state_version)
+    if not current:
+        models.forget_org(of.org_id)
     used = primed.source.ref if primed.source is not None and primed.source.kind == "snapshot" else None
     if used is not None:
         await rows.touch(session, used.id, now)
