@@ -4,9 +4,9 @@ A deleted memory takes with it the memories merged into it and the knowledge dra
 In the caller's transaction: the rows stay (ids keep provenance auditable) with text, vectors and
 meta scrubbed; the identity's per-topic evidence, journal entries' before/after, served packs and
 snapshots, and the hooks' stores (KV snapshots, recorded prompts) lose it; ``forgotten_version``
-is set to the bumped ``state_version``, so a pack compiled concurrently is never recorded. After the
-commit :func:`drop_cached` drops this process's cached packs holding it (other replicas' are keyed
-by the old state version).
+is set to the bumped ``state_version``, so a pack compiled concurrently is never recorded, nor
+anything made from it (:func:`still_current`). After the commit :func:`drop_cached` drops this
+process's cached packs holding it (other replicas' are keyed by the old state version).
 """
 
 from __future__ import annotations
@@ -18,7 +18,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from elephantasm.db.models import Identity
+from sqlalchemy import select
+from sqlmodel import col
+
+from elephantasm.db.models import Anima, Identity
 from elephantasm.db.queries import animas as anima_q
 from elephantasm.db.queries import forgetting as q
 from elephantasm.domain.errors import NotFoundError
@@ -37,7 +40,6 @@ class Forgotten:
     anima_id: uuid.UUID
     memory_ids: list[uuid.UUID] = field(default_factory=list)
     knowledge_ids: list[uuid.UUID] = field(default_factory=list)
-    packs_purged: int = 0
     texts: list[str] = field(default_factory=list)
     """The forgotten items' texts as they were (for hooks that find copies by text); never returned."""
     event_ids: list[uuid.UUID] = field(default_factory=list)
@@ -94,7 +96,7 @@ async def _scrub(session: AsyncSession, done: Forgotten, now: datetime) -> None:
 async def _purge_served(session: AsyncSession, done: Forgotten, *, bump: bool = True) -> None:
     """Served packs quoting the items or citing their source events, and the anima's shared
     snapshots, go; the state moves on (with ``bump``; else the caller's update moves it)."""
-    done.packs_purged = await q.purge_served(session, done.anima_id, done.cited_ids)
+    await q.purge_served(session, done.anima_id, done.cited_ids)
     await anima_q.mark_forgotten(session, done.anima_id, bump=bump)
 
 
@@ -178,6 +180,14 @@ async def forget(
     await _scrub(session, done, now)
     await _run_hooks(hooks, session, org_id, done)
     return done
+
+
+async def still_current(session: AsyncSession, anima_id: uuid.UUID, state_version: int) -> bool:
+    """Whether what was made from the anima's pack at ``state_version`` (a KV snapshot, a recorded
+    prompt) may be written in this transaction: no deletion since. Call before the write; a
+    deletion in progress is waited for (this key-share lock meets its row lock), then counted."""
+    stmt = select(col(Anima.forgotten_version) <= state_version).where(col(Anima.id) == anima_id)
+    return bool((await session.execute(stmt.with_for_update(key_share=True))).scalar())
 
 
 def drop_cached(packs: PackState, ids: Sequence[uuid.UUID]) -> int:

@@ -7,6 +7,7 @@ tokens to keep the whole set quick.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,7 +17,13 @@ import pytest
 from elephantasm.domain.kv.snapshot import SnapshotFormatError, decode_snapshot
 from elephantasm.local.engine import LocalEngine
 from elephantasm.local.model import INSTALL_HINT, default_model_path, llama_cpp_available
+from elephantasm.local.sampling import Sampling
+from elephantasm.runtime import Runtime
+from elephantasm.services.kv.chat import ChatPlan, plan_chat
+from elephantasm.services.kv.prefix import chat_packs
 from elephantasm.services.kv.snapshots import Prefix
+from elephantasm.services.kv.streaming import ChatStream, chat_stream
+from tests.conftest import Tenant
 
 HERE = Path(__file__).parent
 
@@ -107,3 +114,12 @@ async def seed_anima(client: httpx.AsyncClient, headers: dict[str, str], anima_i
     ]
     r = await client.post("/api/events/batch", json={"events": events}, headers=headers)
     assert r.status_code == 201, r.text
+
+
+async def planned_stream(
+    runtime: Runtime, engine: LocalEngine, tenant: Tenant, anima_id: str, messages: list, sampling: Sampling
+) -> tuple[ChatPlan, ChatStream]:
+    """A planned turn and its stream, as the route makes them."""
+    packs, args = chat_packs(runtime), (tenant.org_id, uuid.UUID(anima_id), messages, sampling, None)
+    plan = await plan_chat(packs, runtime.read_session, runtime.local, engine, *args)
+    return plan, chat_stream(runtime.unit_of_work, runtime.local, packs, runtime.clock, engine, plan)

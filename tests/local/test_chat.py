@@ -3,7 +3,6 @@ memory, its KV state is restored on an unchanged pack, both turns are recorded, 
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,14 +10,11 @@ import httpx
 import pytest
 from openai import AsyncOpenAI, NotFoundError, UnprocessableEntityError
 
-from elephantasm.local.engine import LocalEngine
 from elephantasm.local.sampling import Sampling
 from elephantasm.runtime import Runtime, build_runtime
-from elephantasm.services.kv.chat import ChatPlan
-from elephantasm.services.kv.streaming import ChatStream
 from elephantasm.settings import Settings
 from tests.conftest import Tenant
-from tests.local.conftest import seed_anima
+from tests.local.conftest import planned_stream, seed_anima
 
 QUESTION = [{"role": "user", "content": "Which city do I live in?"}]
 
@@ -159,19 +155,6 @@ async def test_missing_model_is_503_naming_the_setting(missing_model_app, tenant
     assert "ELEPHANTASM_LOCAL_MODEL_PATH" in r.json()["detail"]
 
 
-async def _stream(
-    runtime: Runtime, engine: LocalEngine, tenant: Tenant, anima_id: str, messages: list, sampling: Sampling
-) -> tuple[ChatPlan, ChatStream]:
-    """A planned turn and its stream, as the route makes them."""
-    from elephantasm.services.kv.chat import plan_chat
-    from elephantasm.services.kv.prefix import chat_packs
-    from elephantasm.services.kv.streaming import chat_stream
-
-    packs, args = chat_packs(runtime), (tenant.org_id, uuid.UUID(anima_id), messages, sampling, None)
-    plan = await plan_chat(packs, runtime.read_session, runtime.local, engine, *args)
-    return plan, chat_stream(runtime.unit_of_work, runtime.local, packs, runtime.clock, engine, plan)
-
-
 async def test_a_stream_cut_short_stops_the_model_and_still_records_the_turn(
     app,
     client: httpx.AsyncClient,
@@ -184,7 +167,7 @@ async def test_a_stream_cut_short_stops_the_model_and_still_records_the_turn(
     engine = await runtime.local.aengine()
     question = [{"role": "user", "content": "Tell me a long story about my garden."}]
     sampling = Sampling(seed=3, temperature=0.8, top_p=0.95, max_tokens=400)
-    plan, stream = await _stream(runtime, engine, tenant, anima["id"], question, sampling)
+    plan, stream = await planned_stream(runtime, engine, tenant, anima["id"], question, sampling)
     await stream.start()
     pieces = stream.pieces()
     first = await anext(pieces)
@@ -224,7 +207,7 @@ async def test_a_failed_generation_still_stores_what_the_user_sent(
 
     streamed = [{"role": "user", "content": "And that my sister is called Lena."}]
     sampling = Sampling(seed=1, temperature=0.0, max_tokens=8)
-    plan, stream = await _stream(runtime, engine, tenant, anima["id"], streamed, sampling)
+    plan, stream = await planned_stream(runtime, engine, tenant, anima["id"], streamed, sampling)
     await stream.start()  # the prompt is in: headers would go out now
     with pytest.raises(RuntimeError, match="mid-reply"):
         async for _ in stream.pieces():

@@ -7,14 +7,18 @@ keeps its text; only the raw events (the client's own log) remain.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections import Counter
+from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import text
 
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
+from elephantasm.services.packs.compiler import compile_pack
 from elephantasm.services.packs.deps import PackDeps
 from tests.conftest import Tenant
 from tests.dreams.helpers import add_events, turns
@@ -164,6 +168,40 @@ async def test_a_pack_compiled_before_a_deletion_is_never_recorded(
     assert "4711" not in fresh.text and "bicycle" in fresh.text
     history = (await pclient.get(f"/api/animas/{panima['id']}/memory-packs", headers=tenant.headers)).json()
     assert [p["id"] for p in history["items"]] == [fresh.json()["id"]]
+
+
+async def test_a_pack_compiled_while_its_memory_is_forgotten_is_kept_nowhere(
+    pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compile that read the memory before the deletion committed finishes after it: the request
+    that asked gets it (it came first), but neither the process's cache nor the shared tier keeps it."""
+    from elephantasm.services.packs import service
+    from tests.packs.conftest import FROZEN_NOW
+
+    await add_memory(pack_runtime, tenant, panima["id"], "User rides a red bicycle.", time_end=FROZEN_NOW)
+    m = await add_memory(pack_runtime, tenant, panima["id"], "User's locker code is 4711.", time_end=FROZEN_NOW)
+    compiled, go_on = asyncio.Event(), asyncio.Event()
+
+    async def paused(*args: Any) -> Any:
+        pack = await compile_pack(*args)
+        compiled.set()
+        await go_on.wait()
+        return pack
+
+    monkeypatch.setattr(service, "compile_pack", paused)
+    first = asyncio.ensure_future(latest(pclient, tenant, panima["id"]))
+    try:
+        await asyncio.wait([first, asyncio.ensure_future(compiled.wait())], return_when=asyncio.FIRST_COMPLETED)
+        assert compiled.is_set(), "the pack is compiled, not yet cached or recorded"
+        assert (await pclient.delete(f"/api/memories/{m}", headers=tenant.headers)).status_code == 204
+    finally:
+        go_on.set()
+    assert "4711" in (await first).text, "asked before the deletion was acknowledged"
+
+    assert all(b"4711" not in e.body for e in pack_runtime.packs.lru._entries.values())
+    assert await traces(pack_runtime, panima["id"], "4711") == {}
+    fresh = await latest(pclient, tenant, panima["id"])
+    assert "4711" not in fresh.text and "bicycle" in fresh.text
 
 
 async def test_concurrent_deletes_of_one_memory_forget_it_once(

@@ -29,7 +29,9 @@ from elephantasm.local.engine import MIN_BATCH
 from elephantasm.local.sampling import Sampling
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services.events import record_events
+from elephantasm.services.forget import still_current
 from elephantasm.services.kv import snapshots
+from elephantasm.services.kv.forgetting import FORGOTTEN_PREFIX
 from elephantasm.services.kv.prefix import ChatPacks, PackPrompt, pack_prompt, pack_prompt_later
 from elephantasm.services.kv.reuse import Primed, Prompt, Source, prime
 from elephantasm.services.kv.snapshots import Prefix, SnapshotOf
@@ -228,9 +230,13 @@ def turn_events(plan: ChatPlan, output: str) -> list[EventCreate]:
 async def record_chat(
     session: AsyncSession, engine: LocalEngine, plan: ChatPlan, primed: Primed, gen: Generated, now: datetime
 ) -> None:
-    """The generation row and the turn's events, in the caller's transaction."""
+    """The generation row and the turn's events, in the caller's transaction. An item forgotten
+    since the pack was compiled may be in its prefix: the prompt is then recorded as forgetting does."""
     tokens = plan.prompt.tokens
     kv = {"outcome": primed.status, "restored": primed.restored, "prefilled": primed.prefilled}
+    prompt = {"prefix": plan.prefix.text, "suffix": plan.suffix_text, "session_id": plan.session_id, "kv": kv}
+    if not await still_current(session, plan.anima_id, plan.pack.state_version):
+        prompt |= FORGOTTEN_PREFIX
     session.add(
         GenerationRow(
             id=plan.generation_id,
@@ -243,7 +249,7 @@ async def record_chat(
             sampling=plan.sampling.as_dict(),
             prompt_hash=token_ids_hash(tokens),
             prompt_tokens=len(tokens),
-            prompt={"prefix": plan.prefix.text, "suffix": plan.suffix_text, "session_id": plan.session_id, "kv": kv},
+            prompt=prompt,
             output=gen.text,
             output_tokens=len(gen.tokens),
             finish_reason=gen.finish_reason,

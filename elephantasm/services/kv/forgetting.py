@@ -16,7 +16,8 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import ARRAY, Text, any_, cast, delete, func, literal, update
+from sqlalchemy import ARRAY, Text, any_, cast, delete, literal, update
+from sqlalchemy.dialects.postgresql import JSONB
 
 from elephantasm.db.models import GenerationRow, KVSnapshotRow
 from elephantasm.db.tables import table_of
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
 _S = table_of(KVSnapshotRow)
 _G = table_of(GenerationRow)
+FORGOTTEN_PREFIX: dict[str, Any] = {"prefix": "", "forgotten": True}
+"""What a recorded prompt holding forgotten text keeps of its prefix (replay then answers 409)."""
 
 
 def like_pattern(text: str) -> str:
@@ -72,7 +75,7 @@ async def forget_items(session: AsyncSession, store: SnapshotStore, org_id: uuid
                 _G.c.anima_id == done.anima_id,
                 prefix.like(_any_of({like_pattern(t) for t in texts})),
             )
-            .values(prompt=_G.c.prompt.op("||")(func.jsonb_build_object("prefix", "", "forgotten", literal(True))))
+            .values(prompt=_G.c.prompt.op("||")(literal(FORGOTTEN_PREFIX, JSONB)))
         )
     await unlink_orphans(session, store, [(r.org_id, r.sha256) for r in gone])
     return len(gone)

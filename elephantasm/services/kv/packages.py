@@ -100,8 +100,11 @@ async def export_package(
     snapshot_id: uuid.UUID,
     n_probes: int = 4,
 ) -> bytes:
-    """The package file for a stored snapshot, with a certificate measured now, signed with ``secret``."""
+    """The package file for a stored snapshot, with a certificate measured now, signed with ``secret``;
+    404 if the snapshot went meanwhile (a deletion takes the snapshots holding what it forgets)."""
     row, blob, engine, cert = await _certified(read_session, models, org_id, snapshot_id, n_probes)
+    async with read_session() as session:
+        await rows.get(session, org_id, snapshot_id)
     return seal_package(manifest_for(engine, row, clock()), cert, blob, secret)
 
 

@@ -60,6 +60,8 @@ class PackPrompt:
     items: list[tuple[str, str, float]] = field(default_factory=list)
     """(item id, rendered text, score) of every knowledge and long-term item."""
     layer_counts: dict[str, int] = field(default_factory=dict)
+    state_version: int = 0
+    """The anima's state it was compiled from: what is made of it checks ``forget.still_current``."""
 
     def summary(self) -> str:
         """A short human description of what the pack holds."""
@@ -107,7 +109,9 @@ def _from_body(body: dict[str, Any], preamble: str) -> PackPrompt:
         "knowledge": int(body.get("knowledge_count") or 0),
         "long_term": int(body.get("long_term_memory_count") or 0),
     }
-    return PackPrompt(body["fingerprint"], system_text(preamble, context), context, items, counts)
+    return PackPrompt(
+        body["fingerprint"], system_text(preamble, context), context, items, counts, body["state_version"]
+    )
 
 
 async def pack_prompt(

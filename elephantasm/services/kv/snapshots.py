@@ -21,6 +21,7 @@ from elephantasm.domain.fingerprint import sha256_hex
 from elephantasm.domain.kv.prefix_index import BLOCK, PrefixIndex, block_hashes
 from elephantasm.domain.kv.snapshot import SnapshotFormatError, decode_snapshot, snapshot_key, token_ids_hash
 from elephantasm.observability import metrics
+from elephantasm.services.forget import still_current
 from elephantasm.services.kv import rows
 from elephantasm.services.kv.prefix import PackPrompt
 from elephantasm.services.kv.reuse import Primed, Prompt, Source, in_memory, prime
@@ -162,13 +163,19 @@ async def settle(
     planned: Source | None,
 ) -> KVSnapshotRow | None:
     """After priming, in the caller's transaction (a chat turn: after the reply): count it, mark a
-    used snapshot, keep the new one priming captured (file, row) and the store within its budget (LRU)."""
+    used snapshot, keep the new one priming captured (file, row) and the store within its budget
+    (LRU). If an item was forgotten since the pack was compiled, the pack may hold it: nothing new is
+    kept, and the KV states the process holds for the org (computed from it, maybe) are dropped."""
     metrics.kv_primed(primed.status, primed.restored, primed.prefilled)
+    # The anima row before any snapshot row, as a deletion locks them: no deadlock with one.
+    current = await still_current(session, of.anima_id, of.pack.state_version)
+    if not current:
+        models.forget_org(of.org_id)
     used = primed.source.ref if primed.source is not None and primed.source.kind == "snapshot" else None
     if used is not None:
         await rows.touch(session, used.id, now)
     store = models.store
-    written = await asyncio.to_thread(_write, store, of.org_id, primed)
+    written = await asyncio.to_thread(_write, store, of.org_id, primed) if current else None
     if written is None:
         return None
     pack = of.pack

@@ -58,6 +58,8 @@ class SnapshotLRU:
         self.max_bytes = max(0, max_bytes)
         self.bytes = 0
         self.evictions = 0
+        self.discards = 0
+        """Bumped by :meth:`discard_mentioning`: an entry read before a bump may hold what it dropped."""
         self._entries: OrderedDict[str, CachedPack] = OrderedDict()
 
     def __len__(self) -> int:
@@ -95,6 +97,7 @@ class SnapshotLRU:
 
     def discard_mentioning(self, needles: list[bytes]) -> int:
         """Drop every entry whose body contains any of ``needles`` (forgotten ids); returns how many."""
+        self.discards += 1
         doomed = [k for k, e in self._entries.items() if any(n in e.body for n in needles)]
         for key in doomed:
             self.bytes -= self._entries.pop(key).size

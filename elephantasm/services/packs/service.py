@@ -152,7 +152,6 @@ async def _compile(deps: PackDeps, req: PackRequest) -> tuple[CachedPack, Follow
     state.metrics.record_compile(elapsed * 1000)
     metrics.pack_compiled(elapsed)
     entry = CachedPack(compiled.key, compiled.body, compiled.fingerprint, compiled.pack_id, compiled.memory_ids)
-    state.lru.put(entry)
     return entry, _recorder(deps, req.org_id, compiled, entry)
 
 
@@ -191,18 +190,23 @@ async def _entry(deps: PackDeps, req: PackRequest, state_version: int) -> tuple[
 
 
 async def _load_or_compile(deps: PackDeps, key: str, req: PackRequest) -> tuple[CachedPack, Followup | None]:
-    """Inside a flight: the shared tier (another replica's compile), else compile here."""
+    """Inside a flight: the shared tier (another replica's compile), else compile here; cached unless
+    a deletion dropped cached packs meanwhile (``forget.drop_cached``): what was read may hold it."""
     state = deps.state
+    discards = state.lru.discards
     async with driver_connection(deps.engine) as conn:
         entry = await load_shared(conn, key, req.org_id, req.anima_id)
+    followup: Followup | None = None
     if entry is not None:
         state.metrics.shared_hits += 1
         metrics.pack_lookup("shared_hit")
+    else:
+        state.metrics.misses += 1
+        metrics.pack_lookup("miss")
+        entry, followup = await _compile(deps, req)
+    if state.lru.discards == discards:
         state.lru.put(entry)
-        return entry, None
-    state.metrics.misses += 1
-    metrics.pack_lookup("miss")
-    return await _compile(deps, req)
+    return entry, followup
 
 
 def _serve(
