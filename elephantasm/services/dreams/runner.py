@@ -12,7 +12,6 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
 
 from elephantasm.db.models import DreamRun
 from elephantasm.domain.dreaming import (
@@ -46,13 +45,9 @@ async def run_dream(
     anima_id: uuid.UUID,
     *,
     trigger: str = "manual",
-    engine: DistillEngine | None = None,
     progress: Progress | None = None,
 ) -> DreamRun:
-    """Start a run (with ``engine`` instead of ``deps.distiller`` if given) and execute it to the
-    end; ConflictError if one is already running."""
-    if engine is not None:
-        deps = replace(deps, distiller=engine)
+    """Start a run and execute it to the end; ConflictError if one is already running."""
     run = await start_run(deps, org_id, anima_id, trigger)
     return await execute_run(deps, run, progress)
 
