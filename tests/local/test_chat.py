@@ -164,10 +164,9 @@ async def _stream(
 ) -> tuple[ChatPlan, ChatStream]:
     """A planned turn and its stream, as the route makes them."""
     from elephantasm.services.kv.chat import plan_chat
-    from elephantasm.services.kv.prefix import chat_packs
     from elephantasm.services.kv.streaming import chat_stream
 
-    packs, args = chat_packs(runtime), (tenant.org_id, uuid.UUID(anima_id), messages, sampling, None)
+    packs, args = runtime.chat_packs, (tenant.org_id, uuid.UUID(anima_id), messages, sampling, None)
     plan = await plan_chat(packs, runtime.read_session, runtime.local, engine, *args)
     return plan, chat_stream(runtime.unit_of_work, runtime.local, packs, runtime.clock, engine, plan)
 
