@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -30,8 +29,6 @@ from elephantasm.services.packs import PackDeps, PackState, build_request, compi
 from elephantasm.services.purge import AnimaPurgeHook
 from elephantasm.services.spaces import SpaceFacts, current_space
 from elephantasm.settings import Settings
-
-log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
 
