@@ -18,7 +18,7 @@ async def forget_item(runtime: Runtime, org_id: uuid.UUID, kind: str, item_id: u
     """Forget a ``"memory"`` or ``"knowledge"`` item of the org (``services/forget.py``)."""
     async with runtime.unit_of_work() as session:
         done = await forget(session, org_id, kind, item_id, runtime.clock(), runtime.forget_hooks)
-    drop_cached(runtime.packs, done.cited_ids)
+    drop_cached(runtime.pack_state, done.cited_ids)
     return done
 
 
@@ -34,5 +34,5 @@ async def edit_memory_of(
             session, org_id, memory_id, changes, vector, now=runtime.clock(), space=space, hooks=runtime.forget_hooks
         )
     if changes.keys() & TEXT_FIELDS:
-        drop_cached(runtime.packs, [memory_id])
+        drop_cached(runtime.pack_state, [memory_id])
     return edited

@@ -105,13 +105,12 @@ async def _measure(url: str, work: Any, n: int, compiles: int) -> list[list[str]
 
     from elephantasm.runtime import build_runtime
     from elephantasm.services.packs import compiler
-    from elephantasm.services.packs.deps import PackDeps
     from elephantasm.services.packs.service import build_request
     from elephantasm.settings import Settings
 
     settings = Settings(database_url=url, data_dir=work, secret_key=SECRET, dreamer_enabled=False)
     rt = build_runtime(settings, database_url=url)
-    deps = PackDeps.of(rt)
+    deps = rt.packs
     rows: list[list[str]] = []
     try:
         async with rt.engine.begin() as conn:

@@ -155,7 +155,7 @@ async def _pack_systems(url: str, work: Any, org_id: str, anima_id: str, size: S
     cfg = Settings(database_url=url, data_dir=work, secret_key=SECRET, dreamer_enabled=False)
     rt = build_runtime(cfg, url)
     try:
-        deps = pack_svc.PackDeps.of(rt)
+        deps = rt.packs
         req = pack_svc.build_request(
             deps,
             uuid.UUID(org_id),
@@ -237,7 +237,7 @@ def _prefix_rows(packs: list[tuple[str, str]]) -> list[str]:
     engine = LocalEngine(resolve_model_path(None), n_ctx=256, n_threads=1, memory_bytes=0)
 
     def toks(text: str) -> list[int]:
-        return engine.tokenize_prefix(engine.split_prompt(text, [])[0])[0]
+        return engine.tokenize_prefix(engine.split_prompt(text, [])[0])
 
     notes = []
     for d in range(1, len(packs)):

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from elephantasm.domain.kv.ranges import line_offsets, split_lines
 from elephantasm.local.engine import LocalEngine
 from elephantasm.services.kv.quality import measure
 from elephantasm.services.kv.snapshots import Prefix
@@ -116,7 +117,9 @@ def prune_items(
 ) -> dict[str, Any]:
     """Drop about ``drop_fraction`` of the items (lowest scores) from the cached prefix; certificate
     against recomputing the shorter text, plus the sizes (blocking; takes the engine lock)."""
-    drop = choose_prune(item_spans(prefix.lines, prefix.starts, items), drop_fraction)
+    lines = split_lines(prefix.text)
+    _, starts = line_offsets(lines, engine.tokenize_line)  # the engine tokenizes a prefix line by line
+    drop = choose_prune(item_spans(lines, starts, items), drop_fraction)
     result = _measure_cut(engine, prefix, drop, "recompute of the shorter pack", n_probes)
     return {"dropped_items": len(drop), **result}
 

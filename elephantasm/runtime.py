@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -25,12 +24,11 @@ from elephantasm.services.dreams.deps import DreamDeps, DreamLimits
 from elephantasm.services.dreams.tasks import DreamTasks
 from elephantasm.services.forget import ForgetHook
 from elephantasm.services.kv import forgetting as kv_forgetting
-from elephantasm.services.packs.state import PackState
+from elephantasm.services.kv.prefix import ChatPacks
+from elephantasm.services.packs import PackDeps, PackState, build_request, compile_now
 from elephantasm.services.purge import AnimaPurgeHook
 from elephantasm.services.spaces import SpaceFacts, current_space
 from elephantasm.settings import Settings
-
-log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
 
@@ -57,7 +55,7 @@ class Runtime:
     clock: Clock = utc_now
     dream_tasks: DreamTasks = field(default_factory=DreamTasks)
     """Background dream runs of this process (manual triggers, scheduler); cancelled on close."""
-    packs: PackState = field(default_factory=PackState)
+    pack_state: PackState = field(default_factory=PackState)
     """Pack snapshot LRU, cache counters and the recall batcher of this process."""
     anima_purge_hooks: list[AnimaPurgeHook] = field(default_factory=list)
     """Passed to a hard purge of an anima (``services/purge.py``), called before its rows are deleted
@@ -96,6 +94,30 @@ class Runtime:
             limits=DreamLimits.of(self.settings),
         )
 
+    @property
+    def packs(self) -> PackDeps:
+        """What compiling and serving packs use, over this runtime's own pool (a compile serves a request)."""
+        s = self.settings
+        return PackDeps(
+            engine=self.engine,
+            state=self.pack_state,
+            clock=self.clock,
+            embedder=self.embedder,
+            space=partial(current_space, self),
+            default_max_tokens=s.default_max_tokens,
+            default_encoding=s.default_encoding,
+            as_of_bucket_seconds=s.as_of_bucket_seconds,
+            compress_packs=s.compress_packs,
+            pack_retention_per_anima=s.pack_retention_per_anima,
+        )
+
+    @property
+    def chat_packs(self) -> ChatPacks:
+        """How chat compiles packs: the pack service over :attr:`packs`, and the chat settings."""
+        s, deps = self.settings, self.packs
+        request, compile_ = partial(build_request, deps), partial(compile_now, deps)
+        return ChatPacks(request, compile_, s.local_pack_max_tokens, s.local_system_prompt, s.local_pack_query)
+
     @asynccontextmanager
     async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
         """A session whose transaction commits on success and rolls back on error.
@@ -118,7 +140,7 @@ class Runtime:
     async def close(self) -> None:
         """Stop this process's dream runs (they record themselves as failed), then release the pool."""
         await self.dream_tasks.close()
-        await self.packs.aclose()  # writes the last batch of pack recalls
+        await self.pack_state.aclose()  # writes the last batch of pack recalls
         if self.background_pool is not None:
             await self.background_pool[0].dispose()
         await self.engine.dispose()
@@ -177,7 +199,7 @@ def build_runtime(
         clock=clock,
         dream_engine=build_dream_engine(settings),
         local=local,
-        packs=PackState(settings.pack_cache_bytes),
+        pack_state=PackState(settings.pack_cache_bytes),
         anima_purge_hooks=[partial(kv_forgetting.purge_hook, local)],
         forget_hooks=[partial(kv_forgetting.forget_hook, local)],
         background_pool=background_pool,

@@ -28,7 +28,6 @@ from elephantasm.services.animas import create_anima
 from elephantasm.services.dreams import run_dream
 from elephantasm.services.events import record_events
 from elephantasm.services.packs import build_request, compile_pack
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.reembed import Progress, ReembedResult, reembed, stale_counts
 from elephantasm.services.spaces import current_space
 from elephantasm.settings import Settings
@@ -80,8 +79,8 @@ async def _anima(rt: Runtime, tenant: Tenant) -> uuid.UUID:
 
 
 async def _long_term(rt: Runtime, tenant: Tenant, anima: uuid.UUID) -> list[dict]:
-    req = build_request(PackDeps.of(rt), tenant.org_id, anima, query=QUERY, max_tokens=2000)
-    return (await compile_pack(PackDeps.of(rt), req)).pack.model_dump(mode="json")["content"]["long_term_memories"]
+    req = build_request(rt.packs, tenant.org_id, anima, query=QUERY, max_tokens=2000)
+    return (await compile_pack(rt.packs, req)).pack.model_dump(mode="json")["content"]["long_term_memories"]
 
 
 async def _health(rt: Runtime) -> dict:

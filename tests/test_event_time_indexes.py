@@ -23,7 +23,6 @@ from elephantasm.runtime import Runtime
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import anima_export, event_insert, events
 from elephantasm.services.packs import build_request, compile_pack, reads, session
-from elephantasm.services.packs.deps import PackDeps
 from tests import test_event_anima_key_plans as plans
 from tests.conftest import Tenant
 from tests.dreams.helpers import add_events, new_anima
@@ -91,8 +90,8 @@ async def _reads(runtime: Runtime, tenant: Tenant, anima: uuid.UUID, base: datet
         got["export"] = [r.model_dump() async for r in anima_export.export_records(s, org, anima)]
     as_of = base + timedelta(minutes=70)
     for name, kwargs in {"pack": {}, "pack a": {"session_id": "a"}, "pack query": {"query": "Lisbon tea"}}.items():
-        req = build_request(PackDeps.of(runtime), org, anima, max_tokens=1500, as_of=as_of, **kwargs)
-        compiled = await compile_pack(PackDeps.of(runtime), req)
+        req = build_request(runtime.packs, org, anima, max_tokens=1500, as_of=as_of, **kwargs)
+        compiled = await compile_pack(runtime.packs, req)
         got[name] = (compiled.fingerprint, compiled.data["content"])
     return got
 

@@ -23,7 +23,6 @@ from elephantasm.runtime import Runtime
 from elephantasm.services.dreams.queries import search_knowledge
 from elephantasm.services.packs import build_request, compile_pack
 from elephantasm.services.packs import candidates as cands
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.settings import Settings
 from tests.conftest import Tenant, make_tenant
 from tests.packs.helpers import dream_lisbon_turns
@@ -58,7 +57,7 @@ async def _flags(rt: Runtime, anima: uuid.UUID) -> dict[bool, int]:
 
 async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, indexed: bool, *, hnsw_only: bool) -> str:
     """EXPLAIN of the compile's knowledge statement with a query, on the HNSW or the exact path."""
-    cfg = build_request(PackDeps.of(rt), tenant.org_id, anima, query="fact", max_tokens=2000).config
+    cfg = build_request(rt.packs, tenant.org_id, anima, query="fact", max_tokens=2000).config
     scope = cands.Scope(tenant.org_id, anima, rt.clock(), "fact", vector_literal(random_vectors(1, 99)[0]),
                         cfg.weights, cfg, SPACE, DIM, indexed)  # fmt: skip
     params = scope.params(k=20, kth=19, seed=200, t_cut=rt.clock() - timedelta(days=30))
@@ -137,7 +136,7 @@ async def test_the_dreamers_knowledge_of_a_flipped_anima_is_indexed_and_served(
     flags = await _flags(rt, anima)
     assert set(flags) == {True}, flags
     compiled = await compile_pack(
-        PackDeps.of(rt), build_request(PackDeps.of(rt), tenant.org_id, anima, query="Lisbon", max_tokens=2000)
+        rt.packs, build_request(rt.packs, tenant.org_id, anima, query="Lisbon", max_tokens=2000)
     )
     assert compiled.pack.content.knowledge  # the HNSW path serves the anima's knowledge
 

@@ -23,7 +23,6 @@ from elephantasm.runtime import Runtime
 from elephantasm.services.dreams.memories import search_memories
 from elephantasm.services.packs import build_request, compile_pack
 from elephantasm.services.packs import candidates as cands
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.settings import Settings
 from tests.conftest import Tenant, make_tenant
 from tests.packs.helpers import dream_lisbon_turns
@@ -56,7 +55,7 @@ async def _flags(rt: Runtime, anima: uuid.UUID) -> dict[bool, int]:
 
 async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, indexed: bool, *, hnsw_only: bool) -> str:
     """EXPLAIN of the compile's long-term statement with a query, on the HNSW or the exact path."""
-    cfg = build_request(PackDeps.of(rt), tenant.org_id, anima, query="memory", max_tokens=2000).config
+    cfg = build_request(rt.packs, tenant.org_id, anima, query="memory", max_tokens=2000).config
     scope = cands.Scope(
         tenant.org_id,
         anima,
@@ -158,6 +157,6 @@ async def test_the_dreamer_flips_an_anima_at_the_threshold(rt: Runtime, monkeypa
     flags = await _flags(rt, anima)
     assert set(flags) == {True}, flags
     compiled = await compile_pack(
-        PackDeps.of(rt), build_request(PackDeps.of(rt), tenant.org_id, anima, query="Lisbon", max_tokens=2000)
+        rt.packs, build_request(rt.packs, tenant.org_id, anima, query="Lisbon", max_tokens=2000)
     )
     assert compiled.memory_ids  # the HNSW path serves the anima's memories

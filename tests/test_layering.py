@@ -2,6 +2,8 @@
 
 - ``api/`` imports nothing from SQLAlchemy: routes reach the database through services, and
   database errors are classified in ``elephantasm/db/errors.py``;
+- no module of ``elephantasm/services`` imports the ``Runtime``: services get their dependencies
+  handed in (``Runtime.packs``, ``Runtime.dreams``, a session factory), built at the edge;
 - no import cycles among the modules of ``elephantasm``, ``api`` and ``dreamer``, counting every
   import: top-level, lazy ones inside functions and ``TYPE_CHECKING`` ones (a cycle that only
   type checking sees still ties two modules' designs together).
@@ -110,6 +112,15 @@ def test_api_imports_nothing_from_the_database_libraries() -> None:
         if name.split(".")[0] in DATABASE_LIBRARIES
     }
     assert offenders == {}, "api/ reaches the database through services and elephantasm/db/errors.py"
+
+
+def test_no_service_imports_the_runtime() -> None:
+    services = {m: p for m, p in _modules().items() if m.startswith("elephantasm.services.")}
+    assert "elephantasm.services.dreams.runner" in services  # the package is where this test thinks it is
+    offenders = {
+        m for m, p in services.items() if any(n.startswith("elephantasm.runtime") for n in _imported_names(m, p))
+    }
+    assert offenders == set()
 
 
 def test_lazy_and_type_checking_imports_count(tmp_path: Path) -> None:

@@ -23,7 +23,6 @@ from elephantasm.services.animas import create_anima
 from elephantasm.services.dreams.memories import search_memories
 from elephantasm.services.packs import build_request, compile_pack
 from elephantasm.services.packs import candidates as cands
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.spaces import current_space
 from elephantasm.settings import Settings
 from tests.conftest import Tenant, make_tenant
@@ -113,10 +112,8 @@ async def test_every_width_is_stored_as_is_and_ranked_within_its_own_space(runti
     assert await _widths(runtimes[256], anima) == {rt.embedder.space.label(): d for d, rt in runtimes.items()}
 
     for dim, rt in runtimes.items():
-        req = build_request(PackDeps.of(rt), tenant.org_id, anima, query=told(FACT, dim), max_tokens=2000)
-        long_term = (await compile_pack(PackDeps.of(rt), req)).pack.model_dump(mode="json")["content"][
-            "long_term_memories"
-        ]
+        req = build_request(rt.packs, tenant.org_id, anima, query=told(FACT, dim), max_tokens=2000)
+        long_term = (await compile_pack(rt.packs, req)).pack.model_dump(mode="json")["content"]["long_term_memories"]
         compared = {m["id"]: m["similarity"] for m in long_term if m["similarity"] is not None}
         assert str(fact_ids[dim]) in compared and compared[str(fact_ids[dim])] == pytest.approx(1.0, abs=0.02)
         assert len(compared) == 1 + len(OTHERS), f"{dim}: only its own space is compared"
@@ -139,7 +136,7 @@ async def test_a_remote_embedder_of_an_unindexed_width_dreams_and_curates(runtim
 
 async def _plan(rt: Runtime, tenant: Tenant, anima: uuid.UUID, dim: int) -> str:
     """EXPLAIN of the long-term candidate statement a compile with a query runs at width ``dim``."""
-    cfg = build_request(PackDeps.of(rt), tenant.org_id, anima, query=FACT, max_tokens=2000).config
+    cfg = build_request(rt.packs, tenant.org_id, anima, query=FACT, max_tokens=2000).config
     scope = cands.Scope(
         tenant.org_id,
         anima,

@@ -81,7 +81,7 @@ class AnimaController(Controller):
             background = runtime.background  # may wait for a dream step
             async with background.unit_of_work() as session:
                 await purge_anima(session, caller.org_id, aid, runtime.anima_purge_hooks)
-            drop_cached(runtime.packs, [aid])
+            drop_cached(runtime.pack_state, [aid])
             return
         async with runtime.unit_of_work() as session:
             await svc.delete_anima(session, caller.org_id, aid, runtime.clock())

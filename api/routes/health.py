@@ -105,5 +105,5 @@ async def health(request: Request, state: State, runtime: NamedDependency[Runtim
         "embeddings": await _embeddings(runtime),
     }
     if await _is_admin(request, state, runtime):
-        body["pack_cache"] = runtime.packs.health()
+        body["pack_cache"] = runtime.pack_state.health()
     return Response(body, status_code=200)

@@ -19,7 +19,6 @@ from elephantasm.domain.errors import ValidationError
 from elephantasm.local.model import resolve_model_path
 from elephantasm.schemas.local import ChatCompletionRequest, chunk_body, completion_body
 from elephantasm.services.kv.chat import ChatPlan, make_sampling, plan_chat
-from elephantasm.services.kv.prefix import chat_packs
 from elephantasm.services.kv.streaming import ChatStream, chat_stream
 
 if TYPE_CHECKING:
@@ -93,7 +92,7 @@ async def _start(
     max_tokens = data.max_completion_tokens or data.max_tokens
     sampling = make_sampling(data.seed, data.temperature, data.top_p, max_tokens, runtime.settings.local_max_tokens)
     messages = [m.model_dump() for m in data.messages]
-    packs = chat_packs(runtime)
+    packs = runtime.chat_packs
     deps = (packs, runtime.read_session, runtime.local, engine)
     plan = await plan_chat(*deps, org_id, anima_id, messages, sampling, session_id)
     stream = chat_stream(runtime.unit_of_work, runtime.local, packs, runtime.clock, engine, plan)

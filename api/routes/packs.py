@@ -83,7 +83,7 @@ class AnimaPackController(Controller):
         accept_encoding: AcceptEncoding = None,
     ) -> Response[MemoryPackRead | None]:
         """The pack to inject now; JSON null for an anima with nothing recorded; 304 if the ETag matches."""
-        deps = svc.PackDeps.of(runtime)
+        deps = runtime.packs
         req = svc.build_request(
             deps,
             caller.org_id,
@@ -125,7 +125,7 @@ class PackController(Controller):
         accept_encoding: AcceptEncoding = None,
     ) -> Response[MemoryPackRead]:
         """Compile with an explicit configuration (a preset plus overrides); always returns a pack."""
-        deps = svc.PackDeps.of(runtime)
+        deps = runtime.packs
         req = svc.build_request(
             deps,
             caller.org_id,

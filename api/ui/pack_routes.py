@@ -49,7 +49,7 @@ class PackPages(Controller):
         """Compile the pack ``inject`` would serve for these inputs now, with every item's score,
         provenance and token cost, each layer's budget, and the candidates the budget cut and why."""
         aid = ui_id("anima", anima_id)
-        deps = pack_svc.PackDeps.of(runtime)
+        deps = runtime.packs
         req = pack_svc.build_request(
             deps,
             ui.caller.org_id,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import uuid
 
 from rich.table import Table
 
@@ -20,11 +19,6 @@ _LAYER_NAMES = {
     "session": ("current session", "session_memories"),
     "temporal": ("temporal context", None),
 }
-
-
-async def _resolve(rt: Runtime, org_name: str, anima: str) -> tuple[uuid.UUID, uuid.UUID]:
-    found = await find_anima(rt, anima, org_name)
-    return found.org_id, found.id
 
 
 def _table(pack: dict) -> Table:
@@ -47,12 +41,12 @@ def _table(pack: dict) -> Table:
 @with_runtime
 async def inject(rt: Runtime, args: argparse.Namespace) -> int:
     """Compile (or fetch from the cache) the anima's pack; print the prompt, then the token table."""
-    org_id, anima_id = await _resolve(rt, args.org, args.anima)
-    deps = pack_svc.PackDeps.of(rt)
+    anima = await find_anima(rt, args.anima, args.org)
+    deps = rt.packs
     req = pack_svc.build_request(
         deps,
-        org_id,
-        anima_id,
+        anima.org_id,
+        anima.id,
         query=args.query,
         preset=args.preset,
         max_tokens=args.max_tokens,

@@ -11,14 +11,13 @@ from typing import Any
 from rich.table import Table
 
 from elephantasm.cli.context import console, with_runtime
-from elephantasm.cli.inject import _resolve
 from elephantasm.cli.listing import Column, field, print_listing, record_of
-from elephantasm.cli.lookup import find_org_id
+from elephantasm.cli.lookup import find_anima, find_org_id
 from elephantasm.domain.kv.package import open_package
 from elephantasm.ids import short_id
 from elephantasm.runtime import Runtime
 from elephantasm.services.kv import packages, rows, snapshots
-from elephantasm.services.kv.prefix import chat_packs, pack_prompt
+from elephantasm.services.kv.prefix import pack_prompt
 
 CERTIFICATE_MEASURES = "probes greedy_identical identical_rate token_agreement top1_agreement mean_kl max_kl grade"
 
@@ -31,9 +30,9 @@ def _print_certificate(cert: dict[str, Any]) -> None:
 
 
 async def _build(rt: Runtime, args: argparse.Namespace) -> int:
-    org_id, anima_id = await _resolve(rt, args.org, args.anima)
-    pack = await pack_prompt(chat_packs(rt), org_id, anima_id, args.query)
-    status, row = await snapshots.build(rt.unit_of_work, rt.local, rt.clock, org_id, anima_id, pack)
+    anima = await find_anima(rt, args.anima, args.org)
+    pack = await pack_prompt(rt.chat_packs, anima.org_id, anima.id, args.query)
+    status, row = await snapshots.build(rt.unit_of_work, rt.local, rt.clock, anima.org_id, anima.id, pack)
     assert row is not None
     console.print(
         f"{status}: snapshot {row.id} ({row.n_tokens} tokens, {row.bytes} bytes, pack {row.pack_fingerprint[:12]})"
@@ -54,7 +53,7 @@ SNAPSHOT_COLUMNS = [
 
 async def _ls(rt: Runtime, args: argparse.Namespace) -> int:
     org_id = await find_org_id(rt, args.org)
-    anima_id = (await _resolve(rt, args.org, args.anima))[1] if args.anima else None
+    anima_id = (await find_anima(rt, args.anima, args.org)).id if args.anima else None
     async with rt.read_session() as session:
         found = await rows.list_for(session, org_id, anima_id, 1000)
     fields = ("id", "anima_id", "n_tokens", "bytes", "kv_type", "source", "last_used_at")
@@ -74,9 +73,11 @@ async def _export(rt: Runtime, args: argparse.Namespace) -> int:
 
 
 async def _import(rt: Runtime, args: argparse.Namespace) -> int:
-    org_id, anima_id = await _resolve(rt, args.org, args.anima)
+    anima = await find_anima(rt, args.anima, args.org)
     blob = args.file.read_bytes()
-    row, manifest, cert = await packages.import_package(rt.unit_of_work, rt.local, rt.secret, org_id, anima_id, blob)
+    row, manifest, cert = await packages.import_package(
+        rt.unit_of_work, rt.local, rt.secret, anima.org_id, anima.id, blob
+    )
     console.print(f"imported snapshot {row.id} ({row.n_tokens} tokens of {manifest.get('model_name')})")
     _print_certificate(cert)
     return 0

@@ -138,18 +138,17 @@ class LocalEngine:
             raise TemplateSplitError("the model's chat template does not keep the system turn as a stable prefix")
         return prefix, full[len(prefix) :]
 
-    def tokenize_prefix(self, prefix: str) -> tuple[list[int], list[str], list[int]]:
-        """(tokens, lines, line start offsets) of a prefix, tokenized line by line (the last few
+    def tokenize_prefix(self, prefix: str) -> list[int]:
+        """The tokens of a prefix, tokenized line by line (:meth:`tokenize_line`; the last few
         prefixes are remembered: every turn of a conversation has the same one)."""
-        tokens, lines, starts = self._tokenized(prefix)
-        return list(tokens), list(lines), list(starts)
+        return list(self._tokenized(prefix))
 
-    def _tokenize_prefix(self, prefix: str) -> tuple[tuple[int, ...], tuple[str, ...], tuple[int, ...]]:
-        lines = split_lines(prefix)
-        tokens, starts = line_offsets(
-            lines, lambda line, i: self.llm.tokenize(line.encode(), add_bos=(i == 0), special=True)
-        )
-        return tuple(tokens), tuple(lines), tuple(starts)
+    def _tokenize_prefix(self, prefix: str) -> tuple[int, ...]:
+        return tuple(line_offsets(split_lines(prefix), self.tokenize_line)[0])
+
+    def tokenize_line(self, line: str, index: int) -> list[int]:
+        """The tokens of the prefix's line ``index`` (the first one starts with BOS)."""
+        return self.llm.tokenize(line.encode(), add_bos=(index == 0), special=True)
 
     def tokenize_suffix(self, suffix: str) -> list[int]:
         return self.llm.tokenize(suffix.encode(), add_bos=False, special=True)

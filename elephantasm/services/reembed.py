@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from elephantasm.db.engine import SessionFactory
 from elephantasm.db.tables import rowcount
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.lean import lean_text
@@ -33,8 +33,6 @@ _ANIMA = "(CAST(:anima AS uuid) IS NULL OR anima_id = :anima)"
 
 Progress = Callable[[int, int], None]
 """Called with (rows re-embedded so far, rows stale when the run started)."""
-UnitsOfWork = Callable[[], AbstractAsyncContextManager[AsyncSession]]
-"""Opens one unit of work (``Runtime.unit_of_work``): a run reads and writes in many short ones."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +89,7 @@ _ZERO = uuid.UUID(int=0)
 
 
 async def _write_batch(
-    units: UnitsOfWork, space: int, table: str, column: str, anima: uuid.UUID, rows: list, vectors: list
+    units: SessionFactory, space: int, table: str, column: str, anima: uuid.UUID, rows: list, vectors: list
 ) -> int:
     params = {
         "space": space,
@@ -108,7 +106,13 @@ async def _write_batch(
 
 
 async def _pages(
-    units: UnitsOfWork, embedder: Embedder, space: int, table: str, column: str, anima_id: uuid.UUID | None, batch: int
+    units: SessionFactory,
+    embedder: Embedder,
+    space: int,
+    table: str,
+    column: str,
+    anima_id: uuid.UUID | None,
+    batch: int,
 ) -> AsyncIterator[tuple[int, int]]:
     """Re-embed ``table``'s stale rows page by page; yields (rows read, rows re-embedded) per page."""
     select_sql = text(_select_sql(table, column))
@@ -131,7 +135,7 @@ async def _pages(
 
 
 async def reembed(
-    units: UnitsOfWork,
+    units: SessionFactory,
     embedder: Embedder,
     space: int,
     anima_id: uuid.UUID | None = None,

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -168,7 +169,7 @@ async def test_event_arriving_mid_run_is_distilled_by_the_next_run(runtime: Runt
     anima_id = await new_anima(runtime, tenant.org_id)
     events = await add_events(runtime, tenant.org_id, anima_id, _chat(10))
     engine = ArrivingEngine(runtime, tenant.org_id, anima_id)
-    first = await run_dream(runtime.dreams, tenant.org_id, anima_id, engine=engine)
+    first = await run_dream(replace(runtime.dreams, distiller=engine), tenant.org_id, anima_id)
     assert first.status == "completed" and first.events_read == 10
     assert await pending_ids(runtime, anima_id) == {engine.arrived[0].id}  # not skipped, not lost: pending
     second = await run_dream(runtime.dreams, tenant.org_id, anima_id)

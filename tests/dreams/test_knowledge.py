@@ -151,7 +151,9 @@ async def test_near_duplicate_by_similarity_is_corroborated(runtime: Runtime, te
     for n, statements in enumerate(([a], [b, unrelated])):
         texts = [f"Let us talk about trip number {n} to {['Oslo', 'Lima'][n]}.", f"Sure, trip {n} it is."]
         await add_events(runtime, tenant.org_id, anima_id, turns(texts, session=f"s{n}", start=T0 + timedelta(days=n)))
-        run = await run_dream(runtime.dreams, tenant.org_id, anima_id, engine=FixedKnowledgeEngine(statements))
+        run = await run_dream(
+            replace(runtime.dreams, distiller=FixedKnowledgeEngine(statements)), tenant.org_id, anima_id
+        )
         assert run.status == "completed", run.error
     async with runtime.read_session() as session:
         items = list((await session.execute(select(Knowledge).where(Knowledge.anima_id == anima_id))).scalars())

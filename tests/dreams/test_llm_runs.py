@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import uuid
+from dataclasses import replace
 from functools import partial
 
 import pytest
@@ -52,7 +53,7 @@ async def test_llm_run_writes_memories_knowledge_identity(
     runtime: Runtime, tenant: Tenant, openai_server: OpenAIServer
 ) -> None:
     anima_id, events = await _setup(runtime, tenant)
-    run = await run_dream(runtime.dreams, tenant.org_id, anima_id, engine=engine(openai_server))
+    run = await run_dream(replace(runtime.dreams, distiller=engine(openai_server)), tenant.org_id, anima_id)
     assert run.status == "completed", run.error
     assert (run.engine, run.model) == ("llm", "test-model")
     assert run.llm_calls == len(openai_server.chat_requests) == 1
@@ -94,14 +95,14 @@ async def test_llm_failure_leaves_events_pending_with_the_error_recorded(
 ) -> None:
     anima_id, events = await _setup(runtime, tenant)
     openai_server.script(*[bad] * 4)  # the first attempt and all three retries
-    run = await run_dream(runtime.dreams, tenant.org_id, anima_id, engine=engine(openai_server))
+    run = await run_dream(replace(runtime.dreams, distiller=engine(openai_server)), tenant.org_id, anima_id)
     assert run.status == "failed" and "distillation failed" in run.error and "4 attempts" in run.error
     assert run.llm_calls == 4 and run.events_read == 0 and run.memories_created == 0
     assert await pending_ids(runtime, anima_id) == {e.id for e in events}
     assert await _count(runtime, Memory, anima_id) == 0 and await _count(runtime, Knowledge, anima_id) == 0
     assert await claimed_count(runtime, anima_id) == 0  # released: the next run can take them
 
-    retry = await run_dream(runtime.dreams, tenant.org_id, anima_id, engine=engine(openai_server))
+    retry = await run_dream(replace(runtime.dreams, distiller=engine(openai_server)), tenant.org_id, anima_id)
     assert retry.status == "completed" and retry.events_read == len(events)
     assert await pending_ids(runtime, anima_id) == set()
 
@@ -118,7 +119,7 @@ async def test_transient_llm_trouble_is_absorbed(runtime: Runtime, tenant: Tenan
         backoff_max=0.05,
     )
     openai_server.script(malformed(), empty(), Status(500), rate_limited(0.3), slow(2.0))
-    run = await run_dream(runtime.dreams, tenant.org_id, anima_id, engine=llm)
+    run = await run_dream(replace(runtime.dreams, distiller=llm), tenant.org_id, anima_id)
     assert run.status == "completed", run.error
     assert run.llm_calls == 6 and run.events_read == len(events)
     gaps = [b.received_at - a.received_at for a, b in itertools.pairwise(openai_server.chat_requests)]
@@ -131,7 +132,7 @@ async def test_failure_in_a_later_chunk_keeps_earlier_chunks_whole(
     anima_id, events = await _setup(runtime, tenant, 16)
     rt = variant(runtime, dreamer_chunk_events=8)
     openai_server.script(Reply(), *[Status(503)] * 4)
-    run = await run_dream(rt.dreams, tenant.org_id, anima_id, engine=engine(openai_server))
+    run = await run_dream(replace(rt.dreams, distiller=engine(openai_server)), tenant.org_id, anima_id)
     assert run.status == "failed" and run.events_read == 8 and run.llm_calls == 5
     assert await pending_ids(runtime, anima_id) == {e.id for e in events[8:]}
     prov = await live_provenance(runtime, anima_id)
@@ -143,7 +144,7 @@ async def test_events_the_llm_left_out_get_an_offline_memory(
 ) -> None:
     anima_id, events = await _setup(runtime, tenant)
     openai_server.script(Reply(partial(distill_reply, skip=frozenset({2, 3}))))
-    run = await run_dream(runtime.dreams, tenant.org_id, anima_id, engine=engine(openai_server))
+    run = await run_dream(replace(runtime.dreams, distiller=engine(openai_server)), tenant.org_id, anima_id)
     assert run.status == "completed" and run.counts["fallback_events"] == 2
     prov = await live_provenance(runtime, anima_id)
     assert sorted(e for ids in prov.values() for e in ids) == sorted(e.id for e in events)

@@ -1,32 +1,11 @@
-"""The dream services take a ``DreamDeps`` (built at the edge by ``Runtime.dreams``), never the ``Runtime``."""
+"""The dream services take a ``DreamDeps`` built at the edge by ``Runtime.dreams`` (that no service
+imports the ``Runtime`` is a rule of ``tests/test_layering.py``)."""
 
 from __future__ import annotations
-
-import ast
-from pathlib import Path
 
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams.deps import DreamLimits
 from tests.dreams.helpers import variant
-
-DREAMS = Path(__file__).resolve().parents[2] / "elephantasm" / "services" / "dreams"
-
-
-def _imports(path: Path) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
-    return names
-
-
-def test_no_dream_service_imports_the_runtime() -> None:
-    modules = sorted(DREAMS.glob("*.py"))
-    assert len(modules) > 10  # the package is where this test thinks it is
-    offenders = {p.name for p in modules if any(n.startswith("elephantasm.runtime") for n in _imports(p))}
-    assert offenders == set()
 
 
 def test_runtime_dreams_carries_the_runtimes_settings_clock_and_engine(runtime: Runtime) -> None:

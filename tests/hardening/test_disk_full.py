@@ -31,7 +31,7 @@ from benchmarks import harness
 from elephantasm.local.model import default_model_path, llama_cpp_available
 from elephantasm.runtime import Runtime
 from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.prefix import chat_packs, pack_prompt
+from elephantasm.services.kv.prefix import pack_prompt
 from elephantasm.settings import Settings
 from tests.conftest import TEST_SECRET, Tenant, make_tenant
 from tests.hardening.helpers import error
@@ -81,7 +81,7 @@ async def test_a_full_snapshot_store_is_a_507_and_leaves_no_file_or_row(
         json={"anima_id": anima["id"], "event_type": "message.in", "role": "user", "content": "I live in Porto."},
     )
     assert r.status_code == 201, r.text
-    pack = await pack_prompt(chat_packs(runtime), tenant.org_id, uuid.UUID(anima["id"]), "where do I live?")
+    pack = await pack_prompt(runtime.chat_packs, tenant.org_id, uuid.UUID(anima["id"]), "where do I live?")
     _, row = await snapshots.build(
         runtime.unit_of_work, runtime.local, runtime.clock, tenant.org_id, uuid.UUID(anima["id"]), pack
     )

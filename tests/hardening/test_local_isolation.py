@@ -12,7 +12,7 @@ import pytest
 from elephantasm.local.model import default_model_path, llama_cpp_available
 from elephantasm.runtime import Runtime
 from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.prefix import chat_packs, pack_prompt
+from elephantasm.services.kv.prefix import pack_prompt
 from tests.conftest import Tenant
 from tests.local.conftest import seed_anima
 
@@ -39,7 +39,7 @@ async def test_another_orgs_key_reaches_no_kv_snapshot_package_generation_or_ani
 ) -> None:
     a, b = tenant, other_tenant
     await seed_anima(client, a.headers, anima["id"], n=8)
-    pack = await pack_prompt(chat_packs(runtime), a.org_id, uuid.UUID(anima["id"]), "what do you know about me?")
+    pack = await pack_prompt(runtime.chat_packs, a.org_id, uuid.UUID(anima["id"]), "what do you know about me?")
     _, built = await snapshots.build(
         runtime.unit_of_work, runtime.local, runtime.clock, a.org_id, uuid.UUID(anima["id"]), pack
     )

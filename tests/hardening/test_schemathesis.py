@@ -113,10 +113,10 @@ async def _seed(runtime: Runtime, base_url: str) -> tuple[Tenant, dict[str, str]
 async def _seed_local(runtime: Runtime, base_url: str, tenant: Tenant, ids: dict[str, str]) -> dict[str, str]:
     """``ids`` plus a KV snapshot of the anima's pack and a recorded generation of a chat with it."""
     from elephantasm.services.kv import snapshots
-    from elephantasm.services.kv.prefix import chat_packs, pack_prompt
+    from elephantasm.services.kv.prefix import pack_prompt
 
     anima_id = uuid.UUID(ids["anima_id"])
-    pack = await pack_prompt(chat_packs(runtime), tenant.org_id, anima_id, "what do you know about me?")
+    pack = await pack_prompt(runtime.chat_packs, tenant.org_id, anima_id, "what do you know about me?")
     _, snapshot = await snapshots.build(
         runtime.unit_of_work, runtime.local, runtime.clock, tenant.org_id, anima_id, pack
     )

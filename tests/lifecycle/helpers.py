@@ -44,7 +44,7 @@ async def populated_anima(client: httpx.AsyncClient, runtime: Runtime, tenant: T
         f"/api/animas/{anima_id}/memory-packs/latest", params={"query": "colour"}, headers=tenant.headers
     )
     assert r.status_code == 200 and r.json() is not None, r.text
-    await runtime.packs.recalls.flush()  # its recalls written now, not in the middle of a test
+    await runtime.pack_state.recalls.flush()  # its recalls written now, not in the middle of a test
     return anima_id
 
 

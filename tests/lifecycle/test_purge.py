@@ -49,7 +49,7 @@ async def test_purge_removes_every_row_and_snapshot_of_the_anima(
 
     assert set((await rows_of(runtime, anima_id)).values()) == {0}
     assert called == [(tenant.org_id, uuid.UUID(anima_id), before["events"])]  # before the rows went
-    assert all(anima_id.encode() not in e.body for e in runtime.packs.lru._entries.values())
+    assert all(anima_id.encode() not in e.body for e in runtime.pack_state.lru._entries.values())
     assert (await client.get(f"/api/animas/{anima_id}", headers=tenant.headers)).status_code == 404
     r = await client.delete(f"/api/animas/{anima_id}", params={"purge": "true"}, headers=tenant.headers)
     assert r.status_code == 404

@@ -20,7 +20,6 @@ from elephantasm.local.model import INSTALL_HINT, default_model_path, llama_cpp_
 from elephantasm.local.sampling import Sampling
 from elephantasm.runtime import Runtime
 from elephantasm.services.kv.chat import ChatPlan, plan_chat
-from elephantasm.services.kv.prefix import chat_packs
 from elephantasm.services.kv.snapshots import Prefix
 from elephantasm.services.kv.streaming import ChatStream, chat_stream
 from tests.conftest import Tenant
@@ -120,6 +119,6 @@ async def planned_stream(
     runtime: Runtime, engine: LocalEngine, tenant: Tenant, anima_id: str, messages: list, sampling: Sampling
 ) -> tuple[ChatPlan, ChatStream]:
     """A planned turn and its stream, as the route makes them."""
-    packs, args = chat_packs(runtime), (tenant.org_id, uuid.UUID(anima_id), messages, sampling, None)
+    packs, args = runtime.chat_packs, (tenant.org_id, uuid.UUID(anima_id), messages, sampling, None)
     plan = await plan_chat(packs, runtime.read_session, runtime.local, engine, *args)
     return plan, chat_stream(runtime.unit_of_work, runtime.local, packs, runtime.clock, engine, plan)

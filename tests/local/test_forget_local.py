@@ -19,7 +19,7 @@ from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
 from elephantasm.services.kv import packages, snapshots
 from elephantasm.services.kv.packages import certify
-from elephantasm.services.kv.prefix import chat_packs, pack_prompt
+from elephantasm.services.kv.prefix import pack_prompt
 from elephantasm.services.kv.reuse import Prompt, in_memory
 from elephantasm.services.kv.snapshots import header
 from tests.conftest import Tenant
@@ -121,7 +121,7 @@ async def test_a_package_exported_while_its_memory_is_forgotten_is_not_handed_ou
     aid = uuid.UUID(anima["id"])
     await seed_anima(client, tenant.headers, anima["id"])
     assert (await run_dream(runtime.dreams, tenant.org_id, aid, trigger="test")).status == "completed"
-    pack = await pack_prompt(chat_packs(runtime), tenant.org_id, aid, "Where do I live?")
+    pack = await pack_prompt(runtime.chat_packs, tenant.org_id, aid, "Where do I live?")
     _, row = await snapshots.build(runtime.unit_of_work, runtime.local, runtime.clock, tenant.org_id, aid, pack)
     assert row is not None
     listed = (await client.get("/api/memories", params={"anima_id": anima["id"]}, headers=tenant.headers)).json()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from elephantasm.domain.kv.ranges import split_lines
 from elephantasm.domain.kv.snapshot import decode_snapshot
 from elephantasm.local.engine import LocalEngine
 from elephantasm.local.errors import KVStateError
@@ -139,7 +140,7 @@ def test_item_aware_pruning_removes_exactly_the_items_ranges(engine: LocalEngine
     pruned = prune_items(engine, prefix, items, 0.25, n_probes=1)
     assert pruned["dropped_items"] == 4
     assert engine.llm.n_tokens >= pruned["tokens_after"]
-    dropped = [line for line in prefix.lines if any(f in line for f in FACTS[-4:])]
+    dropped = [line for line in split_lines(prefix.text) if any(f in line for f in FACTS[-4:])]
     removed = sum(len(engine.tokenize_suffix(line)) for line in dropped)
     assert pruned["tokens_before"] - pruned["tokens_after"] == removed, "the four lowest-scored lines, exactly"
     cert = pruned["certificate"]

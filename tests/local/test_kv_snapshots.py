@@ -10,13 +10,13 @@ import httpx
 from elephantasm.domain.kv.snapshot import decode_snapshot
 from elephantasm.runtime import Runtime
 from elephantasm.services.kv import rows, snapshots
-from elephantasm.services.kv.prefix import chat_packs, pack_prompt
+from elephantasm.services.kv.prefix import pack_prompt
 from tests.conftest import Tenant
 from tests.local.conftest import seed_anima
 
 
 async def _build(runtime: Runtime, tenant: Tenant, anima_id: str) -> tuple[str, object]:
-    pack = await pack_prompt(chat_packs(runtime), tenant.org_id, uuid.UUID(anima_id), "where do I live?", "chat-test")
+    pack = await pack_prompt(runtime.chat_packs, tenant.org_id, uuid.UUID(anima_id), "where do I live?", "chat-test")
     return await snapshots.build(
         runtime.unit_of_work, runtime.local, runtime.clock, tenant.org_id, uuid.UUID(anima_id), pack
     )

@@ -13,7 +13,7 @@ import pytest
 from elephantasm.domain.kv.package import open_package, seal_package
 from elephantasm.runtime import Runtime, build_runtime
 from elephantasm.services.kv import snapshots
-from elephantasm.services.kv.prefix import chat_packs, pack_prompt
+from elephantasm.services.kv.prefix import pack_prompt
 from elephantasm.settings import Settings
 from tests.conftest import Tenant, make_tenant
 from tests.local.conftest import seed_anima
@@ -36,7 +36,7 @@ async def second_server(
 
 async def _snapshot_id(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima_id: str) -> str:
     await seed_anima(client, tenant.headers, anima_id, n=8)
-    pack = await pack_prompt(chat_packs(runtime), tenant.org_id, uuid.UUID(anima_id), "what do you know about me?")
+    pack = await pack_prompt(runtime.chat_packs, tenant.org_id, uuid.UUID(anima_id), "what do you know about me?")
     _, row = await snapshots.build(
         runtime.unit_of_work, runtime.local, runtime.clock, tenant.org_id, uuid.UUID(anima_id), pack
     )

@@ -24,9 +24,9 @@ FROZEN_NOW = datetime.now(UTC).replace(minute=30, second=0, microsecond=0)
 @pytest.fixture
 async def pack_runtime(runtime: Runtime) -> AsyncIterator[Runtime]:
     """The session runtime with a frozen clock and fresh pack state."""
-    rt = dataclasses.replace(runtime, clock=lambda: FROZEN_NOW, packs=PackState(runtime.settings.pack_cache_bytes))
+    rt = dataclasses.replace(runtime, clock=lambda: FROZEN_NOW, pack_state=PackState(runtime.settings.pack_cache_bytes))
     yield rt
-    await rt.packs.aclose()
+    await rt.pack_state.aclose()
 
 
 @pytest.fixture

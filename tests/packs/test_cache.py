@@ -17,7 +17,6 @@ from elephantasm.runtime import Runtime
 from elephantasm.services import packs as svc
 from elephantasm.services.packs import PackState
 from elephantasm.services.packs.cache import CachedPack, SnapshotLRU
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.keys import PackRequest, pack_key_inputs, snapshot_key
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
@@ -26,7 +25,7 @@ from tests.support.pack_keys import cache_key, pack_inputs
 
 
 def _stats(rt: Runtime) -> tuple[int, int, int, int]:
-    m = rt.packs.metrics
+    m = rt.pack_state.metrics
     return m.memory_hits, m.shared_hits, m.misses, m.compiles
 
 
@@ -58,7 +57,7 @@ async def test_any_write_makes_the_next_latest_a_miss(
     await changed()
     await add_memory(pack_runtime, tenant, panima["id"], "a distilled memory", time_end=FROZEN_NOW)
     await changed()
-    misses, compiles = pack_runtime.packs.metrics.misses, pack_runtime.packs.metrics.compiles
+    misses, compiles = pack_runtime.pack_state.metrics.misses, pack_runtime.pack_state.metrics.compiles
     assert (misses, compiles) == (4, 4)
 
 
@@ -68,7 +67,7 @@ async def test_replicas_share_snapshots_through_postgres(
     """A second API process (its own LRU) serves the first one's snapshot, byte for byte."""
     await extract(pclient, tenant, panima["id"], "shared memory")
     first = await latest(pclient, tenant, panima["id"])
-    replica = dataclasses.replace(pack_runtime, packs=PackState())
+    replica = dataclasses.replace(pack_runtime, pack_state=PackState())
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=create_app(replica)), base_url="http://r") as c:
         second = await latest(c, tenant, panima["id"])
         third = await latest(c, tenant, panima["id"])
@@ -89,15 +88,15 @@ async def test_recompiling_without_any_cache_gives_the_same_pack(
             occurred_at=(FROZEN_NOW - timedelta(minutes=i)).isoformat(),
         )
     await add_memory(pack_runtime, tenant, panima["id"], "budget was approved", time_end=FROZEN_NOW - timedelta(days=1))
-    req = svc.build_request(PackDeps.of(pack_runtime), tenant.org_id, uuid.UUID(panima["id"]), query="budget")
-    a = await svc.compile_pack(PackDeps.of(pack_runtime), req)
-    b = await svc.compile_pack(PackDeps.of(pack_runtime), req)
+    req = svc.build_request(pack_runtime.packs, tenant.org_id, uuid.UUID(panima["id"]), query="budget")
+    a = await svc.compile_pack(pack_runtime.packs, req)
+    b = await svc.compile_pack(pack_runtime.packs, req)
     assert (a.fingerprint, a.pack_id, a.key) == (b.fingerprint, b.pack_id, b.key)
     assert a.pack.content.model_dump_json() == b.pack.content.model_dump_json()
     async with pack_runtime.engine.begin() as conn:
         await conn.execute(text("DELETE FROM pack_snapshots WHERE anima_id = :a"), {"a": panima["id"]})
-    cold = dataclasses.replace(pack_runtime, packs=PackState())
-    served = await svc.latest(PackDeps.of(cold), req)
+    cold = dataclasses.replace(pack_runtime, pack_state=PackState())
+    served = await svc.latest(cold.packs, req)
     assert served.etag == f'"{a.fingerprint}"' and _stats(cold) == (0, 0, 1, 1)
 
 
@@ -107,7 +106,7 @@ async def test_concurrent_misses_compile_once(
     await extract(pclient, tenant, panima["id"], "popular anima")
     responses = await asyncio.gather(*(latest(pclient, tenant, panima["id"]) for _ in range(8)))
     assert len({r.content for r in responses}) == 1
-    assert pack_runtime.packs.metrics.compiles == 1
+    assert pack_runtime.pack_state.metrics.compiles == 1
 
 
 def test_snapshot_key_is_the_domain_cache_key() -> None:

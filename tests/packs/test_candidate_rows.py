@@ -18,7 +18,6 @@ from elephantasm.db.vectors import vector_literal
 from elephantasm.domain.presets import compile_weights
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs import candidates as cands
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.reads import snapshot_transaction
 from elephantasm.services.packs.service import build_request
 from elephantasm.services.packs.session import SessionScope
@@ -85,7 +84,7 @@ async def test_memory_candidates_match_the_full_rows(pack_runtime: Runtime, tena
             ).all()
         }
     for query in ("who approved the budget", None):
-        req = build_request(PackDeps.of(rt), tenant.org_id, uuid.UUID(anima), query=query, as_of=FROZEN_NOW)
+        req = build_request(rt.packs, tenant.org_id, uuid.UUID(anima), query=query, as_of=FROZEN_NOW)
         vec = (await rt.embedder.embed([query]))[0] if query else None
         scope = cands.Scope(
             req.org_id,

@@ -13,7 +13,6 @@ from elephantasm.runtime import Runtime
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs import event_match
 from elephantasm.services.packs.compiler import compile_weights
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.reads import snapshot_transaction
 from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant
@@ -69,7 +68,7 @@ FROM events e, tsq WHERE e.id IN (SELECT id FROM ef UNION SELECT id FROM et) ORD
 
 
 async def _both(runtime: Runtime, tenant: Tenant, anima: uuid.UUID, query: str, k: int) -> tuple[list, list]:
-    req = build_request(PackDeps.of(runtime), tenant.org_id, anima, query=query)
+    req = build_request(runtime.packs, tenant.org_id, anima, query=query)
     scope = cands.Scope(
         tenant.org_id, anima, req.as_of, query, None, compile_weights(req.config, query), req.config, None, None
     )

@@ -19,7 +19,6 @@ from sqlalchemy import text
 from elephantasm.runtime import Runtime
 from elephantasm.services.dreams import run_dream
 from elephantasm.services.packs.compiler import compile_pack
-from elephantasm.services.packs.deps import PackDeps
 from tests.conftest import Tenant
 from tests.dreams.helpers import add_events, turns
 from tests.packs.helpers import add_knowledge, add_memory, latest
@@ -100,7 +99,7 @@ async def test_deleting_a_memory_forgets_what_was_derived_only_from_it(
     assert history and all(SECRET not in p["context"].lower() for p in history)
     journal = await pclient.get(f"/api/dreams/sessions/{first.id}", headers=tenant.headers)
     assert journal.status_code == 200 and SECRET not in journal.text.lower()
-    assert all(SECRET.encode() not in e.body.lower() for e in pack_runtime.packs.lru._entries.values())
+    assert all(SECRET.encode() not in e.body.lower() for e in pack_runtime.pack_state.lru._entries.values())
     assert await traces(pack_runtime, anima_id, SECRET) == {}
     # The identity keeps no evidence of the forgotten knowledge: its topic counts drop it.
     now = (await pclient.get(f"/api/identities/anima/{anima_id}", headers=tenant.headers)).json()
@@ -158,8 +157,8 @@ async def test_a_pack_compiled_before_a_deletion_is_never_recorded(
 
     await add_memory(pack_runtime, tenant, panima["id"], "User rides a red bicycle.", time_end=FROZEN_NOW)
     m = await add_memory(pack_runtime, tenant, panima["id"], "User's locker code is 4711.", time_end=FROZEN_NOW)
-    req = packs.build_request(PackDeps.of(pack_runtime), tenant.org_id, uuid.UUID(panima["id"]))
-    served = await packs.latest(PackDeps.of(pack_runtime), req)  # compiled and served, not yet recorded
+    req = packs.build_request(pack_runtime.packs, tenant.org_id, uuid.UUID(panima["id"]))
+    served = await packs.latest(pack_runtime.packs, req)  # compiled and served, not yet recorded
     assert b"4711" in served.body and served.followup is not None
     assert (await pclient.delete(f"/api/memories/{m}", headers=tenant.headers)).status_code == 204
     await served.followup()  # the response's background write runs after the deletion committed
@@ -198,7 +197,7 @@ async def test_a_pack_compiled_while_its_memory_is_forgotten_is_kept_nowhere(
         go_on.set()
     assert "4711" in (await first).text, "asked before the deletion was acknowledged"
 
-    assert all(b"4711" not in e.body for e in pack_runtime.packs.lru._entries.values())
+    assert all(b"4711" not in e.body for e in pack_runtime.pack_state.lru._entries.values())
     assert await traces(pack_runtime, panima["id"], "4711") == {}
     fresh = await latest(pclient, tenant, panima["id"])
     assert "4711" not in fresh.text and "bicycle" in fresh.text
@@ -239,7 +238,7 @@ async def test_editing_a_memorys_text_withdraws_every_served_copy_of_the_old_tex
     assert (await pclient.get(f"/api/memory-packs/{pack['id']}", headers=tenant.headers)).status_code == 404
     history = (await pclient.get(f"/api/animas/{panima['id']}/memory-packs", headers=tenant.headers)).json()["items"]
     assert all("4711" not in p["context"] for p in history)
-    assert all(b"4711" not in e.body for e in pack_runtime.packs.lru._entries.values())
+    assert all(b"4711" not in e.body for e in pack_runtime.pack_state.lru._entries.values())
     assert set(await traces(pack_runtime, panima["id"], "4711")) <= {"dream_actions"}, "the journal is the audit"
     fresh = (await latest(pclient, tenant, panima["id"], query="door code")).json()
     assert "4711" not in fresh["context"] and "ask them" in fresh["context"]

@@ -31,7 +31,6 @@ from benchmarks.inject_data import QUERIES, load
 from elephantasm.domain.presets import PRESET_NAMES
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs import compiler
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.service import build_request
 from elephantasm.settings import Settings
 from tests.support.databases import own_runtime
@@ -74,7 +73,7 @@ async def _hashes(runtime: Runtime) -> dict[str, str]:
     for preset in PRESET_NAMES:
         for name, query, session in VARIANTS:
             for max_tokens in MAX_TOKENS:
-                deps = PackDeps.of(runtime)
+                deps = runtime.packs
                 req = build_request(
                     deps, ORG, ANIMA, query=query, preset=preset, session_id=session, max_tokens=max_tokens
                 )

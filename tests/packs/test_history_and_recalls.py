@@ -48,7 +48,7 @@ async def test_served_memories_record_recalls_once_per_bucket_without_bumping_st
 ) -> None:
     # Only the explicit flush() below may write: a slow (loaded) machine must not let the 1 s background
     # flush run first and make the counts racy.
-    pack_runtime.packs.recalls.interval = 3600
+    pack_runtime.pack_state.recalls.interval = 3600
     memory = await add_memory(
         pack_runtime, tenant, panima["id"], "The user plays the cello.", time_end=FROZEN_NOW - timedelta(days=3)
     )
@@ -58,18 +58,18 @@ async def test_served_memories_record_recalls_once_per_bucket_without_bumping_st
     assert await recall_state(pack_runtime, memory) == (0, None)  # not written on the request path
     for _ in range(3):
         await latest(pclient, tenant, panima["id"])
-    assert await pack_runtime.packs.recalls.flush() == 1
+    assert await pack_runtime.pack_state.recalls.flush() == 1
     assert await recall_state(pack_runtime, memory) == (1, FROZEN_NOW)
     anima = (await pclient.get(f"/api/animas/{panima['id']}", headers=tenant.headers)).json()
     assert anima["state_version"] == version
     assert (await latest(pclient, tenant, panima["id"])).content == first.content  # still a cache hit
 
     # Another replica serving in the same bucket does not count it again; the next bucket does.
-    replica = dataclasses.replace(pack_runtime, packs=type(pack_runtime.packs)())
-    replica.packs.recalls.record(replica.engine, [memory], FROZEN_NOW.replace(minute=0), FROZEN_NOW)
-    assert await replica.packs.recalls.flush() == 0
+    replica = dataclasses.replace(pack_runtime, pack_state=type(pack_runtime.pack_state)())
+    replica.pack_state.recalls.record(replica.engine, [memory], FROZEN_NOW.replace(minute=0), FROZEN_NOW)
+    assert await replica.pack_state.recalls.flush() == 0
     later = FROZEN_NOW + timedelta(hours=1)
-    replica.packs.recalls.record(replica.engine, [memory, uuid.uuid4()], later.replace(minute=0), later)
-    assert await replica.packs.recalls.flush() == 1
-    await replica.packs.aclose()
+    replica.pack_state.recalls.record(replica.engine, [memory, uuid.uuid4()], later.replace(minute=0), later)
+    assert await replica.pack_state.recalls.flush() == 1
+    await replica.pack_state.aclose()
     assert await recall_state(pack_runtime, memory) == (2, later)

@@ -65,7 +65,7 @@ async def test_gzip_pack_is_the_identity_pack_compressed_once(
     plain, plain_bytes = await _raw_get(pclient, url, {**tenant.headers, "Accept-Encoding": "identity"})
     assert plain.status_code == 200 and "content-encoding" not in plain.headers
     assert plain.headers["vary"] == "Accept-Encoding"
-    lru = pack_runtime.packs.lru
+    lru = pack_runtime.pack_state.lru
     before = lru.bytes
     zipped, zipped_bytes = await _raw_get(pclient, url, {**tenant.headers, "Accept-Encoding": "gzip, deflate"})
     assert zipped.status_code == 200 and zipped.headers["content-encoding"] == "gzip"

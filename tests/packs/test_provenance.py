@@ -13,7 +13,6 @@ from elephantasm.runtime import Runtime
 from elephantasm.services.inspector import memories_of_event
 from elephantasm.services.inspector.composer import compose
 from elephantasm.services.packs import build_request, compile_pack
-from elephantasm.services.packs.deps import PackDeps
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import add_knowledge, add_memory, extract, latest
@@ -64,9 +63,9 @@ async def test_a_traced_compile_gives_cut_candidates_their_sources_too(
             time_end=WHEN,
             event_ids=[event_id],
         )
-    req = build_request(PackDeps.of(pack_runtime), tenant.org_id, uuid.UUID(a), query="harbour pier", max_tokens=200)
+    req = build_request(pack_runtime.packs, tenant.org_id, uuid.UUID(a), query="harbour pier", max_tokens=200)
     trace = PackTrace()
-    composition = compose(req, (await compile_pack(PackDeps.of(pack_runtime), req, trace=trace)).pack, trace)
+    composition = compose(req, (await compile_pack(pack_runtime.packs, req, trace=trace)).pack, trace)
     cut = [c for c in composition.cut() if c["kind"] == "memory"]
     assert cut, "a 200-token pack must leave some of 30 memories out"
     assert all(len(c["provenance"]) == 1 and c["provenance"][0] in events for c in cut)

@@ -22,7 +22,7 @@ from tests.packs.helpers import add_memory, latest
 async def _serve_and_flush(client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima_id: str) -> dict:
     """Serve a pack (recording its memories' recalls) and write the recalls now; returns the pack."""
     pack = (await latest(client, tenant, anima_id)).json()
-    await runtime.packs.recalls.flush()
+    await runtime.pack_state.recalls.flush()
     return pack
 
 
@@ -51,7 +51,7 @@ def _at(value: str | None) -> datetime | None:
 async def test_recalls_are_recorded_beside_the_memory_and_read_back_by_the_api(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
-    pack_runtime.packs.recalls.interval = 3600  # only the explicit flushes write
+    pack_runtime.pack_state.recalls.interval = 3600  # only the explicit flushes write
     memory = await add_memory(
         pack_runtime, tenant, panima["id"], "The user keeps bees on the roof.", time_end=FROZEN_NOW - timedelta(days=2)
     )
@@ -78,8 +78,8 @@ async def test_recalls_are_recorded_beside_the_memory_and_read_back_by_the_api(
 
     # The next bucket counts again, in the same row.
     later = FROZEN_NOW + timedelta(hours=1)
-    pack_runtime.packs.recalls.record(pack_runtime.engine, [memory], later.replace(minute=0), later)
-    assert await pack_runtime.packs.recalls.flush() == 1
+    pack_runtime.pack_state.recalls.record(pack_runtime.engine, [memory], later.replace(minute=0), later)
+    assert await pack_runtime.pack_state.recalls.flush() == 1
     again = (await pclient.get(f"/api/memories/{memory}", headers=tenant.headers)).json()
     assert (again["recall_count"], _at(again["last_recalled_at"])) == (2, later)
     assert await _row_version(pack_runtime, memory) == version
@@ -88,7 +88,7 @@ async def test_recalls_are_recorded_beside_the_memory_and_read_back_by_the_api(
 async def test_recall_state_stays_in_its_tenant(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, other_tenant: Tenant, panima: dict
 ) -> None:
-    pack_runtime.packs.recalls.interval = 3600
+    pack_runtime.pack_state.recalls.interval = 3600
     memory = await add_memory(
         pack_runtime, tenant, panima["id"], "The user's locker code is 4417.", time_end=FROZEN_NOW - timedelta(days=1)
     )
@@ -106,8 +106,10 @@ async def test_recall_state_stays_in_its_tenant(
         time_end=FROZEN_NOW - timedelta(days=1),
     )
     later = FROZEN_NOW + timedelta(hours=1)
-    pack_runtime.packs.recalls.record(pack_runtime.engine, [other_memory, uuid.uuid4()], later.replace(minute=0), later)
-    assert await pack_runtime.packs.recalls.flush() == 1
+    pack_runtime.pack_state.recalls.record(
+        pack_runtime.engine, [other_memory, uuid.uuid4()], later.replace(minute=0), later
+    )
+    assert await pack_runtime.pack_state.recalls.flush() == 1
     assert await _recall_rows(pack_runtime, other_memory) == [
         (other_tenant.org_id, uuid.UUID(stranger.json()["id"]), 1, later)
     ]
@@ -117,7 +119,7 @@ async def test_recall_state_stays_in_its_tenant(
 async def test_removing_a_memory_removes_its_recall_row(
     pclient: httpx.AsyncClient, pack_runtime: Runtime, tenant: Tenant, panima: dict
 ) -> None:
-    pack_runtime.packs.recalls.interval = 3600
+    pack_runtime.pack_state.recalls.interval = 3600
     first = await add_memory(
         pack_runtime, tenant, panima["id"], "The user runs on Tuesdays.", time_end=FROZEN_NOW - timedelta(days=1)
     )

@@ -25,7 +25,6 @@ from elephantasm.domain.scoring import ScoringWeights
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs import compiler, sql, topk
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.reads import snapshot_transaction
 from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant
@@ -152,9 +151,9 @@ async def _packs(rt: Runtime, tenant: Tenant, anima: uuid.UUID) -> list[tuple[st
     out = []
     for query, preset, tokens in REQUESTS:
         req = build_request(
-            PackDeps.of(rt), tenant.org_id, anima, query=query, preset=preset, max_tokens=tokens, as_of=FROZEN_NOW
+            rt.packs, tenant.org_id, anima, query=query, preset=preset, max_tokens=tokens, as_of=FROZEN_NOW
         )
-        pack = await compiler.compile_pack(PackDeps.of(rt), req)
+        pack = await compiler.compile_pack(rt.packs, req)
         body = {k: v for k, v in json.loads(pack.body).items() if k not in ("id", "compiled_at", "created_at")}
         out.append((pack.fingerprint, json.dumps(body, sort_keys=True)))
     return out

@@ -22,7 +22,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs import compiler, reads
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
@@ -74,8 +73,8 @@ async def _fill(client: httpx.AsyncClient, rt: Runtime, tenant: Tenant, anima: s
 async def _packs(rt: Runtime, tenant: Tenant, anima: str) -> list[tuple[str, str]]:
     out = []
     for body in _REQUESTS:
-        req = build_request(PackDeps.of(rt), tenant.org_id, uuid.UUID(anima), as_of=FROZEN_NOW, **body)  # type: ignore[arg-type]
-        pack = await compiler.compile_pack(PackDeps.of(rt), req)
+        req = build_request(rt.packs, tenant.org_id, uuid.UUID(anima), as_of=FROZEN_NOW, **body)  # type: ignore[arg-type]
+        pack = await compiler.compile_pack(rt.packs, req)
         wire = json.loads(pack.body)
         for volatile in ("compiled_at", "created_at"):
             wire.pop(volatile)

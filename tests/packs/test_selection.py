@@ -16,7 +16,6 @@ from elephantasm.runtime import Runtime
 from elephantasm.services import packs as svc
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs import topk
-from elephantasm.services.packs.deps import PackDeps
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
 from tests.packs.helpers import add_memory
@@ -206,4 +205,4 @@ async def test_build_request_validates(pack_runtime: Runtime, tenant: Tenant) ->
 
     for kwargs in ({"max_tokens": 100}, {"preset": "x"}, {"encoding": "x"}, {"overrides": {"decay_growth": 0.5}}):
         with pytest.raises(ValidationError):
-            svc.build_request(PackDeps.of(pack_runtime), tenant.org_id, uuid.uuid4(), **kwargs)
+            svc.build_request(pack_runtime.packs, tenant.org_id, uuid.uuid4(), **kwargs)

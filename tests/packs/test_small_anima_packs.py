@@ -36,7 +36,6 @@ from elephantasm.services.animas import bump_state_version
 from elephantasm.services.dreams import knowledge as dream_knowledge
 from elephantasm.services.packs import candidates as cands
 from elephantasm.services.packs import compiler, topk
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.service import build_request
 from elephantasm.services.spaces import current_space
 from tests.conftest import Tenant
@@ -160,9 +159,9 @@ async def _packs(
     out = []
     for query, preset, tokens in requests:
         req = build_request(
-            PackDeps.of(rt), tenant.org_id, anima, query=query, preset=preset, max_tokens=tokens, as_of=FROZEN_NOW
+            rt.packs, tenant.org_id, anima, query=query, preset=preset, max_tokens=tokens, as_of=FROZEN_NOW
         )
-        pack = await compiler.compile_pack(PackDeps.of(rt), req)
+        pack = await compiler.compile_pack(rt.packs, req)
         body = {k: v for k, v in json.loads(pack.body).items() if k != "compiled_at"}
         out.append((pack.fingerprint, json.dumps(body, sort_keys=True).encode()))
     return out

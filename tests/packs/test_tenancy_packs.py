@@ -11,7 +11,6 @@ from sqlalchemy import text
 
 from elephantasm.runtime import Runtime
 from elephantasm.services.packs import compiler
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.service import build_request
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
@@ -86,6 +85,6 @@ async def test_a_memory_row_of_another_org_never_reaches_a_pack(
         ):
             await conn.execute(text(_ROW), {"org": org, "anima": anima, "summary": summary, "at": FROZEN_NOW})
     for query in ("secret recipe", None):
-        req = build_request(PackDeps.of(rt), tenant.org_id, anima, query=query, as_of=FROZEN_NOW)
-        body = bytes((await compiler.compile_pack(PackDeps.of(rt), req)).body).decode()
+        req = build_request(rt.packs, tenant.org_id, anima, query=query, as_of=FROZEN_NOW)
+        body = bytes((await compiler.compile_pack(rt.packs, req)).body).decode()
         assert "cardamom" in body and "saffron" not in body, query

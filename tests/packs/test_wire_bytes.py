@@ -13,7 +13,6 @@ import httpx
 from elephantasm.runtime import Runtime
 from elephantasm.schemas.packs import MemoryPackRead
 from elephantasm.services import packs as svc
-from elephantasm.services.packs.deps import PackDeps
 from elephantasm.services.packs.wire import encode
 from tests.conftest import Tenant
 from tests.packs.conftest import FROZEN_NOW
@@ -68,13 +67,13 @@ async def test_body_is_the_models_json_byte_for_byte(
     await add_knowledge(pack_runtime, tenant, anima, "Alice approves budgets", memory_ids=[mid], importance=1e-6)
     org, anima_id = tenant.org_id, uuid.UUID(anima)
     requests = [
-        svc.build_request(PackDeps.of(pack_runtime), org, anima_id),
-        svc.build_request(PackDeps.of(pack_runtime), org, anima_id, query="who approved the budget?", max_tokens=4000),
-        svc.build_request(PackDeps.of(pack_runtime), org, anima_id, query="budget", max_tokens=200, preset="recent"),
-        svc.build_request(PackDeps.of(pack_runtime), org, anima_id, session_id="s1", preset="important"),
+        svc.build_request(pack_runtime.packs, org, anima_id),
+        svc.build_request(pack_runtime.packs, org, anima_id, query="who approved the budget?", max_tokens=4000),
+        svc.build_request(pack_runtime.packs, org, anima_id, query="budget", max_tokens=200, preset="recent"),
+        svc.build_request(pack_runtime.packs, org, anima_id, session_id="s1", preset="important"),
     ]
     for req in requests:
-        compiled = await svc.compile_pack(PackDeps.of(pack_runtime), req)
+        compiled = await svc.compile_pack(pack_runtime.packs, req)
         assert compiled.body == _model_bytes(compiled.body)
         assert compiled.pack.fingerprint == compiled.fingerprint
         assert compiled.pack.id == compiled.data["id"] == compiled.pack_id
@@ -85,8 +84,8 @@ async def test_encoder_matches_the_model_on_edge_values(
 ) -> None:
     """NaN/infinite similarities (null, as pydantic writes them), tiny and negative floats, -0.0."""
     await add_memory(pack_runtime, tenant, panima["id"], "one memory", time_end=FROZEN_NOW - timedelta(days=2))
-    req = svc.build_request(PackDeps.of(pack_runtime), tenant.org_id, uuid.UUID(panima["id"]), query="memory")
-    data = (await svc.compile_pack(PackDeps.of(pack_runtime), req)).data
+    req = svc.build_request(pack_runtime.packs, tenant.org_id, uuid.UUID(panima["id"]), query="memory")
+    data = (await svc.compile_pack(pack_runtime.packs, req)).data
     (item,) = data["content"]["long_term_memories"]
     for similarity, score in [(float("nan"), 5e-6), (float("inf"), -0.0), (-float("inf"), 1e-7), (-0.25, 0.1 + 0.2)]:
         item["similarity"], item["score"] = similarity, score

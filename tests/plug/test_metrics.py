@@ -4,6 +4,7 @@ and the settings that turn it off or move it to a port of its own."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 
 import httpx
 from prometheus_client import REGISTRY
@@ -97,7 +98,7 @@ async def test_dream_runs_events_and_llm_tokens_are_counted(
     calls = value("elephantasm_llm_calls_total", model="metrics-model")
     prompt = value("elephantasm_llm_tokens_total", model="metrics-model", kind="prompt")
     engine = LLMEngine(build_client(openai_server.base_url, None, timeout=5), "metrics-model", max_retries=0, timeout=5)
-    run = await run_dream(runtime.dreams, tenant.org_id, anima_id, engine=engine)
+    run = await run_dream(replace(runtime.dreams, distiller=engine), tenant.org_id, anima_id)
     assert run.status == "completed", run.error
     assert value("elephantasm_dream_runs_total", outcome="completed") == completed + 1
     assert value("elephantasm_events_distilled_total") == distilled + run.events_read == distilled + 4

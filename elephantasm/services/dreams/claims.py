@@ -100,10 +100,10 @@ async def _drop_dead_claims(session: AsyncSession, anima_id: uuid.UUID, also_of:
 
 
 async def claim_events(session: AsyncSession, run: DreamRun, now: datetime, until_seq: int, limit: int) -> Chunk | None:
-    """Claim the next chunk for ``run`` under the anima's dreamer lock: up to ``limit`` of the lowest
-    pending seqs (by seq, not ``occurred_at``), none above ``until_seq`` (later events wait for the
-    next run). The claim row outlives this transaction, so the engine works with none open."""
-    await lock_anima(session, run.anima_id)
+    """Claim the next chunk for ``run``: up to ``limit`` of the lowest pending seqs (by seq, not
+    ``occurred_at``), none above ``until_seq`` (later events wait for the next run). The claim row
+    outlives this transaction, so the engine works with none open."""
+    # The caller holds lock_anima: it must take it before the run row it leases (the lock order).
     chunk = await lock_events(session, run, until_seq, limit)
     if chunk is None:
         return None

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, fields
 from datetime import datetime
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from elephantasm.db.engine import SessionFactory
 from elephantasm.domain.dreaming import CurationThresholds, DistillEngine
 from elephantasm.llm.embedders import Embedder
 from elephantasm.services.dreams.tasks import DreamTasks
 from elephantasm.settings import Settings
-
-Transaction = Callable[[], AbstractAsyncContextManager[AsyncSession]]
-"""Opens one session: a unit of work (commits on success) or a read."""
 
 
 @dataclass(frozen=True)
@@ -48,8 +45,8 @@ class DreamDeps:
     """A run opens several short transactions (never one across an LLM call), so it takes session
     factories rather than a session; ``pool`` gives each run's liveness lock a connection of its own."""
 
-    unit_of_work: Transaction
-    read_session: Transaction
+    unit_of_work: SessionFactory
+    read_session: SessionFactory
     pool: AsyncEngine
     clock: Callable[[], datetime]
     embedder: Embedder

@@ -12,7 +12,6 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
 
 from elephantasm.db.models import DreamRun
 from elephantasm.domain.dreaming import (
@@ -46,13 +45,9 @@ async def run_dream(
     anima_id: uuid.UUID,
     *,
     trigger: str = "manual",
-    engine: DistillEngine | None = None,
     progress: Progress | None = None,
 ) -> DreamRun:
-    """Start a run (with ``engine`` instead of ``deps.distiller`` if given) and execute it to the
-    end; ConflictError if one is already running."""
-    if engine is not None:
-        deps = replace(deps, distiller=engine)
+    """Start a run and execute it to the end; ConflictError if one is already running."""
     run = await start_run(deps, org_id, anima_id, trigger)
     return await execute_run(deps, run, progress)
 
@@ -72,6 +67,7 @@ async def execute_run(deps: DreamDeps, run: DreamRun, progress: Progress | None 
     # ``strike``: the failure is the anima's own (it counts toward its back-off); losing the lease
     # or a shutdown says nothing about the anima.
     status, error, strike = "completed", None, False
+    cancelled: asyncio.CancelledError | None = None
     try:
         async with asyncio.timeout(deps.limits.dreamer_run_timeout_seconds):
             new_ids = await _distil_all(deps, run, stats, progress)
@@ -86,23 +82,22 @@ async def execute_run(deps: DreamDeps, run: DreamRun, progress: Progress | None 
     except TimeoutError:
         limit = deps.limits.dreamer_run_timeout_seconds
         status, error, strike = "failed", f"run exceeded dreamer_run_timeout_seconds ({limit})", True
-    except asyncio.CancelledError:
-        stats.time("total", time.perf_counter() - started)
-        try:
-            await asyncio.shield(finish_run(deps, run, "failed", "cancelled (process shutting down)", stats))
-        finally:
-            await deps.tasks.run_locks.release(run.id)
-        raise
+    except asyncio.CancelledError as exc:
+        status, error, cancelled = "failed", "cancelled (process shutting down)", exc
     except Exception as exc:
         log.error("dream run %s failed: %s", run.id, safe_traceback(exc))
         status, error, strike = "failed", f"{type(exc).__name__}: {exc}", True
     finally:
         beat.cancel()
     stats.time("total", time.perf_counter() - started)
+    finishing = finish_run(deps, run, status, error, stats, strike=strike)
     try:
-        finished = await finish_run(deps, run, status, error, stats, strike=strike)
+        # A cancelled run still records its end, even if cancelled again meanwhile.
+        finished = await (finishing if cancelled is None else asyncio.shield(finishing))
     finally:
         await deps.tasks.run_locks.release(run.id)
+    if cancelled is not None:
+        raise cancelled
     metrics.dream_finished(finished.status, stats.events_read)
     log.info(
         "dream run %s %s: %d events, %d memories", run.id, finished.status, stats.events_read, stats.memories_created

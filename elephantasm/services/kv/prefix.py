@@ -13,15 +13,12 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from elephantasm.domain.kv.stable import oldest_first
 from elephantasm.domain.render import Layer, layer_lines
-from elephantasm.services import packs as pack_svc
 
 if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
     from elephantasm.services.packs import PackRequest, Served
     from elephantasm.services.packs.service import Followup
 
@@ -31,7 +28,7 @@ CHAT_PACK_OVERRIDES = {"include_session": False, "include_temporal": False}
 @dataclass(frozen=True)
 class ChatPacks:
     """How chat compiles an anima's pack: the process's pack service (``services/packs``, bound by
-    the composition root) and the chat settings (``local_pack_*``, ``local_system_prompt``)."""
+    ``Runtime.chat_packs``) and the chat settings (``local_pack_*``, ``local_system_prompt``)."""
 
     request: Callable[..., PackRequest]
     """``build_request`` of the pack service."""
@@ -41,13 +38,6 @@ class ChatPacks:
     preamble: str
     query_mode: str
     """``conversation`` or ``latest`` (``chat.pack_query``)."""
-
-
-def chat_packs(runtime: Runtime) -> ChatPacks:
-    """The process's chat packs: the pack service bound to the runtime's :class:`PackDeps`."""
-    s, deps = runtime.settings, pack_svc.PackDeps.of(runtime)
-    request, compile_ = partial(pack_svc.build_request, deps), partial(pack_svc.compile_now, deps)
-    return ChatPacks(request, compile_, s.local_pack_max_tokens, s.local_system_prompt, s.local_pack_query)
 
 
 @dataclass(frozen=True)

@@ -42,8 +42,6 @@ class Prefix:
     key: str
     text: str
     tokens: list[int]
-    lines: list[str]
-    starts: list[int]
 
 
 @dataclass(frozen=True)
@@ -58,9 +56,8 @@ class SnapshotOf:
 
 def make_prefix(engine: LocalEngine, prefix_text: str) -> Prefix:
     """Tokenize ``prefix_text`` (line by line) and key it for this engine."""
-    tokens, lines, starts = engine.tokenize_prefix(prefix_text)
     key = snapshot_key(engine.model_digest, engine.template, prefix_text, engine.kv_type)
-    return Prefix(key, prefix_text, tokens, lines, starts)
+    return Prefix(key, prefix_text, engine.tokenize_prefix(prefix_text))
 
 
 def header(engine: LocalEngine, prefix: Prefix, fingerprint: str) -> dict[str, Any]:

@@ -1,21 +1,15 @@
-"""What compiling and serving packs depend on, handed in explicitly (built at the edge: :meth:`PackDeps.of`)."""
+"""What compiling and serving packs depend on, handed in explicitly (built at the edge by ``Runtime.packs``)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
-from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from elephantasm.llm.embedders import Embedder
 from elephantasm.services.packs.state import PackState
-from elephantasm.services.spaces import current_space
-
-if TYPE_CHECKING:
-    from elephantasm.runtime import Runtime
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,20 +29,3 @@ class PackDeps:
     as_of_bucket_seconds: int
     compress_packs: bool
     pack_retention_per_anima: int
-
-    @classmethod
-    def of(cls, runtime: Runtime) -> PackDeps:
-        """The runtime's pack dependencies and settings."""
-        s = runtime.settings
-        return cls(
-            engine=runtime.engine,
-            state=runtime.packs,
-            clock=runtime.clock,
-            embedder=runtime.embedder,
-            space=partial(current_space, runtime),
-            default_max_tokens=s.default_max_tokens,
-            default_encoding=s.default_encoding,
-            as_of_bucket_seconds=s.as_of_bucket_seconds,
-            compress_packs=s.compress_packs,
-            pack_retention_per_anima=s.pack_retention_per_anima,
-        )
