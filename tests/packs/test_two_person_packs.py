@@ -104,11 +104,14 @@ async def test_a_large_pack_serves_each_line_once_and_cites_every_turn_it_stands
     repeated = {line for line, events in said.items() if len(events) > 1}
     assert repeated  # people repeat small talk across sessions
     standing_for = 0
-    for q in generate_duo(CONFIG).questions[:6]:
-        pack = (await latest(pclient, tenant, panima["id"], query=q.question, max_tokens=2000)).json()
+    # A remark said again is served only when it is about the question: ask about the most repeated ones too.
+    asked = sorted(repeated, key=lambda line: (-len(said[line]), line))[:3]
+    queries = [q.question for q in generate_duo(CONFIG).questions[:6]] + [line.split(": ", 1)[1] for line in asked]
+    for query in queries:
+        pack = (await latest(pclient, tenant, panima["id"], query=query, max_tokens=2000)).json()
         for layer in (Layer.LONG_TERM, Layer.SESSION, Layer.KNOWLEDGE):
             lines = layer_lines(pack["context"], layer)
-            assert len(lines) == len(set(lines)), (q.question, pack["context"])
+            assert len(lines) == len(set(lines)), (query, pack["context"])
         for item in pack["content"]["long_term_memories"]:
             if item["summary"] in repeated:
                 cited = {str(p) for p in item["provenance"]}
