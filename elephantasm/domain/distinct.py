@@ -9,6 +9,8 @@ typing slips (swapped and doubled letters); numbers and negations are kept exact
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from datetime import date, datetime
 from functools import lru_cache
 
 _TOKEN = re.compile(r"[^\W_]+")
@@ -34,3 +36,16 @@ def line_key(text: str) -> str:
     words = _TOKEN.findall(text.casefold().translate(_APOSTROPHES))
     kept = [w for w in words if len(w) >= MIN_WORD_CHARS or w in NEGATIONS or any(ch.isdigit() for ch in w)] or words
     return " ".join(_canonical(w) for w in kept)
+
+
+def said_on_several_days(lines: Sequence[tuple[str, datetime | None]]) -> list[bool]:
+    """Per ``(text, when)``: whether a line saying the same (:func:`line_key`) is dated on another day.
+
+    A remark made again and again ("work has been busy", "the weather is so grey") is a habit of
+    speech, not news; the same turn shown by two overlapping memories (one day) is one remark.
+    """
+    days: dict[str, set[date | None]] = {}
+    keys = [line_key(text) for text, _ in lines]
+    for key, (_, when) in zip(keys, lines, strict=True):
+        days.setdefault(key, set()).add(when.date() if when is not None else None)
+    return [len(days[key]) > 1 for key in keys]

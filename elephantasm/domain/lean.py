@@ -148,6 +148,14 @@ TEMPORAL_QUERY_WORDS = frozenset(
     "previously week weekend month year time date".split()
 )
 
+# Words asking for what is recent or current: they keep the presets' recency weights
+# (presets.query_weights). A separate list: "When did Maya run the race?" asks for a date however old
+# (wants_dates), and recency would rank last week's chatter above the answer.
+RECENCY_QUERY_WORDS = frozenset(
+    "recent recently yesterday today tonight lately earlier ago latest last now currently "
+    "week weekend morning afternoon evening month before previous previously".split()
+)
+
 
 def wants_temporal(query: str | None) -> bool:
     """Temporal context earns its line without a query, or when the query asks about time."""

@@ -44,7 +44,6 @@ from elephantasm.domain.render import (
     global_rank_key,
     header_line,
     item_line,
-    item_prefix,
     render_lines,
 )
 
@@ -82,8 +81,7 @@ class PackResult:
 class _Cand:
     layer: Layer
     item: PackItem
-    # (restates a better-ranked line: 0/1, set by _serve_once; *global_rank_key(layer, item))
-    key: tuple[int, float, float, str, int]
+    key: tuple[float, float, str, int]  # global_rank_key(layer, item)
     # The rendered line and its token count, made when the packer first weighs the candidate
     # (:func:`_costed`): most of a compile's candidates rank below what its budget and layer
     # limits let it reach, and are never rendered or counted. ``cost`` < 0: not yet.
@@ -136,7 +134,7 @@ def _prepare(
                     trace.note(layer, it, Decision.BELOW_MIN_SCORE)
                 continue
             seen.add(it.id)
-            out.append(_Cand(layer, it, (0, *key)))
+            out.append(_Cand(layer, it, key))
         prepared[layer] = out
     if distinct:
         _serve_once(prepared, trace)
@@ -144,40 +142,27 @@ def _prepare(
 
 
 def _serve_once(prepared: dict[Layer, list[_Cand]], trace: PackTrace | None) -> None:
-    """``distinct``: a scored line that restates a better-ranked one (:func:`~elephantasm.domain.distinct.line_key`,
-    in any scored layer) ranks after every line that says something new: a small pack is filled with
-    distinct statements first, a large one still takes restatements made on other dates (the date is
-    news: it happened again). One that says nothing at all is left out: one its layer would render
-    with the same label and date, or one an earlier layer of :data:`CLAIM_ORDER` shows with the same
-    label and day (read as a long-term line shows them). The copy served echoes it (``PackResult.echoes``)
-    and ranks as its best copy, so a line moved between layers keeps its place; the room goes to the next.
+    """``distinct``: a scored line that restates another (:func:`~elephantasm.domain.distinct.line_key`, the
+    same label, in any scored layer, on any date) is served once, by the layer first in :data:`CLAIM_ORDER`
+    that has it, in its best-ranked copy there. Said again on another day, chatter would otherwise fill a
+    dated pack with one line; the copy served echoes the others (``PackResult.echoes``: their evidence is
+    cited with it) and ranks as the best of them, so a line moved between layers keeps its place.
     """
-    claimed: dict[tuple[Layer | None, str, str], _Cand] = {}
+    claimed: dict[tuple[str, str | None], _Cand] = {}
     for layer in CLAIM_ORDER:
         kept: list[_Cand] = []
         for c in prepared[layer]:
-            said = line_key(c.item.text)
-            served = claimed.setdefault((layer, said, item_prefix(layer, c.item)), c)
-            if served is c:
-                served = claimed.setdefault((None, said, item_prefix(Layer.LONG_TERM, c.item)), c)
-                served = c if served.layer is layer else served  # a layer's own lines: its rule above
+            served = claimed.setdefault((line_key(c.item.text), c.item.label), c)
             if served is c:
                 kept.append(c)
                 continue
             served.echoes += [c.item, *c.echoes]
-            served.key = (0, *min(served.key[1:3], c.key[1:3]), *served.key[3:])
+            served.key = min(served.key[:2], c.key[:2]) + served.key[2:]
             if trace is not None:
                 trace.note(layer, c.item, Decision.DUPLICATE)
         prepared[layer] = kept
-    best: dict[str, _Cand] = {}
-    for c in (c for layer in CLAIM_ORDER for c in prepared[layer]):
-        said = line_key(c.item.text)
-        if said not in best or c.key[1:] < best[said].key[1:]:
-            best[said] = c
     for layer in CLAIM_ORDER:
-        for c in prepared[layer]:
-            c.key = (int(best[line_key(c.item.text)] is not c), *c.key[1:])
-        prepared[layer].sort(key=attrgetter("key"))  # stable: restatements move after the rest, in rank order
+        prepared[layer].sort(key=attrgetter("key"))
 
 
 def _select(
@@ -242,8 +227,8 @@ def pack(
     """Choose and render items so that ``count(result.text) <= max_tokens`` always holds.
 
     ``count`` must be the exact counter of the pack's encoding; ``limits`` caps items per layer;
-    ``min_score`` drops scored-layer candidates below it; ``distinct`` ranks a scored-layer line
-    restating a better-ranked one of its layer after every line that says something new. Same
+    ``min_score`` drops scored-layer candidates below it; ``distinct`` serves a scored-layer line
+    said more than once only once (:func:`_serve_once`). Same
     inputs → same bytes. ``trace``, when given, records every decision (see
     :mod:`elephantasm.domain.pack_trace`); it changes nothing.
     """

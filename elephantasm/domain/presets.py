@@ -17,6 +17,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from elephantasm.domain.errors import ValidationError
 from elephantasm.domain.inputs import schema_problems
+from elephantasm.domain.lean import RECENCY_QUERY_WORDS
 from elephantasm.domain.render import Layer
 from elephantasm.domain.scoring import ScoringWeights
 
@@ -263,10 +264,6 @@ def resolve_config(preset: str | None, overrides: Mapping[str, Any] | None = Non
 
 
 _WORD = re.compile(r"[a-z0-9']+")
-_TEMPORAL_WORDS = frozenset(
-    "recent recently yesterday today tonight lately earlier ago latest last now currently "
-    "week weekend morning afternoon evening month before previous previously".split()
-)
 _IMPORTANCE_WORDS = frozenset(
     "important importance always never prefer prefers preference preferences favorite favourite "
     "must remember allergic allergy critical essential rule rules avoid hate love".split()
@@ -285,7 +282,7 @@ def adapt_weights(base: ScoringWeights, query: str | None) -> ScoringWeights:
         return base
     words = set(_WORD.findall(query.lower()))
     w = base.as_dict()
-    if words & _TEMPORAL_WORDS:
+    if words & RECENCY_QUERY_WORDS:
         w["recency"] *= 2.0
         w["decay"] *= 0.5
     if words & _IMPORTANCE_WORDS:
@@ -306,7 +303,7 @@ def query_weights(config: PackConfig, weights: ScoringWeights, query: str | None
     preset = PRESETS.get(config.preset_name)
     if not query or preset is None or config.weights != preset.weights:
         return weights
-    if set(_WORD.findall(query.lower())) & _TEMPORAL_WORDS:
+    if set(_WORD.findall(query.lower())) & RECENCY_QUERY_WORDS:
         return weights
     return ScoringWeights(**{**weights.as_dict(), "recency": 0.0, "decay": 0.0})
 

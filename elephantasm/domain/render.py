@@ -125,11 +125,6 @@ def item_line(layer: Layer, item: PackItem) -> str:
     return _line(layer, item.label, item.time if item.dated else None, item.text)
 
 
-def item_prefix(layer: Layer, item: PackItem) -> str:
-    """What :func:`item_line` shows before the item's text in ``layer``: its label and date, if any."""
-    return _prefix(layer, item.label, item.time if item.dated else None)
-
-
 @lru_cache(maxsize=16384, typed=True)  # pure; typed: a plain "session" is not Layer.SESSION
 def _line(layer: Layer, label: str | None, time: datetime | None, text: str) -> str:
     return f"- {_prefix(layer, label, time)}{clean_text(text)}\n"

@@ -1,4 +1,4 @@
-"""Denser small packs: restated lines rank after new ones, and dates show only when time matters."""
+"""Denser packs: a line said again is served once, and dates show only when time matters."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from elephantasm.domain.distinct import line_key
+from elephantasm.domain.distinct import line_key, said_on_several_days
 from elephantasm.domain.lean import wants_dates
 from elephantasm.domain.pack_trace import Decision, PackTrace
 from elephantasm.domain.packing import pack
@@ -44,7 +44,7 @@ def test_key_is_deterministic_and_case_blind(text: str) -> None:
     assert line_key(text) == line_key(text) == line_key(text.upper().lower())
 
 
-def test_a_restatement_ranks_after_every_new_line_but_still_fills_a_large_budget() -> None:
+def test_a_restatement_on_another_day_is_served_once_at_any_budget() -> None:
     lines = {
         Layer.LONG_TERM: [
             PackItem("a", "User: Do you have tips for remembering names?", score=0.9, time=WHEN),
@@ -57,7 +57,19 @@ def test_a_restatement_ranks_after_every_new_line_but_still_fills_a_large_budget
     assert [it.id for it in small.items(Layer.LONG_TERM)] == ["a", "c"]
     assert [it.id for it in pack(lines, max_tokens=one_line + 1, count=O200K).items(Layer.LONG_TERM)] == ["a", "b"]
     large = pack(lines, max_tokens=1000, count=O200K, distinct=True)
-    assert [it.id for it in large.items(Layer.LONG_TERM)] == ["a", "b", "c"]
+    assert [it.id for it in large.items(Layer.LONG_TERM)] == ["a", "c"]
+    assert large.text.count("(2026-") == 2 and [it.id for it in large.echoes[(Layer.LONG_TERM, "a")]] == ["b"]
+
+
+def test_chatter_said_on_many_days_fills_no_dated_pack() -> None:
+    said = "Jonas: The race on TV yesterday was so boring, Maya."
+    chatter = [PackItem(f"t{d}", said, score=0.6, time=WHEN + timedelta(days=d)) for d in range(6)]
+    answer = PackItem("r", "Jonas: Two days ago I ran my first obstacle race, Maya, so proud!", score=0.9, time=WHEN)
+    res = pack({Layer.LONG_TERM: [*chatter, answer]}, max_tokens=2000, count=O200K, distinct=True)
+    assert res.text.count("boring") == 1 and res.text.count("obstacle") == 1
+    # The newest copy is served (equal scores rank newest first) and cites the other five days.
+    assert [it.id for it in res.items(Layer.LONG_TERM)] == ["r", "t5"]
+    assert len(res.echoes[(Layer.LONG_TERM, "t5")]) == 5
 
 
 def test_a_restatement_that_would_render_the_same_line_is_left_out_at_any_budget() -> None:
@@ -80,6 +92,22 @@ def test_a_restatement_that_would_render_the_same_line_is_left_out_at_any_budget
     assert (Layer.LONG_TERM, "d") not in res.echoes
     # Without ``distinct`` every line is served, as before.
     assert len(pack(lines, max_tokens=1000, count=O200K).items(Layer.LONG_TERM)) == 4
+
+
+def test_a_remark_is_a_habit_when_said_again_on_another_day() -> None:
+    grey = "Jonas: The weather has been so grey lately, Maya, I miss the sun."
+    lines = [
+        (grey, WHEN),
+        ("jonas: the weather has been so grey lately, maya, i miss the sun", WHEN + timedelta(days=4)),
+        ("Maya: I volunteer at the animal shelter in Westhaven every Sunday.", WHEN),
+        # the same turn shown by two overlapping memories is one remark, made once
+        ("Jonas: I ran my first obstacle race, Maya, so proud!", WHEN),
+        ("Jonas: I ran my first obstacle race, Maya, so proud!", WHEN + timedelta(hours=2)),
+        ("Maya: I do not volunteer at the animal shelter in Westhaven.", WHEN + timedelta(days=9)),
+        ("Undated remark.", None),
+    ]
+    assert said_on_several_days(lines) == [True, True, False, False, False, False, False]
+    assert said_on_several_days([]) == []
 
 
 def test_negations_are_not_restatements() -> None:
@@ -155,24 +183,12 @@ def test_the_session_copy_keeps_its_best_copys_rank_and_the_freed_budget_goes_on
     assert [it.id for it in res.echoes[(Layer.SESSION, "s")]] == ["m"]
 
 
-def test_the_same_words_on_different_days_are_both_shown_when_dates_are() -> None:
+def test_the_same_words_on_different_days_are_served_once_in_the_session() -> None:
     said = "Maya: I signed up for the pottery class on Thursdays."
     lines = {
         Layer.LONG_TERM: [PackItem("m", said, time=WHEN - timedelta(days=20))],
         Layer.SESSION: [PackItem("s", said, time=WHEN)],
     }
     res = pack(lines, max_tokens=1000, count=O200K, distinct=True)
-    assert res.text.count("Thursdays") == 2 and not res.echoes
-    # …but the older copy ranks after a line that says something new, as inside a layer.
-    news = PackItem("n", "Maya: My sister Ines is moving to Lisbon in May.", score=0.5, time=WHEN)
-    first = render_pack({Layer.SESSION: [*lines[Layer.SESSION], news]})
-    small = pack(
-        {**lines, Layer.SESSION: [*lines[Layer.SESSION], news]},
-        max_tokens=O200K(first) + 3,
-        count=O200K,
-        shares={Layer.KNOWLEDGE: 1.0},
-        distinct=True,
-    )
-    assert small.text == first
-    same_day = {Layer.LONG_TERM: [PackItem("m", said, time=WHEN)], Layer.SESSION: lines[Layer.SESSION]}
-    assert pack(same_day, max_tokens=1000, count=O200K, distinct=True).text.count("Thursdays") == 1
+    assert res.text.count("Thursdays") == 1
+    assert [it.id for it in res.echoes[(Layer.SESSION, "s")]] == ["m"]

@@ -4,6 +4,7 @@ pack; no pack line is small talk; no identity line without evidence; relative ti
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime, timedelta
 
@@ -11,7 +12,7 @@ import httpx
 import pytest
 
 from benchmarks.quality.dataset import Question
-from benchmarks.quality.duo import RELATIVE, DuoConfig, generate_duo
+from benchmarks.quality.duo import CHATTER, RELATIVE, DuoConfig, generate_duo
 from benchmarks.quality.pack_shares import is_filler_line
 from elephantasm.domain.render import Layer, layer_lines
 from elephantasm.runtime import Runtime
@@ -103,13 +104,42 @@ async def test_a_large_pack_serves_each_line_once_and_cites_every_turn_it_stands
     repeated = {line for line, events in said.items() if len(events) > 1}
     assert repeated  # people repeat small talk across sessions
     standing_for = 0
-    for q in generate_duo(CONFIG).questions[:6]:
-        pack = (await latest(pclient, tenant, panima["id"], query=q.question, max_tokens=2000)).json()
+    # A remark said again is served only when it is about the question: ask about the most repeated ones too.
+    asked = sorted(repeated, key=lambda line: (-len(said[line]), line))[:3]
+    queries = [q.question for q in generate_duo(CONFIG).questions[:6]] + [line.split(": ", 1)[1] for line in asked]
+    for query in queries:
+        pack = (await latest(pclient, tenant, panima["id"], query=query, max_tokens=2000)).json()
         for layer in (Layer.LONG_TERM, Layer.SESSION, Layer.KNOWLEDGE):
             lines = layer_lines(pack["context"], layer)
-            assert len(lines) == len(set(lines)), (q.question, pack["context"])
+            assert len(lines) == len(set(lines)), (query, pack["context"])
         for item in pack["content"]["long_term_memories"]:
             if item["summary"] in repeated:
                 cited = {str(p) for p in item["provenance"]}
                 standing_for += cited >= said[item["summary"]]
     assert standing_for > 0  # a served line said again in other turns cites every one of them
+
+
+async def test_a_large_queried_pack_has_no_chatter_said_again_and_again_nor_a_line_per_date(
+    pclient: httpx.AsyncClient, tenant: Tenant, panima: dict, duo: dict[str, str]
+) -> None:
+    """Budget left over is no reason to serve "The race on TV yesterday was so boring" six times, dated,
+    or "I had the weirdest dream last night" for a question about volunteering."""
+    conv = generate_duo(CONFIG).conversations[0]
+    days: dict[str, set[str]] = {}  # "Author: content" → the days it was said on
+    for turn in conv.turns():
+        days.setdefault(f"{turn.author}: {turn.content}", set()).add(turn.occurred_at[:10])
+    names = {turn.author or "" for turn in conv.turns()}
+    chatter = {f"{me}: {c.format(you=you)}" for me in names for you in names - {me} for c in CHATTER}
+    habits = {line for line, said in days.items() if len(said) > 1 and line in chatter}
+    assert habits  # the chat repeats its small talk on many days
+    for q in generate_duo(CONFIG).questions:
+        pack = (await latest(pclient, tenant, panima["id"], query=q.question, max_tokens=2000)).json()
+        lines = [_DATE.sub("", line) for line in layer_lines(pack["context"], Layer.LONG_TERM)]
+        assert len(lines) == len(set(lines)), (q.question, pack["context"])  # one line, not one per date
+        asked = set(re.findall(r"[a-z]{4,}", q.question.lower()))
+        for line in lines:
+            if line in habits:  # chatter may stay only when it shares a word with the question
+                assert asked & set(re.findall(r"[a-z]{4,}", line.lower())), (q.question, line)
+
+
+_DATE = re.compile(r"^\(\d{4}-\d\d-\d\d\) ")

@@ -17,6 +17,7 @@ import numpy as np
 
 from elephantasm.db.vectors import vector_literal
 from elephantasm.domain import idf, turn_vectors
+from elephantasm.domain.distinct import said_on_several_days
 from elephantasm.domain.fingerprint import pack_fingerprint
 from elephantasm.domain.fusion import rank_fusion
 from elephantasm.domain.lean import lean_text, wants_dates, wants_temporal
@@ -43,9 +44,16 @@ if TYPE_CHECKING:
 # Ids are derived from fingerprints so a recompiled pack keeps its id (uuid5 in a fixed namespace).
 PACK_ID_NAMESPACE = uuid.UUID("6f1c9a52-3a57-4f0e-9d55-1c3e1f1b7a00")
 # With a query, knowledge has to be about the question to earn its tokens: its in-compile relevance
-# (0..1) must reach this. (Measured: admitting every fact in the top 8 of either ranking instead let
-# unrelated facts in and cost ~20 points of ER@500 on paraphrased questions.)
-KNOWLEDGE_FLOOR = 0.35
+# (0..1, the best candidate's 1) must reach this. (Measured: admitting every fact in the top 8 of
+# either ranking instead let unrelated facts in and cost ~20 points of ER@500 on paraphrased
+# questions; at 0.4 no fact cited as evidence on either quality dataset was left out.)
+KNOWLEDGE_FLOOR = 0.4
+# With a query, a long-term line said on several days (domain.distinct.said_on_several_days) is small
+# talk unless its relevance reaches this or its importance IMPORTANT: it enters no pack, however much
+# budget is left. A line said once is never cut this way: with an embedder that misses paraphrases a
+# stated fact can look as unrelated as chatter. (Measured on both quality datasets: no evidence lost.)
+HABIT_FLOOR = 0.5
+IMPORTANT = 0.8
 # With a query, a memory's prompt line is the turn that matched it best, when that line is at most
 # this long: half a summary's tokens, the statement itself rather than the exchange's most
 # "informative" sentences. (Measured: ER_any at 250 tokens +10 points; the wire keeps the summary.)
@@ -258,7 +266,8 @@ def _relevances(
     """Each candidate's relevance, normalised over the compile's candidates, per layer in candidate
     order (a list beside each layer's: a dict keyed by candidate cost more than the fusion itself).
     The lexical signal is ``lexical``'s BM25 (in the same candidate order), else ``ts_rank``.
-    Knowledge below :data:`KNOWLEDGE_FLOOR` leaves ``got`` here, with its relevance (noted in ``trace``)."""
+    Knowledge below :data:`KNOWLEDGE_FLOOR`, and long-term small talk (:data:`HABIT_FLOOR`), leave ``got``
+    here, with their relevance (noted in ``trace``)."""
     pool = [c for layer in RENDER_ORDER for c in got.layers.get(layer, [])]
     lex = lexical.scores if lexical is not None else [c.fts_rank for c in pool]
     signals = [(c.cosine, f) for c, f in zip(pool, lex, strict=True)]
@@ -273,17 +282,33 @@ def _relevances(
     for layer in RENDER_ORDER:
         end = start + len(got.layers.get(layer, []))
         out[layer], start = fused[start:end], end
-    knowledge = list(zip(got.layers.get(Layer.KNOWLEDGE, []), out[Layer.KNOWLEDGE], strict=True))
-    kept = [(c, r) for c, r in knowledge if (r or 0.0) >= KNOWLEDGE_FLOOR]
-    if trace is not None:
-        trace.filtered += [
-            Filtered(Layer.KNOWLEDGE, c.kind, c.id, c.text, r or 0.0, KNOWLEDGE_FLOOR)
-            for c, r in knowledge
-            if (r or 0.0) < KNOWLEDGE_FLOOR
-        ]
-    got.layers[Layer.KNOWLEDGE] = [c for c, _ in kept]
-    out[Layer.KNOWLEDGE] = [r for _, r in kept]
+    _keep(
+        got, out, Layer.KNOWLEDGE, [(r or 0.0) >= KNOWLEDGE_FLOOR for r in out[Layer.KNOWLEDGE]], KNOWLEDGE_FLOOR, trace
+    )
+    long_term = got.layers.get(Layer.LONG_TERM, [])
+    habits = said_on_several_days([(lean_text(c.snippet or c.text), c.happened_at) for c in long_term])
+    keep = [
+        not habit or (r or 0.0) >= HABIT_FLOOR or (c.importance or 0.0) >= IMPORTANT
+        for c, r, habit in zip(long_term, out[Layer.LONG_TERM], habits, strict=True)
+    ]
+    _keep(got, out, Layer.LONG_TERM, keep, HABIT_FLOOR, trace)
     return out
+
+
+def _keep(
+    got: Gathered,
+    out: dict[Layer, list[float | None]],
+    layer: Layer,
+    keep: list[bool],
+    floor: float,
+    trace: PackTrace | None,
+) -> None:
+    """Leave ``layer``'s candidates not to ``keep`` out of ``got`` and ``out`` (noted in ``trace``)."""
+    rows = list(zip(got.layers.get(layer, []), out[layer], keep, strict=True))
+    if trace is not None:
+        trace.filtered += [Filtered(layer, c.kind, c.id, c.text, r or 0.0, floor) for c, r, k in rows if not k]
+    got.layers[layer] = [c for c, _, k in rows if k]
+    out[layer] = [r for _, r, k in rows if k]
 
 
 def _needing_provenance(result: PackResult, got: Gathered, trace: PackTrace | None) -> list[cands.Candidate]:
