@@ -184,13 +184,18 @@ def multiprocess_dir() -> str | None:
     return os.environ.get(MULTIPROC_ENV) or None
 
 
+def registry() -> CollectorRegistry:
+    """The registry to expose: the process's own, or in multiprocess mode one summing every worker's."""
+    if not multiprocess_dir():
+        return REGISTRY
+    summed = CollectorRegistry()
+    multiprocess.MultiProcessCollector(summed)
+    return summed
+
+
 def exposition() -> tuple[bytes, str]:
     """The text exposition of every metric (summed over all workers in multiprocess mode)."""
-    registry = REGISTRY
-    if multiprocess_dir():
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
-    return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(registry()), CONTENT_TYPE_LATEST
 
 
 def process_exited(pid: int) -> None:
