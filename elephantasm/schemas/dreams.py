@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, Field
 
@@ -46,9 +46,9 @@ class DreamRunRead(BaseModel):
     error: str | None
 
     @classmethod
-    def of(cls, row: Any) -> DreamRunRead:
+    def of(cls, row: Any) -> Self:
         """Build from a ``dream_runs`` row."""
-        data = {f: getattr(row, f) for f in cls.model_fields if f != "duration_seconds"}
+        data = {f: getattr(row, f) for f in DreamRunRead.model_fields if f != "duration_seconds"}
         duration = (row.finished_at - row.started_at).total_seconds() if row.finished_at else None
         return cls(**data, duration_seconds=duration)
 
