@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any, Self
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from elephantasm.db.models import DREAM_STATUSES
 from elephantasm.schemas.common import StoredJson, StrictModel
@@ -56,6 +56,7 @@ class DreamRunRead(BaseModel):
 class DreamActionRead(BaseModel):
     """One journal entry: created, merged, absorbed, superseded, archived, decaying, reactivated, updated."""
 
+    model_config = ConfigDict(from_attributes=True)  # built from table rows
     id: uuid.UUID
     action: str
     target_type: str
