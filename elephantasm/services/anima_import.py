@@ -83,7 +83,7 @@ class Parsed:
 
 
 @contextmanager
-def _at_line(number: int) -> Iterator[None]:
+def at_line(number: int) -> Iterator[None]:
     """Errors raised in the block name line ``number`` (and keep their status)."""
     try:
         yield
@@ -93,7 +93,7 @@ def _at_line(number: int) -> Iterator[None]:
         raise type(exc)(f"line {number}: {exc.detail}") from None
 
 
-def _decode(line: str) -> dict[str, Any]:
+def decode_line(line: str) -> dict[str, Any]:
     """One line as a JSON object, decoded as the API decodes request bodies (msgspec)."""
     try:
         obj = _decode_json(line)
@@ -163,10 +163,10 @@ def parse_export(lines: Iterable[str], settings: Settings, now: datetime, *, par
     tally, trailer = LineTally(), None
     seen: dict[Any, int] = {}
     for number, line in enumerate((ln for ln in lines if ln.strip()), start=1):
-        with _at_line(number):
+        with at_line(number):
             if trailer is not None:
                 raise ValidationError("a line after the trailer (the trailer must be the last line)")
-            obj = _decode(line)
+            obj = decode_line(line)
             record = _record(obj, header=parsed is None)
             if isinstance(record, TrailerRecord):
                 trailer = record
