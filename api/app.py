@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 from litestar import Litestar
@@ -58,14 +58,10 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        managers = [factory(runtime) for factory in background]
-        for manager in managers:
-            await manager.__aenter__()
-        try:
+        async with AsyncExitStack() as stack:
+            for factory in background:
+                await stack.enter_async_context(factory(runtime))
             yield
-        finally:
-            for manager in reversed(managers):
-                await manager.__aexit__(None, None, None)
 
     app = Litestar(
         route_handlers=ROUTE_HANDLERS,

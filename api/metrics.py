@@ -68,15 +68,9 @@ def start_metrics_server(settings: Settings) -> Any:
     """Serve ``/metrics`` on ``metrics_port`` (a thread of this process); None when not configured."""
     if not (settings.metrics_enabled and settings.metrics_port):
         return None
-    from prometheus_client import CollectorRegistry, start_http_server
-    from prometheus_client import multiprocess as mp
+    from prometheus_client import start_http_server
 
-    registry = None
-    if metrics.multiprocess_dir():
-        registry = CollectorRegistry()
-        mp.MultiProcessCollector(registry)
-    kwargs: dict[str, Any] = {"registry": registry} if registry is not None else {}
-    return start_http_server(settings.metrics_port, addr=settings.host, **kwargs)
+    return start_http_server(settings.metrics_port, addr=settings.host, registry=metrics.registry())
 
 
 class MetricsPlugin(InitPlugin):

@@ -74,4 +74,4 @@ class AnimaTransferController(Controller):
         async with runtime.background.unit_of_work() as session:
             anima_id = await write_import(session, caller.org_id, parsed, vectors, name, space)
         async with runtime.read_session() as session:
-            return AnimaRead.model_validate(await get_anima(session, caller.org_id, anima_id), from_attributes=True)
+            return AnimaRead.model_validate(await get_anima(session, caller.org_id, anima_id))

@@ -18,10 +18,6 @@ from elephantasm.services.kv import rows as kv_rows
 from elephantasm.services.purge import purge_anima
 
 
-def _read(anima) -> AnimaRead:  # type: ignore[no-untyped-def]
-    return AnimaRead.model_validate(anima, from_attributes=True)
-
-
 class AnimaController(Controller):
     """Create, list, read, update and delete animas of the caller's org."""
 
@@ -34,7 +30,7 @@ class AnimaController(Controller):
         check_json(data, runtime)
         async with runtime.unit_of_work() as session:
             anima = await svc.create_anima(session, caller.org_id, data)
-        return _read(anima)
+        return AnimaRead.model_validate(anima)
 
     @get("/")
     async def list(
@@ -43,13 +39,14 @@ class AnimaController(Controller):
         """List animas, oldest first."""
         async with runtime.read_session() as session:
             rows, next_cursor = await svc.list_animas(session, caller.org_id, limit, cursor)
-        return Page[AnimaRead](items=[_read(a) for a in rows], next_cursor=next_cursor)
+        return Page[AnimaRead](items=[AnimaRead.model_validate(a) for a in rows], next_cursor=next_cursor)
 
     @get("/{anima_id:str}")
     async def get(self, anima_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> AnimaRead:
         """Read one anima."""
         async with runtime.read_session() as session:
-            return _read(await svc.get_anima(session, caller.org_id, parse_uuid("anima_id", anima_id)))
+            anima = await svc.get_anima(session, caller.org_id, parse_uuid("anima_id", anima_id))
+        return AnimaRead.model_validate(anima)
 
     @patch("/{anima_id:str}")
     async def update(
@@ -59,7 +56,7 @@ class AnimaController(Controller):
         check_json(data, runtime)
         async with runtime.unit_of_work() as session:
             anima = await svc.update_anima(session, caller.org_id, parse_uuid("anima_id", anima_id), data)
-        return _read(anima)
+        return AnimaRead.model_validate(anima)
 
     @delete("/{anima_id:str}", status_code=HTTP_204_NO_CONTENT)
     async def remove(

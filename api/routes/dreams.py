@@ -62,9 +62,5 @@ class DreamController(Controller):
         async with runtime.read_session() as session:
             run = await svc.get_run(session, caller.org_id, parse_uuid("run_id", run_id))
             actions, total = await svc.run_actions(session, caller.org_id, run.id, actions_limit)
-        base = DreamRunRead.of(run).model_dump()
-        return DreamRunDetail(
-            **base,
-            actions=[DreamActionRead.model_validate(a, from_attributes=True) for a in actions],
-            action_count=total,
-        )
+        journal = [DreamActionRead.model_validate(a) for a in actions]
+        return DreamRunDetail.of(run).model_copy(update={"actions": journal, "action_count": total})

@@ -23,10 +23,6 @@ from elephantasm.services.event_copy import copy_events
 from elephantasm.services.event_insert import insert_one
 
 
-def _read(event) -> EventRead:  # type: ignore[no-untyped-def]
-    return EventRead.model_validate(event, from_attributes=True)
-
-
 class EventController(Controller):
     """Record what happened to an anima, idempotently, and read it back."""
 
@@ -93,10 +89,11 @@ class EventController(Controller):
         )
         async with runtime.read_session() as session:
             rows, next_cursor = await svc.list_events(session, caller.org_id, flt, limit, cursor)
-        return Page[EventRead](items=[_read(e) for e in rows], next_cursor=next_cursor)
+        return Page[EventRead](items=[EventRead.model_validate(e) for e in rows], next_cursor=next_cursor)
 
     @get("/{event_id:str}")
     async def get(self, event_id: FromPath[str], caller: CallerDep, runtime: RuntimeDep) -> EventRead:
         """Read one event."""
         async with runtime.read_session() as session:
-            return _read(await svc.get_event(session, caller.org_id, parse_uuid("event_id", event_id)))
+            event = await svc.get_event(session, caller.org_id, parse_uuid("event_id", event_id))
+        return EventRead.model_validate(event)

@@ -26,7 +26,7 @@ class KeyController(Controller):
         """Every key of the org (prefixes only), oldest first."""
         async with runtime.read_session() as session:
             rows = await svc.list_org_keys(session, caller.org_id)
-        return Page[ApiKeyRead](items=[ApiKeyRead.model_validate(k, from_attributes=True) for k in rows])
+        return Page[ApiKeyRead](items=[ApiKeyRead.model_validate(k) for k in rows])
 
     @post("/")
     async def create(self, data: JSONBody[ApiKeyCreate], caller: CallerDep, runtime: RuntimeDep) -> ApiKeyCreated:
@@ -36,7 +36,7 @@ class KeyController(Controller):
             key, row = await svc.mint_key(
                 session, runtime.secret, caller, data.name, data.scope, data.expires_at, runtime.clock()
             )
-        read = ApiKeyRead.model_validate(row, from_attributes=True)
+        read = ApiKeyRead.model_validate(row)
         return ApiKeyCreated(**read.model_dump(), key=key)
 
     @delete("/{key_id:str}", status_code=HTTP_204_NO_CONTENT)

@@ -74,7 +74,7 @@ class MemoryController(Controller):
         """The events the memory was distilled from, in time order."""
         async with runtime.read_session() as session:
             events = await svc.memory_events(session, caller.org_id, parse_uuid("memory_id", memory_id))
-        return [EventRead.model_validate(e, from_attributes=True) for e in events]
+        return [EventRead.model_validate(e) for e in events]
 
     @post("/search/semantic", status_code=HTTP_200_OK, opt=READ_ONLY)
     async def search(self, data: JSONBody[MemorySearch], caller: CallerDep, runtime: RuntimeDep) -> list[MemoryRead]:

@@ -12,7 +12,7 @@ from litestar.params import FromPath, QueryParameter
 from api.deps import Cursor, RuntimeDep
 from api.ui.deps import UiUserDep, choice, ui_id
 from api.ui.forms import Form, see_other, textarea, validated
-from api.ui.render import page
+from api.ui.render import PAGE_SIZE, page
 from elephantasm.db.models import EVENT_TYPES
 from elephantasm.schemas.animas import AnimaCreate
 from elephantasm.services import animas as anima_svc
@@ -21,7 +21,6 @@ from elephantasm.services.dreams import identity as identity_svc
 from elephantasm.services.dreams import queries as dream_svc
 from elephantasm.services.inspector import AnimaCounts, anima_counts, memories_of_event
 
-PAGE_SIZE = 50
 # The list counts each anima's rows up to this many (exact counts are on the anima's own page).
 LIST_COUNT_CAP = 1_000
 

@@ -10,14 +10,13 @@ from litestar.params import FromPath, QueryParameter
 from api.deps import Cursor, RuntimeDep
 from api.ui.deps import UiUserDep, choice, ui_id
 from api.ui.forms import see_other
-from api.ui.render import page
+from api.ui.render import PAGE_SIZE, page
 from elephantasm.db.models import DREAM_STATUSES
 from elephantasm.schemas.dreams import DreamRunRead
 from elephantasm.services import animas as anima_svc
 from elephantasm.services.dreams import queries as dream_svc
 from elephantasm.services.dreams import start_dream_in_background
 
-PAGE_SIZE = 50
 JOURNAL_LIMIT = 200
 # A running run's page reloads itself this often (seconds) until the run ends.
 REFRESH_SECONDS = 2

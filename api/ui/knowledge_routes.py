@@ -10,12 +10,10 @@ from litestar.params import FromPath, QueryParameter
 
 from api.deps import Cursor, RuntimeDep
 from api.ui.deps import UiUserDep, choice, ui_id
-from api.ui.render import page
+from api.ui.render import PAGE_SIZE, page
 from elephantasm.db.models import KNOWLEDGE_TYPES
 from elephantasm.services import animas as anima_svc
 from elephantasm.services.dreams import queries as knowledge_svc
-
-PAGE_SIZE = 50
 
 
 def transitions(chain: list[Any], provenance: dict) -> list[dict[str, Any]]:  # type: ignore[type-arg]

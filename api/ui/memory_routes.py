@@ -12,7 +12,7 @@ from api.deps import Cursor, RuntimeDep
 from api.edits import edit_memory_of
 from api.ui.deps import UiUserDep, choice, ui_id
 from api.ui.forms import Form, see_other, textarea, validated
-from api.ui.render import page
+from api.ui.render import PAGE_SIZE, page
 from elephantasm.db.models import MEMORY_STATES
 from elephantasm.domain.presets import get_preset
 from elephantasm.domain.scoring import quantise
@@ -22,8 +22,6 @@ from elephantasm.services import animas as anima_svc
 from elephantasm.services.dreams import memories as memory_svc
 from elephantasm.services.inspector import knowledge_of_memory, memory_factors
 from elephantasm.services.spaces import current_space
-
-PAGE_SIZE = 50
 
 
 @dataclass

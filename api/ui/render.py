@@ -18,6 +18,9 @@ from litestar.datastructures import Cookie
 from elephantasm.ids import short_id
 from elephantasm.local.model import llama_cpp_available
 
+PAGE_SIZE = 50
+"""Rows on one page of every inspector list."""
+
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",

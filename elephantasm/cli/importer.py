@@ -9,7 +9,6 @@ from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import ValidationError as SchemaError
 from rich.progress import Progress
 
 from elephantasm.cli.context import cli_runtime, console
@@ -17,23 +16,23 @@ from elephantasm.cli.lookup import find_org_id
 from elephantasm.domain.errors import DomainError
 from elephantasm.schemas.events import EventCreate
 from elephantasm.services import events as event_svc
+from elephantasm.services.anima_import import at_line, decode_line
 from elephantasm.services.event_copy import copy_events
 from elephantasm.settings import Settings
 
 
 def parse_lines(path: Path, default_anima: str | None) -> list[EventCreate]:
-    """Validate every line before anything is written, so a bad file writes nothing."""
+    """Validate every line before anything is written, so a bad file writes nothing; a bad line is
+    an error naming it and its problem, as ``animas import`` names one."""
     events = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
+        with at_line(number):
+            obj = decode_line(line)
             if default_anima and "anima_id" not in obj:
                 obj["anima_id"] = default_anima
             events.append(EventCreate.model_validate(obj))
-        except (json.JSONDecodeError, SchemaError) as exc:
-            raise DomainError(f"line {number}: {exc}") from exc
     return events
 
 

@@ -105,15 +105,13 @@ async def keyset_page(
     limit: int,
     cursor: str | None,
     direction: Direction,
-    at_name: str = "page_at",
     entities: bool = False,
 ) -> tuple[list[Any], str | None]:
     """Rows of ``stmt`` ordered by (``at``, ``row_id``) in ``direction``, after ``cursor``; plus the
     next page's cursor (None on the last page).
 
-    ``at_name`` is the attribute of each returned row holding its ``at`` value (select the
-    expression labelled ``page_at``, or name the column of an entity); ``entities`` returns the
-    first column's objects (ORM entities) instead of rows.
+    ``entities`` returns the first column's objects (ORM entities, ``at`` one of their attributes)
+    instead of rows, which must select the ``at`` expression labelled ``page_at``.
     """
     ascending = direction is Direction.ASC
     key = session_cursor_key(session)
@@ -131,4 +129,4 @@ async def keyset_page(
     if len(rows) <= limit:
         return rows, None
     last = rows[limit - 1]
-    return rows[:limit], encode_cursor(getattr(last, at_name), last.id, key)
+    return rows[:limit], encode_cursor(getattr(last, at.key if entities else "page_at"), last.id, key)

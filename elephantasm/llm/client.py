@@ -128,7 +128,7 @@ class ChatCaller:
 
     async def _attempt(self, messages: list[ChatCompletionMessageParam], response_format: ResponseFormat) -> str:
         self.usage += Usage(calls=1)
-        metrics.llm_attempt(self.model)
+        metrics.LLM_CALLS.labels(self.model).inc()
         extra: dict[str, Any] = {} if self.temperature is None else {"temperature": self.temperature}
         response = await self.client.chat.completions.create(
             model=self.model,

@@ -64,13 +64,7 @@ async def _calling(source: ClientSource, ctx: Context, resource: bool = False) -
         raise (ResourceNotFoundError if exc.status_code == 404 else ResourceError)(_message(exc)) from exc
 
 
-def _event_summary(event: Any) -> dict[str, Any]:
-    return {
-        "id": str(event.id),
-        "anima_id": str(event.anima_id),
-        "event_type": str(event.event_type),
-        "session_id": event.session_id,
-    }
+_EVENT_SUMMARY = {"id", "anima_id", "event_type", "session_id"}
 
 
 def _memory_summary(memory: Any) -> dict[str, Any]:
@@ -99,7 +93,7 @@ def register_tools(server: MCPServer, source: ClientSource) -> None:
                 stored = [await client.events.extract(anima_id=anima_id, **events[0].model_dump(exclude_none=True))]
             else:
                 stored = await client.events.batch([e.model_dump(exclude_none=True) for e in events], anima_id=anima_id)
-        return [_event_summary(e) for e in stored]
+        return [e.model_dump(mode="json", include=_EVENT_SUMMARY) for e in stored]
 
     @server.tool()
     async def recall(

@@ -81,11 +81,6 @@ DB_POOL_IN_USE = Gauge(
 )
 
 
-def pack_lookup(result: str) -> None:
-    """Count one snapshot lookup: ``memory_hit``, ``shared_hit`` or ``miss``."""
-    PACK_CACHE.labels(result).inc()
-
-
 def pack_compiled(seconds: float) -> None:
     """Count one compile and its duration."""
     PACK_COMPILES.inc()
@@ -97,11 +92,6 @@ def dream_finished(outcome: str, events_read: int) -> None:
     DREAM_RUNS.labels(outcome).inc()
     if events_read:
         EVENTS_DISTILLED.inc(events_read)
-
-
-def llm_attempt(model: str) -> None:
-    """Count one chat-completion attempt (failed ones too)."""
-    LLM_CALLS.labels(model).inc()
 
 
 def llm_tokens(model: str, prompt_tokens: int, completion_tokens: int) -> None:
@@ -119,16 +109,6 @@ def kv_primed(outcome: str, restored: int, prefilled: int) -> None:
         KV_TOKENS.labels("restored").inc(restored)
     if prefilled:
         KV_TOKENS.labels("prefilled").inc(prefilled)
-
-
-def kv_restore_check(model: str, result: str) -> None:
-    """Count one restore check: ``reused`` or ``recomputed``."""
-    KV_RESTORE_CHECKS.labels(model, result).inc()
-
-
-def kv_reuse_disabled(model: str) -> None:
-    """Mark ``model`` as one whose restores are off."""
-    KV_REUSE_DISABLED.labels(model).set(1)
 
 
 def instrument_pool(engine: Any) -> None:
@@ -184,13 +164,18 @@ def multiprocess_dir() -> str | None:
     return os.environ.get(MULTIPROC_ENV) or None
 
 
+def registry() -> CollectorRegistry:
+    """The registry to expose: the process's own, or in multiprocess mode one summing every worker's."""
+    if not multiprocess_dir():
+        return REGISTRY
+    summed = CollectorRegistry()
+    multiprocess.MultiProcessCollector(summed)
+    return summed
+
+
 def exposition() -> tuple[bytes, str]:
     """The text exposition of every metric (summed over all workers in multiprocess mode)."""
-    registry = REGISTRY
-    if multiprocess_dir():
-        registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry)
-    return generate_latest(registry), CONTENT_TYPE_LATEST
+    return generate_latest(registry()), CONTENT_TYPE_LATEST
 
 
 def process_exited(pid: int) -> None:

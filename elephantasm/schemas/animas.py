@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from elephantasm.schemas.common import PatchBody, StoredJson, StrictModel
 
@@ -34,6 +34,7 @@ class AnimaUpdate(PatchBody):
 class AnimaRead(BaseModel):
     """An anima as the API returns it."""
 
+    model_config = ConfigDict(from_attributes=True)  # built from table rows
     id: uuid.UUID
     name: str
     description: str | None

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from elephantasm.db.models import DREAM_STATUSES
 from elephantasm.schemas.common import StoredJson, StrictModel
@@ -46,9 +46,9 @@ class DreamRunRead(BaseModel):
     error: str | None
 
     @classmethod
-    def of(cls, row: Any) -> DreamRunRead:
+    def of(cls, row: Any) -> Self:
         """Build from a ``dream_runs`` row."""
-        data = {f: getattr(row, f) for f in cls.model_fields if f != "duration_seconds"}
+        data = {f: getattr(row, f) for f in DreamRunRead.model_fields if f != "duration_seconds"}
         duration = (row.finished_at - row.started_at).total_seconds() if row.finished_at else None
         return cls(**data, duration_seconds=duration)
 
@@ -56,6 +56,7 @@ class DreamRunRead(BaseModel):
 class DreamActionRead(BaseModel):
     """One journal entry: created, merged, absorbed, superseded, archived, decaying, reactivated, updated."""
 
+    model_config = ConfigDict(from_attributes=True)  # built from table rows
     id: uuid.UUID
     action: str
     target_type: str

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from elephantasm.domain.enums import EventType
 from elephantasm.schemas.common import Instant, NotBlank, StoredJson, StrictModel, one_of
@@ -40,6 +40,7 @@ class EventBatchCreate(StrictModel):
 class EventRead(BaseModel):
     """An event as the API returns it."""
 
+    model_config = ConfigDict(from_attributes=True)  # built from table rows
     id: uuid.UUID
     anima_id: uuid.UUID
     event_type: str = Field(json_schema_extra={"enum": [t.value for t in EventType]})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from elephantasm.domain.keys import KeyScope
 from elephantasm.schemas.common import Instant, StrictModel
@@ -26,6 +26,7 @@ class ApiKeyCreate(StrictModel):
 class ApiKeyRead(BaseModel):
     """A key's metadata (never its hash)."""
 
+    model_config = ConfigDict(from_attributes=True)  # built from table rows
     id: uuid.UUID
     name: str | None
     prefix: str

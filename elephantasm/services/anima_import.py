@@ -65,7 +65,6 @@ if TYPE_CHECKING:
 _CHUNK = 1000
 # A memory record's recall state goes to memory_recalls, not to the memory row.
 _RECALL_FIELDS = ("recall_count", "last_recalled_at")
-_EMBED_BATCH = 256
 _decode_json = msgspec.json.Decoder().decode
 _ANY_ANIMA = {"anima_id": uuid.UUID(int=0)}  # an event line names no anima: the import makes one
 
@@ -84,7 +83,7 @@ class Parsed:
 
 
 @contextmanager
-def _at_line(number: int) -> Iterator[None]:
+def at_line(number: int) -> Iterator[None]:
     """Errors raised in the block name line ``number`` (and keep their status)."""
     try:
         yield
@@ -94,7 +93,7 @@ def _at_line(number: int) -> Iterator[None]:
         raise type(exc)(f"line {number}: {exc.detail}") from None
 
 
-def _decode(line: str) -> dict[str, Any]:
+def decode_line(line: str) -> dict[str, Any]:
     """One line as a JSON object, decoded as the API decodes request bodies (msgspec)."""
     try:
         obj = _decode_json(line)
@@ -164,10 +163,10 @@ def parse_export(lines: Iterable[str], settings: Settings, now: datetime, *, par
     tally, trailer = LineTally(), None
     seen: dict[Any, int] = {}
     for number, line in enumerate((ln for ln in lines if ln.strip()), start=1):
-        with _at_line(number):
+        with at_line(number):
             if trailer is not None:
                 raise ValidationError("a line after the trailer (the trailer must be the last line)")
-            obj = _decode(line)
+            obj = decode_line(line)
             record = _record(obj, header=parsed is None)
             if isinstance(record, TrailerRecord):
                 trailer = record
@@ -219,13 +218,6 @@ def _new_ids(old: Iterable[uuid.UUID]) -> dict[uuid.UUID, uuid.UUID]:
     return dict(zip(ordered, sorted(uuid7() for _ in ordered), strict=True))
 
 
-async def _embed(embedder: Embedder, texts: list[str]) -> list[list[float]]:
-    out: list[list[float]] = []
-    for start in range(0, len(texts), _EMBED_BATCH):
-        out.extend(await embedder.embed(texts[start : start + _EMBED_BATCH]))
-    return out
-
-
 async def _insert(session: AsyncSession, model: type, rows: list[dict[str, Any]]) -> None:
     for start in range(0, len(rows), _CHUNK):
         await session.execute(insert(model), rows[start : start + _CHUNK])
@@ -243,8 +235,8 @@ async def embed_parsed(
     without its chat boilerplate; its user turns), so the copy serves the same packs."""
     events = {e.id: e for e in to_inputs(p.events)}
     return (
-        await _embed(embedder, [lean_text(m.summary) for m in p.memories]),
-        await _embed(embedder, [k.content for k in p.knowledge]),
+        await embedder.embed([lean_text(m.summary) for m in p.memories]),
+        await embedder.embed([k.content for k in p.knowledge]),
         await embed_turns(embedder, [fact_turns(events, m.event_ids, m.content) for m in p.memories]),
     )
 

@@ -27,19 +27,13 @@ async def create_anima(session: AsyncSession, org_id: uuid.UUID, data: AnimaCrea
 
 async def get_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> Anima:
     """The live anima, or NotFoundError (also when it belongs to another org)."""
-    anima: Anima = await live_anima_value(session, org_id, anima_id, Anima)
+    anima: Anima = (await live_anima_values(session, org_id, anima_id, Anima))[0]
     return anima
-
-
-async def live_anima_value(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, what: Any) -> Any:
-    """``what`` (the entity or one of its columns) of the org's live anima ``anima_id``, or
-    NotFoundError (also when it belongs to another org: a 404, never an empty answer)."""
-    return (await live_anima_values(session, org_id, anima_id, what))[0]
 
 
 async def live_anima_values(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID, *what: Any) -> Any:
     """The row of ``what`` (entities or columns) of the org's live anima ``anima_id``, or
-    NotFoundError as :func:`live_anima_value`."""
+    NotFoundError (also when it belongs to another org: a 404, never an empty answer)."""
     found = await q.live_values(session, org_id, anima_id, *what)
     if found is None:
         raise NotFoundError(f"anima {anima_id} not found")

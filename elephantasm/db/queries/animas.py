@@ -42,7 +42,6 @@ async def list_animas(
         limit=limit,
         cursor=cursor,
         direction=Direction.ASC,
-        at_name="created_at",
         entities=True,
     )
 

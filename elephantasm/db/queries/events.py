@@ -75,6 +75,5 @@ async def list_events(
         limit=limit,
         cursor=cursor,
         direction=Direction.ASC,
-        at_name="occurred_at",
         entities=True,
     )

@@ -69,12 +69,7 @@ async def anima_counts(
     if not anima_ids:
         return {}
     rows = await session.execute(_COUNTS_SQL, {"org": org_id, "ids": list(anima_ids), "cap": cap})
-    return {
-        r.id: AnimaCounts(
-            r.events, r.pending, r.active, r.decaying, r.archived, r.knowledge, r.dream_runs, r.identity_version
-        )
-        for r in rows
-    }
+    return {r.id: AnimaCounts(*r[1:]) for r in rows}  # the columns after the id are AnimaCounts' fields, in order
 
 
 async def memories_of_event(session: AsyncSession, org_id: uuid.UUID, event_id: uuid.UUID) -> list[Any]:

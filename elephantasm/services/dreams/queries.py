@@ -18,7 +18,7 @@ from elephantasm.db.size_switches import vector_rows
 from elephantasm.db.tables import table_of
 from elephantasm.db.vectors import indexed_vector
 from elephantasm.domain.errors import NotFoundError
-from elephantasm.services.animas import live_anima_value
+from elephantasm.services.animas import live_anima_values
 from elephantasm.services.dreams.journal import JournalEntry, expand
 
 
@@ -31,7 +31,7 @@ def readable_columns(table: Any) -> list[Any]:
 async def check_anima(session: AsyncSession, org_id: uuid.UUID, anima_id: uuid.UUID) -> bool:
     """NotFoundError unless the anima is a live one of the org (another org's is a 404, never []);
     returns its ``vectors_indexed``: whether its memories and knowledge are in the HNSW index."""
-    return bool(await live_anima_value(session, org_id, anima_id, col(Anima.vectors_indexed)))
+    return bool((await live_anima_values(session, org_id, anima_id, col(Anima.vectors_indexed)))[0])
 
 
 async def newest_first(

@@ -185,10 +185,10 @@ def _checked(
     expected = len(prompt.tokens) - source.claim
     model = engine.model_name
     if prefilled != expected:
-        metrics.kv_restore_check(model, "recomputed")
+        metrics.KV_RESTORE_CHECKS.labels(model, "recomputed").inc()
         if engine.reuse_ok:
             engine.reuse_ok = False
-            metrics.kv_reuse_disabled(model)
+            metrics.KV_REUSE_DISABLED.labels(model).set(1)
             log.warning(
                 "KV restore on %s did not reuse: the %s state should have spared %d of %d prompt tokens, "
                 "llama.cpp evaluated %d; restores are off for this model until restart",
@@ -199,6 +199,6 @@ def _checked(
                 prefilled,
             )
         return Primed("recomputed", kept, prefilled, source, captured)
-    metrics.kv_restore_check(model, "reused")
+    metrics.KV_RESTORE_CHECKS.labels(model, "reused").inc()
     status = "hit" if kept >= prompt.n_prefix else "prefix"
     return Primed(status, kept, prefilled, source, captured)

@@ -182,7 +182,7 @@ async def _entry(deps: PackDeps, req: PackRequest, state_version: int) -> tuple[
     entry = state.lru.get(key)
     if entry is not None:
         state.metrics.memory_hits += 1
-        metrics.pack_lookup("memory_hit")
+        metrics.PACK_CACHE.labels("memory_hit").inc()
         return entry, None
     # No await between the LRU miss and joining the flight: a request arriving after a flight
     # finished finds its entry in the LRU (put before the flight ends), so each key compiles once.
@@ -199,10 +199,10 @@ async def _load_or_compile(deps: PackDeps, key: str, req: PackRequest) -> tuple[
     followup: Followup | None = None
     if entry is not None:
         state.metrics.shared_hits += 1
-        metrics.pack_lookup("shared_hit")
+        metrics.PACK_CACHE.labels("shared_hit").inc()
     else:
         state.metrics.misses += 1
-        metrics.pack_lookup("miss")
+        metrics.PACK_CACHE.labels("miss").inc()
         entry, followup = await _compile(deps, req)
     if state.lru.discards == discards:
         state.lru.put(entry)

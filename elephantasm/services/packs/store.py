@@ -116,7 +116,6 @@ async def list_packs(
         limit=limit,
         cursor=cursor,
         direction=Direction.DESC,
-        at_name="created_at",
         entities=True,
     )
     return [_read(r) for r in rows], next_cursor
