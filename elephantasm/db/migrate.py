@@ -1,8 +1,7 @@
 """Run Alembic migrations programmatically (used by the CLI, ``serve`` and the tests).
 
-Alembic loads only when there is something to do: :func:`upgrade_async` first reads the recorded
-revision with one query, and a database already at :data:`HEAD_REVISION` is left as it is (most
-CLI calls; importing and running Alembic for nothing costs about a second).
+Alembic is imported only to migrate: :func:`upgrade_async` leaves a database already at
+:data:`HEAD_REVISION` alone after one query (most CLI calls; Alembic would cost about a second).
 """
 
 from __future__ import annotations
@@ -40,13 +39,6 @@ def upgrade(url: str, revision: str = "head") -> None:
     from alembic import command
 
     command.upgrade(alembic_config(url), revision)
-
-
-def downgrade(url: str, revision: str = "base") -> None:
-    """Downgrade the database to ``revision``."""
-    from alembic import command
-
-    command.downgrade(alembic_config(url), revision)
 
 
 async def recorded_revisions(url: str) -> set[str]:
