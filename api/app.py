@@ -34,6 +34,7 @@ from api.routes.memories import MemoryController
 from api.routes.packs import AnimaPackController, PackController
 from api.routes.root import root
 from api.ui import build_ui_router
+from elephantasm.llm.embedders import load_model
 from elephantasm.runtime import Runtime
 
 ROUTE_HANDLERS: list[Any] = [
@@ -58,6 +59,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        load_model(runtime.embedder)
         async with AsyncExitStack() as stack:
             for factory in background:
                 await stack.enter_async_context(factory(runtime))

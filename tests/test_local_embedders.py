@@ -6,6 +6,8 @@ from __future__ import annotations
 import importlib.util
 import math
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,6 +63,25 @@ async def test_wordllama_is_deterministic_and_batches_keep_order() -> None:
 def test_the_default_embedder_is_wordllama_behind_the_query_cache() -> None:
     emb = build_embedder(Settings())
     assert emb.space.name == "wordllama:l2_supercat" and emb.dim == 256
+
+
+LOADED_PROBE = """
+import asyncio, sys
+from elephantasm.llm.embedders import load_model
+from elephantasm.llm.factory import build_embedder
+from elephantasm.settings import Settings
+lazy, warm = build_embedder(Settings()), build_embedder(Settings())
+print("wordllama" in sys.modules, lazy.space.label() == warm.space.label())
+load_model(warm)
+print("wordllama" in sys.modules, asyncio.run(lazy.embed(["tea"])) == asyncio.run(warm.embed(["tea"])))
+"""
+
+
+def test_the_model_loads_on_first_use_or_when_asked_never_at_build() -> None:
+    """A process that never embeds (most CLI commands) never imports the model; ``load_model`` (an API
+    process at startup) loads it through the query cache, and both ways embed alike."""
+    done = subprocess.run([sys.executable, "-c", LOADED_PROBE], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split("\n")[:2] == ["False True", "True True"]
 
 
 def test_unknown_embedder_names_the_choices() -> None:

@@ -18,7 +18,8 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from sqlmodel import SQLModel
 
 import elephantasm.db.models  # noqa: F401  (registers every table on SQLModel.metadata)
-from elephantasm.db.migrate import downgrade, upgrade
+from alembic import command
+from elephantasm.db.migrate import alembic_config, upgrade
 from elephantasm.db.models import HNSW_EF_CONSTRUCTION, HNSW_M
 from elephantasm.db.vectors import INDEXED_DIMS
 from tests.support.databases import connect, create_database, drop_database
@@ -145,7 +146,7 @@ async def test_vector_and_fulltext_indexes_exist(empty_db: str) -> None:
 async def test_downgrade_to_base_leaves_nothing_and_upgrade_again_works(empty_db: str) -> None:
     """The downgrade path is real: base has no tables but alembic's own (empty), and head comes back."""
     await asyncio.to_thread(upgrade, empty_db)
-    await asyncio.to_thread(downgrade, empty_db, "base")
+    await asyncio.to_thread(command.downgrade, alembic_config(empty_db), "base")
     assert set(await _tables(empty_db)) == {"alembic_version"}
     assert await _alembic_rows(empty_db) == 0
     assert {table for table, _, _ in await _indexes(empty_db)} == {"alembic_version"}

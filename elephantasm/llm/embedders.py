@@ -64,6 +64,17 @@ class Embedder(Protocol):
         ...
 
 
+def load_model(embedder: object) -> None:
+    """Load now the model that ``embedder`` (or a backend it wraps) would load on its first call:
+    an API process does at startup, so no request waits for it and a broken model stops the start."""
+    while embedder is not None:
+        load = getattr(embedder, "load", None)
+        if callable(load):
+            load()
+            return
+        embedder = getattr(embedder, "inner", None)
+
+
 def l2_normalise(vec: list[float]) -> list[float]:
     """``vec / ‖vec‖``; a zero vector is returned unchanged."""
     norm = math.sqrt(math.fsum(x * x for x in vec))

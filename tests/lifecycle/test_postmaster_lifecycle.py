@@ -30,6 +30,21 @@ from tests.support.servers import free_port
 
 SIGNALS = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP]
 READY_WITHIN = 180.0  # seconds: a liveness bound for a busy machine, not a speed assertion
+MCP_INITIALIZE = (
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        }
+    )
+    + "\n"
+).encode()
 
 
 @dataclass
@@ -153,6 +168,11 @@ def test_one_shot_command(setup: Setup, sig: int, tmp_path: Path) -> None:
 def test_mcp(setup: Setup, sig: int, tmp_path: Path) -> None:
     log = tmp_path / "mcp.log"
     proc = _cli(setup, "mcp", log=log, stdin=subprocess.PIPE)
-    time.sleep(3)  # the bridge waits on stdin; it starts no Postgres of its own
+    assert proc.stdin is not None
+    # Ready once it has answered MCP's handshake (stdout goes to the log); then it waits on stdin
+    # again. It starts no Postgres of its own.
+    proc.stdin.write(MCP_INITIALIZE)
+    proc.stdin.flush()
+    _wait(lambda: '"id":1,"result"' in log.read_text(), proc, log)
     proc.send_signal(sig)
     _assert_nothing_left(setup, proc, log)
