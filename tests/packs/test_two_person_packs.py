@@ -143,3 +143,20 @@ async def test_a_large_queried_pack_has_no_chatter_said_again_and_again_nor_a_li
 
 
 _DATE = re.compile(r"^\(\d{4}-\d\d-\d\d\) ")
+
+
+async def test_knowledge_is_not_served_for_naming_the_person_the_question_names(
+    pclient: httpx.AsyncClient, tenant: Tenant, panima: dict, duo: dict[str, str]
+) -> None:
+    """ "Lena plans to sell their drawings at the market." answers nothing about "What is Lena's biggest
+    fear?": a fact the pack serves shares a word with the question beyond the participants' names."""
+    conv = generate_duo(CONFIG).conversations[0]
+    names = {(turn.author or "").lower() for turn in conv.turns()}
+    served = 0
+    for q in generate_duo(CONFIG).questions:
+        pack = (await latest(pclient, tenant, panima["id"], query=q.question, max_tokens=2000)).json()
+        asked = set(re.findall(r"[a-z]{4,}", q.question.lower())) - names
+        for line in layer_lines(pack["context"], Layer.KNOWLEDGE):
+            served += 1
+            assert asked & set(re.findall(r"[a-z]{4,}", line.lower())), (q.question, line)
+    assert served  # the questions about facts still get them
