@@ -44,6 +44,7 @@ async def _journal(runtime: Runtime, tenant: Tenant) -> tuple[uuid.UUID, list[tu
         async with journaled_write(rt.dreams, run, RunStats()) as step:
             step.actions += [step.ctx.action(*e) for e in entries]
         written += entries
+    await rt.dream_tasks.run_locks.release(run.id)  # the run's lock holds a pooled connection until released
     order = sorted(range(len(written)), key=lambda i: (written[i][0], i))
     return run.id, [written[i] for i in order]
 
