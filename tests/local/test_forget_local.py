@@ -7,6 +7,7 @@ import asyncio
 import json
 import threading
 import uuid
+from functools import partial
 from typing import Any
 
 import httpx
@@ -24,6 +25,7 @@ from elephantasm.services.kv.reuse import Prompt, in_memory
 from elephantasm.services.kv.snapshots import header
 from tests.conftest import Tenant
 from tests.local.conftest import planned_stream, seed_anima
+from tests.support.pausing import while_paused
 
 _SNAPSHOT_ROWS = text("SELECT id, sha256, meta::text AS meta FROM kv_snapshots WHERE anima_id = :a")
 _PROMPTS = text("SELECT prompt FROM generations WHERE anima_id = :a")
@@ -113,6 +115,10 @@ async def test_a_memory_forgotten_while_a_reply_is_generated_is_in_nothing_writt
     assert r.status_code == 200 and memory_id not in r.text and rendered not in r.json()["context"]
 
 
+async def _forget(client: httpx.AsyncClient, tenant: Tenant, memory_id: str) -> None:
+    assert (await client.delete(f"/api/memories/{memory_id}", headers=tenant.headers)).status_code == 204
+
+
 async def test_a_package_exported_while_its_memory_is_forgotten_is_not_handed_out(
     client: httpx.AsyncClient, runtime: Runtime, tenant: Tenant, anima: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -137,12 +143,8 @@ async def test_a_package_exported_while_its_memory_is_forgotten_is_not_handed_ou
     export = asyncio.ensure_future(
         client.get(f"/api/kv-snapshots/{row.id}/package", params={"probes": 1}, headers=tenant.headers)
     )
-    try:
-        await asyncio.wait([export, asyncio.ensure_future(measuring.wait())], return_when=asyncio.FIRST_COMPLETED)
-        assert measuring.is_set(), "the export has read the snapshot and is measuring it"
-        assert (await client.delete(f"/api/memories/{memory_id}", headers=tenant.headers)).status_code == 204
-    finally:
-        go_on.set()
+    forget = partial(_forget, client, tenant, memory_id)
+    await while_paused(export, measuring, "the export has read the snapshot and is measuring it", forget, go_on.set)
     r = await export
     assert r.status_code == 404 and str(row.id) in r.json()["detail"], r.text[:200]
 
@@ -171,12 +173,8 @@ async def test_a_memory_forgotten_while_the_prompt_is_evaluated_leaves_no_kv_sta
 
     monkeypatch.setattr(snapshots, "header", paused)
     started = asyncio.ensure_future(stream.start())
-    try:
-        await asyncio.wait([started, asyncio.ensure_future(priming.wait())], return_when=asyncio.FIRST_COMPLETED)
-        assert priming.is_set(), "the prompt is being evaluated"
-        assert (await client.delete(f"/api/memories/{memory_id}", headers=tenant.headers)).status_code == 204
-    finally:
-        go_on.set()
+    forget = partial(_forget, client, tenant, memory_id)
+    await while_paused(started, priming, "the prompt is being evaluated", forget, go_on.set)
     await started
     async for _ in stream.pieces():
         pass

@@ -22,6 +22,7 @@ from elephantasm.services.packs.compiler import compile_pack
 from tests.conftest import Tenant
 from tests.dreams.helpers import add_events, turns
 from tests.packs.helpers import add_knowledge, add_memory, latest
+from tests.support.pausing import while_paused
 
 SECRET = "teal"
 CHAT = [
@@ -189,12 +190,11 @@ async def test_a_pack_compiled_while_its_memory_is_forgotten_is_kept_nowhere(
 
     monkeypatch.setattr(service, "compile_pack", paused)
     first = asyncio.ensure_future(latest(pclient, tenant, panima["id"]))
-    try:
-        await asyncio.wait([first, asyncio.ensure_future(compiled.wait())], return_when=asyncio.FIRST_COMPLETED)
-        assert compiled.is_set(), "the pack is compiled, not yet cached or recorded"
+
+    async def forget() -> None:
         assert (await pclient.delete(f"/api/memories/{m}", headers=tenant.headers)).status_code == 204
-    finally:
-        go_on.set()
+
+    await while_paused(first, compiled, "the pack is compiled, not yet cached or recorded", forget, go_on.set)
     assert "4711" in (await first).text, "asked before the deletion was acknowledged"
 
     assert all(b"4711" not in e.body for e in pack_runtime.pack_state.lru._entries.values())
